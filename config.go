@@ -1,0 +1,56 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver // import "github.com/containerstats/containerstatsreceiver"
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// Config is the receiver's configuration. Every field's YAML key is named in
+// the errors Validate returns.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
+
+	// RootPath is the prefix under which the host's filesystem is visible:
+	// "/" when the collector runs on the host, "/hostfs" in the DaemonSet.
+	RootPath string `mapstructure:"root_path"`
+
+	// NodeName is reported as k8s.node.name. Defaults to $K8S_NODE_NAME.
+	// When empty the attribute is omitted (never an empty string).
+	NodeName string `mapstructure:"node_name"`
+
+	// StandaloneContainers also reports container cgroups outside the
+	// kubepods tree (docker, containerd or podman containers started outside
+	// Kubernetes) whose cgroup name carries a 64-hex container ID.
+	StandaloneContainers bool `mapstructure:"standalone_containers"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Validate checks the configuration without touching the filesystem; the
+// cgroup layout under root_path is detected in Start.
+func (cfg *Config) Validate() error {
+	var errs error
+	if cfg.CollectionInterval <= 0 {
+		errs = errors.Join(errs, fmt.Errorf("collection_interval: must be greater than 0, got %s", cfg.CollectionInterval))
+	}
+	if cfg.Timeout < 0 {
+		errs = errors.Join(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
+	}
+	switch {
+	case cfg.RootPath == "":
+		errs = errors.Join(errs, errors.New(`root_path: must not be empty (use "/" when the collector runs on the host)`))
+	case !filepath.IsAbs(cfg.RootPath):
+		errs = errors.Join(errs, fmt.Errorf("root_path: must be an absolute path, got %q", cfg.RootPath))
+	}
+	return errs
+}

@@ -7,12 +7,20 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
 // Options is what the scraper takes from the receiver's Config.
@@ -21,24 +29,90 @@ type Options struct {
 	NodeName             string
 	StandaloneContainers bool
 	MetricsBuilderConfig metadata.MetricsBuilderConfig
+	// Now is the clock; nil means time.Now. Tests inject their own.
+	Now func() time.Time
 }
 
-// Scraper scrapes one node.
+// Scraper scrapes one node. Scrape is called by one goroutine at a time
+// (the scraper controller's), which lets it reuse buffers and state freely.
 type Scraper struct {
-	set  receiver.Settings
-	opts Options
+	set    receiver.Settings
+	opts   Options
+	logger *zap.Logger
+	now    func() time.Time
+
+	layout   *cgroupfs.Layout
+	reader   *cgroupfs.Reader
+	proc     procfs.FS
+	mb       *metadata.MetricsBuilder
+	bootTime pcommon.Timestamp
+
+	series map[seriesKey]*series
+	gen    uint64
 }
 
 // New returns a scraper; nothing is read until Start.
 func New(set receiver.Settings, opts Options) *Scraper {
-	return &Scraper{set: set, opts: opts}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now}
 }
 
-// Start detects the cgroup layout.
-func (s *Scraper) Start(context.Context, component.Host) error { return nil }
-
-// Scrape reads the tree once.
-func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) { return pmetric.NewMetrics(), nil }
+// Start detects the cgroup layout under root_path. It fails, naming the key,
+// when nothing there is a cgroup filesystem: a DaemonSet without the host
+// mount should not run silently empty.
+func (s *Scraper) Start(context.Context, component.Host) error {
+	l, err := cgroupfs.Detect(s.opts.RootPath)
+	if err != nil {
+		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
+	}
+	s.layout = l
+	s.reader = cgroupfs.NewReader(l)
+	s.proc = procfs.NewFS(s.opts.RootPath)
+	s.series = map[seriesKey]*series{}
+	if bt, err := s.proc.BootTime(); err == nil {
+		s.bootTime = pcommon.NewTimestampFromTime(bt)
+	} else {
+		s.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
+	}
+	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
+	if s.opts.NodeName == "" {
+		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
+	}
+	s.logger.Info("Detected cgroup layout",
+		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
+		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
+	return nil
+}
 
 // Shutdown releases resources; safe without Start and twice.
 func (s *Scraper) Shutdown(context.Context) error { return nil }
+
+// Scrape reads the tree once: the node, every pod and every container. A
+// cgroup that cannot be read costs its own points only, reported as a
+// partial error.
+func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) {
+	if s.layout == nil {
+		return pmetric.NewMetrics(), errors.New("scraper not started")
+	}
+	now := s.now()
+	s.gen++
+	var errs scrapererror.ScrapeErrors
+
+	tree, err := s.layout.Discover(s.opts.StandaloneContainers)
+	if err != nil {
+		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
+	}
+
+	s.scrapeNode(now, &errs)
+	for i := range tree.Pods {
+		s.scrapePod(now, &tree.Pods[i], &errs)
+	}
+	for i := range tree.Containers {
+		s.scrapeContainer(now, &tree.Containers[i], &errs)
+	}
+	s.evict()
+	return s.mb.Emit(), errs.Combine()
+}

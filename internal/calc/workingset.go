@@ -1,0 +1,14 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package calc // import "github.com/containerstats/containerstatsreceiver/internal/calc"
+
+// WorkingSet is usage minus inactive file cache, floored at 0: the one
+// definition used for containers, pods and the node on v1 and v2 (the
+// kubelet's, and what eviction decisions compare against).
+func WorkingSet(usage, inactiveFile uint64) uint64 {
+	if inactiveFile >= usage {
+		return 0
+	}
+	return usage - inactiveFile
+}

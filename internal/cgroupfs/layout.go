@@ -1,0 +1,159 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Mode is how cgroups are mounted on the node.
+type Mode uint8
+
+const (
+	// ModeV1 has only per-controller v1 hierarchies.
+	ModeV1 Mode = iota + 1
+	// ModeV2 has the single unified hierarchy at the cgroup root.
+	ModeV2
+	// ModeHybrid has v1 controller hierarchies plus a v2 tree, usually at
+	// /sys/fs/cgroup/unified, which carries PSI but few or no controllers.
+	ModeHybrid
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeV1:
+		return "v1"
+	case ModeV2:
+		return "v2"
+	case ModeHybrid:
+		return "hybrid"
+	}
+	return "unknown"
+}
+
+// Controllers the receiver reads on v1.
+const (
+	CtrlCPU     = "cpu"
+	CtrlCPUAcct = "cpuacct"
+	CtrlMemory  = "memory"
+	CtrlPids    = "pids"
+)
+
+// Layout says where each hierarchy of the node lives, as paths that already
+// include the host root prefix.
+type Layout struct {
+	Root    string            // host root prefix, e.g. "/" or "/hostfs"
+	Base    string            // <root>/sys/fs/cgroup
+	Mode    Mode              // v1, v2 or hybrid
+	Unified string            // v2 hierarchy mount, "" on pure v1
+	V1      map[string]string // v1 controller -> hierarchy mount
+}
+
+// ErrNoCgroupFS is returned by Detect when nothing under the root looks like a
+// cgroup filesystem.
+var ErrNoCgroupFS = errors.New("no cgroup filesystem found")
+
+// Detect finds the cgroup hierarchies under root/sys/fs/cgroup from the files
+// themselves: a directory holding cgroup.controllers is a v2 hierarchy; one
+// holding cgroup.procs but no cgroup.controllers is a v1 hierarchy whose
+// controllers are named by the directory (cpu,cpuacct mounts included, and
+// their cpu and cpuacct symlinks).
+func Detect(root string) (*Layout, error) {
+	base := filepath.Join(root, "sys", "fs", "cgroup")
+	l := &Layout{Root: root, Base: base, V1: map[string]string{}}
+	if exists(filepath.Join(base, "cgroup.controllers")) {
+		l.Mode, l.Unified = ModeV2, base
+		return l, nil
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return nil, fmt.Errorf("%w under %s: %w", ErrNoCgroupFS, root, err)
+	}
+	// Sort for determinism when two names map to one controller.
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		dir := filepath.Join(base, e.Name())
+		fi, err := os.Stat(dir) // follows the cpu -> cpu,cpuacct symlinks
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		switch {
+		case exists(filepath.Join(dir, "cgroup.controllers")):
+			if l.Unified == "" {
+				l.Unified = dir
+			}
+		case exists(filepath.Join(dir, "cgroup.procs")):
+			for _, c := range strings.Split(e.Name(), ",") {
+				c = strings.TrimPrefix(c, "name=")
+				if _, dup := l.V1[c]; !dup {
+					l.V1[c] = dir
+				}
+			}
+		}
+	}
+	switch {
+	case len(l.V1) > 0 && l.Unified != "":
+		l.Mode = ModeHybrid
+	case len(l.V1) > 0:
+		l.Mode = ModeV1
+	case l.Unified != "":
+		l.Mode = ModeV2
+	default:
+		return nil, fmt.Errorf("%w under %s", ErrNoCgroupFS, base)
+	}
+	if l.Mode != ModeV2 && l.V1[CtrlCPUAcct] == "" && l.V1[CtrlMemory] == "" {
+		return nil, fmt.Errorf("%w under %s: v1 hierarchies without cpuacct or memory", ErrNoCgroupFS, base)
+	}
+	return l, nil
+}
+
+// StatsV1 reports whether CPU and memory statistics come from v1 hierarchies
+// (v1 and hybrid nodes) rather than the unified tree.
+func (l *Layout) StatsV1() bool { return l.Mode != ModeV2 }
+
+// WalkRoot is the hierarchy whose directory tree discovery walks: the unified
+// tree on v2, else the memory (or cpuacct, or cpu) hierarchy.
+func (l *Layout) WalkRoot() string {
+	if !l.StatsV1() {
+		return l.Unified
+	}
+	for _, c := range []string{CtrlMemory, CtrlCPUAcct, CtrlCPU, CtrlPids} {
+		if d := l.V1[c]; d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// Dir returns the directory of cgroup path rel (e.g. "/kubepods/pod1/abc")
+// in the hierarchy that holds controller ctrl; "" when the node has none.
+func (l *Layout) Dir(ctrl, rel string) string {
+	if !l.StatsV1() {
+		return filepath.Join(l.Unified, rel)
+	}
+	d := l.V1[ctrl]
+	if d == "" {
+		return ""
+	}
+	return filepath.Join(d, rel)
+}
+
+// PSIDir returns where the pressure files of rel live: the unified tree on
+// v2 and hybrid nodes (PSI is a v2 feature), "" on pure v1.
+func (l *Layout) PSIDir(rel string) string {
+	if l.Unified == "" {
+		return ""
+	}
+	return filepath.Join(l.Unified, rel)
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

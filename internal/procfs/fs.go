@@ -1,0 +1,32 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package procfs // import "github.com/containerstats/containerstatsreceiver/internal/procfs"
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// FS is the /proc of a host seen under a root prefix.
+type FS struct {
+	proc string
+}
+
+// NewFS returns the /proc under root ("/" or "/hostfs").
+func NewFS(root string) FS { return FS{proc: filepath.Join(root, "proc")} }
+
+// Path joins elements under this /proc.
+func (f FS) Path(elem ...string) string {
+	return filepath.Join(append([]string{f.proc}, elem...)...)
+}
+
+func (f FS) readFile(elem ...string) ([]byte, string, error) {
+	p := f.Path(elem...)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, p, fmt.Errorf("procfs: %w", err)
+	}
+	return data, p, nil
+}

@@ -1,0 +1,78 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package procfs // import "github.com/containerstats/containerstatsreceiver/internal/procfs"
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// Meminfo holds the /proc/meminfo fields the receiver uses, in bytes. A field
+// the kernel did not print stays nil.
+type Meminfo struct {
+	MemTotal     *uint64
+	ActiveAnon   *uint64
+	InactiveAnon *uint64
+	ActiveFile   *uint64
+	InactiveFile *uint64
+}
+
+// Meminfo reads /proc/meminfo.
+func (f FS) Meminfo() (Meminfo, error) {
+	data, p, err := f.readFile("meminfo")
+	if err != nil {
+		return Meminfo{}, err
+	}
+	m, err := parseMeminfo(data)
+	if err != nil {
+		return Meminfo{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return m, nil
+}
+
+// parseMeminfo parses "Key:   value kB" lines.
+func parseMeminfo(data []byte) (Meminfo, error) {
+	var m Meminfo
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		key, rest, found := bytes.Cut(line, []byte{':'})
+		if !found {
+			continue
+		}
+		var dst **uint64
+		switch string(key) {
+		case "MemTotal":
+			dst = &m.MemTotal
+		case "Active(anon)":
+			dst = &m.ActiveAnon
+		case "Inactive(anon)":
+			dst = &m.InactiveAnon
+		case "Active(file)":
+			dst = &m.ActiveFile
+		case "Inactive(file)":
+			dst = &m.InactiveFile
+		default:
+			continue
+		}
+		fields := bytes.Fields(rest)
+		if len(fields) == 0 || len(fields) > 2 {
+			return Meminfo{}, fmt.Errorf("malformed line %q", line)
+		}
+		v, err := strconv.ParseUint(string(fields[0]), 10, 64)
+		if err != nil {
+			return Meminfo{}, fmt.Errorf("malformed line %q: %w", line, err)
+		}
+		if len(fields) == 2 {
+			if string(fields[1]) != "kB" {
+				return Meminfo{}, fmt.Errorf("malformed line %q: unknown unit", line)
+			}
+			if v > (1<<64-1)/1024 {
+				return Meminfo{}, fmt.Errorf("malformed line %q: value out of range", line)
+			}
+			v *= 1024
+		}
+		*dst = &v
+	}
+	return m, nil
+}

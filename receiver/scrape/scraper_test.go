@@ -1,0 +1,164 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// t0 is the injected clock's first scrape.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+const fixtures = "../../testdata/fixtures"
+
+// copyFixture copies a fixture tree (symlinks included) into a temp dir so a
+// test can change it.
+func copyFixture(t testing.TB, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join(fixtures, name))))
+	return dst
+}
+
+// bumpCPU adds a distinct amount to every cgroup's total CPU counter, in
+// sorted path order, so each container's usage rate differs from the rest.
+func bumpCPU(t testing.TB, root string) {
+	t.Helper()
+	var files []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (d.Name() == "cpuacct.usage" || d.Name() == "cpu.stat") {
+			files = append(files, p)
+		}
+		return err
+	}))
+	sort.Strings(files)
+	for i, p := range files {
+		deltaNs := uint64(i+1) * 250_000_000 // 0.025 cores more per file over 10s
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case filepath.Base(p) == "cpuacct.usage":
+				v, err := strconv.ParseUint(strings.TrimSpace(line), 10, 64)
+				require.NoError(t, err)
+				line = strconv.FormatUint(v+deltaNs, 10)
+			case strings.HasPrefix(line, "usage_usec "):
+				v, err := strconv.ParseUint(strings.TrimPrefix(line, "usage_usec "), 10, 64)
+				require.NoError(t, err)
+				line = "usage_usec " + strconv.FormatUint(v+deltaNs/1000, 10)
+			}
+			fmt.Fprintln(&out, line)
+		}
+		require.NoError(t, os.WriteFile(p, out.Bytes(), 0o644))
+	}
+}
+
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func newTestScraper(t testing.TB, root string, standalone bool, clk *fakeClock) *Scraper {
+	t.Helper()
+	s := New(receivertest.NewNopSettings(metadata.Type), Options{
+		RootPath:             root,
+		NodeName:             "node-1",
+		StandaloneContainers: standalone,
+		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		Now:                  clk.Now,
+	})
+	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+var layouts = []struct {
+	name       string
+	standalone bool
+}{
+	{"v1-cgroupfs", false},
+	{"v1-systemd", false},
+	{"v2-systemd", false},
+	{"v2-cgroupfs", false},
+	{"hybrid", true},
+}
+
+// TestScrapeGolden scrapes each fixture layout twice, 10s apart with CPU
+// counters advanced in between, and compares the second scrape with its
+// golden file. UPDATE_GOLDEN=1 rewrites the golden files.
+func TestScrapeGolden(t *testing.T) {
+	for _, lt := range layouts {
+		t.Run(lt.name, func(t *testing.T) {
+			root := copyFixture(t, lt.name)
+			clk := &fakeClock{now: t0}
+			s := newTestScraper(t, root, lt.standalone, clk)
+
+			first, err := s.Scrape(context.Background())
+			require.NoError(t, err)
+			requireNoMetric(t, first, "container.cpu.usage")
+			requireNoMetric(t, first, "k8s.pod.cpu.usage")
+			requireNoMetric(t, first, "k8s.node.cpu.usage")
+
+			bumpCPU(t, root)
+			clk.now = t0.Add(10 * time.Second)
+			got, err := s.Scrape(context.Background())
+			require.NoError(t, err)
+
+			path := filepath.Join("..", "..", "testdata", "golden", lt.name+".yaml")
+			requireGolden(t, path, got)
+		})
+	}
+}
+
+// requireGolden compares m with the golden file at path, timestamps
+// included: the clock is injected, so nothing in a scrape is
+// nondeterministic but the order of resources and metrics.
+// UPDATE_GOLDEN=1 rewrites the file first.
+func requireGolden(t *testing.T, path string, m pmetric.Metrics) {
+	t.Helper()
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		require.NoError(t, golden.WriteMetricsToFile(path, m, golden.SkipMetricTimestampNormalization()))
+	}
+	want, err := golden.ReadMetrics(path)
+	require.NoError(t, err)
+	require.NoError(t, pmetrictest.CompareMetrics(want, m,
+		pmetrictest.IgnoreResourceMetricsOrder(),
+		pmetrictest.IgnoreMetricsOrder(),
+		pmetrictest.IgnoreMetricDataPointsOrder()))
+}
+
+func requireNoMetric(t *testing.T, m pmetric.Metrics, name string) {
+	t.Helper()
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		sms := m.ResourceMetrics().At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				require.NotEqual(t, name, ms.At(k).Name(), "metric must be absent")
+			}
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -81,13 +82,17 @@ type fakeClock struct{ now time.Time }
 
 func (c *fakeClock) Now() time.Time { return c.now }
 
+func newSettings() receiver.Settings { return receivertest.NewNopSettings(metadata.Type) }
+
+func defaultMBC() metadata.MetricsBuilderConfig { return metadata.DefaultMetricsBuilderConfig() }
+
 func newTestScraper(t testing.TB, root string, standalone bool, clk *fakeClock) *Scraper {
 	t.Helper()
-	s := New(receivertest.NewNopSettings(metadata.Type), Options{
+	s := New(newSettings(), Options{
 		RootPath:             root,
 		NodeName:             "node-1",
 		StandaloneContainers: standalone,
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: defaultMBC(),
 		Now:                  clk.Now,
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))

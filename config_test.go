@@ -1,0 +1,77 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+func loadConfig(t *testing.T, file string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config", file))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewID(metadata.Type).String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	if err := sub.Unmarshal(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestConfigDefault(t *testing.T) {
+	t.Setenv("K8S_NODE_NAME", "node-from-env")
+	cfg, err := loadConfig(t, "default.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "/", cfg.RootPath)
+	assert.Equal(t, "node-from-env", cfg.NodeName)
+	assert.Equal(t, 10*time.Second, cfg.CollectionInterval)
+	assert.False(t, cfg.StandaloneContainers)
+	assert.Equal(t, metadata.DefaultMetricsBuilderConfig(), cfg.MetricsBuilderConfig)
+}
+
+func TestConfigFull(t *testing.T) {
+	cfg, err := loadConfig(t, "full.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, 15*time.Second, cfg.CollectionInterval)
+	assert.Equal(t, 2*time.Second, cfg.InitialDelay)
+	assert.Equal(t, 5*time.Second, cfg.Timeout)
+	assert.Equal(t, "/hostfs", cfg.RootPath)
+	assert.Equal(t, "node-a", cfg.NodeName)
+	assert.True(t, cfg.StandaloneContainers)
+	assert.False(t, cfg.Metrics.ContainerCPUUsage.Enabled)
+	assert.True(t, cfg.Metrics.ContainerCPUTime.Enabled)
+	assert.False(t, cfg.ResourceAttributes.K8sPodQosClass.Enabled)
+}
+
+func TestConfigInvalid(t *testing.T) {
+	cases := []struct {
+		file    string
+		wantErr string
+	}{
+		{"relative_root.yaml", `root_path: must be an absolute path, got "hostfs"`},
+		{"empty_root.yaml", "root_path: must not be empty"},
+		{"zero_interval.yaml", "collection_interval"},
+		{"negative_timeout.yaml", "timeout"},
+		{"unknown_key.yaml", "root_pth"},
+		{"bad_metric.yaml", "container.cpu.nonexistent"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			_, err := loadConfig(t, c.file)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.wantErr)
+		})
+	}
+}

@@ -1,0 +1,224 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package cgrouptest creates real cgroups on the test machine, shaped like a
+// Kubernetes container (/kubepods/<qos>/pod<uid>/<64-hex id>, cgroupfs
+// driver), and runs child processes inside them. Tests that use it need root
+// and a writable /sys/fs/cgroup; everything they create is removed in
+// t.Cleanup (processes by PID, cgroup directories deepest first in every
+// hierarchy).
+//
+// Children are the test binary itself: a package's TestMain calls
+// MaybeRunChild first, which runs the child's work instead of the tests when
+// the process was started by Container.Start.
+package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Base is where the machine's cgroup hierarchies are mounted.
+const Base = "/sys/fs/cgroup"
+
+// Container is a real cgroup shaped like a Kubernetes container.
+type Container struct {
+	PodUID  string
+	ID      string
+	QoS     string
+	Rel     string   // /kubepods/<qos>/pod<uid>/<id>
+	dirs    []string // the container's directory in each hierarchy
+	cleanup []string // every directory created, deepest first
+}
+
+// Available reports why real cgroup tests cannot run here, or "" if they can.
+func Available() string {
+	if os.Geteuid() != 0 {
+		return "needs root to create cgroups"
+	}
+	if _, err := os.Stat(filepath.Join(Base, "memory", "cgroup.procs")); err != nil {
+		if _, err2 := os.Stat(filepath.Join(Base, "cgroup.controllers")); err2 != nil {
+			return "no cgroup hierarchy at " + Base
+		}
+	}
+	return ""
+}
+
+// hierarchies lists every hierarchy mount under Base: each v1 controller
+// directory and the v2 tree (Base itself on v2, Base/unified on hybrid).
+func hierarchies() ([]string, error) {
+	if _, err := os.Stat(filepath.Join(Base, "cgroup.controllers")); err == nil {
+		return []string{Base}, nil
+	}
+	entries, err := os.ReadDir(Base)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 || !e.IsDir() {
+			continue // cpu -> cpu,cpuacct: the real mount is listed too
+		}
+		dir := filepath.Join(Base, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
+			out = append(out, dir)
+		}
+	}
+	return out, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// NewContainer creates the container's cgroup (and its pod and QoS parents)
+// in every hierarchy. qos is "burstable" or "besteffort".
+func NewContainer(t testing.TB, qos string) *Container {
+	t.Helper()
+	if why := Available(); why != "" {
+		t.Skip(why)
+	}
+	u := randomHex(32)
+	c := &Container{
+		PodUID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:32]),
+		ID:     randomHex(64),
+		QoS:    qos,
+	}
+	c.Rel = fmt.Sprintf("/kubepods/%s/pod%s/%s", qos, c.PodUID, c.ID)
+	hs, err := hierarchies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.remove)
+	for _, h := range hs {
+		// Record each level we create so cleanup removes only ours.
+		parts := strings.Split(strings.Trim(c.Rel, "/"), "/")
+		p := h
+		for _, part := range parts {
+			p = filepath.Join(p, part)
+			if err := os.Mkdir(p, 0o755); err == nil {
+				c.cleanup = append([]string{p}, c.cleanup...)
+			} else if !errors.Is(err, fs.ErrExist) {
+				t.Fatalf("create cgroup %s: %v", p, err)
+			}
+			inheritCpuset(t, p)
+		}
+		c.dirs = append(c.dirs, p)
+	}
+	return c
+}
+
+// inheritCpuset gives a v1 cpuset cgroup its parent's CPUs and memory nodes:
+// a new one starts empty and refuses tasks (ENOSPC).
+func inheritCpuset(t testing.TB, dir string) {
+	for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+		cur, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || len(strings.TrimSpace(string(cur))) > 0 {
+			continue // not a cpuset hierarchy, or already set
+		}
+		parent, err := os.ReadFile(filepath.Join(filepath.Dir(dir), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o644); err != nil {
+			t.Fatalf("inherit %s in %s: %v", f, dir, err)
+		}
+	}
+}
+
+// Dir returns the container's directory in the hierarchy named name
+// ("memory", "cpu", "cpuacct", "unified", or "" on a v2 machine).
+func (c *Container) Dir(name string) string {
+	return filepath.Join(Base, name, c.Rel)
+}
+
+// Write writes value into a control file of the container (e.g. "memory",
+// "memory.limit_in_bytes", "64M"). Only tests write to cgroupfs; the
+// receiver never does.
+func (c *Container) Write(t testing.TB, hierarchy, file, value string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(c.Dir(hierarchy), file), []byte(value), 0o644); err != nil {
+		t.Fatalf("write %s %s: %v", file, value, err)
+	}
+}
+
+// Child is a process started in the container.
+type Child struct {
+	Cmd  *exec.Cmd
+	gate *os.File
+}
+
+// Start runs the test binary as a child doing mode (see MaybeRunChild) with
+// args, moves it into the container's cgroup in every hierarchy, then lets it
+// begin, so everything it does is charged to the container.
+func (c *Container) Start(t testing.TB, mode string, args ...string) *Child {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"-test.run=^$"}, args...)...)
+	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	cmd.Stdin = r
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Close()
+	ch := &Child{Cmd: cmd, gate: w}
+	t.Cleanup(ch.Kill)
+	for _, d := range c.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+			t.Fatalf("move pid %d into %s: %v", cmd.Process.Pid, d, err)
+		}
+	}
+	if _, err := w.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// Kill ends the child and waits for it; safe to call twice.
+func (ch *Child) Kill() {
+	if ch.Cmd.ProcessState != nil {
+		return
+	}
+	_ = syscall.Kill(-ch.Cmd.Process.Pid, syscall.SIGKILL)
+	_ = ch.Cmd.Wait()
+	_ = ch.gate.Close()
+}
+
+// Wait waits for the child to exit on its own.
+func (ch *Child) Wait() error { return ch.Cmd.Wait() }
+
+// remove deletes every cgroup directory this container created, deepest
+// first. A cgroup with processes left cannot be removed: retry briefly while
+// killed children are reaped.
+func (c *Container) remove() {
+	for _, d := range c.cleanup {
+		for i := 0; i < 50; i++ {
+			if err := syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const childEnv = "CGROUPTEST_CHILD"
+
+// Child modes for Container.Start.
+const (
+	// ModeBurn: args "threads=K" busy OS threads and "mib=N" MiB of
+	// allocated and touched memory; runs until killed.
+	ModeBurn = "burn"
+	// ModeSleep: does nothing until killed.
+	ModeSleep = "sleep"
+)
+
+// MaybeRunChild runs a child's work and exits when this process was started
+// by Container.Start; otherwise it returns at once. Call it first in
+// TestMain.
+func MaybeRunChild() {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		return
+	}
+	// Wait until the parent has moved us into the cgroup.
+	var b [1]byte
+	if _, err := os.Stdin.Read(b[:]); err != nil {
+		os.Exit(3)
+	}
+	args := map[string]int{}
+	for _, a := range os.Args[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(k, "-") {
+			if n, err := strconv.Atoi(v); err == nil {
+				args[k] = n
+			}
+		}
+	}
+	switch mode {
+	case ModeBurn:
+		burn(args["threads"], args["mib"])
+	case ModeSleep:
+	default:
+		fmt.Fprintf(os.Stderr, "cgrouptest: unknown child mode %q\n", mode)
+		os.Exit(2)
+	}
+	select {}
+}
+
+var sink []byte
+
+func burn(threads, mib int) {
+	if mib > 0 {
+		sink = make([]byte, mib<<20)
+		for i := 0; i < len(sink); i += 4096 {
+			sink[i] = 1
+		}
+	}
+	if threads > 0 {
+		runtime.GOMAXPROCS(threads + 1)
+	}
+	for i := 0; i < threads; i++ {
+		go func() {
+			runtime.LockOSThread()
+			x := time.Now().UnixNano()
+			for {
+				x = x*6364136223846793005 + 1442695040888963407
+				if x == 0 {
+					sink = nil
+				}
+			}
+		}()
+	}
+}

@@ -1,0 +1,76 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package procfs
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMeminfoFieldNotes(t *testing.T) {
+	// The v2 node of field note 2.
+	fs := NewFS(filepath.Join("..", "..", "testdata", "fixtures", "v2-cgroupfs"))
+	m, err := fs.Meminfo()
+	require.NoError(t, err)
+	require.NotNil(t, m.MemTotal)
+	assert.Equal(t, uint64(16374584*1024), *m.MemTotal)
+	assert.Equal(t, uint64(2568*1024), *m.ActiveAnon)
+	assert.Equal(t, uint64(791340*1024), *m.InactiveAnon)
+	assert.Equal(t, uint64(869852*1024), *m.ActiveFile)
+	assert.Equal(t, uint64(4608000*1024), *m.InactiveFile)
+}
+
+func TestMeminfoAbsentFields(t *testing.T) {
+	m, err := parseMeminfo([]byte("MemTotal: 10 kB\nHugePages_Total: 0\n"))
+	require.NoError(t, err)
+	assert.Nil(t, m.ActiveAnon, "a field the kernel did not print is nil, not zero")
+	_, err = parseMeminfo([]byte("Active(anon): x kB\n"))
+	require.Error(t, err)
+	_, err = parseMeminfo([]byte("Active(anon): 1 MB\n"))
+	require.Error(t, err)
+}
+
+func TestBootTime(t *testing.T) {
+	bt, err := NewFS(filepath.Join("..", "..", "testdata", "fixtures", "v1-cgroupfs")).BootTime()
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1700000000, 0), bt)
+	_, err = NewFS(t.TempDir()).BootTime()
+	require.Error(t, err)
+	_, err = parseBootTime([]byte("cpu 1 2\n"))
+	require.Error(t, err)
+}
+
+func FuzzParseMeminfo(f *testing.F) {
+	f.Add([]byte("MemTotal:       16374584 kB\nActive(anon):       2568 kB\nInactive(file):  4608000 kB\n"))
+	f.Add([]byte("Active(file): 18014398509481983 kB\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseMeminfo(data)
+		if err != nil || m.ActiveAnon == nil {
+			return
+		}
+		// Round trip in bytes (no unit).
+		back, err := parseMeminfo([]byte(fmt.Sprintf("Active(anon): %d\n", *m.ActiveAnon)))
+		require.NoError(t, err)
+		require.Equal(t, *m.ActiveAnon, *back.ActiveAnon)
+	})
+}
+
+func FuzzParseBootTime(f *testing.F) {
+	f.Add([]byte("cpu 1 2 3\nbtime 1700000000\n"))
+	f.Add([]byte("btime -5\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bt, err := parseBootTime(data)
+		if err != nil {
+			return
+		}
+		back, err := parseBootTime([]byte(fmt.Sprintf("btime %d\n", bt.Unix())))
+		require.NoError(t, err)
+		require.Equal(t, bt, back)
+	})
+}

@@ -1,0 +1,16 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"os"
+	"testing"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+)
+
+func TestMain(m *testing.M) {
+	cgrouptest.MaybeRunChild()
+	os.Exit(m.Run())
+}

@@ -60,13 +60,13 @@ func TestParsePathRejects(t *testing.T) {
 	for _, p := range []string{
 		"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + uidU + ".slice/crio-conmon-" + id1 + ".scope",
 		"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + uidU + ".slice/var-lib-kubelet-pods.mount",
-		"/kubepods/burstable/pod" + uid + "/" + id1[:63],            // short ID
+		"/kubepods/burstable/pod" + uid + "/" + id1[:63],             // short ID
 		"/kubepods/burstable/pod" + uid + "/" + strings.ToUpper(id1), // upper-case hex
 		"/kubepods/burstable/podnot-a-uid",
 		"/kubepods/guaranteed",
 		"/kubepods.slice/kubepods-besteffort.slice/kubepods-burstable-pod" + uidU + ".slice", // QoS mismatch
-		"/kubepods.slice/kubepods-burstable-pod" + uidU + ".slice",                             // burstable pod outside its QoS slice
-		"/kubepods/burstable/pod" + uid + "/cri-containerd-" + id1,                             // systemd name without .scope
+		"/kubepods.slice/kubepods-burstable-pod" + uidU + ".slice",                           // burstable pod outside its QoS slice
+		"/kubepods/burstable/pod" + uid + "/cri-containerd-" + id1,                           // systemd name without .scope
 		"/system.slice/containerd.service",
 		"/user.slice",
 	} {

@@ -19,7 +19,7 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 		start = pcommon.NewTimestampFromTime(now)
 	}
 	st := s.get(seriesKey{kind: kindNode}, start)
-	if !s.recordCgroup(now, "/", kindNode, st, "node", errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindNode, rel: "/", name: "node", st: st}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()
@@ -29,7 +29,7 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 
 func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pcommon.NewTimestampFromTime(now))
-	if !s.recordCgroup(now, pod.Path, kindPod, st, "pod "+pod.PodUID, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, st: st}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()
@@ -41,7 +41,7 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, pcommon.NewTimestampFromTime(now))
-	if !s.recordCgroup(now, c.Path, kindContainer, st, "container "+c.ContainerID, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, st: st}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()

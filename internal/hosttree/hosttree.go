@@ -39,6 +39,7 @@ func (s Spec) Name() string {
 // Container is one generated container.
 type Container struct {
 	ID, PodUID, QoS, Rel string
+	PodRel               string
 }
 
 // Tree is a generated host tree.
@@ -162,21 +163,35 @@ func (t *Tree) AddPod(n int) error {
 		if err := t.cgroup(rel, tids); err != nil {
 			return err
 		}
-		t.Containers = append(t.Containers, Container{ID: id, PodUID: uid, QoS: q, Rel: rel})
+		t.Containers = append(t.Containers, Container{ID: id, PodUID: uid, QoS: q, Rel: rel, PodRel: podRel})
 	}
 	return nil
 }
 
-// RemoveContainer deletes container i's cgroup directories and threads.
+// RemoveContainer deletes container i's cgroup directories, and its pod's
+// once the pod has no container left (as the kubelet does).
 func (t *Tree) RemoveContainer(i int) error {
 	c := t.Containers[i]
-	for _, d := range t.cgroupDirs(c.Rel) {
+	t.Containers = append(t.Containers[:i], t.Containers[i+1:]...)
+	rel := c.PodRel
+	if t.podInUse(c.PodRel) {
+		rel = c.Rel
+	}
+	for _, d := range t.cgroupDirs(rel) {
 		if err := os.RemoveAll(d); err != nil {
 			return err
 		}
 	}
-	t.Containers = append(t.Containers[:i], t.Containers[i+1:]...)
 	return nil
+}
+
+func (t *Tree) podInUse(podRel string) bool {
+	for _, o := range t.Containers {
+		if o.PodRel == podRel {
+			return true
+		}
+	}
+	return false
 }
 
 // cgroup writes one cgroup's files in every hierarchy; tids are its threads.

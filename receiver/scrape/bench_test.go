@@ -1,0 +1,108 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/hosttree"
+)
+
+// benchSizes are the container counts of the scaling benchmarks. BENCH_MAX_N
+// caps them (CI's smoke run uses a small cap).
+var benchSizes = []int{10, 100, 1000, 5000}
+
+func benchSpecs() []hosttree.Spec {
+	return []hosttree.Spec{
+		{V2: true, Systemd: true, ThreadsPerContainer: 4, PSI: true},
+		{V2: true, Systemd: false, ThreadsPerContainer: 4, PSI: true},
+		{V2: false, Systemd: true, ThreadsPerContainer: 4, PSI: true},
+		{V2: false, Systemd: false, ThreadsPerContainer: 4, PSI: true},
+	}
+}
+
+func maxBenchN() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_MAX_N")); err == nil && v > 0 {
+		return v
+	}
+	return 1 << 30
+}
+
+// genTree builds a host tree once per benchmark (outside the timer).
+func genTree(b *testing.B, spec hosttree.Spec, n int) *hosttree.Tree {
+	b.Helper()
+	spec.Containers = n
+	tree, err := hosttree.Generate(b.TempDir(), spec)
+	require.NoError(b, err)
+	return tree
+}
+
+// reportPerContainer adds per-container figures to a benchmark's output.
+func reportPerContainer(b *testing.B, n int) {
+	b.Helper()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/container")
+}
+
+// BenchmarkScrape is a full scrape through the receiver's scrape function:
+// discovery, reads, derived values and pdata assembly, steady state (the
+// previous scrape's state is warm).
+func BenchmarkScrape(b *testing.B) {
+	for _, spec := range benchSpecs() {
+		for _, n := range benchSizes {
+			if n > maxBenchN() {
+				continue
+			}
+			b.Run(fmt.Sprintf("layout=%s/N=%d", spec.Name(), n), func(b *testing.B) {
+				tree := genTree(b, spec, n)
+				clk := &fakeClock{now: t0}
+				s := newTestScraper(b, tree.Root, false, clk)
+				_, err := s.Scrape(context.Background()) // warm: series state, buffers
+				require.NoError(b, err)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					clk.now = clk.now.Add(10 * time.Second)
+					m, err := s.Scrape(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if m.ResourceMetrics().Len() < n {
+						b.Fatalf("scraped %d resources, want >= %d", m.ResourceMetrics().Len(), n)
+					}
+				}
+				b.StopTimer()
+				reportPerContainer(b, n)
+			})
+		}
+	}
+}
+
+// BenchmarkDiscover is the tree walk alone.
+func BenchmarkDiscover(b *testing.B) {
+	for _, spec := range benchSpecs() {
+		n := min(1000, maxBenchN())
+		b.Run(fmt.Sprintf("layout=%s/N=%d", spec.Name(), n), func(b *testing.B) {
+			tree := genTree(b, spec, n)
+			l, err := cgroupfs.Detect(tree.Root)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := l.Discover(false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportPerContainer(b, n)
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -215,4 +216,11 @@ func FuzzParsePressure(f *testing.F) {
 		require.Equal(t, p.Full.Total, back.Full.Total)
 		require.True(t, math.Abs(p.Some.Avg10-back.Some.Avg10) < 1e-9)
 	})
+}
+
+func TestPSIUnsupported(t *testing.T) {
+	assert.True(t, psiUnsupported(fmt.Errorf("read x: %w", &os.PathError{Op: "read", Path: "/x/cpu.pressure", Err: syscall.EOPNOTSUPP})))
+	assert.True(t, psiUnsupported(syscall.ENOTSUP))
+	assert.False(t, psiUnsupported(syscall.EIO))
+	assert.False(t, psiUnsupported(nil))
 }

@@ -71,8 +71,8 @@ func (r *Reader) NodePressure(resource string) (PSI, error) {
 func (r *Reader) pressureFile(dir, name string) (PSI, error) {
 	data, ok, err := r.read(dir, name)
 	if err != nil {
-		if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP) {
-			return PSI{}, nil // psi=0 on the kernel command line
+		if psiUnsupported(err) {
+			return PSI{}, nil
 		}
 		return PSI{}, err
 	}
@@ -171,4 +171,11 @@ func parsePSILine(rest []byte) (PSILine, error) {
 	}
 	l.OK = true
 	return l, nil
+}
+
+// psiUnsupported reports whether err is the kernel saying PSI is disabled
+// (psi=0 on the command line, or cgroup.pressure set to 0 on the cgroup):
+// reads of the pressure files then fail with EOPNOTSUPP (ENOTSUP).
+func psiUnsupported(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
 }

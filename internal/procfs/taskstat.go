@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // TaskState is a thread's scheduler state, grouped as the receiver reports it.
@@ -70,14 +71,13 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 	r.path = append(r.path[:0], r.proc...)
 	r.path = append(r.path, '/')
 	r.path = strconv.AppendInt(r.path, int64(tid), 10)
-	r.path = append(r.path, "/stat"...)
-	p := string(r.path)
-	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	r.path = append(r.path, "/stat\x00"...)
+	fd, err := openRead(r.path)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH) {
 			return 0, false, nil
 		}
-		return 0, false, fmt.Errorf("procfs: open %s: %w", p, err)
+		return 0, false, fmt.Errorf("procfs: open %s: %w", r.pathString(), err)
 	}
 	defer syscall.Close(fd)
 	n := 0
@@ -93,7 +93,7 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 			if errors.Is(err, syscall.ESRCH) || errors.Is(err, fs.ErrNotExist) {
 				return 0, false, nil // exited after the open
 			}
-			return 0, false, fmt.Errorf("procfs: read %s: %w", p, err)
+			return 0, false, fmt.Errorf("procfs: read %s: %w", r.pathString(), err)
 		}
 		if m == 0 {
 			break
@@ -105,9 +105,32 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 	}
 	c, err := parseStatState(r.buf[:n])
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", p, err)
+		return 0, false, fmt.Errorf("%s: %w", r.pathString(), err)
 	}
 	return stateOf(c), true, nil
+}
+
+// pathString is the current path without its NUL, for errors.
+func (r *TaskStateReader) pathString() string { return string(r.path[:len(r.path)-1]) }
+
+// atFDCWD is AT_FDCWD: openat resolves an absolute path as open does.
+var atFDCWD = -100
+
+// openRead opens the NUL-terminated path read-only without allocating
+// (syscall.Open copies its string argument into a new byte slice: one
+// allocation per thread per scrape).
+func openRead(path []byte) (int, error) {
+	for {
+		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(&path[0])),
+			uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC), 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(fd), nil
+	}
 }
 
 // Count adds the state of every thread in tids to counts. Threads that exit

@@ -140,3 +140,28 @@ func FuzzParseStatState(f *testing.F) {
 		require.Equal(t, c, back)
 	})
 }
+
+// BenchmarkTaskStateReaderRealProc reads the states of this process's own
+// threads from the real /proc.
+func BenchmarkTaskStateReaderRealProc(b *testing.B) {
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		b.Skip("no /proc")
+	}
+	var tids []int
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, n)
+		}
+	}
+	r := NewFS("/").NewTaskStateReader()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var c TaskCounts
+		if err := r.Count(tids, &c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(tids)), "ns/thread")
+}

@@ -2057,7 +2057,7 @@ type metricK8sPodCPULoadAverage10s struct {
 // init fills k8s.pod.cpu.load_average.10s metric with initial data.
 func (m *metricK8sPodCPULoadAverage10s) init() {
 	m.data.SetName("k8s.pod.cpu.load_average.10s")
-	m.data.SetDescription("Load average of the pod over 10 s: the sum of container.cpu.load_average.10s over the pod's containers.")
+	m.data.SetDescription("Load average of the pod over 10 s: the sum of container.cpu.load_average.10s over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.")
 	m.data.SetUnit("{thread}")
 	m.data.SetEmptyGauge()
 }
@@ -2975,7 +2975,7 @@ type metricK8sPodTasks struct {
 // init fills k8s.pod.tasks metric with initial data.
 func (m *metricK8sPodTasks) init() {
 	m.data.SetName("k8s.pod.tasks")
-	m.data.SetDescription("Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted).")
+	m.data.SetDescription("Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.")
 	m.data.SetUnit("{thread}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

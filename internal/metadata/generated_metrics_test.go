@@ -992,7 +992,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["k8s.pod.cpu.load_average.10s"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Load average of the pod over 10 s: the sum of container.cpu.load_average.10s over the pod's containers.", mi.Description())
+					assert.Equal(t, "Load average of the pod over 10 s: the sum of container.cpu.load_average.10s over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.", mi.Description())
 					assert.Equal(t, "{thread}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -1335,7 +1335,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.tasks"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted).", mi.Description())
+						assert.Equal(t, "Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.", mi.Description())
 						assert.Equal(t, "{thread}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1350,7 +1350,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.tasks"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted).", mi.Description())
+						assert.Equal(t, "Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.", mi.Description())
 						assert.Equal(t, "{thread}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())

@@ -182,6 +182,8 @@ func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
 	assert.NotContains(t, a1, "container.tasks/running", "the bad container loses its task points")
 	assert.Contains(t, a1, "container.cpu.throttling.periods", "and keeps the rest")
 	assert.Contains(t, attrPoints(m, "container.id", v2Ctr2), "container.tasks/running", "other containers keep theirs")
+	assert.NotContains(t, attrPoints(m, "k8s.pod.uid", podUID1), "k8s.pod.tasks/running", "no pod sum with a container missing")
+	assert.Contains(t, attrPoints(m, "k8s.pod.uid", "3c4d5e6f-0000-4000-8000-00000000000c"), "k8s.pod.tasks/running", "other pods keep theirs")
 
 	off := defaultMBC()
 	mm := &off.Metrics

@@ -28,10 +28,22 @@ var taskStateAttr = [procfs.NumTaskStates]metadata.AttributeTaskState{
 	procfs.StateZombie:          metadata.AttributeTaskStateZombie,
 }
 
-// podTasks sums a pod's containers in the current scrape.
+// podTasks sums a pod's containers in the current scrape. A pod with a
+// container whose threads could not be read has no sum: no data rather
+// than a wrong one.
 type podTasks struct {
-	load  float64
-	tasks procfs.TaskCounts
+	load       float64
+	tasks      procfs.TaskCounts
+	incomplete bool
+}
+
+func (x *cpuExtraState) pod(uid string) *podTasks {
+	p := x.pods[uid]
+	if p == nil {
+		p = &podTasks{}
+		x.pods[uid] = p
+	}
+	return p
 }
 
 func (x *cpuExtraState) resetPods() { clear(x.pods) }
@@ -69,6 +81,9 @@ func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, x *
 	case kindContainer:
 		if x.tasksErr != nil {
 			errs.AddPartial(tasksPoints, fmt.Errorf("%s: threads: %w", e.name, x.tasksErr))
+			if e.pod != "" {
+				s.cpuExt.pod(e.pod).incomplete = true
+			}
 			return
 		}
 		if !x.tasksOK {
@@ -80,11 +95,7 @@ func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, x *
 		load := e.st.load.Update(float64(x.tasks[procfs.StateRunning]), now)
 		s.mb.RecordContainerCPULoadAverage10sDataPoint(ts, load)
 		if e.pod != "" {
-			p := s.cpuExt.pods[e.pod]
-			if p == nil {
-				p = &podTasks{}
-				s.cpuExt.pods[e.pod] = p
-			}
+			p := s.cpuExt.pod(e.pod)
 			p.load += load
 			for st, n := range x.tasks {
 				p.tasks[st] += n
@@ -92,8 +103,8 @@ func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, x *
 		}
 	case kindPod:
 		p := s.cpuExt.pods[e.pod]
-		if p == nil {
-			return // no container of the pod had a thread list
+		if p == nil || p.incomplete {
+			return // no container of the pod had a thread list, or one failed
 		}
 		for st, n := range p.tasks {
 			s.mb.RecordK8sPodTasksDataPoint(ts, n, taskStateAttr[st])

@@ -139,6 +139,9 @@ func openRead(path []byte) (int, error) {
 func (r *TaskStateReader) Count(tids []int, counts *TaskCounts) error {
 	var first error
 	for _, tid := range tids {
+		if tid <= 0 {
+			continue // a thread outside the reader's PID namespace
+		}
 		st, ok, err := r.State(tid)
 		if err != nil {
 			if first == nil {

@@ -99,6 +99,7 @@ type cpuExtraState struct {
 	tids           []int
 	pods           map[string]*podTasks
 	psiUnavailable bool // logged once per receiver
+	foreignPIDNS   bool // thread lists showed tasks outside our PID namespace: logged once
 }
 
 func newCPUExtraState(proc procfs.FS) cpuExtraState {

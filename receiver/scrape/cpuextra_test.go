@@ -224,3 +224,25 @@ func TestScrapeUnlimitedCPUNoLimitPoint(t *testing.T) {
 	assert.Equal(t, 20.0, b2["container.cpu.weight"])
 	assert.NotContains(t, b2, "container.cpu.shares", "no cpu.shares on v2")
 }
+
+// A thread list with 0s (threads outside the collector's PID namespace, as
+// v2 prints them) counts the rest and warns once.
+func TestScrapeForeignPIDNamespaceWarnsOnce(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	p := filepath.Join(root, v2A1Dir, "cgroup.threads")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, append([]byte("0\n0\n"), data...), 0o644))
+	core, logs := observer.New(zapcore.InfoLevel)
+	clk := &fakeClock{now: t0}
+	s := scraperWith(t, root, defaultMBC(), clk, zap.New(core))
+	for i := 0; i < 2; i++ {
+		m, err := s.Scrape(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, 3.0, attrPoints(m, "container.id", v2Ctr1)["container.tasks/running"])
+		clk.now = clk.now.Add(10 * time.Second)
+	}
+	w := logs.FilterMessageSnippet("PID namespace").All()
+	require.Len(t, w, 1)
+	assert.Equal(t, zapcore.WarnLevel, w[0].Level)
+}

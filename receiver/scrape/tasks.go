@@ -5,10 +5,12 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -65,6 +67,14 @@ func (s *Scraper) readTasks(e entity, x *cpuExtra) {
 	if err != nil || !ok {
 		x.tasksErr = err
 		return
+	}
+	if !s.cpuExt.foreignPIDNS && slices.Contains(tids, 0) {
+		// cgroup.threads shows 0 for a thread outside the reader's PID
+		// namespace: its state cannot be read (it is not counted).
+		s.cpuExt.foreignPIDNS = true
+		s.logger.Warn("Thread lists show threads outside the collector's PID namespace: they are not counted in container.tasks "+
+			"and the load average. Run the collector in the host PID namespace (hostPID: true); this is logged once",
+			zap.String("first", e.name))
 	}
 	if err := s.cpuExt.states.Count(tids, &x.tasks); err != nil {
 		x.tasksErr = err

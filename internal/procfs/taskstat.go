@@ -114,14 +114,15 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 func (r *TaskStateReader) pathString() string { return string(r.path[:len(r.path)-1]) }
 
 // atFDCWD is AT_FDCWD: openat resolves an absolute path as open does.
-var atFDCWD = -100
+const atFDCWD = -100
 
 // openRead opens the NUL-terminated path read-only without allocating
 // (syscall.Open copies its string argument into a new byte slice: one
 // allocation per thread per scrape).
 func openRead(path []byte) (int, error) {
+	dirfd := atFDCWD // a variable: a negative constant does not convert to uintptr
 	for {
-		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(&path[0])),
+		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
 			uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue

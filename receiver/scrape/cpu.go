@@ -82,12 +82,8 @@ type cpuExtra struct {
 }
 
 func (x *cpuExtra) vanished() bool {
-	for _, err := range []error{x.bwErr, x.tasksErr, x.psiErr} {
-		if errors.Is(err, cgroupfs.ErrVanished) {
-			return true
-		}
-	}
-	return false
+	return errors.Is(x.bwErr, cgroupfs.ErrVanished) || errors.Is(x.tasksErr, cgroupfs.ErrVanished) ||
+		errors.Is(x.psiErr, cgroupfs.ErrVanished)
 }
 
 // cpuExtraState is the scraper's state for these reads: the thread-state

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,13 @@ const (
 	ModeBurn = "burn"
 	// ModeSleep: does nothing until killed.
 	ModeSleep = "sleep"
+	// ModeSpin: arg "threads=K": exactly K threads always runnable (state
+	// R) and every other thread asleep. A Go process cannot promise that
+	// (sysmon and idle Ms wake up now and then), so the child execs
+	// /bin/sh, which starts K busy subshells (one thread each, builtins
+	// only) and waits for them, asleep. They stay in the child's cgroup and
+	// process group, so Kill ends them all.
+	ModeSpin = "spin"
 )
 
 // MaybeRunChild runs a child's work and exits when this process was started
@@ -48,6 +56,8 @@ func MaybeRunChild() {
 	case ModeBurn:
 		burn(args["threads"], args["mib"])
 	case ModeSleep:
+	case ModeSpin:
+		spin(args["threads"])
 	default:
 		fmt.Fprintf(os.Stderr, "cgrouptest: unknown child mode %q\n", mode)
 		os.Exit(2)
@@ -79,4 +89,11 @@ func burn(threads, mib int) {
 			}
 		}()
 	}
+}
+
+func spin(threads int) {
+	script := fmt.Sprintf("i=0; while [ $i -lt %d ]; do (while :; do :; done) & i=$((i+1)); done; wait", threads)
+	err := syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ())
+	fmt.Fprintf(os.Stderr, "cgrouptest: exec /bin/sh: %v\n", err)
+	os.Exit(2)
 }

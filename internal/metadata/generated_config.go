@@ -9,6 +9,126 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// ContainerCPULimitMetricConfig provides config for the container.cpu.limit metric.
+type ContainerCPULimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPULimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerCPULoadAverage10sMetricConfig provides config for the container.cpu.load_average.10s metric.
+type ContainerCPULoadAverage10sMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPULoadAverage10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerCPUSharesMetricConfig provides config for the container.cpu.shares metric.
+type ContainerCPUSharesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPUSharesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerCPUThrottlingPeriodsMetricConfig provides config for the container.cpu.throttling.periods metric.
+type ContainerCPUThrottlingPeriodsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPUThrottlingPeriodsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerCPUThrottlingThrottledPeriodsMetricConfig provides config for the container.cpu.throttling.throttled_periods metric.
+type ContainerCPUThrottlingThrottledPeriodsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPUThrottlingThrottledPeriodsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerCPUThrottlingThrottledTimeMetricConfig provides config for the container.cpu.throttling.throttled_time metric.
+type ContainerCPUThrottlingThrottledTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPUThrottlingThrottledTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerCPUTimeMetricAttributeKey specifies the key of an attribute for the container.cpu.time metric.
 type ContainerCPUTimeMetricAttributeKey string
 
@@ -77,6 +197,26 @@ func (ms *ContainerCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// ContainerCPUWeightMetricConfig provides config for the container.cpu.weight metric.
+type ContainerCPUWeightMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerMemoryUsageMetricConfig provides config for the container.memory.usage metric.
 type ContainerMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -114,6 +254,250 @@ func (ms *ContainerMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf)
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerPressureAvg10MetricAttributeKey specifies the key of an attribute for the container.pressure.avg10 metric.
+type ContainerPressureAvg10MetricAttributeKey string
+
+const (
+	ContainerPressureAvg10MetricAttributeKeyPressureResource  ContainerPressureAvg10MetricAttributeKey = "pressure.resource"
+	ContainerPressureAvg10MetricAttributeKeyPressureStallType ContainerPressureAvg10MetricAttributeKey = "pressure.stall_type"
+)
+
+// ContainerPressureAvg10MetricConfig provides config for the container.pressure.avg10 metric.
+type ContainerPressureAvg10MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerPressureAvg10MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerPressureAvg10MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerPressureAvg10MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerPressureAvg10MetricAttributeKeyPressureResource, ContainerPressureAvg10MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric container.pressure.avg10 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerPressureAvg300MetricAttributeKey specifies the key of an attribute for the container.pressure.avg300 metric.
+type ContainerPressureAvg300MetricAttributeKey string
+
+const (
+	ContainerPressureAvg300MetricAttributeKeyPressureResource  ContainerPressureAvg300MetricAttributeKey = "pressure.resource"
+	ContainerPressureAvg300MetricAttributeKeyPressureStallType ContainerPressureAvg300MetricAttributeKey = "pressure.stall_type"
+)
+
+// ContainerPressureAvg300MetricConfig provides config for the container.pressure.avg300 metric.
+type ContainerPressureAvg300MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerPressureAvg300MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerPressureAvg300MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerPressureAvg300MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerPressureAvg300MetricAttributeKeyPressureResource, ContainerPressureAvg300MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric container.pressure.avg300 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerPressureAvg60MetricAttributeKey specifies the key of an attribute for the container.pressure.avg60 metric.
+type ContainerPressureAvg60MetricAttributeKey string
+
+const (
+	ContainerPressureAvg60MetricAttributeKeyPressureResource  ContainerPressureAvg60MetricAttributeKey = "pressure.resource"
+	ContainerPressureAvg60MetricAttributeKeyPressureStallType ContainerPressureAvg60MetricAttributeKey = "pressure.stall_type"
+)
+
+// ContainerPressureAvg60MetricConfig provides config for the container.pressure.avg60 metric.
+type ContainerPressureAvg60MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerPressureAvg60MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerPressureAvg60MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerPressureAvg60MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerPressureAvg60MetricAttributeKeyPressureResource, ContainerPressureAvg60MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric container.pressure.avg60 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerPressureStallTimeMetricAttributeKey specifies the key of an attribute for the container.pressure.stall_time metric.
+type ContainerPressureStallTimeMetricAttributeKey string
+
+const (
+	ContainerPressureStallTimeMetricAttributeKeyPressureResource  ContainerPressureStallTimeMetricAttributeKey = "pressure.resource"
+	ContainerPressureStallTimeMetricAttributeKeyPressureStallType ContainerPressureStallTimeMetricAttributeKey = "pressure.stall_type"
+)
+
+// ContainerPressureStallTimeMetricConfig provides config for the container.pressure.stall_time metric.
+type ContainerPressureStallTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerPressureStallTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerPressureStallTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerPressureStallTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerPressureStallTimeMetricAttributeKeyPressureResource, ContainerPressureStallTimeMetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric container.pressure.stall_time doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerTasksMetricAttributeKey specifies the key of an attribute for the container.tasks metric.
+type ContainerTasksMetricAttributeKey string
+
+const (
+	ContainerTasksMetricAttributeKeyTaskState ContainerTasksMetricAttributeKey = "task.state"
+)
+
+// ContainerTasksMetricConfig provides config for the container.tasks metric.
+type ContainerTasksMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerTasksMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerTasksMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerTasksMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerTasksMetricAttributeKeyTaskState:
+		default:
+			return fmt.Errorf("metric container.tasks doesn't have an attribute %v, valid attributes: [task.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -225,6 +609,322 @@ func (ms *K8sNodeMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
+// K8sNodePressureAvg10MetricAttributeKey specifies the key of an attribute for the k8s.node.pressure.avg10 metric.
+type K8sNodePressureAvg10MetricAttributeKey string
+
+const (
+	K8sNodePressureAvg10MetricAttributeKeyPressureResource  K8sNodePressureAvg10MetricAttributeKey = "pressure.resource"
+	K8sNodePressureAvg10MetricAttributeKeyPressureStallType K8sNodePressureAvg10MetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sNodePressureAvg10MetricConfig provides config for the k8s.node.pressure.avg10 metric.
+type K8sNodePressureAvg10MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodePressureAvg10MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodePressureAvg10MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodePressureAvg10MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodePressureAvg10MetricAttributeKeyPressureResource, K8sNodePressureAvg10MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.node.pressure.avg10 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodePressureAvg300MetricAttributeKey specifies the key of an attribute for the k8s.node.pressure.avg300 metric.
+type K8sNodePressureAvg300MetricAttributeKey string
+
+const (
+	K8sNodePressureAvg300MetricAttributeKeyPressureResource  K8sNodePressureAvg300MetricAttributeKey = "pressure.resource"
+	K8sNodePressureAvg300MetricAttributeKeyPressureStallType K8sNodePressureAvg300MetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sNodePressureAvg300MetricConfig provides config for the k8s.node.pressure.avg300 metric.
+type K8sNodePressureAvg300MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodePressureAvg300MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodePressureAvg300MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodePressureAvg300MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodePressureAvg300MetricAttributeKeyPressureResource, K8sNodePressureAvg300MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.node.pressure.avg300 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodePressureAvg60MetricAttributeKey specifies the key of an attribute for the k8s.node.pressure.avg60 metric.
+type K8sNodePressureAvg60MetricAttributeKey string
+
+const (
+	K8sNodePressureAvg60MetricAttributeKeyPressureResource  K8sNodePressureAvg60MetricAttributeKey = "pressure.resource"
+	K8sNodePressureAvg60MetricAttributeKeyPressureStallType K8sNodePressureAvg60MetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sNodePressureAvg60MetricConfig provides config for the k8s.node.pressure.avg60 metric.
+type K8sNodePressureAvg60MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodePressureAvg60MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodePressureAvg60MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodePressureAvg60MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodePressureAvg60MetricAttributeKeyPressureResource, K8sNodePressureAvg60MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.node.pressure.avg60 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodePressureStallTimeMetricAttributeKey specifies the key of an attribute for the k8s.node.pressure.stall_time metric.
+type K8sNodePressureStallTimeMetricAttributeKey string
+
+const (
+	K8sNodePressureStallTimeMetricAttributeKeyPressureResource  K8sNodePressureStallTimeMetricAttributeKey = "pressure.resource"
+	K8sNodePressureStallTimeMetricAttributeKeyPressureStallType K8sNodePressureStallTimeMetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sNodePressureStallTimeMetricConfig provides config for the k8s.node.pressure.stall_time metric.
+type K8sNodePressureStallTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodePressureStallTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodePressureStallTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodePressureStallTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.node.pressure.stall_time doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodCPULimitMetricConfig provides config for the k8s.pod.cpu.limit metric.
+type K8sPodCPULimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPULimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodCPULoadAverage10sMetricConfig provides config for the k8s.pod.cpu.load_average.10s metric.
+type K8sPodCPULoadAverage10sMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPULoadAverage10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodCPUSharesMetricConfig provides config for the k8s.pod.cpu.shares metric.
+type K8sPodCPUSharesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPUSharesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodCPUThrottlingPeriodsMetricConfig provides config for the k8s.pod.cpu.throttling.periods metric.
+type K8sPodCPUThrottlingPeriodsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPUThrottlingPeriodsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodCPUThrottlingThrottledPeriodsMetricConfig provides config for the k8s.pod.cpu.throttling.throttled_periods metric.
+type K8sPodCPUThrottlingThrottledPeriodsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPUThrottlingThrottledPeriodsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodCPUThrottlingThrottledTimeMetricConfig provides config for the k8s.pod.cpu.throttling.throttled_time metric.
+type K8sPodCPUThrottlingThrottledTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPUThrottlingThrottledTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodCPUTimeMetricAttributeKey specifies the key of an attribute for the k8s.pod.cpu.time metric.
 type K8sPodCPUTimeMetricAttributeKey string
 
@@ -293,6 +993,26 @@ func (ms *K8sPodCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodCPUWeightMetricConfig provides config for the k8s.pod.cpu.weight metric.
+type K8sPodCPUWeightMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodMemoryUsageMetricConfig provides config for the k8s.pod.memory.usage metric.
 type K8sPodMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -333,24 +1053,314 @@ func (ms *K8sPodMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
+// K8sPodPressureAvg10MetricAttributeKey specifies the key of an attribute for the k8s.pod.pressure.avg10 metric.
+type K8sPodPressureAvg10MetricAttributeKey string
+
+const (
+	K8sPodPressureAvg10MetricAttributeKeyPressureResource  K8sPodPressureAvg10MetricAttributeKey = "pressure.resource"
+	K8sPodPressureAvg10MetricAttributeKeyPressureStallType K8sPodPressureAvg10MetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sPodPressureAvg10MetricConfig provides config for the k8s.pod.pressure.avg10 metric.
+type K8sPodPressureAvg10MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodPressureAvg10MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodPressureAvg10MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodPressureAvg10MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodPressureAvg10MetricAttributeKeyPressureResource, K8sPodPressureAvg10MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.pod.pressure.avg10 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodPressureAvg300MetricAttributeKey specifies the key of an attribute for the k8s.pod.pressure.avg300 metric.
+type K8sPodPressureAvg300MetricAttributeKey string
+
+const (
+	K8sPodPressureAvg300MetricAttributeKeyPressureResource  K8sPodPressureAvg300MetricAttributeKey = "pressure.resource"
+	K8sPodPressureAvg300MetricAttributeKeyPressureStallType K8sPodPressureAvg300MetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sPodPressureAvg300MetricConfig provides config for the k8s.pod.pressure.avg300 metric.
+type K8sPodPressureAvg300MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodPressureAvg300MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodPressureAvg300MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodPressureAvg300MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodPressureAvg300MetricAttributeKeyPressureResource, K8sPodPressureAvg300MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.pod.pressure.avg300 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodPressureAvg60MetricAttributeKey specifies the key of an attribute for the k8s.pod.pressure.avg60 metric.
+type K8sPodPressureAvg60MetricAttributeKey string
+
+const (
+	K8sPodPressureAvg60MetricAttributeKeyPressureResource  K8sPodPressureAvg60MetricAttributeKey = "pressure.resource"
+	K8sPodPressureAvg60MetricAttributeKeyPressureStallType K8sPodPressureAvg60MetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sPodPressureAvg60MetricConfig provides config for the k8s.pod.pressure.avg60 metric.
+type K8sPodPressureAvg60MetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodPressureAvg60MetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodPressureAvg60MetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodPressureAvg60MetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodPressureAvg60MetricAttributeKeyPressureResource, K8sPodPressureAvg60MetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.pod.pressure.avg60 doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodPressureStallTimeMetricAttributeKey specifies the key of an attribute for the k8s.pod.pressure.stall_time metric.
+type K8sPodPressureStallTimeMetricAttributeKey string
+
+const (
+	K8sPodPressureStallTimeMetricAttributeKeyPressureResource  K8sPodPressureStallTimeMetricAttributeKey = "pressure.resource"
+	K8sPodPressureStallTimeMetricAttributeKeyPressureStallType K8sPodPressureStallTimeMetricAttributeKey = "pressure.stall_type"
+)
+
+// K8sPodPressureStallTimeMetricConfig provides config for the k8s.pod.pressure.stall_time metric.
+type K8sPodPressureStallTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodPressureStallTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodPressureStallTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodPressureStallTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodPressureStallTimeMetricAttributeKeyPressureResource, K8sPodPressureStallTimeMetricAttributeKeyPressureStallType:
+		default:
+			return fmt.Errorf("metric k8s.pod.pressure.stall_time doesn't have an attribute %v, valid attributes: [pressure.resource, pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodTasksMetricAttributeKey specifies the key of an attribute for the k8s.pod.tasks metric.
+type K8sPodTasksMetricAttributeKey string
+
+const (
+	K8sPodTasksMetricAttributeKeyTaskState K8sPodTasksMetricAttributeKey = "task.state"
+)
+
+// K8sPodTasksMetricConfig provides config for the k8s.pod.tasks metric.
+type K8sPodTasksMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodTasksMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodTasksMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodTasksMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodTasksMetricAttributeKeyTaskState:
+		default:
+			return fmt.Errorf("metric k8s.pod.tasks doesn't have an attribute %v, valid attributes: [task.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for container_stats metrics.
 type MetricsConfig struct {
-	ContainerCPUTime          ContainerCPUTimeMetricConfig          `mapstructure:"container.cpu.time"`
-	ContainerCPUUsage         ContainerCPUUsageMetricConfig         `mapstructure:"container.cpu.usage"`
-	ContainerMemoryUsage      ContainerMemoryUsageMetricConfig      `mapstructure:"container.memory.usage"`
-	ContainerMemoryWorkingSet ContainerMemoryWorkingSetMetricConfig `mapstructure:"container.memory.working_set"`
-	K8sNodeCPUTime            K8sNodeCPUTimeMetricConfig            `mapstructure:"k8s.node.cpu.time"`
-	K8sNodeCPUUsage           K8sNodeCPUUsageMetricConfig           `mapstructure:"k8s.node.cpu.usage"`
-	K8sNodeMemoryUsage        K8sNodeMemoryUsageMetricConfig        `mapstructure:"k8s.node.memory.usage"`
-	K8sNodeMemoryWorkingSet   K8sNodeMemoryWorkingSetMetricConfig   `mapstructure:"k8s.node.memory.working_set"`
-	K8sPodCPUTime             K8sPodCPUTimeMetricConfig             `mapstructure:"k8s.pod.cpu.time"`
-	K8sPodCPUUsage            K8sPodCPUUsageMetricConfig            `mapstructure:"k8s.pod.cpu.usage"`
-	K8sPodMemoryUsage         K8sPodMemoryUsageMetricConfig         `mapstructure:"k8s.pod.memory.usage"`
-	K8sPodMemoryWorkingSet    K8sPodMemoryWorkingSetMetricConfig    `mapstructure:"k8s.pod.memory.working_set"`
+	ContainerCPULimit                      ContainerCPULimitMetricConfig                      `mapstructure:"container.cpu.limit"`
+	ContainerCPULoadAverage10s             ContainerCPULoadAverage10sMetricConfig             `mapstructure:"container.cpu.load_average.10s"`
+	ContainerCPUShares                     ContainerCPUSharesMetricConfig                     `mapstructure:"container.cpu.shares"`
+	ContainerCPUThrottlingPeriods          ContainerCPUThrottlingPeriodsMetricConfig          `mapstructure:"container.cpu.throttling.periods"`
+	ContainerCPUThrottlingThrottledPeriods ContainerCPUThrottlingThrottledPeriodsMetricConfig `mapstructure:"container.cpu.throttling.throttled_periods"`
+	ContainerCPUThrottlingThrottledTime    ContainerCPUThrottlingThrottledTimeMetricConfig    `mapstructure:"container.cpu.throttling.throttled_time"`
+	ContainerCPUTime                       ContainerCPUTimeMetricConfig                       `mapstructure:"container.cpu.time"`
+	ContainerCPUUsage                      ContainerCPUUsageMetricConfig                      `mapstructure:"container.cpu.usage"`
+	ContainerCPUWeight                     ContainerCPUWeightMetricConfig                     `mapstructure:"container.cpu.weight"`
+	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
+	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
+	ContainerPressureAvg10                 ContainerPressureAvg10MetricConfig                 `mapstructure:"container.pressure.avg10"`
+	ContainerPressureAvg300                ContainerPressureAvg300MetricConfig                `mapstructure:"container.pressure.avg300"`
+	ContainerPressureAvg60                 ContainerPressureAvg60MetricConfig                 `mapstructure:"container.pressure.avg60"`
+	ContainerPressureStallTime             ContainerPressureStallTimeMetricConfig             `mapstructure:"container.pressure.stall_time"`
+	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
+	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
+	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
+	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
+	K8sNodeMemoryWorkingSet                K8sNodeMemoryWorkingSetMetricConfig                `mapstructure:"k8s.node.memory.working_set"`
+	K8sNodePressureAvg10                   K8sNodePressureAvg10MetricConfig                   `mapstructure:"k8s.node.pressure.avg10"`
+	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
+	K8sNodePressureAvg60                   K8sNodePressureAvg60MetricConfig                   `mapstructure:"k8s.node.pressure.avg60"`
+	K8sNodePressureStallTime               K8sNodePressureStallTimeMetricConfig               `mapstructure:"k8s.node.pressure.stall_time"`
+	K8sPodCPULimit                         K8sPodCPULimitMetricConfig                         `mapstructure:"k8s.pod.cpu.limit"`
+	K8sPodCPULoadAverage10s                K8sPodCPULoadAverage10sMetricConfig                `mapstructure:"k8s.pod.cpu.load_average.10s"`
+	K8sPodCPUShares                        K8sPodCPUSharesMetricConfig                        `mapstructure:"k8s.pod.cpu.shares"`
+	K8sPodCPUThrottlingPeriods             K8sPodCPUThrottlingPeriodsMetricConfig             `mapstructure:"k8s.pod.cpu.throttling.periods"`
+	K8sPodCPUThrottlingThrottledPeriods    K8sPodCPUThrottlingThrottledPeriodsMetricConfig    `mapstructure:"k8s.pod.cpu.throttling.throttled_periods"`
+	K8sPodCPUThrottlingThrottledTime       K8sPodCPUThrottlingThrottledTimeMetricConfig       `mapstructure:"k8s.pod.cpu.throttling.throttled_time"`
+	K8sPodCPUTime                          K8sPodCPUTimeMetricConfig                          `mapstructure:"k8s.pod.cpu.time"`
+	K8sPodCPUUsage                         K8sPodCPUUsageMetricConfig                         `mapstructure:"k8s.pod.cpu.usage"`
+	K8sPodCPUWeight                        K8sPodCPUWeightMetricConfig                        `mapstructure:"k8s.pod.cpu.weight"`
+	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
+	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
+	K8sPodPressureAvg10                    K8sPodPressureAvg10MetricConfig                    `mapstructure:"k8s.pod.pressure.avg10"`
+	K8sPodPressureAvg300                   K8sPodPressureAvg300MetricConfig                   `mapstructure:"k8s.pod.pressure.avg300"`
+	K8sPodPressureAvg60                    K8sPodPressureAvg60MetricConfig                    `mapstructure:"k8s.pod.pressure.avg60"`
+	K8sPodPressureStallTime                K8sPodPressureStallTimeMetricConfig                `mapstructure:"k8s.pod.pressure.stall_time"`
+	K8sPodTasks                            K8sPodTasksMetricConfig                            `mapstructure:"k8s.pod.tasks"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		ContainerCPULimit: ContainerCPULimitMetricConfig{
+			Enabled: true,
+		},
+		ContainerCPULoadAverage10s: ContainerCPULoadAverage10sMetricConfig{
+			Enabled: true,
+		},
+		ContainerCPUShares: ContainerCPUSharesMetricConfig{
+			Enabled: true,
+		},
+		ContainerCPUThrottlingPeriods: ContainerCPUThrottlingPeriodsMetricConfig{
+			Enabled: true,
+		},
+		ContainerCPUThrottlingThrottledPeriods: ContainerCPUThrottlingThrottledPeriodsMetricConfig{
+			Enabled: true,
+		},
+		ContainerCPUThrottlingThrottledTime: ContainerCPUThrottlingThrottledTimeMetricConfig{
+			Enabled: true,
+		},
 		ContainerCPUTime: ContainerCPUTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -359,11 +1369,39 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerCPUUsage: ContainerCPUUsageMetricConfig{
 			Enabled: true,
 		},
+		ContainerCPUWeight: ContainerCPUWeightMetricConfig{
+			Enabled: true,
+		},
 		ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 			Enabled: true,
 		},
 		ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 			Enabled: true,
+		},
+		ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerPressureAvg10MetricAttributeKey{ContainerPressureAvg10MetricAttributeKeyPressureResource, ContainerPressureAvg10MetricAttributeKeyPressureStallType},
+		},
+		ContainerPressureAvg300: ContainerPressureAvg300MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerPressureAvg300MetricAttributeKey{ContainerPressureAvg300MetricAttributeKeyPressureResource, ContainerPressureAvg300MetricAttributeKeyPressureStallType},
+		},
+		ContainerPressureAvg60: ContainerPressureAvg60MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerPressureAvg60MetricAttributeKey{ContainerPressureAvg60MetricAttributeKeyPressureResource, ContainerPressureAvg60MetricAttributeKeyPressureStallType},
+		},
+		ContainerPressureStallTime: ContainerPressureStallTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerPressureStallTimeMetricAttributeKey{ContainerPressureStallTimeMetricAttributeKeyPressureResource, ContainerPressureStallTimeMetricAttributeKeyPressureStallType},
+		},
+		ContainerTasks: ContainerTasksMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
 		},
 		K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 			Enabled:             true,
@@ -379,6 +1417,44 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
+		K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodePressureAvg10MetricAttributeKey{K8sNodePressureAvg10MetricAttributeKeyPressureResource, K8sNodePressureAvg10MetricAttributeKeyPressureStallType},
+		},
+		K8sNodePressureAvg300: K8sNodePressureAvg300MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodePressureAvg300MetricAttributeKey{K8sNodePressureAvg300MetricAttributeKeyPressureResource, K8sNodePressureAvg300MetricAttributeKeyPressureStallType},
+		},
+		K8sNodePressureAvg60: K8sNodePressureAvg60MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodePressureAvg60MetricAttributeKey{K8sNodePressureAvg60MetricAttributeKeyPressureResource, K8sNodePressureAvg60MetricAttributeKeyPressureStallType},
+		},
+		K8sNodePressureStallTime: K8sNodePressureStallTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+		},
+		K8sPodCPULimit: K8sPodCPULimitMetricConfig{
+			Enabled: true,
+		},
+		K8sPodCPULoadAverage10s: K8sPodCPULoadAverage10sMetricConfig{
+			Enabled: true,
+		},
+		K8sPodCPUShares: K8sPodCPUSharesMetricConfig{
+			Enabled: true,
+		},
+		K8sPodCPUThrottlingPeriods: K8sPodCPUThrottlingPeriodsMetricConfig{
+			Enabled: true,
+		},
+		K8sPodCPUThrottlingThrottledPeriods: K8sPodCPUThrottlingThrottledPeriodsMetricConfig{
+			Enabled: true,
+		},
+		K8sPodCPUThrottlingThrottledTime: K8sPodCPUThrottlingThrottledTimeMetricConfig{
+			Enabled: true,
+		},
 		K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -387,11 +1463,39 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 			Enabled: true,
 		},
+		K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
+			Enabled: true,
+		},
 		K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 			Enabled: true,
 		},
 		K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 			Enabled: true,
+		},
+		K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sPodPressureAvg10MetricAttributeKey{K8sPodPressureAvg10MetricAttributeKeyPressureResource, K8sPodPressureAvg10MetricAttributeKeyPressureStallType},
+		},
+		K8sPodPressureAvg300: K8sPodPressureAvg300MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sPodPressureAvg300MetricAttributeKey{K8sPodPressureAvg300MetricAttributeKeyPressureResource, K8sPodPressureAvg300MetricAttributeKeyPressureStallType},
+		},
+		K8sPodPressureAvg60: K8sPodPressureAvg60MetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sPodPressureAvg60MetricAttributeKey{K8sPodPressureAvg60MetricAttributeKeyPressureResource, K8sPodPressureAvg60MetricAttributeKeyPressureStallType},
+		},
+		K8sPodPressureStallTime: K8sPodPressureStallTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodPressureStallTimeMetricAttributeKey{K8sPodPressureStallTimeMetricAttributeKeyPressureResource, K8sPodPressureStallTimeMetricAttributeKeyPressureStallType},
+		},
+		K8sPodTasks: K8sPodTasksMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sPodTasksMetricAttributeKey{K8sPodTasksMetricAttributeKeyTaskState},
 		},
 	}
 }

@@ -26,6 +26,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerCPULimit: ContainerCPULimitMetricConfig{
+						Enabled: true,
+					},
+					ContainerCPULoadAverage10s: ContainerCPULoadAverage10sMetricConfig{
+						Enabled: true,
+					},
+					ContainerCPUShares: ContainerCPUSharesMetricConfig{
+						Enabled: true,
+					},
+					ContainerCPUThrottlingPeriods: ContainerCPUThrottlingPeriodsMetricConfig{
+						Enabled: true,
+					},
+					ContainerCPUThrottlingThrottledPeriods: ContainerCPUThrottlingThrottledPeriodsMetricConfig{
+						Enabled: true,
+					},
+					ContainerCPUThrottlingThrottledTime: ContainerCPUThrottlingThrottledTimeMetricConfig{
+						Enabled: true,
+					},
 					ContainerCPUTime: ContainerCPUTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -34,11 +52,39 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUUsage: ContainerCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
+						Enabled: true,
+					},
 					ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerPressureAvg10MetricAttributeKey{ContainerPressureAvg10MetricAttributeKeyPressureResource, ContainerPressureAvg10MetricAttributeKeyPressureStallType},
+					},
+					ContainerPressureAvg300: ContainerPressureAvg300MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerPressureAvg300MetricAttributeKey{ContainerPressureAvg300MetricAttributeKeyPressureResource, ContainerPressureAvg300MetricAttributeKeyPressureStallType},
+					},
+					ContainerPressureAvg60: ContainerPressureAvg60MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerPressureAvg60MetricAttributeKey{ContainerPressureAvg60MetricAttributeKeyPressureResource, ContainerPressureAvg60MetricAttributeKeyPressureStallType},
+					},
+					ContainerPressureStallTime: ContainerPressureStallTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerPressureStallTimeMetricAttributeKey{ContainerPressureStallTimeMetricAttributeKeyPressureResource, ContainerPressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					ContainerTasks: ContainerTasksMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
 					},
 					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 						Enabled:             true,
@@ -54,6 +100,44 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: true,
 					},
+					K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodePressureAvg10MetricAttributeKey{K8sNodePressureAvg10MetricAttributeKeyPressureResource, K8sNodePressureAvg10MetricAttributeKeyPressureStallType},
+					},
+					K8sNodePressureAvg300: K8sNodePressureAvg300MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodePressureAvg300MetricAttributeKey{K8sNodePressureAvg300MetricAttributeKeyPressureResource, K8sNodePressureAvg300MetricAttributeKeyPressureStallType},
+					},
+					K8sNodePressureAvg60: K8sNodePressureAvg60MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodePressureAvg60MetricAttributeKey{K8sNodePressureAvg60MetricAttributeKeyPressureResource, K8sNodePressureAvg60MetricAttributeKeyPressureStallType},
+					},
+					K8sNodePressureStallTime: K8sNodePressureStallTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					K8sPodCPULimit: K8sPodCPULimitMetricConfig{
+						Enabled: true,
+					},
+					K8sPodCPULoadAverage10s: K8sPodCPULoadAverage10sMetricConfig{
+						Enabled: true,
+					},
+					K8sPodCPUShares: K8sPodCPUSharesMetricConfig{
+						Enabled: true,
+					},
+					K8sPodCPUThrottlingPeriods: K8sPodCPUThrottlingPeriodsMetricConfig{
+						Enabled: true,
+					},
+					K8sPodCPUThrottlingThrottledPeriods: K8sPodCPUThrottlingThrottledPeriodsMetricConfig{
+						Enabled: true,
+					},
+					K8sPodCPUThrottlingThrottledTime: K8sPodCPUThrottlingThrottledTimeMetricConfig{
+						Enabled: true,
+					},
 					K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -62,11 +146,39 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
+						Enabled: true,
+					},
 					K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodPressureAvg10MetricAttributeKey{K8sPodPressureAvg10MetricAttributeKeyPressureResource, K8sPodPressureAvg10MetricAttributeKeyPressureStallType},
+					},
+					K8sPodPressureAvg300: K8sPodPressureAvg300MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodPressureAvg300MetricAttributeKey{K8sPodPressureAvg300MetricAttributeKeyPressureResource, K8sPodPressureAvg300MetricAttributeKeyPressureStallType},
+					},
+					K8sPodPressureAvg60: K8sPodPressureAvg60MetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodPressureAvg60MetricAttributeKey{K8sPodPressureAvg60MetricAttributeKeyPressureResource, K8sPodPressureAvg60MetricAttributeKeyPressureStallType},
+					},
+					K8sPodPressureStallTime: K8sPodPressureStallTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodPressureStallTimeMetricAttributeKey{K8sPodPressureStallTimeMetricAttributeKeyPressureResource, K8sPodPressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					K8sPodTasks: K8sPodTasksMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodTasksMetricAttributeKey{K8sPodTasksMetricAttributeKeyTaskState},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -82,6 +194,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerCPULimit: ContainerCPULimitMetricConfig{
+						Enabled: false,
+					},
+					ContainerCPULoadAverage10s: ContainerCPULoadAverage10sMetricConfig{
+						Enabled: false,
+					},
+					ContainerCPUShares: ContainerCPUSharesMetricConfig{
+						Enabled: false,
+					},
+					ContainerCPUThrottlingPeriods: ContainerCPUThrottlingPeriodsMetricConfig{
+						Enabled: false,
+					},
+					ContainerCPUThrottlingThrottledPeriods: ContainerCPUThrottlingThrottledPeriodsMetricConfig{
+						Enabled: false,
+					},
+					ContainerCPUThrottlingThrottledTime: ContainerCPUThrottlingThrottledTimeMetricConfig{
+						Enabled: false,
+					},
 					ContainerCPUTime: ContainerCPUTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -90,11 +220,39 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUUsage: ContainerCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
+						Enabled: false,
+					},
 					ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerPressureAvg10MetricAttributeKey{ContainerPressureAvg10MetricAttributeKeyPressureResource, ContainerPressureAvg10MetricAttributeKeyPressureStallType},
+					},
+					ContainerPressureAvg300: ContainerPressureAvg300MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerPressureAvg300MetricAttributeKey{ContainerPressureAvg300MetricAttributeKeyPressureResource, ContainerPressureAvg300MetricAttributeKeyPressureStallType},
+					},
+					ContainerPressureAvg60: ContainerPressureAvg60MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerPressureAvg60MetricAttributeKey{ContainerPressureAvg60MetricAttributeKeyPressureResource, ContainerPressureAvg60MetricAttributeKeyPressureStallType},
+					},
+					ContainerPressureStallTime: ContainerPressureStallTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerPressureStallTimeMetricAttributeKey{ContainerPressureStallTimeMetricAttributeKeyPressureResource, ContainerPressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					ContainerTasks: ContainerTasksMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
 					},
 					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 						Enabled:             false,
@@ -110,6 +268,44 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: false,
 					},
+					K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodePressureAvg10MetricAttributeKey{K8sNodePressureAvg10MetricAttributeKeyPressureResource, K8sNodePressureAvg10MetricAttributeKeyPressureStallType},
+					},
+					K8sNodePressureAvg300: K8sNodePressureAvg300MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodePressureAvg300MetricAttributeKey{K8sNodePressureAvg300MetricAttributeKeyPressureResource, K8sNodePressureAvg300MetricAttributeKeyPressureStallType},
+					},
+					K8sNodePressureAvg60: K8sNodePressureAvg60MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodePressureAvg60MetricAttributeKey{K8sNodePressureAvg60MetricAttributeKeyPressureResource, K8sNodePressureAvg60MetricAttributeKeyPressureStallType},
+					},
+					K8sNodePressureStallTime: K8sNodePressureStallTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					K8sPodCPULimit: K8sPodCPULimitMetricConfig{
+						Enabled: false,
+					},
+					K8sPodCPULoadAverage10s: K8sPodCPULoadAverage10sMetricConfig{
+						Enabled: false,
+					},
+					K8sPodCPUShares: K8sPodCPUSharesMetricConfig{
+						Enabled: false,
+					},
+					K8sPodCPUThrottlingPeriods: K8sPodCPUThrottlingPeriodsMetricConfig{
+						Enabled: false,
+					},
+					K8sPodCPUThrottlingThrottledPeriods: K8sPodCPUThrottlingThrottledPeriodsMetricConfig{
+						Enabled: false,
+					},
+					K8sPodCPUThrottlingThrottledTime: K8sPodCPUThrottlingThrottledTimeMetricConfig{
+						Enabled: false,
+					},
 					K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -118,11 +314,39 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
+						Enabled: false,
+					},
 					K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodPressureAvg10MetricAttributeKey{K8sPodPressureAvg10MetricAttributeKeyPressureResource, K8sPodPressureAvg10MetricAttributeKeyPressureStallType},
+					},
+					K8sPodPressureAvg300: K8sPodPressureAvg300MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodPressureAvg300MetricAttributeKey{K8sPodPressureAvg300MetricAttributeKeyPressureResource, K8sPodPressureAvg300MetricAttributeKeyPressureStallType},
+					},
+					K8sPodPressureAvg60: K8sPodPressureAvg60MetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodPressureAvg60MetricAttributeKey{K8sPodPressureAvg60MetricAttributeKeyPressureResource, K8sPodPressureAvg60MetricAttributeKeyPressureStallType},
+					},
+					K8sPodPressureStallTime: K8sPodPressureStallTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodPressureStallTimeMetricAttributeKey{K8sPodPressureStallTimeMetricAttributeKeyPressureResource, K8sPodPressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					K8sPodTasks: K8sPodTasksMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodTasksMetricAttributeKey{K8sPodTasksMetricAttributeKeyTaskState},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -138,11 +362,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+
 func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().ContainerCPUTime
 	require.NoError(t, cfg.Validate())
@@ -151,6 +376,66 @@ func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric container.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().ContainerCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerPressureAvg10MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerPressureAvg10
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerPressureAvg10MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.pressure.avg10 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerPressureAvg10
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerPressureAvg300MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerPressureAvg300
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerPressureAvg300MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.pressure.avg300 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerPressureAvg300
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerPressureAvg60MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerPressureAvg60
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerPressureAvg60MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.pressure.avg60 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerPressureAvg60
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerPressureStallTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerPressureStallTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerPressureStallTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.pressure.stall_time doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerPressureStallTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerTasksMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerTasks
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerTasksMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.tasks doesn't have an attribute invalid, valid attributes: [task.state]")
+
+	cfg = DefaultMetricsConfig().ContainerTasks
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -167,6 +452,54 @@ func TestK8sNodeCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestK8sNodePressureAvg10MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodePressureAvg10
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodePressureAvg10MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.pressure.avg10 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sNodePressureAvg10
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodePressureAvg300MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodePressureAvg300
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodePressureAvg300MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.pressure.avg300 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sNodePressureAvg300
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodePressureAvg60MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodePressureAvg60
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodePressureAvg60MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.pressure.avg60 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sNodePressureAvg60
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodePressureStallTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodePressureStallTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodePressureStallTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.pressure.stall_time doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sNodePressureStallTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sPodCPUTime
 	require.NoError(t, cfg.Validate())
@@ -175,6 +508,66 @@ func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().K8sPodCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodPressureAvg10MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodPressureAvg10
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodPressureAvg10MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.pressure.avg10 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sPodPressureAvg10
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodPressureAvg300MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodPressureAvg300
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodPressureAvg300MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.pressure.avg300 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sPodPressureAvg300
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodPressureAvg60MetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodPressureAvg60
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodPressureAvg60MetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.pressure.avg60 doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sPodPressureAvg60
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodPressureStallTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodPressureStallTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodPressureStallTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.pressure.stall_time doesn't have an attribute invalid, valid attributes: [pressure.resource, pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().K8sPodPressureStallTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodTasksMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodTasks
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodTasksMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.tasks doesn't have an attribute invalid, valid attributes: [task.state]")
+
+	cfg = DefaultMetricsConfig().K8sPodTasks
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

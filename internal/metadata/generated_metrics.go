@@ -45,7 +45,123 @@ var MapAttributeCPUMode = map[string]AttributeCPUMode{
 	"system": AttributeCPUModeSystem,
 }
 
+// AttributePressureResource specifies the value pressure.resource attribute.
+type AttributePressureResource int
+
+const (
+	_ AttributePressureResource = iota
+	AttributePressureResourceCPU
+	AttributePressureResourceMemory
+	AttributePressureResourceIo
+)
+
+// String returns the string representation of the AttributePressureResource.
+func (av AttributePressureResource) String() string {
+	switch av {
+	case AttributePressureResourceCPU:
+		return "cpu"
+	case AttributePressureResourceMemory:
+		return "memory"
+	case AttributePressureResourceIo:
+		return "io"
+	}
+	return ""
+}
+
+// MapAttributePressureResource is a helper map of string to AttributePressureResource attribute value.
+var MapAttributePressureResource = map[string]AttributePressureResource{
+	"cpu":    AttributePressureResourceCPU,
+	"memory": AttributePressureResourceMemory,
+	"io":     AttributePressureResourceIo,
+}
+
+// AttributePressureStallType specifies the value pressure.stall_type attribute.
+type AttributePressureStallType int
+
+const (
+	_ AttributePressureStallType = iota
+	AttributePressureStallTypeSome
+	AttributePressureStallTypeFull
+)
+
+// String returns the string representation of the AttributePressureStallType.
+func (av AttributePressureStallType) String() string {
+	switch av {
+	case AttributePressureStallTypeSome:
+		return "some"
+	case AttributePressureStallTypeFull:
+		return "full"
+	}
+	return ""
+}
+
+// MapAttributePressureStallType is a helper map of string to AttributePressureStallType attribute value.
+var MapAttributePressureStallType = map[string]AttributePressureStallType{
+	"some": AttributePressureStallTypeSome,
+	"full": AttributePressureStallTypeFull,
+}
+
+// AttributeTaskState specifies the value task.state attribute.
+type AttributeTaskState int
+
+const (
+	_ AttributeTaskState = iota
+	AttributeTaskStateRunning
+	AttributeTaskStateSleeping
+	AttributeTaskStateUninterruptible
+	AttributeTaskStateStopped
+	AttributeTaskStateIdle
+	AttributeTaskStateZombie
+)
+
+// String returns the string representation of the AttributeTaskState.
+func (av AttributeTaskState) String() string {
+	switch av {
+	case AttributeTaskStateRunning:
+		return "running"
+	case AttributeTaskStateSleeping:
+		return "sleeping"
+	case AttributeTaskStateUninterruptible:
+		return "uninterruptible"
+	case AttributeTaskStateStopped:
+		return "stopped"
+	case AttributeTaskStateIdle:
+		return "idle"
+	case AttributeTaskStateZombie:
+		return "zombie"
+	}
+	return ""
+}
+
+// MapAttributeTaskState is a helper map of string to AttributeTaskState attribute value.
+var MapAttributeTaskState = map[string]AttributeTaskState{
+	"running":         AttributeTaskStateRunning,
+	"sleeping":        AttributeTaskStateSleeping,
+	"uninterruptible": AttributeTaskStateUninterruptible,
+	"stopped":         AttributeTaskStateStopped,
+	"idle":            AttributeTaskStateIdle,
+	"zombie":          AttributeTaskStateZombie,
+}
+
 var MetricsInfo = metricsInfo{
+	ContainerCPULimit: metricInfo{
+		Name: "container.cpu.limit",
+	},
+	ContainerCPULoadAverage10s: metricInfo{
+		Name: "container.cpu.load_average.10s",
+	},
+	ContainerCPUShares: metricInfo{
+		Name: "container.cpu.shares",
+	},
+	ContainerCPUThrottlingPeriods: metricInfo{
+		Name: "container.cpu.throttling.periods",
+	},
+	ContainerCPUThrottlingThrottledPeriods: metricInfo{
+		Name: "container.cpu.throttling.throttled_periods",
+	},
+	ContainerCPUThrottlingThrottledTime: metricInfo{
+		Name: "container.cpu.throttling.throttled_time",
+	},
 	ContainerCPUTime: metricInfo{
 		Name:       "container.cpu.time",
 		Attributes: []string{"cpu.mode"},
@@ -53,11 +169,34 @@ var MetricsInfo = metricsInfo{
 	ContainerCPUUsage: metricInfo{
 		Name: "container.cpu.usage",
 	},
+	ContainerCPUWeight: metricInfo{
+		Name: "container.cpu.weight",
+	},
 	ContainerMemoryUsage: metricInfo{
 		Name: "container.memory.usage",
 	},
 	ContainerMemoryWorkingSet: metricInfo{
 		Name: "container.memory.working_set",
+	},
+	ContainerPressureAvg10: metricInfo{
+		Name:       "container.pressure.avg10",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	ContainerPressureAvg300: metricInfo{
+		Name:       "container.pressure.avg300",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	ContainerPressureAvg60: metricInfo{
+		Name:       "container.pressure.avg60",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	ContainerPressureStallTime: metricInfo{
+		Name:       "container.pressure.stall_time",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	ContainerTasks: metricInfo{
+		Name:       "container.tasks",
+		Attributes: []string{"task.state"},
 	},
 	K8sNodeCPUTime: metricInfo{
 		Name:       "k8s.node.cpu.time",
@@ -72,6 +211,40 @@ var MetricsInfo = metricsInfo{
 	K8sNodeMemoryWorkingSet: metricInfo{
 		Name: "k8s.node.memory.working_set",
 	},
+	K8sNodePressureAvg10: metricInfo{
+		Name:       "k8s.node.pressure.avg10",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sNodePressureAvg300: metricInfo{
+		Name:       "k8s.node.pressure.avg300",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sNodePressureAvg60: metricInfo{
+		Name:       "k8s.node.pressure.avg60",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sNodePressureStallTime: metricInfo{
+		Name:       "k8s.node.pressure.stall_time",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sPodCPULimit: metricInfo{
+		Name: "k8s.pod.cpu.limit",
+	},
+	K8sPodCPULoadAverage10s: metricInfo{
+		Name: "k8s.pod.cpu.load_average.10s",
+	},
+	K8sPodCPUShares: metricInfo{
+		Name: "k8s.pod.cpu.shares",
+	},
+	K8sPodCPUThrottlingPeriods: metricInfo{
+		Name: "k8s.pod.cpu.throttling.periods",
+	},
+	K8sPodCPUThrottlingThrottledPeriods: metricInfo{
+		Name: "k8s.pod.cpu.throttling.throttled_periods",
+	},
+	K8sPodCPUThrottlingThrottledTime: metricInfo{
+		Name: "k8s.pod.cpu.throttling.throttled_time",
+	},
 	K8sPodCPUTime: metricInfo{
 		Name:       "k8s.pod.cpu.time",
 		Attributes: []string{"cpu.mode"},
@@ -79,32 +252,389 @@ var MetricsInfo = metricsInfo{
 	K8sPodCPUUsage: metricInfo{
 		Name: "k8s.pod.cpu.usage",
 	},
+	K8sPodCPUWeight: metricInfo{
+		Name: "k8s.pod.cpu.weight",
+	},
 	K8sPodMemoryUsage: metricInfo{
 		Name: "k8s.pod.memory.usage",
 	},
 	K8sPodMemoryWorkingSet: metricInfo{
 		Name: "k8s.pod.memory.working_set",
 	},
+	K8sPodPressureAvg10: metricInfo{
+		Name:       "k8s.pod.pressure.avg10",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sPodPressureAvg300: metricInfo{
+		Name:       "k8s.pod.pressure.avg300",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sPodPressureAvg60: metricInfo{
+		Name:       "k8s.pod.pressure.avg60",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sPodPressureStallTime: metricInfo{
+		Name:       "k8s.pod.pressure.stall_time",
+		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sPodTasks: metricInfo{
+		Name:       "k8s.pod.tasks",
+		Attributes: []string{"task.state"},
+	},
 }
 
 type metricsInfo struct {
-	ContainerCPUTime          metricInfo
-	ContainerCPUUsage         metricInfo
-	ContainerMemoryUsage      metricInfo
-	ContainerMemoryWorkingSet metricInfo
-	K8sNodeCPUTime            metricInfo
-	K8sNodeCPUUsage           metricInfo
-	K8sNodeMemoryUsage        metricInfo
-	K8sNodeMemoryWorkingSet   metricInfo
-	K8sPodCPUTime             metricInfo
-	K8sPodCPUUsage            metricInfo
-	K8sPodMemoryUsage         metricInfo
-	K8sPodMemoryWorkingSet    metricInfo
+	ContainerCPULimit                      metricInfo
+	ContainerCPULoadAverage10s             metricInfo
+	ContainerCPUShares                     metricInfo
+	ContainerCPUThrottlingPeriods          metricInfo
+	ContainerCPUThrottlingThrottledPeriods metricInfo
+	ContainerCPUThrottlingThrottledTime    metricInfo
+	ContainerCPUTime                       metricInfo
+	ContainerCPUUsage                      metricInfo
+	ContainerCPUWeight                     metricInfo
+	ContainerMemoryUsage                   metricInfo
+	ContainerMemoryWorkingSet              metricInfo
+	ContainerPressureAvg10                 metricInfo
+	ContainerPressureAvg300                metricInfo
+	ContainerPressureAvg60                 metricInfo
+	ContainerPressureStallTime             metricInfo
+	ContainerTasks                         metricInfo
+	K8sNodeCPUTime                         metricInfo
+	K8sNodeCPUUsage                        metricInfo
+	K8sNodeMemoryUsage                     metricInfo
+	K8sNodeMemoryWorkingSet                metricInfo
+	K8sNodePressureAvg10                   metricInfo
+	K8sNodePressureAvg300                  metricInfo
+	K8sNodePressureAvg60                   metricInfo
+	K8sNodePressureStallTime               metricInfo
+	K8sPodCPULimit                         metricInfo
+	K8sPodCPULoadAverage10s                metricInfo
+	K8sPodCPUShares                        metricInfo
+	K8sPodCPUThrottlingPeriods             metricInfo
+	K8sPodCPUThrottlingThrottledPeriods    metricInfo
+	K8sPodCPUThrottlingThrottledTime       metricInfo
+	K8sPodCPUTime                          metricInfo
+	K8sPodCPUUsage                         metricInfo
+	K8sPodCPUWeight                        metricInfo
+	K8sPodMemoryUsage                      metricInfo
+	K8sPodMemoryWorkingSet                 metricInfo
+	K8sPodPressureAvg10                    metricInfo
+	K8sPodPressureAvg300                   metricInfo
+	K8sPodPressureAvg60                    metricInfo
+	K8sPodPressureStallTime                metricInfo
+	K8sPodTasks                            metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricContainerCPULimit struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   ContainerCPULimitMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.limit metric with initial data.
+func (m *metricContainerCPULimit) init() {
+	m.data.SetName("container.cpu.limit")
+	m.data.SetDescription("CPU limit of the container's cgroup in cores: CFS quota divided by period. v1: cpu.cfs_quota_us / cpu.cfs_period_us; v2: cpu.max. No point when no limit is set (quota -1 or max).")
+	m.data.SetUnit("{cpu}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerCPULimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPULimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPULimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPULimit(cfg ContainerCPULimitMetricConfig) metricContainerCPULimit {
+	m := metricContainerCPULimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerCPULoadAverage10s struct {
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   ContainerCPULoadAverage10sMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.load_average.10s metric with initial data.
+func (m *metricContainerCPULoadAverage10s) init() {
+	m.data.SetName("container.cpu.load_average.10s")
+	m.data.SetDescription("Load average of the container over 10 s, unscaled, with the same meaning on cgroup v1 and v2: the number of running threads (state R in /proc/<tid>/stat of every thread listed in cgroup.threads on v2, tasks on v1, the container's sub-cgroups included), smoothed as load = load*d + running*(1-d) with d = exp(-Δt/10s) over the real time Δt between scrapes; the first scrape gives the running count itself.")
+	m.data.SetUnit("{thread}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerCPULoadAverage10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPULoadAverage10s) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPULoadAverage10s) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPULoadAverage10s(cfg ContainerCPULoadAverage10sMetricConfig) metricContainerCPULoadAverage10s {
+	m := metricContainerCPULoadAverage10s{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerCPUShares struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerCPUSharesMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.shares metric with initial data.
+func (m *metricContainerCPUShares) init() {
+	m.data.SetName("container.cpu.shares")
+	m.data.SetDescription("CPU shares of the container's cgroup (cgroup v1 only): cpu.shares, 2-262144, the kubelet writes 1024 per requested CPU. No point on cgroup v2 (see container.cpu.weight).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerCPUShares) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPUShares) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPUShares) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPUShares(cfg ContainerCPUSharesMetricConfig) metricContainerCPUShares {
+	m := metricContainerCPUShares{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerCPUThrottlingPeriods struct {
+	data     pmetric.Metric                            // data buffer for generated metric.
+	config   ContainerCPUThrottlingPeriodsMetricConfig // metric config provided by user.
+	capacity int                                       // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.throttling.periods metric with initial data.
+func (m *metricContainerCPUThrottlingPeriods) init() {
+	m.data.SetName("container.cpu.throttling.periods")
+	m.data.SetDescription("CFS enforcement periods that elapsed while the container's cgroup had runnable tasks and a quota: nr_periods of cpu.stat (v1: in the cpu hierarchy). Stays 0 without a quota.")
+	m.data.SetUnit("{period}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerCPUThrottlingPeriods) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPUThrottlingPeriods) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPUThrottlingPeriods) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPUThrottlingPeriods(cfg ContainerCPUThrottlingPeriodsMetricConfig) metricContainerCPUThrottlingPeriods {
+	m := metricContainerCPUThrottlingPeriods{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerCPUThrottlingThrottledPeriods struct {
+	data     pmetric.Metric                                     // data buffer for generated metric.
+	config   ContainerCPUThrottlingThrottledPeriodsMetricConfig // metric config provided by user.
+	capacity int                                                // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.throttling.throttled_periods metric with initial data.
+func (m *metricContainerCPUThrottlingThrottledPeriods) init() {
+	m.data.SetName("container.cpu.throttling.throttled_periods")
+	m.data.SetDescription("CFS periods in which the container's cgroup was throttled because it used its whole quota: nr_throttled of cpu.stat (v1: in the cpu hierarchy).")
+	m.data.SetUnit("{period}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerCPUThrottlingThrottledPeriods) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPUThrottlingThrottledPeriods) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPUThrottlingThrottledPeriods) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPUThrottlingThrottledPeriods(cfg ContainerCPUThrottlingThrottledPeriodsMetricConfig) metricContainerCPUThrottlingThrottledPeriods {
+	m := metricContainerCPUThrottlingThrottledPeriods{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerCPUThrottlingThrottledTime struct {
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   ContainerCPUThrottlingThrottledTimeMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.throttling.throttled_time metric with initial data.
+func (m *metricContainerCPUThrottlingThrottledTime) init() {
+	m.data.SetName("container.cpu.throttling.throttled_time")
+	m.data.SetDescription("Total time the container's cgroup was throttled, in seconds. v1: cpu.stat throttled_time (ns) in the cpu hierarchy; v2: cpu.stat throttled_usec (µs).")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerCPUThrottlingThrottledTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPUThrottlingThrottledTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPUThrottlingThrottledTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPUThrottlingThrottledTime(cfg ContainerCPUThrottlingThrottledTimeMetricConfig) metricContainerCPUThrottlingThrottledTime {
+	m := metricContainerCPUThrottlingThrottledTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricContainerCPUTime struct {
@@ -248,6 +778,56 @@ func newMetricContainerCPUUsage(cfg ContainerCPUUsageMetricConfig) metricContain
 	return m
 }
 
+type metricContainerCPUWeight struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerCPUWeightMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.cpu.weight metric with initial data.
+func (m *metricContainerCPUWeight) init() {
+	m.data.SetName("container.cpu.weight")
+	m.data.SetDescription("CPU weight of the container's cgroup (cgroup v2 only): cpu.weight, 1-10000, converted by the runtime from the kubelet's shares. No point on cgroup v1 (see container.cpu.shares).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerCPUWeight) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerCPUWeight) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerCPUWeight) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerCPUWeight(cfg ContainerCPUWeightMetricConfig) metricContainerCPUWeight {
+	m := metricContainerCPUWeight{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricContainerMemoryUsage struct {
 	data     pmetric.Metric                   // data buffer for generated metric.
 	config   ContainerMemoryUsageMetricConfig // metric config provided by user.
@@ -340,6 +920,465 @@ func (m *metricContainerMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryWorkingSet(cfg ContainerMemoryWorkingSetMetricConfig) metricContainerMemoryWorkingSet {
 	m := metricContainerMemoryWorkingSet{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPressureAvg10 struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        ContainerPressureAvg10MetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.pressure.avg10 metric with initial data.
+func (m *metricContainerPressureAvg10) init() {
+	m.data.SetName("container.pressure.avg10")
+	m.data.SetDescription("PSI of the container's cgroup: share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerPressureAvg10) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureAvg10MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureAvg10MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPressureAvg10) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPressureAvg10) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPressureAvg10(cfg ContainerPressureAvg10MetricConfig) metricContainerPressureAvg10 {
+	m := metricContainerPressureAvg10{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPressureAvg300 struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerPressureAvg300MetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.pressure.avg300 metric with initial data.
+func (m *metricContainerPressureAvg300) init() {
+	m.data.SetName("container.pressure.avg300")
+	m.data.SetDescription("PSI of the container's cgroup: share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerPressureAvg300) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureAvg300MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureAvg300MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPressureAvg300) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPressureAvg300) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPressureAvg300(cfg ContainerPressureAvg300MetricConfig) metricContainerPressureAvg300 {
+	m := metricContainerPressureAvg300{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPressureAvg60 struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        ContainerPressureAvg60MetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.pressure.avg60 metric with initial data.
+func (m *metricContainerPressureAvg60) init() {
+	m.data.SetName("container.pressure.avg60")
+	m.data.SetDescription("PSI of the container's cgroup: share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerPressureAvg60) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureAvg60MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureAvg60MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPressureAvg60) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPressureAvg60) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPressureAvg60(cfg ContainerPressureAvg60MetricConfig) metricContainerPressureAvg60 {
+	m := metricContainerPressureAvg60{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPressureStallTime struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        ContainerPressureStallTimeMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.pressure.stall_time metric with initial data.
+func (m *metricContainerPressureStallTime) init() {
+	m.data.SetName("container.pressure.stall_time")
+	m.data.SetDescription("Pressure stall information (PSI) of the container's cgroup: total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerPressureStallTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureStallTimeMetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerPressureStallTimeMetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPressureStallTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPressureStallTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPressureStallTime(cfg ContainerPressureStallTimeMetricConfig) metricContainerPressureStallTime {
+	m := metricContainerPressureStallTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerTasks struct {
+	data          pmetric.Metric             // data buffer for generated metric.
+	config        ContainerTasksMetricConfig // metric config provided by user.
+	capacity      int                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.tasks metric with initial data.
+func (m *metricContainerTasks) init() {
+	m.data.SetName("container.tasks")
+	m.data.SetDescription("Threads of the container by state, from the state field of /proc/<tid>/stat of every thread listed in cgroup.threads (v2) or tasks (v1), the container's sub-cgroups included. running: R; sleeping: S; uninterruptible: D; stopped: T and t; idle: I; zombie: Z. Threads that exit while being read are not counted.")
+	m.data.SetUnit("{thread}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerTasks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, taskStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerTasksMetricAttributeKeyTaskState) {
+		dp.Attributes().PutStr("task.state", taskStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerTasks) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerTasks) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerTasks(cfg ContainerTasksMetricConfig) metricContainerTasks {
+	m := metricContainerTasks{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -589,6 +1628,682 @@ func newMetricK8sNodeMemoryWorkingSet(cfg K8sNodeMemoryWorkingSetMetricConfig) m
 	return m
 }
 
+type metricK8sNodePressureAvg10 struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sNodePressureAvg10MetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.pressure.avg10 metric with initial data.
+func (m *metricK8sNodePressureAvg10) init() {
+	m.data.SetName("k8s.node.pressure.avg10")
+	m.data.SetDescription("PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodePressureAvg10) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureAvg10MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureAvg10MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePressureAvg10) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePressureAvg10) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePressureAvg10(cfg K8sNodePressureAvg10MetricConfig) metricK8sNodePressureAvg10 {
+	m := metricK8sNodePressureAvg10{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodePressureAvg300 struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sNodePressureAvg300MetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.pressure.avg300 metric with initial data.
+func (m *metricK8sNodePressureAvg300) init() {
+	m.data.SetName("k8s.node.pressure.avg300")
+	m.data.SetDescription("PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodePressureAvg300) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureAvg300MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureAvg300MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePressureAvg300) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePressureAvg300) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePressureAvg300(cfg K8sNodePressureAvg300MetricConfig) metricK8sNodePressureAvg300 {
+	m := metricK8sNodePressureAvg300{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodePressureAvg60 struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sNodePressureAvg60MetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.pressure.avg60 metric with initial data.
+func (m *metricK8sNodePressureAvg60) init() {
+	m.data.SetName("k8s.node.pressure.avg60")
+	m.data.SetDescription("PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodePressureAvg60) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureAvg60MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureAvg60MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePressureAvg60) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePressureAvg60) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePressureAvg60(cfg K8sNodePressureAvg60MetricConfig) metricK8sNodePressureAvg60 {
+	m := metricK8sNodePressureAvg60{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodePressureStallTime struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        K8sNodePressureStallTimeMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.pressure.stall_time metric with initial data.
+func (m *metricK8sNodePressureStallTime) init() {
+	m.data.SetName("k8s.node.pressure.stall_time")
+	m.data.SetDescription("Pressure stall information (PSI) of the node (root cgroup, or /proc/pressure when the root has no pressure files): total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodePressureStallTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureStallTimeMetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePressureStallTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePressureStallTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePressureStallTime(cfg K8sNodePressureStallTimeMetricConfig) metricK8sNodePressureStallTime {
+	m := metricK8sNodePressureStallTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodCPULimit struct {
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   K8sPodCPULimitMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.limit metric with initial data.
+func (m *metricK8sPodCPULimit) init() {
+	m.data.SetName("k8s.pod.cpu.limit")
+	m.data.SetDescription("CPU limit of the pod's cgroup in cores: CFS quota divided by period. v1: cpu.cfs_quota_us / cpu.cfs_period_us; v2: cpu.max. No point when no limit is set (quota -1 or max).")
+	m.data.SetUnit("{cpu}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodCPULimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPULimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPULimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPULimit(cfg K8sPodCPULimitMetricConfig) metricK8sPodCPULimit {
+	m := metricK8sPodCPULimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodCPULoadAverage10s struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   K8sPodCPULoadAverage10sMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.load_average.10s metric with initial data.
+func (m *metricK8sPodCPULoadAverage10s) init() {
+	m.data.SetName("k8s.pod.cpu.load_average.10s")
+	m.data.SetDescription("Load average of the pod over 10 s: the sum of container.cpu.load_average.10s over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.")
+	m.data.SetUnit("{thread}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodCPULoadAverage10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPULoadAverage10s) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPULoadAverage10s) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPULoadAverage10s(cfg K8sPodCPULoadAverage10sMetricConfig) metricK8sPodCPULoadAverage10s {
+	m := metricK8sPodCPULoadAverage10s{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodCPUShares struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodCPUSharesMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.shares metric with initial data.
+func (m *metricK8sPodCPUShares) init() {
+	m.data.SetName("k8s.pod.cpu.shares")
+	m.data.SetDescription("CPU shares of the pod's cgroup (cgroup v1 only): cpu.shares, 2-262144, the kubelet writes 1024 per requested CPU. No point on cgroup v2 (see k8s.pod.cpu.weight).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodCPUShares) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPUShares) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPUShares) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPUShares(cfg K8sPodCPUSharesMetricConfig) metricK8sPodCPUShares {
+	m := metricK8sPodCPUShares{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodCPUThrottlingPeriods struct {
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   K8sPodCPUThrottlingPeriodsMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.throttling.periods metric with initial data.
+func (m *metricK8sPodCPUThrottlingPeriods) init() {
+	m.data.SetName("k8s.pod.cpu.throttling.periods")
+	m.data.SetDescription("CFS enforcement periods that elapsed while the pod's cgroup had runnable tasks and a quota: nr_periods of cpu.stat (v1: in the cpu hierarchy). Stays 0 without a quota.")
+	m.data.SetUnit("{period}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodCPUThrottlingPeriods) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPUThrottlingPeriods) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPUThrottlingPeriods) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPUThrottlingPeriods(cfg K8sPodCPUThrottlingPeriodsMetricConfig) metricK8sPodCPUThrottlingPeriods {
+	m := metricK8sPodCPUThrottlingPeriods{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodCPUThrottlingThrottledPeriods struct {
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   K8sPodCPUThrottlingThrottledPeriodsMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.throttling.throttled_periods metric with initial data.
+func (m *metricK8sPodCPUThrottlingThrottledPeriods) init() {
+	m.data.SetName("k8s.pod.cpu.throttling.throttled_periods")
+	m.data.SetDescription("CFS periods in which the pod's cgroup was throttled because it used its whole quota: nr_throttled of cpu.stat (v1: in the cpu hierarchy).")
+	m.data.SetUnit("{period}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodCPUThrottlingThrottledPeriods) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPUThrottlingThrottledPeriods) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPUThrottlingThrottledPeriods) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPUThrottlingThrottledPeriods(cfg K8sPodCPUThrottlingThrottledPeriodsMetricConfig) metricK8sPodCPUThrottlingThrottledPeriods {
+	m := metricK8sPodCPUThrottlingThrottledPeriods{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodCPUThrottlingThrottledTime struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   K8sPodCPUThrottlingThrottledTimeMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.throttling.throttled_time metric with initial data.
+func (m *metricK8sPodCPUThrottlingThrottledTime) init() {
+	m.data.SetName("k8s.pod.cpu.throttling.throttled_time")
+	m.data.SetDescription("Total time the pod's cgroup was throttled, in seconds. v1: cpu.stat throttled_time (ns) in the cpu hierarchy; v2: cpu.stat throttled_usec (µs).")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodCPUThrottlingThrottledTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPUThrottlingThrottledTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPUThrottlingThrottledTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPUThrottlingThrottledTime(cfg K8sPodCPUThrottlingThrottledTimeMetricConfig) metricK8sPodCPUThrottlingThrottledTime {
+	m := metricK8sPodCPUThrottlingThrottledTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodCPUTime struct {
 	data          pmetric.Metric            // data buffer for generated metric.
 	config        K8sPodCPUTimeMetricConfig // metric config provided by user.
@@ -730,6 +2445,56 @@ func newMetricK8sPodCPUUsage(cfg K8sPodCPUUsageMetricConfig) metricK8sPodCPUUsag
 	return m
 }
 
+type metricK8sPodCPUWeight struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodCPUWeightMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.cpu.weight metric with initial data.
+func (m *metricK8sPodCPUWeight) init() {
+	m.data.SetName("k8s.pod.cpu.weight")
+	m.data.SetDescription("CPU weight of the pod's cgroup (cgroup v2 only): cpu.weight, 1-10000, converted by the runtime from the kubelet's shares. No point on cgroup v1 (see k8s.pod.cpu.shares).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodCPUWeight) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodCPUWeight) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodCPUWeight) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodCPUWeight(cfg K8sPodCPUWeightMetricConfig) metricK8sPodCPUWeight {
+	m := metricK8sPodCPUWeight{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryUsage struct {
 	data     pmetric.Metric                // data buffer for generated metric.
 	config   K8sPodMemoryUsageMetricConfig // metric config provided by user.
@@ -830,28 +2595,515 @@ func newMetricK8sPodMemoryWorkingSet(cfg K8sPodMemoryWorkingSetMetricConfig) met
 	return m
 }
 
+type metricK8sPodPressureAvg10 struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        K8sPodPressureAvg10MetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []float64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.pressure.avg10 metric with initial data.
+func (m *metricK8sPodPressureAvg10) init() {
+	m.data.SetName("k8s.pod.pressure.avg10")
+	m.data.SetDescription("PSI of the pod's cgroup: share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodPressureAvg10) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureAvg10MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureAvg10MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPressureAvg10) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPressureAvg10) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPressureAvg10(cfg K8sPodPressureAvg10MetricConfig) metricK8sPodPressureAvg10 {
+	m := metricK8sPodPressureAvg10{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPressureAvg300 struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sPodPressureAvg300MetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.pressure.avg300 metric with initial data.
+func (m *metricK8sPodPressureAvg300) init() {
+	m.data.SetName("k8s.pod.pressure.avg300")
+	m.data.SetDescription("PSI of the pod's cgroup: share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodPressureAvg300) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureAvg300MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureAvg300MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPressureAvg300) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPressureAvg300) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPressureAvg300(cfg K8sPodPressureAvg300MetricConfig) metricK8sPodPressureAvg300 {
+	m := metricK8sPodPressureAvg300{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPressureAvg60 struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        K8sPodPressureAvg60MetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []float64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.pressure.avg60 metric with initial data.
+func (m *metricK8sPodPressureAvg60) init() {
+	m.data.SetName("k8s.pod.pressure.avg60")
+	m.data.SetDescription("PSI of the pod's cgroup: share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodPressureAvg60) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureAvg60MetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureAvg60MetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPressureAvg60) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPressureAvg60) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPressureAvg60(cfg K8sPodPressureAvg60MetricConfig) metricK8sPodPressureAvg60 {
+	m := metricK8sPodPressureAvg60{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPressureStallTime struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        K8sPodPressureStallTimeMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.pressure.stall_time metric with initial data.
+func (m *metricK8sPodPressureStallTime) init() {
+	m.data.SetName("k8s.pod.pressure.stall_time")
+	m.data.SetDescription("Pressure stall information (PSI) of the pod's cgroup: total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodPressureStallTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, pressureResourceAttributeValue string, pressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureStallTimeMetricAttributeKeyPressureResource) {
+		dp.Attributes().PutStr("pressure.resource", pressureResourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPressureStallTimeMetricAttributeKeyPressureStallType) {
+		dp.Attributes().PutStr("pressure.stall_type", pressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPressureStallTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPressureStallTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPressureStallTime(cfg K8sPodPressureStallTimeMetricConfig) metricK8sPodPressureStallTime {
+	m := metricK8sPodPressureStallTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodTasks struct {
+	data          pmetric.Metric          // data buffer for generated metric.
+	config        K8sPodTasksMetricConfig // metric config provided by user.
+	capacity      int                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.tasks metric with initial data.
+func (m *metricK8sPodTasks) init() {
+	m.data.SetName("k8s.pod.tasks")
+	m.data.SetDescription("Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.")
+	m.data.SetUnit("{thread}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodTasks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, taskStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodTasksMetricAttributeKeyTaskState) {
+		dp.Attributes().PutStr("task.state", taskStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodTasks) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodTasks) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodTasks(cfg K8sPodTasksMetricConfig) metricK8sPodTasks {
+	m := metricK8sPodTasks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                          MetricsBuilderConfig // config of the metrics builder.
-	startTime                       pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                 int                  // maximum observed number of metrics per resource.
-	metricsBuffer                   pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                       component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter  map[string]filter.Filter
-	resourceAttributeExcludeFilter  map[string]filter.Filter
-	metricContainerCPUTime          metricContainerCPUTime
-	metricContainerCPUUsage         metricContainerCPUUsage
-	metricContainerMemoryUsage      metricContainerMemoryUsage
-	metricContainerMemoryWorkingSet metricContainerMemoryWorkingSet
-	metricK8sNodeCPUTime            metricK8sNodeCPUTime
-	metricK8sNodeCPUUsage           metricK8sNodeCPUUsage
-	metricK8sNodeMemoryUsage        metricK8sNodeMemoryUsage
-	metricK8sNodeMemoryWorkingSet   metricK8sNodeMemoryWorkingSet
-	metricK8sPodCPUTime             metricK8sPodCPUTime
-	metricK8sPodCPUUsage            metricK8sPodCPUUsage
-	metricK8sPodMemoryUsage         metricK8sPodMemoryUsage
-	metricK8sPodMemoryWorkingSet    metricK8sPodMemoryWorkingSet
+	config                                       MetricsBuilderConfig // config of the metrics builder.
+	startTime                                    pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                              int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                    component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter               map[string]filter.Filter
+	resourceAttributeExcludeFilter               map[string]filter.Filter
+	metricContainerCPULimit                      metricContainerCPULimit
+	metricContainerCPULoadAverage10s             metricContainerCPULoadAverage10s
+	metricContainerCPUShares                     metricContainerCPUShares
+	metricContainerCPUThrottlingPeriods          metricContainerCPUThrottlingPeriods
+	metricContainerCPUThrottlingThrottledPeriods metricContainerCPUThrottlingThrottledPeriods
+	metricContainerCPUThrottlingThrottledTime    metricContainerCPUThrottlingThrottledTime
+	metricContainerCPUTime                       metricContainerCPUTime
+	metricContainerCPUUsage                      metricContainerCPUUsage
+	metricContainerCPUWeight                     metricContainerCPUWeight
+	metricContainerMemoryUsage                   metricContainerMemoryUsage
+	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
+	metricContainerPressureAvg10                 metricContainerPressureAvg10
+	metricContainerPressureAvg300                metricContainerPressureAvg300
+	metricContainerPressureAvg60                 metricContainerPressureAvg60
+	metricContainerPressureStallTime             metricContainerPressureStallTime
+	metricContainerTasks                         metricContainerTasks
+	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
+	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
+	metricK8sNodeMemoryUsage                     metricK8sNodeMemoryUsage
+	metricK8sNodeMemoryWorkingSet                metricK8sNodeMemoryWorkingSet
+	metricK8sNodePressureAvg10                   metricK8sNodePressureAvg10
+	metricK8sNodePressureAvg300                  metricK8sNodePressureAvg300
+	metricK8sNodePressureAvg60                   metricK8sNodePressureAvg60
+	metricK8sNodePressureStallTime               metricK8sNodePressureStallTime
+	metricK8sPodCPULimit                         metricK8sPodCPULimit
+	metricK8sPodCPULoadAverage10s                metricK8sPodCPULoadAverage10s
+	metricK8sPodCPUShares                        metricK8sPodCPUShares
+	metricK8sPodCPUThrottlingPeriods             metricK8sPodCPUThrottlingPeriods
+	metricK8sPodCPUThrottlingThrottledPeriods    metricK8sPodCPUThrottlingThrottledPeriods
+	metricK8sPodCPUThrottlingThrottledTime       metricK8sPodCPUThrottlingThrottledTime
+	metricK8sPodCPUTime                          metricK8sPodCPUTime
+	metricK8sPodCPUUsage                         metricK8sPodCPUUsage
+	metricK8sPodCPUWeight                        metricK8sPodCPUWeight
+	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
+	metricK8sPodMemoryWorkingSet                 metricK8sPodMemoryWorkingSet
+	metricK8sPodPressureAvg10                    metricK8sPodPressureAvg10
+	metricK8sPodPressureAvg300                   metricK8sPodPressureAvg300
+	metricK8sPodPressureAvg60                    metricK8sPodPressureAvg60
+	metricK8sPodPressureStallTime                metricK8sPodPressureStallTime
+	metricK8sPodTasks                            metricK8sPodTasks
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -873,24 +3125,52 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                          mbc,
-		startTime:                       pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                   pmetric.NewMetrics(),
-		buildInfo:                       settings.BuildInfo,
-		metricContainerCPUTime:          newMetricContainerCPUTime(mbc.Metrics.ContainerCPUTime),
-		metricContainerCPUUsage:         newMetricContainerCPUUsage(mbc.Metrics.ContainerCPUUsage),
-		metricContainerMemoryUsage:      newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
-		metricContainerMemoryWorkingSet: newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
-		metricK8sNodeCPUTime:            newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
-		metricK8sNodeCPUUsage:           newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
-		metricK8sNodeMemoryUsage:        newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
-		metricK8sNodeMemoryWorkingSet:   newMetricK8sNodeMemoryWorkingSet(mbc.Metrics.K8sNodeMemoryWorkingSet),
-		metricK8sPodCPUTime:             newMetricK8sPodCPUTime(mbc.Metrics.K8sPodCPUTime),
-		metricK8sPodCPUUsage:            newMetricK8sPodCPUUsage(mbc.Metrics.K8sPodCPUUsage),
-		metricK8sPodMemoryUsage:         newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
-		metricK8sPodMemoryWorkingSet:    newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
-		resourceAttributeIncludeFilter:  make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:  make(map[string]filter.Filter),
+		config:                              mbc,
+		startTime:                           pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                       pmetric.NewMetrics(),
+		buildInfo:                           settings.BuildInfo,
+		metricContainerCPULimit:             newMetricContainerCPULimit(mbc.Metrics.ContainerCPULimit),
+		metricContainerCPULoadAverage10s:    newMetricContainerCPULoadAverage10s(mbc.Metrics.ContainerCPULoadAverage10s),
+		metricContainerCPUShares:            newMetricContainerCPUShares(mbc.Metrics.ContainerCPUShares),
+		metricContainerCPUThrottlingPeriods: newMetricContainerCPUThrottlingPeriods(mbc.Metrics.ContainerCPUThrottlingPeriods),
+		metricContainerCPUThrottlingThrottledPeriods: newMetricContainerCPUThrottlingThrottledPeriods(mbc.Metrics.ContainerCPUThrottlingThrottledPeriods),
+		metricContainerCPUThrottlingThrottledTime:    newMetricContainerCPUThrottlingThrottledTime(mbc.Metrics.ContainerCPUThrottlingThrottledTime),
+		metricContainerCPUTime:                       newMetricContainerCPUTime(mbc.Metrics.ContainerCPUTime),
+		metricContainerCPUUsage:                      newMetricContainerCPUUsage(mbc.Metrics.ContainerCPUUsage),
+		metricContainerCPUWeight:                     newMetricContainerCPUWeight(mbc.Metrics.ContainerCPUWeight),
+		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
+		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
+		metricContainerPressureAvg10:                 newMetricContainerPressureAvg10(mbc.Metrics.ContainerPressureAvg10),
+		metricContainerPressureAvg300:                newMetricContainerPressureAvg300(mbc.Metrics.ContainerPressureAvg300),
+		metricContainerPressureAvg60:                 newMetricContainerPressureAvg60(mbc.Metrics.ContainerPressureAvg60),
+		metricContainerPressureStallTime:             newMetricContainerPressureStallTime(mbc.Metrics.ContainerPressureStallTime),
+		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
+		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
+		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
+		metricK8sNodeMemoryUsage:                     newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
+		metricK8sNodeMemoryWorkingSet:                newMetricK8sNodeMemoryWorkingSet(mbc.Metrics.K8sNodeMemoryWorkingSet),
+		metricK8sNodePressureAvg10:                   newMetricK8sNodePressureAvg10(mbc.Metrics.K8sNodePressureAvg10),
+		metricK8sNodePressureAvg300:                  newMetricK8sNodePressureAvg300(mbc.Metrics.K8sNodePressureAvg300),
+		metricK8sNodePressureAvg60:                   newMetricK8sNodePressureAvg60(mbc.Metrics.K8sNodePressureAvg60),
+		metricK8sNodePressureStallTime:               newMetricK8sNodePressureStallTime(mbc.Metrics.K8sNodePressureStallTime),
+		metricK8sPodCPULimit:                         newMetricK8sPodCPULimit(mbc.Metrics.K8sPodCPULimit),
+		metricK8sPodCPULoadAverage10s:                newMetricK8sPodCPULoadAverage10s(mbc.Metrics.K8sPodCPULoadAverage10s),
+		metricK8sPodCPUShares:                        newMetricK8sPodCPUShares(mbc.Metrics.K8sPodCPUShares),
+		metricK8sPodCPUThrottlingPeriods:             newMetricK8sPodCPUThrottlingPeriods(mbc.Metrics.K8sPodCPUThrottlingPeriods),
+		metricK8sPodCPUThrottlingThrottledPeriods:    newMetricK8sPodCPUThrottlingThrottledPeriods(mbc.Metrics.K8sPodCPUThrottlingThrottledPeriods),
+		metricK8sPodCPUThrottlingThrottledTime:       newMetricK8sPodCPUThrottlingThrottledTime(mbc.Metrics.K8sPodCPUThrottlingThrottledTime),
+		metricK8sPodCPUTime:                          newMetricK8sPodCPUTime(mbc.Metrics.K8sPodCPUTime),
+		metricK8sPodCPUUsage:                         newMetricK8sPodCPUUsage(mbc.Metrics.K8sPodCPUUsage),
+		metricK8sPodCPUWeight:                        newMetricK8sPodCPUWeight(mbc.Metrics.K8sPodCPUWeight),
+		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
+		metricK8sPodMemoryWorkingSet:                 newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
+		metricK8sPodPressureAvg10:                    newMetricK8sPodPressureAvg10(mbc.Metrics.K8sPodPressureAvg10),
+		metricK8sPodPressureAvg300:                   newMetricK8sPodPressureAvg300(mbc.Metrics.K8sPodPressureAvg300),
+		metricK8sPodPressureAvg60:                    newMetricK8sPodPressureAvg60(mbc.Metrics.K8sPodPressureAvg60),
+		metricK8sPodPressureStallTime:                newMetricK8sPodPressureStallTime(mbc.Metrics.K8sPodPressureStallTime),
+		metricK8sPodTasks:                            newMetricK8sPodTasks(mbc.Metrics.K8sPodTasks),
+		resourceAttributeIncludeFilter:               make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:               make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.ContainerID.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["container.id"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerID.MetricsInclude)
@@ -991,18 +3271,46 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricContainerCPULimit.emit(ils.Metrics())
+	mb.metricContainerCPULoadAverage10s.emit(ils.Metrics())
+	mb.metricContainerCPUShares.emit(ils.Metrics())
+	mb.metricContainerCPUThrottlingPeriods.emit(ils.Metrics())
+	mb.metricContainerCPUThrottlingThrottledPeriods.emit(ils.Metrics())
+	mb.metricContainerCPUThrottlingThrottledTime.emit(ils.Metrics())
 	mb.metricContainerCPUTime.emit(ils.Metrics())
 	mb.metricContainerCPUUsage.emit(ils.Metrics())
+	mb.metricContainerCPUWeight.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricContainerPressureAvg10.emit(ils.Metrics())
+	mb.metricContainerPressureAvg300.emit(ils.Metrics())
+	mb.metricContainerPressureAvg60.emit(ils.Metrics())
+	mb.metricContainerPressureStallTime.emit(ils.Metrics())
+	mb.metricContainerTasks.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricK8sNodePressureAvg10.emit(ils.Metrics())
+	mb.metricK8sNodePressureAvg300.emit(ils.Metrics())
+	mb.metricK8sNodePressureAvg60.emit(ils.Metrics())
+	mb.metricK8sNodePressureStallTime.emit(ils.Metrics())
+	mb.metricK8sPodCPULimit.emit(ils.Metrics())
+	mb.metricK8sPodCPULoadAverage10s.emit(ils.Metrics())
+	mb.metricK8sPodCPUShares.emit(ils.Metrics())
+	mb.metricK8sPodCPUThrottlingPeriods.emit(ils.Metrics())
+	mb.metricK8sPodCPUThrottlingThrottledPeriods.emit(ils.Metrics())
+	mb.metricK8sPodCPUThrottlingThrottledTime.emit(ils.Metrics())
 	mb.metricK8sPodCPUTime.emit(ils.Metrics())
 	mb.metricK8sPodCPUUsage.emit(ils.Metrics())
+	mb.metricK8sPodCPUWeight.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricK8sPodPressureAvg10.emit(ils.Metrics())
+	mb.metricK8sPodPressureAvg300.emit(ils.Metrics())
+	mb.metricK8sPodPressureAvg60.emit(ils.Metrics())
+	mb.metricK8sPodPressureStallTime.emit(ils.Metrics())
+	mb.metricK8sPodTasks.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -1034,6 +3342,36 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordContainerCPULimitDataPoint adds a data point to container.cpu.limit metric.
+func (mb *MetricsBuilder) RecordContainerCPULimitDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricContainerCPULimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerCPULoadAverage10sDataPoint adds a data point to container.cpu.load_average.10s metric.
+func (mb *MetricsBuilder) RecordContainerCPULoadAverage10sDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricContainerCPULoadAverage10s.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerCPUSharesDataPoint adds a data point to container.cpu.shares metric.
+func (mb *MetricsBuilder) RecordContainerCPUSharesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerCPUShares.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerCPUThrottlingPeriodsDataPoint adds a data point to container.cpu.throttling.periods metric.
+func (mb *MetricsBuilder) RecordContainerCPUThrottlingPeriodsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerCPUThrottlingPeriods.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerCPUThrottlingThrottledPeriodsDataPoint adds a data point to container.cpu.throttling.throttled_periods metric.
+func (mb *MetricsBuilder) RecordContainerCPUThrottlingThrottledPeriodsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerCPUThrottlingThrottledPeriods.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerCPUThrottlingThrottledTimeDataPoint adds a data point to container.cpu.throttling.throttled_time metric.
+func (mb *MetricsBuilder) RecordContainerCPUThrottlingThrottledTimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricContainerCPUThrottlingThrottledTime.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordContainerCPUTimeDataPoint adds a data point to container.cpu.time metric.
 func (mb *MetricsBuilder) RecordContainerCPUTimeDataPoint(ts pcommon.Timestamp, val float64, cpuModeAttributeValue AttributeCPUMode) {
 	mb.metricContainerCPUTime.recordDataPoint(mb.startTime, ts, val, cpuModeAttributeValue.String())
@@ -1044,6 +3382,11 @@ func (mb *MetricsBuilder) RecordContainerCPUUsageDataPoint(ts pcommon.Timestamp,
 	mb.metricContainerCPUUsage.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordContainerCPUWeightDataPoint adds a data point to container.cpu.weight metric.
+func (mb *MetricsBuilder) RecordContainerCPUWeightDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerCPUWeight.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordContainerMemoryUsageDataPoint adds a data point to container.memory.usage metric.
 func (mb *MetricsBuilder) RecordContainerMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryUsage.recordDataPoint(mb.startTime, ts, val)
@@ -1052,6 +3395,31 @@ func (mb *MetricsBuilder) RecordContainerMemoryUsageDataPoint(ts pcommon.Timesta
 // RecordContainerMemoryWorkingSetDataPoint adds a data point to container.memory.working_set metric.
 func (mb *MetricsBuilder) RecordContainerMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerPressureAvg10DataPoint adds a data point to container.pressure.avg10 metric.
+func (mb *MetricsBuilder) RecordContainerPressureAvg10DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricContainerPressureAvg10.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerPressureAvg300DataPoint adds a data point to container.pressure.avg300 metric.
+func (mb *MetricsBuilder) RecordContainerPressureAvg300DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricContainerPressureAvg300.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerPressureAvg60DataPoint adds a data point to container.pressure.avg60 metric.
+func (mb *MetricsBuilder) RecordContainerPressureAvg60DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricContainerPressureAvg60.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerPressureStallTimeDataPoint adds a data point to container.pressure.stall_time metric.
+func (mb *MetricsBuilder) RecordContainerPressureStallTimeDataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricContainerPressureStallTime.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerTasksDataPoint adds a data point to container.tasks metric.
+func (mb *MetricsBuilder) RecordContainerTasksDataPoint(ts pcommon.Timestamp, val int64, taskStateAttributeValue AttributeTaskState) {
+	mb.metricContainerTasks.recordDataPoint(mb.startTime, ts, val, taskStateAttributeValue.String())
 }
 
 // RecordK8sNodeCPUTimeDataPoint adds a data point to k8s.node.cpu.time metric.
@@ -1074,6 +3442,56 @@ func (mb *MetricsBuilder) RecordK8sNodeMemoryWorkingSetDataPoint(ts pcommon.Time
 	mb.metricK8sNodeMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sNodePressureAvg10DataPoint adds a data point to k8s.node.pressure.avg10 metric.
+func (mb *MetricsBuilder) RecordK8sNodePressureAvg10DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sNodePressureAvg10.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sNodePressureAvg300DataPoint adds a data point to k8s.node.pressure.avg300 metric.
+func (mb *MetricsBuilder) RecordK8sNodePressureAvg300DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sNodePressureAvg300.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sNodePressureAvg60DataPoint adds a data point to k8s.node.pressure.avg60 metric.
+func (mb *MetricsBuilder) RecordK8sNodePressureAvg60DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sNodePressureAvg60.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sNodePressureStallTimeDataPoint adds a data point to k8s.node.pressure.stall_time metric.
+func (mb *MetricsBuilder) RecordK8sNodePressureStallTimeDataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sNodePressureStallTime.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sPodCPULimitDataPoint adds a data point to k8s.pod.cpu.limit metric.
+func (mb *MetricsBuilder) RecordK8sPodCPULimitDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sPodCPULimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodCPULoadAverage10sDataPoint adds a data point to k8s.pod.cpu.load_average.10s metric.
+func (mb *MetricsBuilder) RecordK8sPodCPULoadAverage10sDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sPodCPULoadAverage10s.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodCPUSharesDataPoint adds a data point to k8s.pod.cpu.shares metric.
+func (mb *MetricsBuilder) RecordK8sPodCPUSharesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodCPUShares.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodCPUThrottlingPeriodsDataPoint adds a data point to k8s.pod.cpu.throttling.periods metric.
+func (mb *MetricsBuilder) RecordK8sPodCPUThrottlingPeriodsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodCPUThrottlingPeriods.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint adds a data point to k8s.pod.cpu.throttling.throttled_periods metric.
+func (mb *MetricsBuilder) RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodCPUThrottlingThrottledPeriods.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodCPUThrottlingThrottledTimeDataPoint adds a data point to k8s.pod.cpu.throttling.throttled_time metric.
+func (mb *MetricsBuilder) RecordK8sPodCPUThrottlingThrottledTimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sPodCPUThrottlingThrottledTime.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sPodCPUTimeDataPoint adds a data point to k8s.pod.cpu.time metric.
 func (mb *MetricsBuilder) RecordK8sPodCPUTimeDataPoint(ts pcommon.Timestamp, val float64, cpuModeAttributeValue AttributeCPUMode) {
 	mb.metricK8sPodCPUTime.recordDataPoint(mb.startTime, ts, val, cpuModeAttributeValue.String())
@@ -1084,6 +3502,11 @@ func (mb *MetricsBuilder) RecordK8sPodCPUUsageDataPoint(ts pcommon.Timestamp, va
 	mb.metricK8sPodCPUUsage.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sPodCPUWeightDataPoint adds a data point to k8s.pod.cpu.weight metric.
+func (mb *MetricsBuilder) RecordK8sPodCPUWeightDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodCPUWeight.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sPodMemoryUsageDataPoint adds a data point to k8s.pod.memory.usage metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryUsage.recordDataPoint(mb.startTime, ts, val)
@@ -1092,6 +3515,31 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryUsageDataPoint(ts pcommon.Timestamp,
 // RecordK8sPodMemoryWorkingSetDataPoint adds a data point to k8s.pod.memory.working_set metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodPressureAvg10DataPoint adds a data point to k8s.pod.pressure.avg10 metric.
+func (mb *MetricsBuilder) RecordK8sPodPressureAvg10DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sPodPressureAvg10.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sPodPressureAvg300DataPoint adds a data point to k8s.pod.pressure.avg300 metric.
+func (mb *MetricsBuilder) RecordK8sPodPressureAvg300DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sPodPressureAvg300.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sPodPressureAvg60DataPoint adds a data point to k8s.pod.pressure.avg60 metric.
+func (mb *MetricsBuilder) RecordK8sPodPressureAvg60DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sPodPressureAvg60.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sPodPressureStallTimeDataPoint adds a data point to k8s.pod.pressure.stall_time metric.
+func (mb *MetricsBuilder) RecordK8sPodPressureStallTimeDataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
+	mb.metricK8sPodPressureStallTime.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sPodTasksDataPoint adds a data point to k8s.pod.tasks metric.
+func (mb *MetricsBuilder) RecordK8sPodTasksDataPoint(ts pcommon.Timestamp, val int64, taskStateAttributeValue AttributeTaskState) {
+	mb.metricK8sPodTasks.recordDataPoint(mb.startTime, ts, val, taskStateAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

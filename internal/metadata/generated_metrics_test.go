@@ -68,8 +68,22 @@ func TestMetricsBuilder(t *testing.T) {
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
+			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
+			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
+			aggMap["container.pressure.avg60"] = mb.metricContainerPressureAvg60.config.AggregationStrategy
+			aggMap["container.pressure.stall_time"] = mb.metricContainerPressureStallTime.config.AggregationStrategy
+			aggMap["container.tasks"] = mb.metricContainerTasks.config.AggregationStrategy
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
+			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
+			aggMap["k8s.node.pressure.avg300"] = mb.metricK8sNodePressureAvg300.config.AggregationStrategy
+			aggMap["k8s.node.pressure.avg60"] = mb.metricK8sNodePressureAvg60.config.AggregationStrategy
+			aggMap["k8s.node.pressure.stall_time"] = mb.metricK8sNodePressureStallTime.config.AggregationStrategy
 			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
+			aggMap["k8s.pod.pressure.avg10"] = mb.metricK8sPodPressureAvg10.config.AggregationStrategy
+			aggMap["k8s.pod.pressure.avg300"] = mb.metricK8sPodPressureAvg300.config.AggregationStrategy
+			aggMap["k8s.pod.pressure.avg60"] = mb.metricK8sPodPressureAvg60.config.AggregationStrategy
+			aggMap["k8s.pod.pressure.stall_time"] = mb.metricK8sPodPressureStallTime.config.AggregationStrategy
+			aggMap["k8s.pod.tasks"] = mb.metricK8sPodTasks.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -78,6 +92,24 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerCPULimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerCPULoadAverage10sDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerCPUSharesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerCPUThrottlingPeriodsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerCPUThrottlingThrottledPeriodsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerCPUThrottlingThrottledTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
@@ -89,10 +121,43 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerCPUUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordContainerCPUWeightDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordContainerMemoryUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryWorkingSetDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordContainerPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerPressureAvg10DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerPressureAvg300DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerPressureAvg300DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerPressureAvg60DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerPressureAvg60DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerPressureStallTimeDataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerPressureStallTimeDataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerTasksDataPoint(ts, 1, AttributeTaskStateRunning)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerTasksDataPoint(ts, 3, AttributeTaskStateSleeping)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
@@ -108,6 +173,48 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemoryWorkingSetDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sNodePressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodePressureAvg10DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordK8sNodePressureAvg300DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodePressureAvg300DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordK8sNodePressureAvg60DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodePressureAvg60DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodePressureStallTimeDataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodePressureStallTimeDataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodCPULimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodCPULoadAverage10sDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodCPUSharesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodCPUThrottlingPeriodsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodCPUThrottlingThrottledTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
@@ -119,10 +226,43 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodCPUUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sPodCPUWeightDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sPodMemoryUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryWorkingSetDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sPodPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodPressureAvg10DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordK8sPodPressureAvg300DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodPressureAvg300DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordK8sPodPressureAvg60DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodPressureAvg60DataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodPressureStallTimeDataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodPressureStallTimeDataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodTasksDataPoint(ts, 1, AttributeTaskStateRunning)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodTasksDataPoint(ts, 3, AttributeTaskStateSleeping)
+			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetContainerID("container.id-val")
@@ -134,8 +274,22 @@ func TestMetricsBuilder(t *testing.T) {
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
+				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
+				assert.Empty(t, mb.metricContainerPressureAvg60.aggDataPoints)
+				assert.Empty(t, mb.metricContainerPressureStallTime.aggDataPoints)
+				assert.Empty(t, mb.metricContainerTasks.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodePressureAvg300.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodePressureAvg60.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodePressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodPressureAvg10.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodPressureAvg300.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodPressureAvg60.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodPressureStallTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodTasks.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -163,6 +317,84 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "container.cpu.limit":
+					assert.False(t, validatedMetrics["container.cpu.limit"], "Found a duplicate in the metrics slice: container.cpu.limit")
+					validatedMetrics["container.cpu.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU limit of the container's cgroup in cores: CFS quota divided by period. v1: cpu.cfs_quota_us / cpu.cfs_period_us; v2: cpu.max. No point when no limit is set (quota -1 or max).", mi.Description())
+					assert.Equal(t, "{cpu}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "container.cpu.load_average.10s":
+					assert.False(t, validatedMetrics["container.cpu.load_average.10s"], "Found a duplicate in the metrics slice: container.cpu.load_average.10s")
+					validatedMetrics["container.cpu.load_average.10s"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Load average of the container over 10 s, unscaled, with the same meaning on cgroup v1 and v2: the number of running threads (state R in /proc/<tid>/stat of every thread listed in cgroup.threads on v2, tasks on v1, the container's sub-cgroups included), smoothed as load = load*d + running*(1-d) with d = exp(-Δt/10s) over the real time Δt between scrapes; the first scrape gives the running count itself.", mi.Description())
+					assert.Equal(t, "{thread}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "container.cpu.shares":
+					assert.False(t, validatedMetrics["container.cpu.shares"], "Found a duplicate in the metrics slice: container.cpu.shares")
+					validatedMetrics["container.cpu.shares"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU shares of the container's cgroup (cgroup v1 only): cpu.shares, 2-262144, the kubelet writes 1024 per requested CPU. No point on cgroup v2 (see container.cpu.weight).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.cpu.throttling.periods":
+					assert.False(t, validatedMetrics["container.cpu.throttling.periods"], "Found a duplicate in the metrics slice: container.cpu.throttling.periods")
+					validatedMetrics["container.cpu.throttling.periods"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CFS enforcement periods that elapsed while the container's cgroup had runnable tasks and a quota: nr_periods of cpu.stat (v1: in the cpu hierarchy). Stays 0 without a quota.", mi.Description())
+					assert.Equal(t, "{period}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.cpu.throttling.throttled_periods":
+					assert.False(t, validatedMetrics["container.cpu.throttling.throttled_periods"], "Found a duplicate in the metrics slice: container.cpu.throttling.throttled_periods")
+					validatedMetrics["container.cpu.throttling.throttled_periods"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CFS periods in which the container's cgroup was throttled because it used its whole quota: nr_throttled of cpu.stat (v1: in the cpu hierarchy).", mi.Description())
+					assert.Equal(t, "{period}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.cpu.throttling.throttled_time":
+					assert.False(t, validatedMetrics["container.cpu.throttling.throttled_time"], "Found a duplicate in the metrics slice: container.cpu.throttling.throttled_time")
+					validatedMetrics["container.cpu.throttling.throttled_time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Total time the container's cgroup was throttled, in seconds. v1: cpu.stat throttled_time (ns) in the cpu hierarchy; v2: cpu.stat throttled_usec (µs).", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "container.cpu.time":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.cpu.time"], "Found a duplicate in the metrics slice: container.cpu.time")
@@ -219,6 +451,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "container.cpu.weight":
+					assert.False(t, validatedMetrics["container.cpu.weight"], "Found a duplicate in the metrics slice: container.cpu.weight")
+					validatedMetrics["container.cpu.weight"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU weight of the container's cgroup (cgroup v2 only): cpu.weight, 1-10000, converted by the runtime from the kubelet's shares. No point on cgroup v1 (see container.cpu.shares).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "container.memory.usage":
 					assert.False(t, validatedMetrics["container.memory.usage"], "Found a duplicate in the metrics slice: container.memory.usage")
 					validatedMetrics["container.memory.usage"] = true
@@ -243,6 +487,230 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.pressure.avg10":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.pressure.avg10"], "Found a duplicate in the metrics slice: container.pressure.avg10")
+						validatedMetrics["container.pressure.avg10"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the container's cgroup: share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.pressure.avg10"], "Found a duplicate in the metrics slice: container.pressure.avg10")
+						validatedMetrics["container.pressure.avg10"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the container's cgroup: share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.pressure.avg10"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.pressure.avg300":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.pressure.avg300"], "Found a duplicate in the metrics slice: container.pressure.avg300")
+						validatedMetrics["container.pressure.avg300"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the container's cgroup: share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.pressure.avg300"], "Found a duplicate in the metrics slice: container.pressure.avg300")
+						validatedMetrics["container.pressure.avg300"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the container's cgroup: share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.pressure.avg300"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.pressure.avg60":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.pressure.avg60"], "Found a duplicate in the metrics slice: container.pressure.avg60")
+						validatedMetrics["container.pressure.avg60"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the container's cgroup: share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.pressure.avg60"], "Found a duplicate in the metrics slice: container.pressure.avg60")
+						validatedMetrics["container.pressure.avg60"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the container's cgroup: share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.pressure.avg60"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.pressure.stall_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.pressure.stall_time"], "Found a duplicate in the metrics slice: container.pressure.stall_time")
+						validatedMetrics["container.pressure.stall_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pressure stall information (PSI) of the container's cgroup: total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.pressure.stall_time"], "Found a duplicate in the metrics slice: container.pressure.stall_time")
+						validatedMetrics["container.pressure.stall_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pressure stall information (PSI) of the container's cgroup: total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.pressure.stall_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.tasks":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.tasks"], "Found a duplicate in the metrics slice: container.tasks")
+						validatedMetrics["container.tasks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Threads of the container by state, from the state field of /proc/<tid>/stat of every thread listed in cgroup.threads (v2) or tasks (v1), the container's sub-cgroups included. running: R; sleeping: S; uninterruptible: D; stopped: T and t; idle: I; zombie: Z. Threads that exit while being read are not counted.", mi.Description())
+						assert.Equal(t, "{thread}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						taskStateAttrVal, ok := dp.Attributes().Get("task.state")
+						assert.True(t, ok)
+						assert.Equal(t, "running", taskStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.tasks"], "Found a duplicate in the metrics slice: container.tasks")
+						validatedMetrics["container.tasks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Threads of the container by state, from the state field of /proc/<tid>/stat of every thread listed in cgroup.threads (v2) or tasks (v1), the container's sub-cgroups included. running: R; sleeping: S; uninterruptible: D; stopped: T and t; idle: I; zombie: Z. Threads that exit while being read are not counted.", mi.Description())
+						assert.Equal(t, "{thread}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.tasks"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("task.state")
+						assert.False(t, ok)
+					}
 				case "k8s.node.cpu.time":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
@@ -323,6 +791,268 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.pressure.avg10":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg10")
+						validatedMetrics["k8s.node.pressure.avg10"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg10")
+						validatedMetrics["k8s.node.pressure.avg10"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.node.pressure.avg10"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.node.pressure.avg300":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.pressure.avg300"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg300")
+						validatedMetrics["k8s.node.pressure.avg300"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.pressure.avg300"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg300")
+						validatedMetrics["k8s.node.pressure.avg300"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.node.pressure.avg300"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.node.pressure.avg60":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.pressure.avg60"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg60")
+						validatedMetrics["k8s.node.pressure.avg60"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.pressure.avg60"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg60")
+						validatedMetrics["k8s.node.pressure.avg60"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the node (root cgroup, or /proc/pressure when the root has no pressure files): share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.node.pressure.avg60"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.node.pressure.stall_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.pressure.stall_time"], "Found a duplicate in the metrics slice: k8s.node.pressure.stall_time")
+						validatedMetrics["k8s.node.pressure.stall_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pressure stall information (PSI) of the node (root cgroup, or /proc/pressure when the root has no pressure files): total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.pressure.stall_time"], "Found a duplicate in the metrics slice: k8s.node.pressure.stall_time")
+						validatedMetrics["k8s.node.pressure.stall_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pressure stall information (PSI) of the node (root cgroup, or /proc/pressure when the root has no pressure files): total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of the root cgroup's <resource>.pressure in the unified tree, else /proc/pressure/<resource>. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.node.pressure.stall_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.cpu.limit":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.limit"], "Found a duplicate in the metrics slice: k8s.pod.cpu.limit")
+					validatedMetrics["k8s.pod.cpu.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU limit of the pod's cgroup in cores: CFS quota divided by period. v1: cpu.cfs_quota_us / cpu.cfs_period_us; v2: cpu.max. No point when no limit is set (quota -1 or max).", mi.Description())
+					assert.Equal(t, "{cpu}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.pod.cpu.load_average.10s":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.load_average.10s"], "Found a duplicate in the metrics slice: k8s.pod.cpu.load_average.10s")
+					validatedMetrics["k8s.pod.cpu.load_average.10s"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Load average of the pod over 10 s: the sum of container.cpu.load_average.10s over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.", mi.Description())
+					assert.Equal(t, "{thread}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.pod.cpu.shares":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.shares"], "Found a duplicate in the metrics slice: k8s.pod.cpu.shares")
+					validatedMetrics["k8s.pod.cpu.shares"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU shares of the pod's cgroup (cgroup v1 only): cpu.shares, 2-262144, the kubelet writes 1024 per requested CPU. No point on cgroup v2 (see k8s.pod.cpu.weight).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.cpu.throttling.periods":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.throttling.periods"], "Found a duplicate in the metrics slice: k8s.pod.cpu.throttling.periods")
+					validatedMetrics["k8s.pod.cpu.throttling.periods"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CFS enforcement periods that elapsed while the pod's cgroup had runnable tasks and a quota: nr_periods of cpu.stat (v1: in the cpu hierarchy). Stays 0 without a quota.", mi.Description())
+					assert.Equal(t, "{period}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.cpu.throttling.throttled_periods":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.throttling.throttled_periods"], "Found a duplicate in the metrics slice: k8s.pod.cpu.throttling.throttled_periods")
+					validatedMetrics["k8s.pod.cpu.throttling.throttled_periods"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CFS periods in which the pod's cgroup was throttled because it used its whole quota: nr_throttled of cpu.stat (v1: in the cpu hierarchy).", mi.Description())
+					assert.Equal(t, "{period}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.cpu.throttling.throttled_time":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.throttling.throttled_time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.throttling.throttled_time")
+					validatedMetrics["k8s.pod.cpu.throttling.throttled_time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Total time the pod's cgroup was throttled, in seconds. v1: cpu.stat throttled_time (ns) in the cpu hierarchy; v2: cpu.stat throttled_usec (µs).", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.pod.cpu.time":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
@@ -379,6 +1109,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.pod.cpu.weight":
+					assert.False(t, validatedMetrics["k8s.pod.cpu.weight"], "Found a duplicate in the metrics slice: k8s.pod.cpu.weight")
+					validatedMetrics["k8s.pod.cpu.weight"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU weight of the pod's cgroup (cgroup v2 only): cpu.weight, 1-10000, converted by the runtime from the kubelet's shares. No point on cgroup v1 (see k8s.pod.cpu.shares).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.pod.memory.usage":
 					assert.False(t, validatedMetrics["k8s.pod.memory.usage"], "Found a duplicate in the metrics slice: k8s.pod.memory.usage")
 					validatedMetrics["k8s.pod.memory.usage"] = true
@@ -403,6 +1145,230 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.pressure.avg10":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg10")
+						validatedMetrics["k8s.pod.pressure.avg10"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the pod's cgroup: share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg10")
+						validatedMetrics["k8s.pod.pressure.avg10"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the pod's cgroup: share of the last 10 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg10 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.pod.pressure.avg10"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.pressure.avg300":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.avg300"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg300")
+						validatedMetrics["k8s.pod.pressure.avg300"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the pod's cgroup: share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.avg300"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg300")
+						validatedMetrics["k8s.pod.pressure.avg300"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the pod's cgroup: share of the last 300 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg300 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.pod.pressure.avg300"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.pressure.avg60":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.avg60"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg60")
+						validatedMetrics["k8s.pod.pressure.avg60"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the pod's cgroup: share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.avg60"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg60")
+						validatedMetrics["k8s.pod.pressure.avg60"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PSI of the pod's cgroup: share of the last 60 s in which tasks were stalled on the resource, a ratio 0-1 (the kernel's avg60 percentage / 100) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.pod.pressure.avg60"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.pressure.stall_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.stall_time"], "Found a duplicate in the metrics slice: k8s.pod.pressure.stall_time")
+						validatedMetrics["k8s.pod.pressure.stall_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pressure stall information (PSI) of the pod's cgroup: total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						pressureResourceAttrVal, ok := dp.Attributes().Get("pressure.resource")
+						assert.True(t, ok)
+						assert.Equal(t, "cpu", pressureResourceAttrVal.Str())
+						pressureStallTypeAttrVal, ok := dp.Attributes().Get("pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", pressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.pressure.stall_time"], "Found a duplicate in the metrics slice: k8s.pod.pressure.stall_time")
+						validatedMetrics["k8s.pod.pressure.stall_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pressure stall information (PSI) of the pod's cgroup: total time in seconds in which some (or, for full, all non-idle) tasks were stalled on the resource. From the total= field (µs) of the some/full line of <resource>.pressure of the cgroup in the unified (v2) tree; on hybrid nodes the same relative path under /sys/fs/cgroup/unified. No point when the file is missing or PSI is disabled.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["k8s.pod.pressure.stall_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("pressure.resource")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.tasks":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.tasks"], "Found a duplicate in the metrics slice: k8s.pod.tasks")
+						validatedMetrics["k8s.pod.tasks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.", mi.Description())
+						assert.Equal(t, "{thread}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						taskStateAttrVal, ok := dp.Attributes().Get("task.state")
+						assert.True(t, ok)
+						assert.Equal(t, "running", taskStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.tasks"], "Found a duplicate in the metrics slice: k8s.pod.tasks")
+						validatedMetrics["k8s.pod.tasks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Threads of the pod by state: the sum of container.tasks over the pod's containers (the sandbox is not counted). No point when no container has a thread list, or when one container's threads could not be read.", mi.Description())
+						assert.Equal(t, "{thread}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.tasks"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("task.state")
+						assert.False(t, ok)
+					}
 				}
 			}
 		})

@@ -19,6 +19,7 @@ type entity struct {
 	kind cgroupKind
 	rel  string  // cgroup path relative to the hierarchy root
 	name string  // for errors: "node", "pod <uid>", "container <id>"
+	pod  string  // pod UID of a pod or of a container in one, else ""
 	st   *series // state kept between scrapes
 }
 
@@ -28,6 +29,7 @@ type stats struct {
 	cpuErr error
 	mem    cgroupfs.MemoryStat
 	memErr error
+	cpuExt cpuExtra // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
@@ -39,7 +41,8 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	var st stats
 	st.cpu, st.cpuErr = s.reader.CPU(e.rel)
 	st.mem, st.memErr = s.reader.Memory(e.rel)
-	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) {
+	s.readCPUExtra(e, &st.cpuExt)
+	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) || st.cpuExt.vanished() {
 		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))
 		return false
 	}
@@ -54,6 +57,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	} else {
 		s.recordMemory(ts, e, st.mem, errs)
 	}
+	s.recordCPUExtra(ts, now, e, &st.cpuExt, errs)
 	return true
 }
 

@@ -29,7 +29,7 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 
 func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pcommon.NewTimestampFromTime(now))
-	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, st: st}, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, pod: pod.PodUID, st: st}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()
@@ -41,7 +41,7 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, pcommon.NewTimestampFromTime(now))
-	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, st: st}, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, pod: c.PodUID, st: st}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()

@@ -49,6 +49,8 @@ type Scraper struct {
 
 	series map[seriesKey]*series
 	gen    uint64
+
+	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -72,6 +74,7 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 	s.reader = cgroupfs.NewReader(l)
 	s.proc = procfs.NewFS(s.opts.RootPath)
 	s.series = map[seriesKey]*series{}
+	s.cpuExt = newCPUExtraState(s.proc)
 	if bt, err := s.proc.BootTime(); err == nil {
 		s.bootTime = pcommon.NewTimestampFromTime(bt)
 	} else {
@@ -107,11 +110,14 @@ func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) {
 	}
 
 	s.scrapeNode(now, &errs)
-	for i := range tree.Pods {
-		s.scrapePod(now, &tree.Pods[i], &errs)
-	}
+	// Containers before pods: a pod's load average and task counts are the
+	// sums over its containers (tasks.go).
+	s.cpuExt.resetPods()
 	for i := range tree.Containers {
 		s.scrapeContainer(now, &tree.Containers[i], &errs)
+	}
+	for i := range tree.Pods {
+		s.scrapePod(now, &tree.Pods[i], &errs)
 	}
 	s.evict()
 	return s.mb.Emit(), errs.Combine()

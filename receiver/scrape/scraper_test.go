@@ -49,7 +49,11 @@ func bumpCPU(t testing.TB, root string) {
 	var files []string
 	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (d.Name() == "cpuacct.usage" || d.Name() == "cpu.stat") {
-			files = append(files, p)
+			// v1 cpu.stat (throttling only, no usage_usec) is not a
+			// CPU-time counter: skipping it keeps every delta unchanged.
+			if data, rerr := os.ReadFile(p); rerr == nil && (d.Name() == "cpuacct.usage" || bytes.Contains(data, []byte("usage_usec"))) {
+				files = append(files, p)
+			}
 		}
 		return err
 	}))

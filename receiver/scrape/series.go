@@ -28,7 +28,8 @@ type series struct {
 	start   pcommon.Timestamp // start time of its cumulative points
 	lastCPU calc.Sample       // previous total CPU time, for the usage rate
 	hasCPU  bool
-	seen    uint64 // generation of the last scrape that saw it
+	load    calc.LoadAverage // running threads smoothed over 10 s (containers)
+	seen    uint64           // generation of the last scrape that saw it
 }
 
 // get returns the state of key, creating it with start time start.

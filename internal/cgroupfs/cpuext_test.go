@@ -1,0 +1,226 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cgroupfs
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseCPUMax(t *testing.T) {
+	q, p, err := parseCPUMax([]byte("50000 100000\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Limit{V: 50000, OK: true}, q)
+	assert.Equal(t, Some(100000), p)
+	q, p, err = parseCPUMax([]byte("max 100000\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Limit{OK: true, Unlimited: true}, q)
+	assert.Equal(t, Some(100000), p)
+	for _, bad := range []string{"", "\n", "1 2 3", "-1 100000", "max max", "1.5 100"} {
+		_, _, err := parseCPUMax([]byte(bad))
+		require.ErrorIs(t, err, errMalformed, "%q", bad)
+	}
+	b := CPUBandwidth{Quota: Limit{V: 150000, OK: true}, Period: Some(100000)}
+	c, ok := b.CPULimitCores()
+	assert.True(t, ok)
+	assert.Equal(t, 1.5, c)
+	for _, nb := range []CPUBandwidth{
+		{Quota: Limit{OK: true, Unlimited: true}, Period: Some(100000)},
+		{Quota: Limit{V: 1, OK: true}},
+		{Quota: Limit{V: 1, OK: true}, Period: Some(0)},
+		{},
+	} {
+		_, ok := nb.CPULimitCores()
+		assert.False(t, ok, "%+v", nb)
+	}
+}
+
+func TestParseIDList(t *testing.T) {
+	got, err := parseIDList([]byte("12\n7\n\n2147483647\n"), []int{1})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 12, 7, 2147483647}, got)
+	got, err = parseIDList(nil, nil)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	for _, bad := range []string{"x\n", "1 2\n", "-3\n", "2147483648\n"} {
+		_, err := parseIDList([]byte(bad), nil)
+		require.ErrorIs(t, err, errMalformed, "%q", bad)
+	}
+}
+
+func TestParsePressure(t *testing.T) {
+	p, err := parsePressure([]byte("some avg10=1.25 avg60=2.50 avg300=3.75 total=123456\nfull avg10=0.10 avg60=0.20 avg300=0.30 total=789\n"))
+	require.NoError(t, err)
+	assert.Equal(t, PSI{OK: true,
+		Some: PSILine{OK: true, Avg10: 1.25, Avg60: 2.5, Avg300: 3.75, Total: 123456},
+		Full: PSILine{OK: true, Avg10: 0.1, Avg60: 0.2, Avg300: 0.3, Total: 789}}, p)
+	// Kernels before 5.13 print no full line for cpu: full is absent, not zero.
+	p, err = parsePressure([]byte("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"))
+	require.NoError(t, err)
+	assert.True(t, p.Some.OK)
+	assert.False(t, p.Full.OK)
+	for _, bad := range []string{
+		"", "\n", "most avg10=0 avg60=0 avg300=0 total=0", "some avg10=0 avg60=0 total=0",
+		"some avg10=x avg60=0 avg300=0 total=0", "some avg10=0 avg60=0 avg300=0 total=-1",
+		"some avg10=101 avg60=0 avg300=0 total=0", "some avg10=NaN avg60=0 avg300=0 total=0",
+		"some avg10=0 avg10=0 avg60=0 avg300=0 total=0", "some avg10 avg60=0 avg300=0 total=0",
+	} {
+		_, err := parsePressure([]byte(bad))
+		require.ErrorIs(t, err, errMalformed, "%q", bad)
+	}
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+}
+
+// Threads on v2 reads cgroup.threads of the cgroup and its sub-cgroups; a
+// cgroup without a thread list has no data (ok false); a missing cgroup is
+// ErrVanished.
+func TestThreadsV2Recursive(t *testing.T) {
+	root := t.TempDir()
+	base := filepath.Join(root, "sys/fs/cgroup")
+	write(t, filepath.Join(base, "cgroup.controllers"), "cpu\n")
+	write(t, filepath.Join(base, "ctr/cgroup.threads"), "10\n11\n")
+	write(t, filepath.Join(base, "ctr/sub/cgroup.threads"), "12\n")
+	write(t, filepath.Join(base, "ctr/sub/deeper/cgroup.threads"), "13\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "nolist"), 0o755))
+	l, err := Detect(root)
+	require.NoError(t, err)
+	r := NewReader(l)
+	tids, ok, err := r.Threads("/ctr", nil)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.ElementsMatch(t, []int{10, 11, 12, 13}, tids)
+	_, ok, err = r.Threads("/nolist", nil)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, _, err = r.Threads("/gone", nil)
+	require.ErrorIs(t, err, ErrVanished)
+	write(t, filepath.Join(base, "ctr/sub/cgroup.threads"), "12\nbad\n")
+	_, _, err = r.Threads("/ctr", nil)
+	require.ErrorIs(t, err, errMalformed)
+	assert.Contains(t, err.Error(), filepath.Join("ctr", "sub", "cgroup.threads"))
+}
+
+// Pressure: missing files and EOPNOTSUPP-less absence give PSI{} (no data);
+// the node falls back to /proc/pressure.
+func TestPressureAbsentAndNodeFallback(t *testing.T) {
+	root := t.TempDir()
+	base := filepath.Join(root, "sys/fs/cgroup")
+	write(t, filepath.Join(base, "cpu,cpuacct/cgroup.procs"), "")
+	write(t, filepath.Join(base, "cpu,cpuacct/cpuacct.usage"), "1\n")
+	l, err := Detect(root)
+	require.NoError(t, err)
+	r := NewReader(l)
+	p, err := r.Pressure("/kubepods", PSICPU)
+	require.NoError(t, err)
+	assert.False(t, p.OK, "pure v1 has no cgroup PSI")
+	p, err = r.NodePressure(PSICPU)
+	require.NoError(t, err)
+	assert.False(t, p.OK, "no /proc/pressure either")
+	write(t, filepath.Join(root, "proc/pressure/cpu"), "some avg10=1.00 avg60=2.00 avg300=3.00 total=4\n")
+	p, err = r.NodePressure(PSICPU)
+	require.NoError(t, err)
+	assert.True(t, p.OK)
+	assert.Equal(t, uint64(4), p.Some.Total)
+	p, err = r.NodePressure(PSIIO)
+	require.NoError(t, err)
+	assert.False(t, p.OK)
+}
+
+// FuzzParseCPUMax: no panic; a parsed value prints back to the same value.
+func FuzzParseCPUMax(f *testing.F) {
+	for _, s := range []string{"max 100000", "50000 100000", "1", "", "max"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, p, err := parseCPUMax(data)
+		if err != nil {
+			return
+		}
+		s := "max"
+		if !q.Unlimited {
+			s = fmt.Sprint(q.V)
+		}
+		if p.OK {
+			s += fmt.Sprintf(" %d", p.V)
+		}
+		q2, p2, err := parseCPUMax([]byte(s + "\n"))
+		require.NoError(t, err)
+		require.Equal(t, q, q2)
+		require.Equal(t, p, p2)
+	})
+}
+
+// FuzzParseIDList: no panic; the IDs printed one per line parse back equal.
+func FuzzParseIDList(f *testing.F) {
+	f.Add([]byte("1\n22\n333\n"))
+	f.Add([]byte("\n\n4"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ids, err := parseIDList(data, nil)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for _, id := range ids {
+			fmt.Fprintf(&b, "%d\n", id)
+		}
+		back, err := parseIDList([]byte(b.String()), nil)
+		require.NoError(t, err)
+		require.Equal(t, len(ids), len(back))
+		for i := range ids {
+			require.Equal(t, ids[i], back[i])
+		}
+	})
+}
+
+// FuzzParsePressure: no panic; every parsed value is in range, and printing
+// the parsed lines back gives the same PSI (averages within print rounding).
+func FuzzParsePressure(f *testing.F) {
+	f.Add([]byte("some avg10=1.25 avg60=2.50 avg300=3.75 total=123456\nfull avg10=0.10 avg60=0.20 avg300=0.30 total=789\n"))
+	f.Add([]byte("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := parsePressure(data)
+		if err != nil {
+			return
+		}
+		require.True(t, p.OK)
+		var b strings.Builder
+		for _, l := range []struct {
+			name string
+			l    PSILine
+		}{{"some", p.Some}, {"full", p.Full}} {
+			if !l.l.OK {
+				continue
+			}
+			for _, a := range []float64{l.l.Avg10, l.l.Avg60, l.l.Avg300} {
+				require.True(t, a >= 0 && a <= 100)
+			}
+			fmt.Fprintf(&b, "%s avg10=%g avg60=%g avg300=%g total=%d\n", l.name, l.l.Avg10, l.l.Avg60, l.l.Avg300, l.l.Total)
+		}
+		back, err := parsePressure([]byte(b.String()))
+		require.NoError(t, err)
+		require.Equal(t, p.Some.Total, back.Some.Total)
+		require.Equal(t, p.Full.Total, back.Full.Total)
+		require.True(t, math.Abs(p.Some.Avg10-back.Some.Avg10) < 1e-9)
+	})
+}
+
+func TestPSIUnsupported(t *testing.T) {
+	assert.True(t, psiUnsupported(fmt.Errorf("read x: %w", &os.PathError{Op: "read", Path: "/x/cpu.pressure", Err: syscall.EOPNOTSUPP})))
+	assert.True(t, psiUnsupported(syscall.ENOTSUP))
+	assert.False(t, psiUnsupported(syscall.EIO))
+	assert.False(t, psiUnsupported(nil))
+}

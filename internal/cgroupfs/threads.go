@@ -1,0 +1,106 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// threadsDirV1 is the v1 hierarchy whose tasks files list a cgroup's
+// threads: cpu first (the load average is about CPU), then cpuacct, pids.
+func (l *Layout) threadsDirV1(rel string) (dir, file string) {
+	for _, c := range []string{CtrlCPU, CtrlCPUAcct, CtrlPids} {
+		if d := l.Dir(c, rel); d != "" {
+			return d, "tasks"
+		}
+	}
+	return "", ""
+}
+
+// Threads appends to dst the thread IDs of cgroup rel and of all its
+// sub-cgroups (a container may create its own): cgroup.threads on v2, tasks
+// on v1 (of the cpu, else cpuacct, else pids hierarchy). A missing cgroup is
+// ErrVanished; a sub-cgroup that disappears during the walk is skipped.
+// dst is reused by the caller between scrapes. ok is false when the cgroup
+// has no thread list at all (no such hierarchy or file): no data, not zero
+// threads.
+func (r *Reader) Threads(rel string, dst []int) (tids []int, ok bool, err error) {
+	dir, file := r.l.Dir("", rel), "cgroup.threads"
+	if r.l.StatsV1() {
+		dir, file = r.l.threadsDirV1(rel)
+	}
+	if dir == "" {
+		return dst, false, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return dst, false, err
+		}
+		if _, derr := os.Stat(dir); errors.Is(derr, os.ErrNotExist) {
+			return dst, false, ErrVanished
+		}
+		return dst, false, nil
+	}
+	dst, err = r.threadsUnder(dir, file, dst, true)
+	return dst, err == nil, err
+}
+
+func (r *Reader) threadsUnder(dir, file string, dst []int, top bool) ([]int, error) {
+	data, ok, err := r.read(dir, file)
+	if err != nil {
+		if !top && errors.Is(err, ErrVanished) {
+			return dst, nil // a sub-cgroup removed while we walked
+		}
+		return dst, err
+	}
+	if ok {
+		if dst, err = parseIDList(data, dst); err != nil {
+			return dst, fmt.Errorf("%s: %w", filepath.Join(dir, file), err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if top {
+				return dst, ErrVanished
+			}
+			return dst, nil
+		}
+		return dst, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if dst, err = r.threadsUnder(filepath.Join(dir, e.Name()), file, dst, false); err != nil {
+				return dst, err
+			}
+		}
+	}
+	return dst, nil
+}
+
+// parseIDList parses a list of decimal IDs, one per line (tasks,
+// cgroup.threads, cgroup.procs), appending them to dst.
+func parseIDList(data []byte, dst []int) ([]int, error) {
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		v, err := parseUintBytes(line)
+		if err != nil || v > 1<<31-1 {
+			return dst, fmt.Errorf("%w id %q", errMalformed, line)
+		}
+		dst = append(dst, int(v))
+	}
+	return dst, nil
+}

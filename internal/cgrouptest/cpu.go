@@ -1,0 +1,81 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// SetCPUQuota sets a CFS quota of quotaUs µs per periodUs µs on the
+// container: cpu.max on v2, cpu.cfs_period_us and cpu.cfs_quota_us in the
+// cpu hierarchy on v1 and hybrid machines. Only tests write to cgroupfs.
+func (c *Container) SetCPUQuota(t testing.TB, quotaUs, periodUs int) {
+	t.Helper()
+	if V2() {
+		if _, err := os.Stat(filepath.Join(c.Dir(""), "cpu.max")); err != nil {
+			t.Skip("the cpu controller is not enabled for the test cgroup (cgroup.subtree_control of its parents)")
+		}
+		c.Write(t, "", "cpu.max", strconv.Itoa(quotaUs)+" "+strconv.Itoa(periodUs))
+		return
+	}
+	c.Write(t, "cpu", "cpu.cfs_period_us", strconv.Itoa(periodUs))
+	c.Write(t, "cpu", "cpu.cfs_quota_us", strconv.Itoa(quotaUs))
+}
+
+// Threads lists the container's thread IDs from the kernel's own file
+// (cgroup.threads on v2, tasks in the cpu hierarchy otherwise).
+func (c *Container) Threads(t testing.TB) []int {
+	t.Helper()
+	p := filepath.Join(c.Dir("cpu"), "tasks")
+	if V2() {
+		p = filepath.Join(c.Dir(""), "cgroup.threads")
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// RunningThreads counts the container's threads in state R, independently
+// of the receiver's reader (from /proc/<tid>/status).
+func (c *Container) RunningThreads(t testing.TB) int {
+	t.Helper()
+	n := 0
+	for _, tid := range c.Threads(t) {
+		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(tid), "status"))
+		if err != nil {
+			continue // exited
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "State:") && strings.Contains(line, "R (running)") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// HasPSI reports whether the container's cgroup has pressure files (in the
+// unified tree on hybrid machines).
+func HasPSI(c *Container) bool {
+	dir := c.Dir("unified")
+	if V2() {
+		dir = c.Dir("")
+	}
+	_, err := os.Stat(filepath.Join(dir, "cpu.pressure"))
+	return err == nil
+}

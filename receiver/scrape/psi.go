@@ -1,0 +1,121 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// psiResources are the pressure files read, with their attribute values.
+var psiResources = [...]struct {
+	name string
+	attr metadata.AttributePressureResource
+}{
+	{cgroupfs.PSICPU, metadata.AttributePressureResourceCPU},
+	{cgroupfs.PSIMemory, metadata.AttributePressureResourceMemory},
+	{cgroupfs.PSIIO, metadata.AttributePressureResourceIo},
+}
+
+// psiPoints is what a failed pressure read costs: 3 resources x some/full x
+// stall time and three averages.
+const psiPoints = len(psiResources) * 2 * 4
+
+type psiRecorder func(pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
+
+// psiRecorders are the PSI metrics of one entity kind.
+type psiRecorders struct {
+	stall, avg10, avg60, avg300 psiRecorder
+}
+
+func (s *Scraper) psiRecordersFor(k cgroupKind) psiRecorders {
+	mb := s.mb
+	switch k {
+	case kindNode:
+		return psiRecorders{mb.RecordK8sNodePressureStallTimeDataPoint, mb.RecordK8sNodePressureAvg10DataPoint,
+			mb.RecordK8sNodePressureAvg60DataPoint, mb.RecordK8sNodePressureAvg300DataPoint}
+	case kindPod:
+		return psiRecorders{mb.RecordK8sPodPressureStallTimeDataPoint, mb.RecordK8sPodPressureAvg10DataPoint,
+			mb.RecordK8sPodPressureAvg60DataPoint, mb.RecordK8sPodPressureAvg300DataPoint}
+	default:
+		return psiRecorders{mb.RecordContainerPressureStallTimeDataPoint, mb.RecordContainerPressureAvg10DataPoint,
+			mb.RecordContainerPressureAvg60DataPoint, mb.RecordContainerPressureAvg300DataPoint}
+	}
+}
+
+// wantPSI reports whether any PSI metric of kind is enabled.
+func (s *Scraper) wantPSI(k cgroupKind) bool {
+	m := &s.opts.MetricsBuilderConfig.Metrics
+	switch k {
+	case kindNode:
+		return m.K8sNodePressureStallTime.Enabled || m.K8sNodePressureAvg10.Enabled || m.K8sNodePressureAvg60.Enabled || m.K8sNodePressureAvg300.Enabled
+	case kindPod:
+		return m.K8sPodPressureStallTime.Enabled || m.K8sPodPressureAvg10.Enabled || m.K8sPodPressureAvg60.Enabled || m.K8sPodPressureAvg300.Enabled
+	default:
+		return m.ContainerPressureStallTime.Enabled || m.ContainerPressureAvg10.Enabled || m.ContainerPressureAvg60.Enabled || m.ContainerPressureAvg300.Enabled
+	}
+}
+
+// readPSI reads the entity's cpu, memory and io pressure: the cgroup's
+// files in the unified tree (on hybrid nodes too), for the node the root
+// cgroup's or /proc/pressure. The first error wins; a missing or
+// unsupported file is no data, logged once per receiver.
+func (s *Scraper) readPSI(e entity, x *cpuExtra) {
+	for i, r := range psiResources {
+		var p cgroupfs.PSI
+		var err error
+		if e.kind == kindNode {
+			p, err = s.reader.NodePressure(r.name)
+		} else {
+			p, err = s.reader.Pressure(e.rel, r.name)
+		}
+		if err != nil {
+			if x.psiErr == nil {
+				x.psiErr = fmt.Errorf("%s pressure: %w", r.name, err)
+			}
+			continue
+		}
+		x.psi[i] = p
+		if !p.OK && !s.cpuExt.psiUnavailable {
+			s.cpuExt.psiUnavailable = true
+			s.logger.Info("Pressure stall information (PSI) is unavailable for some cgroups: no pressure points for them. "+
+				"PSI needs a unified (v2) cgroup tree and a kernel with CONFIG_PSI and without psi=0; this is logged once",
+				zap.String("first", e.name), zap.String("resource", r.name), zap.Stringer("mode", s.layout.Mode))
+		}
+	}
+}
+
+// recordPSI records stall time in seconds (the kernel's total is in µs) and
+// the averages as ratios 0-1 (the kernel prints percentages), for each line
+// the file has. A pressure read error costs the entity's PSI points only.
+func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+	if x.psiErr != nil {
+		errs.AddPartial(psiPoints, fmt.Errorf("%s: %w", e.name, x.psiErr))
+	}
+	rec := s.psiRecordersFor(e.kind)
+	for i, r := range psiResources {
+		p := x.psi[i]
+		if !p.OK {
+			continue
+		}
+		for _, l := range [...]struct {
+			line cgroupfs.PSILine
+			attr metadata.AttributePressureStallType
+		}{{p.Some, metadata.AttributePressureStallTypeSome}, {p.Full, metadata.AttributePressureStallTypeFull}} {
+			if !l.line.OK {
+				continue
+			}
+			rec.stall(ts, float64(l.line.Total)/1e6, r.attr, l.attr)
+			rec.avg10(ts, l.line.Avg10/100, r.attr, l.attr)
+			rec.avg60(ts, l.line.Avg60/100, r.attr, l.attr)
+			rec.avg300(ts, l.line.Avg300/100, r.attr, l.attr)
+		}
+	}
+}

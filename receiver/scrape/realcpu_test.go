@@ -1,0 +1,190 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// attrPoints collects the values of one resource's metrics keyed by metric
+// name and every data point attribute value: "container.tasks/running",
+// "container.pressure.stall_time/cpu/some".
+func attrPoints(m pmetric.Metrics, attr, val string) map[string]float64 {
+	out := map[string]float64{}
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		rm := m.ResourceMetrics().At(i)
+		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
+			continue
+		}
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			mt := ms.At(j)
+			var dps pmetric.NumberDataPointSlice
+			if mt.Type() == pmetric.MetricTypeSum {
+				dps = mt.Sum().DataPoints()
+			} else {
+				dps = mt.Gauge().DataPoints()
+			}
+			for k := 0; k < dps.Len(); k++ {
+				dp := dps.At(k)
+				key := mt.Name()
+				for _, a := range []string{"task.state", "pressure.resource", "pressure.stall_type", "cpu.mode"} {
+					if v, ok := dp.Attributes().Get(a); ok {
+						key += "/" + v.Str()
+					}
+				}
+				v := dp.DoubleValue()
+				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+					v = float64(dp.IntValue())
+				}
+				out[key] = v
+			}
+		}
+	}
+	return out
+}
+
+// realScraper scrapes the real machine ("/") on clk.
+func realScraper(t *testing.T, mbc metadata.MetricsBuilderConfig, clk *fakeClock) *Scraper {
+	t.Helper()
+	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: mbc, Now: clk.Now})
+	require.NoError(t, s.Start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+func scrapeContainer(t *testing.T, s *Scraper, id string) map[string]float64 {
+	t.Helper()
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	p := attrPoints(m, "container.id", id)
+	require.NotEmpty(t, p, "the real container was not scraped")
+	return p
+}
+
+// TestRealTaskStatesAndLoad: in a real kubepods-shaped cgroup, a sleeping
+// child shows 0 running threads; then a child with exactly K busy threads
+// shows K running, and the load average, fed by real scrapes on a clock
+// that advances 10 s per scrape, climbs from 0 towards K as
+// K*(1-e^-n) and ends within 5% of K.
+func TestRealTaskStatesAndLoad(t *testing.T) {
+	const k = 3
+	c := cgrouptest.NewContainer(t, "burstable")
+	sleeper := c.Start(t, cgrouptest.ModeSleep)
+	require.Eventually(t, func() bool { return len(c.Threads(t)) > 0 && c.RunningThreads(t) == 0 },
+		5*time.Second, 20*time.Millisecond, "the sleeping child never settled")
+
+	clk := &fakeClock{now: time.Now()}
+	s := realScraper(t, defaultMBC(), clk)
+	p := scrapeContainer(t, s, c.ID)
+	assert.Equal(t, 0.0, p["container.tasks/running"], "a sleeping child shows 0 running threads")
+	assert.GreaterOrEqual(t, p["container.tasks/sleeping"], 1.0)
+	assert.Equal(t, 0.0, p["container.cpu.load_average.10s"], "the first sample initialises the load")
+	assert.Equal(t, 0.0, p["container.tasks/uninterruptible"]+p["container.tasks/stopped"]+p["container.tasks/zombie"])
+	sleeper.Kill()
+
+	c.Start(t, cgrouptest.ModeSpin, fmt.Sprintf("threads=%d", k))
+	require.Eventually(t, func() bool {
+		return len(c.Threads(t)) == k+1 && c.RunningThreads(t) == k
+	}, 5*time.Second, 20*time.Millisecond, "the busy child never had %d running threads", k)
+
+	// Load average: one scrape per simulated 10 s.
+	prev := 0.0
+	var loads []float64
+	for n := 1; n <= 6; n++ {
+		clk.now = clk.now.Add(10 * time.Second)
+		p = scrapeContainer(t, s, c.ID)
+		load := p["container.cpu.load_average.10s"]
+		loads = append(loads, load)
+		assert.Equal(t, float64(k), p["container.tasks/running"], "scrape %d: exactly %d running threads", n, k)
+		assert.Greater(t, load, prev, "the load climbs")
+		// With exactly K running at every scrape, load_n = K(1-e^-n).
+		assert.InDelta(t, k*(1-math.Exp(-float64(n))), load, 0.05, "scrape %d", n)
+		prev = load
+	}
+	assert.InDelta(t, k, loads[len(loads)-1], 0.05*k, "load approaches K: %v", loads)
+	t.Logf("K=%d load average over 6 scrapes 10 s apart: %.3f", k, loads)
+	pod := attrPoints(mustScrape(t, s), "k8s.pod.uid", c.PodUID)
+	assert.Equal(t, float64(k), pod["k8s.pod.tasks/running"], "the pod sums its (one) container")
+	assert.Greater(t, pod["k8s.pod.cpu.load_average.10s"], 0.95*k)
+}
+
+func mustScrape(t *testing.T, s *Scraper) pmetric.Metrics {
+	t.Helper()
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	return m
+}
+
+// TestRealThrottling: a busy child under a 10 ms / 100 ms CFS quota is
+// throttled: periods, throttled periods and throttled time all grow between
+// two scrapes, and the limit reads 0.1 cores.
+func TestRealThrottling(t *testing.T) {
+	c := cgrouptest.NewContainer(t, "burstable")
+	c.SetCPUQuota(t, 10000, 100000)
+	c.Start(t, cgrouptest.ModeBurn, "threads=1")
+	clk := &fakeClock{now: time.Now()}
+	s := realScraper(t, defaultMBC(), clk)
+
+	time.Sleep(300 * time.Millisecond)
+	p1 := scrapeContainer(t, s, c.ID)
+	time.Sleep(600 * time.Millisecond)
+	clk.now = clk.now.Add(600 * time.Millisecond)
+	p2 := scrapeContainer(t, s, c.ID)
+
+	assert.Equal(t, 0.1, p1["container.cpu.limit"])
+	for _, m := range []string{"container.cpu.throttling.periods", "container.cpu.throttling.throttled_periods", "container.cpu.throttling.throttled_time"} {
+		require.Contains(t, p2, m)
+		assert.Greater(t, p2[m], p1[m], "%s grows under a quota", m)
+	}
+	// ~6 periods of 100 ms in 0.6 s, nearly all throttled, each for up to 90 ms.
+	dp := p2["container.cpu.throttling.periods"] - p1["container.cpu.throttling.periods"]
+	dt := p2["container.cpu.throttling.throttled_time"] - p1["container.cpu.throttling.throttled_time"]
+	assert.GreaterOrEqual(t, dp, 3.0)
+	assert.Greater(t, dt, 0.1, "throttled time is in seconds")
+	// v1 sums throttled time over the per-CPU run queues, so it can exceed
+	// wall time, but never by more than the CPU count: a µs or ns value would.
+	assert.Less(t, dt, 0.7*float64(runtime.NumCPU()), "throttled time is in seconds, not µs or ns")
+	t.Logf("in 0.6 s: %.0f periods, %.0f throttled, %.3f s throttled", dp,
+		p2["container.cpu.throttling.throttled_periods"]-p1["container.cpu.throttling.throttled_periods"], dt)
+}
+
+// TestRealPSI: pressure points appear for a real cgroup (on a hybrid machine
+// from its mirror under the unified tree) and for the node, and stall time
+// does not go backwards.
+func TestRealPSI(t *testing.T) {
+	c := cgrouptest.NewContainer(t, "burstable")
+	if !cgrouptest.HasPSI(c) {
+		t.Skip("no pressure files for the test cgroup on this machine")
+	}
+	c.Start(t, cgrouptest.ModeBurn, "threads=3")
+	clk := &fakeClock{now: time.Now()}
+	s := realScraper(t, defaultMBC(), clk)
+	time.Sleep(300 * time.Millisecond)
+	m1 := mustScrape(t, s)
+	time.Sleep(300 * time.Millisecond)
+	m2 := mustScrape(t, s)
+	p1, p2 := attrPoints(m1, "container.id", c.ID), attrPoints(m2, "container.id", c.ID)
+	for _, r := range []string{"cpu", "memory", "io"} {
+		key := "container.pressure.stall_time/" + r + "/some"
+		require.Contains(t, p2, key)
+		assert.GreaterOrEqual(t, p2[key], p1[key], key)
+	}
+	assert.Greater(t, p2["container.pressure.stall_time/cpu/some"], 0.0, "3 busy threads on this machine wait for CPU")
+	t.Logf("container cpu some stall: %.6f s -> %.6f s", p1["container.pressure.stall_time/cpu/some"], p2["container.pressure.stall_time/cpu/some"])
+	// Only the node resource has k8s.node.* metrics.
+	assert.Contains(t, attrPoints(m2, "k8s.node.name", "real"), "k8s.node.pressure.stall_time/cpu/some")
+}

@@ -1,0 +1,124 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/procfs"
+)
+
+// tasksPoints is what a failed thread-state read costs: one point per
+// state and the load average.
+const tasksPoints = procfs.NumTaskStates + 1
+
+// taskStateAttr maps procfs states to the task.state attribute.
+var taskStateAttr = [procfs.NumTaskStates]metadata.AttributeTaskState{
+	procfs.StateRunning:         metadata.AttributeTaskStateRunning,
+	procfs.StateSleeping:        metadata.AttributeTaskStateSleeping,
+	procfs.StateUninterruptible: metadata.AttributeTaskStateUninterruptible,
+	procfs.StateStopped:         metadata.AttributeTaskStateStopped,
+	procfs.StateIdle:            metadata.AttributeTaskStateIdle,
+	procfs.StateZombie:          metadata.AttributeTaskStateZombie,
+}
+
+// podTasks sums a pod's containers in the current scrape. A pod with a
+// container whose threads could not be read has no sum: no data rather
+// than a wrong one.
+type podTasks struct {
+	load       float64
+	tasks      procfs.TaskCounts
+	incomplete bool
+}
+
+func (x *cpuExtraState) pod(uid string) *podTasks {
+	p := x.pods[uid]
+	if p == nil {
+		p = &podTasks{}
+		x.pods[uid] = p
+	}
+	return p
+}
+
+func (x *cpuExtraState) resetPods() { clear(x.pods) }
+
+// wantTasks reports whether any metric needs the containers' thread states:
+// the pod metrics are sums over containers, so they need them too.
+func (s *Scraper) wantTasks() bool {
+	m := &s.opts.MetricsBuilderConfig.Metrics
+	return m.ContainerTasks.Enabled || m.ContainerCPULoadAverage10s.Enabled ||
+		m.K8sPodTasks.Enabled || m.K8sPodCPULoadAverage10s.Enabled
+}
+
+// readTasks lists the container's threads (its sub-cgroups included) and
+// counts them by the state in /proc/<tid>/stat. One file per thread: the
+// reader and the ID buffer are reused.
+func (s *Scraper) readTasks(e entity, x *cpuExtra) {
+	tids, ok, err := s.reader.Threads(e.rel, s.cpuExt.tids[:0])
+	s.cpuExt.tids = tids
+	if err != nil || !ok {
+		x.tasksErr = err
+		return
+	}
+	if !s.cpuExt.foreignPIDNS && slices.Contains(tids, 0) {
+		// cgroup.threads shows 0 for a thread outside the reader's PID
+		// namespace: its state cannot be read (it is not counted).
+		s.cpuExt.foreignPIDNS = true
+		s.logger.Warn("Thread lists show threads outside the collector's PID namespace: they are not counted in container.tasks "+
+			"and the load average. Run the collector in the host PID namespace (hostPID: true); this is logged once",
+			zap.String("first", e.name))
+	}
+	if err := s.cpuExt.states.Count(tids, &x.tasks); err != nil {
+		x.tasksErr = err
+		return
+	}
+	x.tasksOK = true
+}
+
+// recordTasks records a container's thread counts by state and its load
+// average, updated with the running count over the real time since the
+// previous scrape, and adds both to its pod's sums; a pod records the sums.
+func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+	switch e.kind {
+	case kindContainer:
+		if x.tasksErr != nil {
+			errs.AddPartial(tasksPoints, fmt.Errorf("%s: threads: %w", e.name, x.tasksErr))
+			if e.pod != "" {
+				s.cpuExt.pod(e.pod).incomplete = true
+			}
+			return
+		}
+		if !x.tasksOK {
+			return
+		}
+		for st, n := range x.tasks {
+			s.mb.RecordContainerTasksDataPoint(ts, n, taskStateAttr[st])
+		}
+		load := e.st.load.Update(float64(x.tasks[procfs.StateRunning]), now)
+		s.mb.RecordContainerCPULoadAverage10sDataPoint(ts, load)
+		if e.pod != "" {
+			p := s.cpuExt.pod(e.pod)
+			p.load += load
+			for st, n := range x.tasks {
+				p.tasks[st] += n
+			}
+		}
+	case kindPod:
+		p := s.cpuExt.pods[e.pod]
+		if p == nil || p.incomplete {
+			return // no container of the pod had a thread list, or one failed
+		}
+		for st, n := range p.tasks {
+			s.mb.RecordK8sPodTasksDataPoint(ts, n, taskStateAttr[st])
+		}
+		s.mb.RecordK8sPodCPULoadAverage10sDataPoint(ts, p.load)
+	}
+}

@@ -3,6 +3,7 @@ module github.com/containerstats/containerstatsreceiver
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.3-0
 	github.com/google/go-cmp v0.7.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden v0.159.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest v0.159.0

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -110,4 +111,13 @@ func fromResponse(resp *v1.ListPodResourcesResponse) []Allocation {
 		return a.Container < b.Container
 	})
 	return out
+}
+
+// DeviceUUID strips the "::<n>" replica suffix NVIDIA's device plugin adds
+// to device IDs under time-slicing, leaving the GPU or MIG UUID.
+func DeviceUUID(id string) string {
+	if i := strings.Index(id, "::"); i >= 0 {
+		return id[:i]
+	}
+	return id
 }

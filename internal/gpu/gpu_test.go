@@ -285,4 +285,6 @@ func TestContainerOfErrors(t *testing.T) {
 
 type badProcs struct{}
 
-func (badProcs) Cgroup(int) ([]procfs.CgroupLine, error) { return nil, errors.New("/proc/98/cgroup: garbage") }
+func (badProcs) Cgroup(int) ([]procfs.CgroupLine, error) {
+	return nil, errors.New("/proc/98/cgroup: garbage")
+}

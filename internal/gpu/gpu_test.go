@@ -149,7 +149,8 @@ func TestCollectDevicesAndMIG(t *testing.T) {
 }
 
 func TestCollectProcessAttribution(t *testing.T) {
-	c := open(t, sharedNode(), Options{Procs: fixtureProc})
+	node := sharedNode()
+	c := open(t, node, Options{Procs: fixtureProc})
 	s, errs := c.Collect(context.Background())
 	require.Empty(t, errs, "an exited process (4107) and a host process (4106) are not errors")
 
@@ -178,13 +179,31 @@ func TestCollectProcessAttribution(t *testing.T) {
 	assert.Equal(t, some[uint64](2048*gputest.MiB), d4[0].MemoryUsed)
 	assert.False(t, d4[0].DutyCycle.OK, "no per-process utilization and no exclusive allocation: no point")
 
-	// The second scrape sees only samples newer than the first's.
+	// The second scrape asks only for samples newer than the first's.
+	var asked []uint64
+	inner := node.GPUs[0].GetProcessUtilizationFunc
+	node.GPUs[0].GetProcessUtilizationFunc = func(last uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+		asked = append(asked, last)
+		return inner(last)
+	}
 	s2, errs := c.Collect(context.Background())
 	require.Empty(t, errs)
 	a1 = s2.Container(idA1, nil)
 	require.Len(t, a1, 1)
-	assert.Equal(t, some(0.0), a1[0].DutyCycle, "no new samples: the processes were idle")
-	assert.Equal(t, some[uint64](576*gputest.MiB), a1[0].MemoryUsed)
+	assert.InDelta(t, 0.22, a1[0].DutyCycle.V, 1e-12)
+	assert.Equal(t, []uint64{1_006_000}, asked, "lastSeen is the newest sample of the previous scrape")
+	s3, errs := c.Collect(context.Background())
+	require.Empty(t, errs)
+	assert.Equal(t, []uint64{1_006_000, 2_006_000}, asked)
+	require.Len(t, s3.Container(idA1, nil), 1)
+
+	// A period without samples (NVML: NOT_FOUND) means idle: 0, not absent.
+	node.GPUs[0].GetProcessUtilizationFunc = func(uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	s4, errs := c.Collect(context.Background())
+	require.Empty(t, errs)
+	assert.Equal(t, some(0.0), s4.Container(idB2, nil)[0].DutyCycle)
 }
 
 type fakeAlloc struct {

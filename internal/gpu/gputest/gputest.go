@@ -100,9 +100,10 @@ func build(n int, name string, total uint64, arch nvml.DeviceArchitecture) *Node
 	return nd
 }
 
-// setProcs makes a device list procs as compute processes and report their
-// SM samples (timestamps 1000, 2000, ... µs) when util, else
-// ERROR_NOT_SUPPORTED for process utilization.
+// setProcs makes a device list procs as compute processes and, when util,
+// report their SM samples: each call is a new sample period, with
+// timestamps call*1e6 + 1000*k µs, filtered by the lastSeen argument as NVML
+// does. Without util, process utilization is ERROR_NOT_SUPPORTED.
 func setProcs(d *mock.Device, procs []Proc, util bool) {
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		out := make([]nvml.ProcessInfo, 0, len(procs))
@@ -112,12 +113,14 @@ func setProcs(d *mock.Device, procs []Proc, util bool) {
 		return out, nvml.SUCCESS
 	}
 	d.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
+	calls := uint64(0)
 	d.GetProcessUtilizationFunc = func(last uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
 		if !util {
 			return nil, nvml.ERROR_NOT_SUPPORTED
 		}
+		calls++
 		var out []nvml.ProcessUtilizationSample
-		ts := uint64(0)
+		ts := calls * 1_000_000
 		for _, p := range procs {
 			for _, sm := range p.SM {
 				ts += 1000

@@ -327,7 +327,7 @@ func TestScrapeGPUAbsentRealNVML(t *testing.T) {
 	set.Logger = zap.New(core)
 	s := New(set, Options{
 		RootPath: copyFixture(t, "v2-systemd"), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(),
-		Now:      (&fakeClock{now: t0}).Now,
+		Now: (&fakeClock{now: t0}).Now,
 		GPU: GPUOptions{Enabled: true, ProcessAttribution: true, PodResourcesEndpoint: podResourcesSocket,
 			NVML: nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))},
 	})

@@ -67,6 +67,9 @@ func (c *Client) List(ctx context.Context) ([]Allocation, error) {
 	return fromResponse(resp), nil
 }
 
+// Endpoint is the socket path the client was made for.
+func (c *Client) Endpoint() string { return c.endpoint }
+
 // Close releases the connection; safe on nil and twice.
 func (c *Client) Close() error {
 	if c == nil || c.conn == nil {

@@ -90,10 +90,6 @@ func (s *Scraper) startGPU() {
 		} else {
 			podres = c
 			gopts.PodResources = c
-			if o.Names == nil {
-				s.logger.Info("pod-resources allocations need container names (namespace/pod/container) to be joined to containers; none are available yet, so only process attribution is used",
-					zap.String("endpoint", sock))
-			}
 		}
 	}
 	coll := gpu.New(gopts)
@@ -106,6 +102,10 @@ func (s *Scraper) startGPU() {
 			s.logger.Warn("Cannot initialise NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
 		}
 		return
+	}
+	if podres != nil && o.Names == nil {
+		s.logger.Info("pod-resources allocations need container names (namespace/pod/container) to be joined to containers; none are available yet, so only process attribution is used",
+			zap.String("endpoint", podres.Endpoint()))
 	}
 	s.gpu = &gpuState{coll: coll, podres: podres, names: o.Names, devices: map[string]*gpuSeries{}}
 	s.logger.Info("NVIDIA GPU metrics on", zap.Int("gpus", n),

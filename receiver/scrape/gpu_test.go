@@ -346,6 +346,7 @@ func TestScrapeGPUAbsentRealNVML(t *testing.T) {
 	}
 	require.NoError(t, s.Shutdown(context.Background()))
 	require.NoError(t, s.Shutdown(context.Background()))
+	assert.Empty(t, logs.FilterMessageSnippet("pod-resources").All(), "nothing else GPU-related is logged")
 	got := logs.FilterMessageSnippet("NVIDIA GPU").All()
 	require.Len(t, got, 1, "one log line for the absence")
 	assert.Equal(t, zapcore.InfoLevel, got[0].Level)

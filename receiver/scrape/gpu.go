@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
@@ -30,7 +29,7 @@ type GPUOptions struct {
 	// PodResourcesEndpoint, when not empty, is the kubelet pod-resources
 	// socket as seen on the host; RootPath is prefixed to it.
 	PodResourcesEndpoint string
-	// NVML is the library; nil means the real one (nvml.New()). Tests
+	// NVML is the library; nil means the real one (gpu.DefaultLibrary). Tests
 	// inject go-nvml's mocks.
 	NVML gpu.Library
 	// Names resolves a container ID to its Kubernetes names, to join
@@ -75,7 +74,7 @@ func (s *Scraper) startGPU() {
 	}
 	lib := o.NVML
 	if lib == nil {
-		lib = nvml.New()
+		lib = gpu.DefaultLibrary()
 	}
 	gopts := gpu.Options{Library: lib}
 	if o.ProcessAttribution {

@@ -66,6 +66,13 @@ func (c *Collector) Collect(ctx context.Context) (*Snapshot, []error) {
 			c.readProcs(mh, md, s, pids, &errs)
 		}
 	}
+	// Forget devices that are gone (MIG instances are re-created with new
+	// UUIDs), so the state stays bounded.
+	for u := range c.lastSeen {
+		if s.byUUID[u] == nil {
+			delete(c.lastSeen, u)
+		}
+	}
 	if c.opts.PodResources != nil {
 		if err := s.addAllocations(ctx, c.opts.PodResources); err != nil {
 			errs = append(errs, err)

@@ -206,6 +206,14 @@ func TestCollectProcessAttribution(t *testing.T) {
 	s4, errs := c.Collect(context.Background())
 	require.Empty(t, errs)
 	assert.Equal(t, some(0.0), s4.Container(idB2, nil)[0].DutyCycle)
+	assert.Contains(t, c.lastSeen, gputest.UUID(0))
+
+	// A device that disappears is forgotten.
+	node.Server.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
+	s5, errs := c.Collect(context.Background())
+	require.Empty(t, errs)
+	assert.Empty(t, s5.Devices)
+	assert.Empty(t, c.lastSeen)
 }
 
 type fakeAlloc struct {

@@ -191,7 +191,7 @@ type metricContainerAcceleratorDutyCycle struct {
 // init fills container.accelerator.duty_cycle metric with initial data.
 func (m *metricContainerAcceleratorDutyCycle) init() {
 	m.data.SetName("container.accelerator.duty_cycle")
-	m.data.SetDescription("Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1. Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).")
+	m.data.SetDescription("Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1; 0 when NVML has no sample in the period (NVML_ERROR_NOT_FOUND: the processes were idle). Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -716,7 +716,7 @@ type metricHwEnergy struct {
 // init fills hw.energy metric with initial data.
 func (m *metricHwEnergy) init() {
 	m.data.SetName("hw.energy")
-	m.data.SetDescription("Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). Resets to 0 when the driver reloads; the start time is then reset to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).")
+	m.data.SetDescription("Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).")
 	m.data.SetUnit("J")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

@@ -224,7 +224,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.accelerator.duty_cycle"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1. Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).", mi.Description())
+						assert.Equal(t, "Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1; 0 when NVML has no sample in the period (NVML_ERROR_NOT_FOUND: the processes were idle). Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -245,7 +245,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.accelerator.duty_cycle"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1. Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).", mi.Description())
+						assert.Equal(t, "Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1; 0 when NVML has no sample in the period (NVML_ERROR_NOT_FOUND: the processes were idle). Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -453,7 +453,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.energy"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). Resets to 0 when the driver reloads; the start time is then reset to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
+					assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
 					assert.Equal(t, "J", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

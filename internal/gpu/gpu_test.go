@@ -106,7 +106,7 @@ func sharedNode() *gputest.Node {
 			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}}},
 		gputest.MIG{Profile: "3g.20gb", MemTotal: 19968 * gputest.MiB, MemUsed: 13 * gputest.MiB},
 	)
-	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 2048 * gputest.MiB})
+	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB})
 	return node
 }
 
@@ -178,7 +178,7 @@ func TestCollectProcessAttribution(t *testing.T) {
 
 	d4 := s.Container(idD4, nil)
 	require.Len(t, d4, 1, "hybrid /proc/<pid>/cgroup: the v1 lines name the container")
-	assert.Equal(t, some[uint64](2048*gputest.MiB), d4[0].MemoryUsed)
+	assert.Equal(t, some[uint64](600*gputest.MiB), d4[0].MemoryUsed)
 	assert.False(t, d4[0].DutyCycle.OK, "no per-process utilization and no exclusive allocation: no point")
 
 	// The second scrape asks only for samples newer than the first's.

@@ -132,7 +132,7 @@ func a100Node() *gputest.Node {
 			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}}},
 		gputest.MIG{Profile: "3g.20gb", MemTotal: 19968 * gputest.MiB, MemUsed: 13 * gputest.MiB},
 	)
-	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 2048 * gputest.MiB})
+	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB})
 	return node
 }
 
@@ -173,7 +173,7 @@ func TestScrapeGPUGolden(t *testing.T) {
 		{name: "gpu-a100-podresources-only", node: a100Node, podres: true},
 		{name: "gpu-h100", node: func() *gputest.Node {
 			n := gputest.H100(2)
-			n.SetProcs(1, true, gputest.Proc{PID: 4104, Mem: 7777 * gputest.MiB, SM: []uint32{63}})
+			n.SetProcs(1, true, gputest.Proc{PID: 4104, Mem: 777 * gputest.MiB, SM: []uint32{63}})
 			return n
 		}, procs: true},
 	} {

@@ -355,11 +355,51 @@ func TestScrapeGPUAbsentRealNVML(t *testing.T) {
 	assert.Contains(t, got[0].ContextMap()["error"], "libnvidia-ml.so.1 not found")
 }
 
-func TestScrapeGPUOffByDefault(t *testing.T) {
+// TestScrapeGPUDisabled: gpu.enabled false never initialises NVML, even
+// when a working one is there.
+func TestScrapeGPUDisabled(t *testing.T) {
 	node := gputest.A100(1)
-	s := newTestScraper(t, copyFixture(t, "v2-systemd"), false, &fakeClock{now: t0})
+	initCalls := 0
+	node.Server.InitFunc = func() nvml.Return { initCalls++; return nvml.SUCCESS }
+	s := New(newSettings(), Options{
+		RootPath: gpuRoot(t), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: (&fakeClock{now: t0}).Now,
+		GPU: GPUOptions{Enabled: false, ProcessAttribution: true, NVML: node.Server},
+	})
+	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
 	requireNoMetric(t, m, "hw.gpu.memory.usage")
-	assert.Equal(t, 0, node.Initialised)
+	requireNoMetric(t, m, "container.accelerator.memory.total")
+	assert.Equal(t, 0, initCalls)
+}
+
+// TestScrapeGPUDeadPodResourcesSocket: a kubelet socket that is not there
+// costs the allocations only, as a partial error naming the socket.
+func TestScrapeGPUDeadPodResourcesSocket(t *testing.T) {
+	root := gpuRoot(t)
+	s := newGPUScraper(t, root, &fakeClock{now: t0}, a100Node(),
+		GPUOptions{ProcessAttribution: true, PodResourcesEndpoint: podResourcesSocket, Names: fixtureNames})
+	start := time.Now()
+	m, err := s.Scrape(context.Background())
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), podResourcesTimeout, "a dead socket fails fast")
+	require.True(t, scrapererror.IsPartialScrapeError(err))
+	assert.Contains(t, err.Error(), "pod-resources "+filepath.Join(root, podResourcesSocket)+": List")
+	devices, used := map[string]bool{}, map[string]int64{}
+	d4Duty := false
+	forEachPoint(m, func(res map[string]any, name string, _ map[string]any, _ float64, iv int64) {
+		switch name {
+		case "hw.gpu.memory.limit":
+			devices[res["hw.id"].(string)] = true
+		case "container.accelerator.memory.used":
+			used[res["container.id"].(string)] = iv
+		case "container.accelerator.duty_cycle":
+			d4Duty = d4Duty || res["container.id"] == ctrD4
+		}
+	})
+	assert.Len(t, devices, 6, "4 GPUs and 2 MIG instances, unaffected")
+	assert.Equal(t, map[string]int64{ctrA1: 576 * gputest.MiB, ctrB2: 256 * gputest.MiB, ctrC3: 200 * gputest.MiB, ctrD4: 600 * gputest.MiB}, used,
+		"process attribution unaffected")
+	assert.False(t, d4Duty, "without allocations, d4's exclusive duty cycle is unknown: no point")
 }

@@ -32,9 +32,41 @@ type Config struct {
 	// Kubernetes) whose cgroup name carries a 64-hex container ID.
 	StandaloneContainers bool `mapstructure:"standalone_containers"`
 
+	// GPU configures NVIDIA GPU metrics through NVML (docs/gpu.md).
+	GPU GPUConfig `mapstructure:"gpu"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
+
+// GPUConfig is the `gpu` section.
+type GPUConfig struct {
+	// Enabled uses NVML when the node has libnvidia-ml.so.1, a driver and a
+	// GPU; without them GPU metrics are off after one info log.
+	Enabled bool `mapstructure:"enabled"`
+	// ProcessAttribution maps the host PIDs NVML reports to containers
+	// through /proc/<pid>/cgroup under root_path (the pod needs hostPID).
+	ProcessAttribution bool `mapstructure:"process_attribution"`
+	// PodResources attributes GPUs by the kubelet's allocations.
+	PodResources PodResourcesConfig `mapstructure:"pod_resources"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// PodResourcesConfig is the `gpu.pod_resources` section.
+type PodResourcesConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Endpoint is the kubelet's pod-resources socket as a path on the host;
+	// root_path is prefixed to it.
+	Endpoint string `mapstructure:"endpoint"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// defaultPodResourcesEndpoint is where the kubelet serves pod-resources.
+const defaultPodResourcesEndpoint = "/var/lib/kubelet/pod-resources/kubelet.sock"
 
 // Validate checks the configuration without touching the filesystem; the
 // cgroup layout under root_path is detected in Start.
@@ -51,6 +83,9 @@ func (cfg *Config) Validate() error {
 		errs = errors.Join(errs, errors.New(`root_path: must not be empty (use "/" when the collector runs on the host)`))
 	case !filepath.IsAbs(cfg.RootPath):
 		errs = errors.Join(errs, fmt.Errorf("root_path: must be an absolute path, got %q", cfg.RootPath))
+	}
+	if cfg.GPU.PodResources.Enabled && !filepath.IsAbs(cfg.GPU.PodResources.Endpoint) {
+		errs = errors.Join(errs, fmt.Errorf("gpu.pod_resources.endpoint: must be an absolute path on the host (root_path is prefixed), got %q", cfg.GPU.PodResources.Endpoint))
 	}
 	return errs
 }

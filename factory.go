@@ -40,6 +40,11 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		NodeName:             os.Getenv("K8S_NODE_NAME"),
+		GPU: GPUConfig{
+			Enabled:            true,
+			ProcessAttribution: true,
+			PodResources:       PodResourcesConfig{Endpoint: defaultPodResourcesEndpoint},
+		},
 	}
 }
 
@@ -58,6 +63,7 @@ func createMetricsReceiver(
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
+		GPU:                  gpuOptions(c.GPU),
 	})
 	sc, err := scraper.NewMetrics(s.Scrape, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
 	if err != nil {
@@ -65,4 +71,12 @@ func createMetricsReceiver(
 	}
 	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
 		scraperhelper.AddMetricsScraper(metadata.Type, sc))
+}
+
+func gpuOptions(c GPUConfig) scrape.GPUOptions {
+	o := scrape.GPUOptions{Enabled: c.Enabled, ProcessAttribution: c.ProcessAttribution}
+	if c.PodResources.Enabled {
+		o.PodResourcesEndpoint = c.PodResources.Endpoint
+	}
+	return o
 }

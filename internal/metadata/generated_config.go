@@ -9,6 +9,156 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// ContainerAcceleratorDutyCycleMetricAttributeKey specifies the key of an attribute for the container.accelerator.duty_cycle metric.
+type ContainerAcceleratorDutyCycleMetricAttributeKey string
+
+const (
+	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID     ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.id"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel  ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.model"
+)
+
+// ContainerAcceleratorDutyCycleMetricConfig provides config for the container.accelerator.duty_cycle metric.
+type ContainerAcceleratorDutyCycleMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerAcceleratorDutyCycleMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerAcceleratorDutyCycleMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerAcceleratorDutyCycleMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel:
+		default:
+			return fmt.Errorf("metric container.accelerator.duty_cycle doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerAcceleratorMemoryTotalMetricAttributeKey specifies the key of an attribute for the container.accelerator.memory.total metric.
+type ContainerAcceleratorMemoryTotalMetricAttributeKey string
+
+const (
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID     ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.id"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel  ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.model"
+)
+
+// ContainerAcceleratorMemoryTotalMetricConfig provides config for the container.accelerator.memory.total metric.
+type ContainerAcceleratorMemoryTotalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerAcceleratorMemoryTotalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel:
+		default:
+			return fmt.Errorf("metric container.accelerator.memory.total doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerAcceleratorMemoryUsedMetricAttributeKey specifies the key of an attribute for the container.accelerator.memory.used metric.
+type ContainerAcceleratorMemoryUsedMetricAttributeKey string
+
+const (
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID     ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.id"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel  ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.model"
+)
+
+// ContainerAcceleratorMemoryUsedMetricConfig provides config for the container.accelerator.memory.used metric.
+type ContainerAcceleratorMemoryUsedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerAcceleratorMemoryUsedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerAcceleratorMemoryUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerAcceleratorMemoryUsedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel:
+		default:
+			return fmt.Errorf("metric container.accelerator.memory.used doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ContainerCPULimitMetricConfig provides config for the container.cpu.limit metric.
 type ContainerCPULimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -498,6 +648,174 @@ func (ms *ContainerTasksMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// HwEnergyMetricConfig provides config for the hw.energy metric.
+type HwEnergyMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwEnergyMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuMemoryLimitMetricConfig provides config for the hw.gpu.memory.limit metric.
+type HwGpuMemoryLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuMemoryUsageMetricConfig provides config for the hw.gpu.memory.usage metric.
+type HwGpuMemoryUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuMemoryUtilizationMetricConfig provides config for the hw.gpu.memory.utilization metric.
+type HwGpuMemoryUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.utilization metric.
+type HwGpuUtilizationMetricAttributeKey string
+
+const (
+	HwGpuUtilizationMetricAttributeKeyHwGpuTask HwGpuUtilizationMetricAttributeKey = "hw.gpu.task"
+)
+
+// HwGpuUtilizationMetricConfig provides config for the hw.gpu.utilization metric.
+type HwGpuUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuUtilizationMetricAttributeKeyHwGpuTask:
+		default:
+			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPowerMetricConfig provides config for the hw.power metric.
+type HwPowerMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPowerMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwTemperatureMetricConfig provides config for the hw.temperature metric.
+type HwTemperatureMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -1299,6 +1617,9 @@ func (ms *K8sPodTasksMetricConfig) Validate() error {
 
 // MetricsConfig provides config for container_stats metrics.
 type MetricsConfig struct {
+	ContainerAcceleratorDutyCycle          ContainerAcceleratorDutyCycleMetricConfig          `mapstructure:"container.accelerator.duty_cycle"`
+	ContainerAcceleratorMemoryTotal        ContainerAcceleratorMemoryTotalMetricConfig        `mapstructure:"container.accelerator.memory.total"`
+	ContainerAcceleratorMemoryUsed         ContainerAcceleratorMemoryUsedMetricConfig         `mapstructure:"container.accelerator.memory.used"`
 	ContainerCPULimit                      ContainerCPULimitMetricConfig                      `mapstructure:"container.cpu.limit"`
 	ContainerCPULoadAverage10s             ContainerCPULoadAverage10sMetricConfig             `mapstructure:"container.cpu.load_average.10s"`
 	ContainerCPUShares                     ContainerCPUSharesMetricConfig                     `mapstructure:"container.cpu.shares"`
@@ -1315,6 +1636,13 @@ type MetricsConfig struct {
 	ContainerPressureAvg60                 ContainerPressureAvg60MetricConfig                 `mapstructure:"container.pressure.avg60"`
 	ContainerPressureStallTime             ContainerPressureStallTimeMetricConfig             `mapstructure:"container.pressure.stall_time"`
 	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
+	HwEnergy                               HwEnergyMetricConfig                               `mapstructure:"hw.energy"`
+	HwGpuMemoryLimit                       HwGpuMemoryLimitMetricConfig                       `mapstructure:"hw.gpu.memory.limit"`
+	HwGpuMemoryUsage                       HwGpuMemoryUsageMetricConfig                       `mapstructure:"hw.gpu.memory.usage"`
+	HwGpuMemoryUtilization                 HwGpuMemoryUtilizationMetricConfig                 `mapstructure:"hw.gpu.memory.utilization"`
+	HwGpuUtilization                       HwGpuUtilizationMetricConfig                       `mapstructure:"hw.gpu.utilization"`
+	HwPower                                HwPowerMetricConfig                                `mapstructure:"hw.power"`
+	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
 	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
@@ -1343,6 +1671,21 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+		},
+		ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+		},
+		ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+		},
 		ContainerCPULimit: ContainerCPULimitMetricConfig{
 			Enabled: true,
 		},
@@ -1402,6 +1745,29 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+		},
+		HwEnergy: HwEnergyMetricConfig{
+			Enabled: true,
+		},
+		HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
+			Enabled: true,
+		},
+		HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
+			Enabled: true,
+		},
+		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+			Enabled: true,
+		},
+		HwGpuUtilization: HwGpuUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+		},
+		HwPower: HwPowerMetricConfig{
+			Enabled: true,
+		},
+		HwTemperature: HwTemperatureMetricConfig{
+			Enabled: true,
 		},
 		K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 			Enabled:             true,
@@ -1530,6 +1896,11 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 type ResourceAttributesConfig struct {
 	ContainerID          ResourceAttributeConfig `mapstructure:"container.id"`
 	ContainerRuntimeName ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	HwID                 ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel              ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwParent             ResourceAttributeConfig `mapstructure:"hw.parent"`
+	HwType               ResourceAttributeConfig `mapstructure:"hw.type"`
+	HwVendor             ResourceAttributeConfig `mapstructure:"hw.vendor"`
 	K8sNodeName          ResourceAttributeConfig `mapstructure:"k8s.node.name"`
 	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
 	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
@@ -1541,6 +1912,21 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		ContainerRuntimeName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwModel: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwParent: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwType: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwVendor: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sNodeName: ResourceAttributeConfig{

@@ -26,6 +26,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+					},
+					ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+					},
+					ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+					},
 					ContainerCPULimit: ContainerCPULimitMetricConfig{
 						Enabled: true,
 					},
@@ -85,6 +100,29 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+					},
+					HwEnergy: HwEnergyMetricConfig{
+						Enabled: true,
+					},
+					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
+						Enabled: true,
+					},
+					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
+						Enabled: true,
+					},
+					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+						Enabled: true,
+					},
+					HwGpuUtilization: HwGpuUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+					},
+					HwPower: HwPowerMetricConfig{
+						Enabled: true,
+					},
+					HwTemperature: HwTemperatureMetricConfig{
+						Enabled: true,
 					},
 					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 						Enabled:             true,
@@ -184,6 +222,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 				ResourceAttributes: ResourceAttributesConfig{
 					ContainerID:          ResourceAttributeConfig{Enabled: true},
 					ContainerRuntimeName: ResourceAttributeConfig{Enabled: true},
+					HwID:                 ResourceAttributeConfig{Enabled: true},
+					HwModel:              ResourceAttributeConfig{Enabled: true},
+					HwParent:             ResourceAttributeConfig{Enabled: true},
+					HwType:               ResourceAttributeConfig{Enabled: true},
+					HwVendor:             ResourceAttributeConfig{Enabled: true},
 					K8sNodeName:          ResourceAttributeConfig{Enabled: true},
 					K8sPodQosClass:       ResourceAttributeConfig{Enabled: true},
 					K8sPodUID:            ResourceAttributeConfig{Enabled: true},
@@ -194,6 +237,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+					},
+					ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+					},
+					ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+					},
 					ContainerCPULimit: ContainerCPULimitMetricConfig{
 						Enabled: false,
 					},
@@ -253,6 +311,29 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+					},
+					HwEnergy: HwEnergyMetricConfig{
+						Enabled: false,
+					},
+					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
+						Enabled: false,
+					},
+					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
+						Enabled: false,
+					},
+					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+						Enabled: false,
+					},
+					HwGpuUtilization: HwGpuUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+					},
+					HwPower: HwPowerMetricConfig{
+						Enabled: false,
+					},
+					HwTemperature: HwTemperatureMetricConfig{
+						Enabled: false,
 					},
 					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 						Enabled:             false,
@@ -352,6 +433,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 				ResourceAttributes: ResourceAttributesConfig{
 					ContainerID:          ResourceAttributeConfig{Enabled: false},
 					ContainerRuntimeName: ResourceAttributeConfig{Enabled: false},
+					HwID:                 ResourceAttributeConfig{Enabled: false},
+					HwModel:              ResourceAttributeConfig{Enabled: false},
+					HwParent:             ResourceAttributeConfig{Enabled: false},
+					HwType:               ResourceAttributeConfig{Enabled: false},
+					HwVendor:             ResourceAttributeConfig{Enabled: false},
 					K8sNodeName:          ResourceAttributeConfig{Enabled: false},
 					K8sPodQosClass:       ResourceAttributeConfig{Enabled: false},
 					K8sPodUID:            ResourceAttributeConfig{Enabled: false},
@@ -362,10 +448,45 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, HwEnergyMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
+}
+func TestContainerAcceleratorDutyCycleMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerAcceleratorDutyCycle
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerAcceleratorDutyCycleMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.accelerator.duty_cycle doesn't have an attribute invalid, valid attributes: [hw.id, hw.vendor, hw.model]")
+
+	cfg = DefaultMetricsConfig().ContainerAcceleratorDutyCycle
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerAcceleratorMemoryTotalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerAcceleratorMemoryTotal
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerAcceleratorMemoryTotalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.accelerator.memory.total doesn't have an attribute invalid, valid attributes: [hw.id, hw.vendor, hw.model]")
+
+	cfg = DefaultMetricsConfig().ContainerAcceleratorMemoryTotal
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerAcceleratorMemoryUsedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerAcceleratorMemoryUsed
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerAcceleratorMemoryUsedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.accelerator.memory.used doesn't have an attribute invalid, valid attributes: [hw.id, hw.vendor, hw.model]")
+
+	cfg = DefaultMetricsConfig().ContainerAcceleratorMemoryUsed
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
@@ -436,6 +557,18 @@ func TestContainerTasksMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric container.tasks doesn't have an attribute invalid, valid attributes: [task.state]")
 
 	cfg = DefaultMetricsConfig().ContainerTasks
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+
+	cfg = DefaultMetricsConfig().HwGpuUtilization
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -596,6 +729,11 @@ func TestResourceAttributesConfig(t *testing.T) {
 			want: ResourceAttributesConfig{
 				ContainerID:          ResourceAttributeConfig{Enabled: true},
 				ContainerRuntimeName: ResourceAttributeConfig{Enabled: true},
+				HwID:                 ResourceAttributeConfig{Enabled: true},
+				HwModel:              ResourceAttributeConfig{Enabled: true},
+				HwParent:             ResourceAttributeConfig{Enabled: true},
+				HwType:               ResourceAttributeConfig{Enabled: true},
+				HwVendor:             ResourceAttributeConfig{Enabled: true},
 				K8sNodeName:          ResourceAttributeConfig{Enabled: true},
 				K8sPodQosClass:       ResourceAttributeConfig{Enabled: true},
 				K8sPodUID:            ResourceAttributeConfig{Enabled: true},
@@ -606,6 +744,11 @@ func TestResourceAttributesConfig(t *testing.T) {
 			want: ResourceAttributesConfig{
 				ContainerID:          ResourceAttributeConfig{Enabled: false},
 				ContainerRuntimeName: ResourceAttributeConfig{Enabled: false},
+				HwID:                 ResourceAttributeConfig{Enabled: false},
+				HwModel:              ResourceAttributeConfig{Enabled: false},
+				HwParent:             ResourceAttributeConfig{Enabled: false},
+				HwType:               ResourceAttributeConfig{Enabled: false},
+				HwVendor:             ResourceAttributeConfig{Enabled: false},
 				K8sNodeName:          ResourceAttributeConfig{Enabled: false},
 				K8sPodQosClass:       ResourceAttributeConfig{Enabled: false},
 				K8sPodUID:            ResourceAttributeConfig{Enabled: false},

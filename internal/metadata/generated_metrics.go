@@ -45,6 +45,36 @@ var MapAttributeCPUMode = map[string]AttributeCPUMode{
 	"system": AttributeCPUModeSystem,
 }
 
+// AttributeHwGpuTask specifies the value hw.gpu.task attribute.
+type AttributeHwGpuTask int
+
+const (
+	_ AttributeHwGpuTask = iota
+	AttributeHwGpuTaskGeneral
+	AttributeHwGpuTaskEncoder
+	AttributeHwGpuTaskDecoder
+)
+
+// String returns the string representation of the AttributeHwGpuTask.
+func (av AttributeHwGpuTask) String() string {
+	switch av {
+	case AttributeHwGpuTaskGeneral:
+		return "general"
+	case AttributeHwGpuTaskEncoder:
+		return "encoder"
+	case AttributeHwGpuTaskDecoder:
+		return "decoder"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuTask is a helper map of string to AttributeHwGpuTask attribute value.
+var MapAttributeHwGpuTask = map[string]AttributeHwGpuTask{
+	"general": AttributeHwGpuTaskGeneral,
+	"encoder": AttributeHwGpuTaskEncoder,
+	"decoder": AttributeHwGpuTaskDecoder,
+}
+
 // AttributePressureResource specifies the value pressure.resource attribute.
 type AttributePressureResource int
 
@@ -144,6 +174,18 @@ var MapAttributeTaskState = map[string]AttributeTaskState{
 }
 
 var MetricsInfo = metricsInfo{
+	ContainerAcceleratorDutyCycle: metricInfo{
+		Name:       "container.accelerator.duty_cycle",
+		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+	},
+	ContainerAcceleratorMemoryTotal: metricInfo{
+		Name:       "container.accelerator.memory.total",
+		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+	},
+	ContainerAcceleratorMemoryUsed: metricInfo{
+		Name:       "container.accelerator.memory.used",
+		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+	},
 	ContainerCPULimit: metricInfo{
 		Name: "container.cpu.limit",
 	},
@@ -197,6 +239,28 @@ var MetricsInfo = metricsInfo{
 	ContainerTasks: metricInfo{
 		Name:       "container.tasks",
 		Attributes: []string{"task.state"},
+	},
+	HwEnergy: metricInfo{
+		Name: "hw.energy",
+	},
+	HwGpuMemoryLimit: metricInfo{
+		Name: "hw.gpu.memory.limit",
+	},
+	HwGpuMemoryUsage: metricInfo{
+		Name: "hw.gpu.memory.usage",
+	},
+	HwGpuMemoryUtilization: metricInfo{
+		Name: "hw.gpu.memory.utilization",
+	},
+	HwGpuUtilization: metricInfo{
+		Name:       "hw.gpu.utilization",
+		Attributes: []string{"hw.gpu.task"},
+	},
+	HwPower: metricInfo{
+		Name: "hw.power",
+	},
+	HwTemperature: metricInfo{
+		Name: "hw.temperature",
 	},
 	K8sNodeCPUTime: metricInfo{
 		Name:       "k8s.node.cpu.time",
@@ -284,6 +348,9 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	ContainerAcceleratorDutyCycle          metricInfo
+	ContainerAcceleratorMemoryTotal        metricInfo
+	ContainerAcceleratorMemoryUsed         metricInfo
 	ContainerCPULimit                      metricInfo
 	ContainerCPULoadAverage10s             metricInfo
 	ContainerCPUShares                     metricInfo
@@ -300,6 +367,13 @@ type metricsInfo struct {
 	ContainerPressureAvg60                 metricInfo
 	ContainerPressureStallTime             metricInfo
 	ContainerTasks                         metricInfo
+	HwEnergy                               metricInfo
+	HwGpuMemoryLimit                       metricInfo
+	HwGpuMemoryUsage                       metricInfo
+	HwGpuMemoryUtilization                 metricInfo
+	HwGpuUtilization                       metricInfo
+	HwPower                                metricInfo
+	HwTemperature                          metricInfo
 	K8sNodeCPUTime                         metricInfo
 	K8sNodeCPUUsage                        metricInfo
 	K8sNodeMemoryUsage                     metricInfo
@@ -329,6 +403,291 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricContainerAcceleratorDutyCycle struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        ContainerAcceleratorDutyCycleMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.accelerator.duty_cycle metric with initial data.
+func (m *metricContainerAcceleratorDutyCycle) init() {
+	m.data.SetName("container.accelerator.duty_cycle")
+	m.data.SetDescription("Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1; 0 when NVML has no sample in the period (NVML_ERROR_NOT_FOUND: the processes were idle). Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID) {
+		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor) {
+		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel) {
+		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerAcceleratorDutyCycle) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerAcceleratorDutyCycle) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerAcceleratorDutyCycle(cfg ContainerAcceleratorDutyCycleMetricConfig) metricContainerAcceleratorDutyCycle {
+	m := metricContainerAcceleratorDutyCycle{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerAcceleratorMemoryTotal struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        ContainerAcceleratorMemoryTotalMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.accelerator.memory.total metric with initial data.
+func (m *metricContainerAcceleratorMemoryTotal) init() {
+	m.data.SetName("container.accelerator.memory.total")
+	m.data.SetDescription("Total memory of the accelerator the container uses or was allocated (nvmlDeviceGetMemoryInfo total; for a MIG instance, the instance's memory). A property of the device, the same for every container on it.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID) {
+		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor) {
+		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel) {
+		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerAcceleratorMemoryTotal) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerAcceleratorMemoryTotal) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerAcceleratorMemoryTotal(cfg ContainerAcceleratorMemoryTotalMetricConfig) metricContainerAcceleratorMemoryTotal {
+	m := metricContainerAcceleratorMemoryTotal{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerAcceleratorMemoryUsed struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        ContainerAcceleratorMemoryUsedMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.accelerator.memory.used metric with initial data.
+func (m *metricContainerAcceleratorMemoryUsed) init() {
+	m.data.SetName("container.accelerator.memory.used")
+	m.data.SetDescription("Accelerator memory used by the container's own processes: the sum of usedGpuMemory over the compute and graphics processes NVML lists on the device (nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetGraphicsRunningProcesses; per MIG instance on MIG GPUs) whose /proc/<pid>/cgroup names this container. 0 when the container was allocated the device but runs nothing on it; no point when the process list could not be read, process attribution is off, or NVML does not report a process's memory.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID) {
+		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor) {
+		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel) {
+		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerAcceleratorMemoryUsed) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerAcceleratorMemoryUsed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerAcceleratorMemoryUsed(cfg ContainerAcceleratorMemoryUsedMetricConfig) metricContainerAcceleratorMemoryUsed {
+	m := metricContainerAcceleratorMemoryUsed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricContainerCPULimit struct {
@@ -1379,6 +1738,401 @@ func (m *metricContainerTasks) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerTasks(cfg ContainerTasksMetricConfig) metricContainerTasks {
 	m := metricContainerTasks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwEnergy struct {
+	data     pmetric.Metric       // data buffer for generated metric.
+	config   HwEnergyMetricConfig // metric config provided by user.
+	capacity int                  // max observed number of data points added to the metric.
+}
+
+// init fills hw.energy metric with initial data.
+func (m *metricHwEnergy) init() {
+	m.data.SetName("hw.energy")
+	m.data.SetDescription("Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).")
+	m.data.SetUnit("J")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwEnergy) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwEnergy) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwEnergy) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwEnergy(cfg HwEnergyMetricConfig) metricHwEnergy {
+	m := metricHwEnergy{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryLimit struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   HwGpuMemoryLimitMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.memory.limit metric with initial data.
+func (m *metricHwGpuMemoryLimit) init() {
+	m.data.SetName("hw.gpu.memory.limit")
+	m.data.SetDescription("Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryLimit(cfg HwGpuMemoryLimitMetricConfig) metricHwGpuMemoryLimit {
+	m := metricHwGpuMemoryLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryUsage struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   HwGpuMemoryUsageMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.memory.usage metric with initial data.
+func (m *metricHwGpuMemoryUsage) init() {
+	m.data.SetName("hw.gpu.memory.usage")
+	m.data.SetDescription("GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryUsage(cfg HwGpuMemoryUsageMetricConfig) metricHwGpuMemoryUsage {
+	m := metricHwGpuMemoryUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryUtilization struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   HwGpuMemoryUtilizationMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.memory.utilization metric with initial data.
+func (m *metricHwGpuMemoryUtilization) init() {
+	m.data.SetName("hw.gpu.memory.utilization")
+	m.data.SetDescription("Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) metricHwGpuMemoryUtilization {
+	m := metricHwGpuMemoryUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuUtilization struct {
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuUtilizationMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.utilization metric with initial data.
+func (m *metricHwGpuUtilization) init() {
+	m.data.SetName("hw.gpu.utilization")
+	m.data.SetDescription("Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) the GPU was busy, by task: general = one or more kernels running (nvmlDeviceGetUtilizationRates gpu), encoder = NVENC busy (nvmlDeviceGetEncoderUtilization), decoder = NVDEC busy (nvmlDeviceGetDecoderUtilization). No point for a task NVML does not support on the device (for example MIG instances, or a GPU in MIG mode).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwGpuTask) {
+		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuUtilization(cfg HwGpuUtilizationMetricConfig) metricHwGpuUtilization {
+	m := metricHwGpuUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPower struct {
+	data     pmetric.Metric      // data buffer for generated metric.
+	config   HwPowerMetricConfig // metric config provided by user.
+	capacity int                 // max observed number of data points added to the metric.
+}
+
+// init fills hw.power metric with initial data.
+func (m *metricHwPower) init() {
+	m.data.SetName("hw.power")
+	m.data.SetDescription("Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).")
+	m.data.SetUnit("W")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwPower) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPower) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPower) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPower(cfg HwPowerMetricConfig) metricHwPower {
+	m := metricHwPower{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwTemperature struct {
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   HwTemperatureMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
+}
+
+// init fills hw.temperature metric with initial data.
+func (m *metricHwTemperature) init() {
+	m.data.SetName("hw.temperature")
+	m.data.SetDescription("GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwTemperature) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
+	m := metricHwTemperature{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3064,6 +3818,9 @@ type MetricsBuilder struct {
 	buildInfo                                    component.BuildInfo  // contains version information.
 	resourceAttributeIncludeFilter               map[string]filter.Filter
 	resourceAttributeExcludeFilter               map[string]filter.Filter
+	metricContainerAcceleratorDutyCycle          metricContainerAcceleratorDutyCycle
+	metricContainerAcceleratorMemoryTotal        metricContainerAcceleratorMemoryTotal
+	metricContainerAcceleratorMemoryUsed         metricContainerAcceleratorMemoryUsed
 	metricContainerCPULimit                      metricContainerCPULimit
 	metricContainerCPULoadAverage10s             metricContainerCPULoadAverage10s
 	metricContainerCPUShares                     metricContainerCPUShares
@@ -3080,6 +3837,13 @@ type MetricsBuilder struct {
 	metricContainerPressureAvg60                 metricContainerPressureAvg60
 	metricContainerPressureStallTime             metricContainerPressureStallTime
 	metricContainerTasks                         metricContainerTasks
+	metricHwEnergy                               metricHwEnergy
+	metricHwGpuMemoryLimit                       metricHwGpuMemoryLimit
+	metricHwGpuMemoryUsage                       metricHwGpuMemoryUsage
+	metricHwGpuMemoryUtilization                 metricHwGpuMemoryUtilization
+	metricHwGpuUtilization                       metricHwGpuUtilization
+	metricHwPower                                metricHwPower
+	metricHwTemperature                          metricHwTemperature
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
 	metricK8sNodeMemoryUsage                     metricK8sNodeMemoryUsage
@@ -3125,14 +3889,17 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                              mbc,
-		startTime:                           pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                       pmetric.NewMetrics(),
-		buildInfo:                           settings.BuildInfo,
-		metricContainerCPULimit:             newMetricContainerCPULimit(mbc.Metrics.ContainerCPULimit),
-		metricContainerCPULoadAverage10s:    newMetricContainerCPULoadAverage10s(mbc.Metrics.ContainerCPULoadAverage10s),
-		metricContainerCPUShares:            newMetricContainerCPUShares(mbc.Metrics.ContainerCPUShares),
-		metricContainerCPUThrottlingPeriods: newMetricContainerCPUThrottlingPeriods(mbc.Metrics.ContainerCPUThrottlingPeriods),
+		config:                                       mbc,
+		startTime:                                    pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                                pmetric.NewMetrics(),
+		buildInfo:                                    settings.BuildInfo,
+		metricContainerAcceleratorDutyCycle:          newMetricContainerAcceleratorDutyCycle(mbc.Metrics.ContainerAcceleratorDutyCycle),
+		metricContainerAcceleratorMemoryTotal:        newMetricContainerAcceleratorMemoryTotal(mbc.Metrics.ContainerAcceleratorMemoryTotal),
+		metricContainerAcceleratorMemoryUsed:         newMetricContainerAcceleratorMemoryUsed(mbc.Metrics.ContainerAcceleratorMemoryUsed),
+		metricContainerCPULimit:                      newMetricContainerCPULimit(mbc.Metrics.ContainerCPULimit),
+		metricContainerCPULoadAverage10s:             newMetricContainerCPULoadAverage10s(mbc.Metrics.ContainerCPULoadAverage10s),
+		metricContainerCPUShares:                     newMetricContainerCPUShares(mbc.Metrics.ContainerCPUShares),
+		metricContainerCPUThrottlingPeriods:          newMetricContainerCPUThrottlingPeriods(mbc.Metrics.ContainerCPUThrottlingPeriods),
 		metricContainerCPUThrottlingThrottledPeriods: newMetricContainerCPUThrottlingThrottledPeriods(mbc.Metrics.ContainerCPUThrottlingThrottledPeriods),
 		metricContainerCPUThrottlingThrottledTime:    newMetricContainerCPUThrottlingThrottledTime(mbc.Metrics.ContainerCPUThrottlingThrottledTime),
 		metricContainerCPUTime:                       newMetricContainerCPUTime(mbc.Metrics.ContainerCPUTime),
@@ -3145,6 +3912,13 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerPressureAvg60:                 newMetricContainerPressureAvg60(mbc.Metrics.ContainerPressureAvg60),
 		metricContainerPressureStallTime:             newMetricContainerPressureStallTime(mbc.Metrics.ContainerPressureStallTime),
 		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
+		metricHwEnergy:                               newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwGpuMemoryLimit:                       newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
+		metricHwGpuMemoryUsage:                       newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
+		metricHwGpuMemoryUtilization:                 newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
+		metricHwGpuUtilization:                       newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
+		metricHwPower:                                newMetricHwPower(mbc.Metrics.HwPower),
+		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
 		metricK8sNodeMemoryUsage:                     newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
@@ -3183,6 +3957,36 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwModel.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwParent.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwParent.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwType.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwVendor.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwVendor.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.K8sNodeName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["k8s.node.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sNodeName.MetricsInclude)
@@ -3271,6 +4075,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricContainerAcceleratorDutyCycle.emit(ils.Metrics())
+	mb.metricContainerAcceleratorMemoryTotal.emit(ils.Metrics())
+	mb.metricContainerAcceleratorMemoryUsed.emit(ils.Metrics())
 	mb.metricContainerCPULimit.emit(ils.Metrics())
 	mb.metricContainerCPULoadAverage10s.emit(ils.Metrics())
 	mb.metricContainerCPUShares.emit(ils.Metrics())
@@ -3287,6 +4094,13 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerPressureAvg60.emit(ils.Metrics())
 	mb.metricContainerPressureStallTime.emit(ils.Metrics())
 	mb.metricContainerTasks.emit(ils.Metrics())
+	mb.metricHwEnergy.emit(ils.Metrics())
+	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
+	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
+	mb.metricHwGpuMemoryUtilization.emit(ils.Metrics())
+	mb.metricHwGpuUtilization.emit(ils.Metrics())
+	mb.metricHwPower.emit(ils.Metrics())
+	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryUsage.emit(ils.Metrics())
@@ -3340,6 +4154,21 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordContainerAcceleratorDutyCycleDataPoint adds a data point to container.accelerator.duty_cycle metric.
+func (mb *MetricsBuilder) RecordContainerAcceleratorDutyCycleDataPoint(ts pcommon.Timestamp, val float64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+	mb.metricContainerAcceleratorDutyCycle.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+}
+
+// RecordContainerAcceleratorMemoryTotalDataPoint adds a data point to container.accelerator.memory.total metric.
+func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryTotalDataPoint(ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+	mb.metricContainerAcceleratorMemoryTotal.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+}
+
+// RecordContainerAcceleratorMemoryUsedDataPoint adds a data point to container.accelerator.memory.used metric.
+func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryUsedDataPoint(ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+	mb.metricContainerAcceleratorMemoryUsed.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
 }
 
 // RecordContainerCPULimitDataPoint adds a data point to container.cpu.limit metric.
@@ -3420,6 +4249,41 @@ func (mb *MetricsBuilder) RecordContainerPressureStallTimeDataPoint(ts pcommon.T
 // RecordContainerTasksDataPoint adds a data point to container.tasks metric.
 func (mb *MetricsBuilder) RecordContainerTasksDataPoint(ts pcommon.Timestamp, val int64, taskStateAttributeValue AttributeTaskState) {
 	mb.metricContainerTasks.recordDataPoint(mb.startTime, ts, val, taskStateAttributeValue.String())
+}
+
+// RecordHwEnergyDataPoint adds a data point to hw.energy metric.
+func (mb *MetricsBuilder) RecordHwEnergyDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwEnergy.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuMemoryLimitDataPoint adds a data point to hw.gpu.memory.limit metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuMemoryUtilizationDataPoint adds a data point to hw.gpu.memory.utilization metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.
+func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
+	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
+}
+
+// RecordHwPowerDataPoint adds a data point to hw.power metric.
+func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwPower.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sNodeCPUTimeDataPoint adds a data point to k8s.node.cpu.time metric.

@@ -67,12 +67,16 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["container.accelerator.duty_cycle"] = mb.metricContainerAcceleratorDutyCycle.config.AggregationStrategy
+			aggMap["container.accelerator.memory.total"] = mb.metricContainerAcceleratorMemoryTotal.config.AggregationStrategy
+			aggMap["container.accelerator.memory.used"] = mb.metricContainerAcceleratorMemoryUsed.config.AggregationStrategy
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
 			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
 			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
 			aggMap["container.pressure.avg60"] = mb.metricContainerPressureAvg60.config.AggregationStrategy
 			aggMap["container.pressure.stall_time"] = mb.metricContainerPressureStallTime.config.AggregationStrategy
 			aggMap["container.tasks"] = mb.metricContainerTasks.config.AggregationStrategy
+			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg300"] = mb.metricK8sNodePressureAvg300.config.AggregationStrategy
@@ -92,6 +96,24 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerCPULimitDataPoint(ts, 1)
@@ -158,6 +180,30 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerTasksDataPoint(ts, 3, AttributeTaskStateSleeping)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwEnergyDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPowerDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
@@ -267,18 +313,27 @@ func TestMetricsBuilder(t *testing.T) {
 			rb := mb.NewResourceBuilder()
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
+			rb.SetHwID("hw.id-val")
+			rb.SetHwModel("hw.model-val")
+			rb.SetHwParent("hw.parent-val")
+			rb.SetHwType("hw.type-val")
+			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sNodeName("k8s.node.name-val")
 			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricContainerAcceleratorDutyCycle.aggDataPoints)
+				assert.Empty(t, mb.metricContainerAcceleratorMemoryTotal.aggDataPoints)
+				assert.Empty(t, mb.metricContainerAcceleratorMemoryUsed.aggDataPoints)
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricContainerTasks.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg300.aggDataPoints)
@@ -317,6 +372,156 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "container.accelerator.duty_cycle":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.accelerator.duty_cycle"], "Found a duplicate in the metrics slice: container.accelerator.duty_cycle")
+						validatedMetrics["container.accelerator.duty_cycle"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1; 0 when NVML has no sample in the period (NVML_ERROR_NOT_FOUND: the processes were idle). Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
+						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
+						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.accelerator.duty_cycle"], "Found a duplicate in the metrics slice: container.accelerator.duty_cycle")
+						validatedMetrics["container.accelerator.duty_cycle"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of time the container's own processes ran kernels on the accelerator: the sum over the container's host PIDs of NVML's per-process SM utilization samples (nvmlDeviceGetProcessUtilization, mean per process over the samples since the previous scrape), capped at 1; 0 when NVML has no sample in the period (NVML_ERROR_NOT_FOUND: the processes were idle). Only when NVML gives no per-process utilization and the kubelet allocated the device to this container alone (pod-resources) is the device's own utilization (nvmlDeviceGetUtilizationRates gpu) used. A shared device's value is never copied onto its containers. No point when neither is available (typically MIG instances, which have neither per-process nor device utilization in NVML).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.accelerator.duty_cycle"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.model")
+						assert.False(t, ok)
+					}
+				case "container.accelerator.memory.total":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.accelerator.memory.total"], "Found a duplicate in the metrics slice: container.accelerator.memory.total")
+						validatedMetrics["container.accelerator.memory.total"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Total memory of the accelerator the container uses or was allocated (nvmlDeviceGetMemoryInfo total; for a MIG instance, the instance's memory). A property of the device, the same for every container on it.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
+						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
+						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.accelerator.memory.total"], "Found a duplicate in the metrics slice: container.accelerator.memory.total")
+						validatedMetrics["container.accelerator.memory.total"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Total memory of the accelerator the container uses or was allocated (nvmlDeviceGetMemoryInfo total; for a MIG instance, the instance's memory). A property of the device, the same for every container on it.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.accelerator.memory.total"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.model")
+						assert.False(t, ok)
+					}
+				case "container.accelerator.memory.used":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.accelerator.memory.used"], "Found a duplicate in the metrics slice: container.accelerator.memory.used")
+						validatedMetrics["container.accelerator.memory.used"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Accelerator memory used by the container's own processes: the sum of usedGpuMemory over the compute and graphics processes NVML lists on the device (nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetGraphicsRunningProcesses; per MIG instance on MIG GPUs) whose /proc/<pid>/cgroup names this container. 0 when the container was allocated the device but runs nothing on it; no point when the process list could not be read, process attribution is off, or NVML does not report a process's memory.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
+						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
+						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.accelerator.memory.used"], "Found a duplicate in the metrics slice: container.accelerator.memory.used")
+						validatedMetrics["container.accelerator.memory.used"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Accelerator memory used by the container's own processes: the sum of usedGpuMemory over the compute and graphics processes NVML lists on the device (nvmlDeviceGetComputeRunningProcesses, nvmlDeviceGetGraphicsRunningProcesses; per MIG instance on MIG GPUs) whose /proc/<pid>/cgroup names this container. 0 when the container was allocated the device but runs nothing on it; no point when the process list could not be read, process attribution is off, or NVML does not report a process's memory.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.accelerator.memory.used"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.model")
+						assert.False(t, ok)
+					}
 				case "container.cpu.limit":
 					assert.False(t, validatedMetrics["container.cpu.limit"], "Found a duplicate in the metrics slice: container.cpu.limit")
 					validatedMetrics["container.cpu.limit"] = true
@@ -711,6 +916,124 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("task.state")
 						assert.False(t, ok)
 					}
+				case "hw.energy":
+					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
+					validatedMetrics["hw.energy"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
+					assert.Equal(t, "J", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.gpu.memory.limit":
+					assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
+					validatedMetrics["hw.gpu.memory.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.gpu.memory.usage":
+					assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
+					validatedMetrics["hw.gpu.memory.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.gpu.memory.utilization":
+					assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
+					validatedMetrics["hw.gpu.memory.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.gpu.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.utilization"], "Found a duplicate in the metrics slice: hw.gpu.utilization")
+						validatedMetrics["hw.gpu.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) the GPU was busy, by task: general = one or more kernels running (nvmlDeviceGetUtilizationRates gpu), encoder = NVENC busy (nvmlDeviceGetEncoderUtilization), decoder = NVDEC busy (nvmlDeviceGetDecoderUtilization). No point for a task NVML does not support on the device (for example MIG instances, or a GPU in MIG mode).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
+						assert.True(t, ok)
+						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.utilization"], "Found a duplicate in the metrics slice: hw.gpu.utilization")
+						validatedMetrics["hw.gpu.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) the GPU was busy, by task: general = one or more kernels running (nvmlDeviceGetUtilizationRates gpu), encoder = NVENC busy (nvmlDeviceGetEncoderUtilization), decoder = NVDEC busy (nvmlDeviceGetDecoderUtilization). No point for a task NVML does not support on the device (for example MIG instances, or a GPU in MIG mode).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.task")
+						assert.False(t, ok)
+					}
+				case "hw.power":
+					assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
+					validatedMetrics["hw.power"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
+					assert.Equal(t, "W", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.temperature":
+					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+					validatedMetrics["hw.temperature"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
+					assert.Equal(t, "Cel", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.node.cpu.time":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")

@@ -15,6 +15,11 @@ func TestResourceBuilder(t *testing.T) {
 			rb := NewResourceBuilder(cfg)
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
+			rb.SetHwID("hw.id-val")
+			rb.SetHwModel("hw.model-val")
+			rb.SetHwParent("hw.parent-val")
+			rb.SetHwType("hw.type-val")
+			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sNodeName("k8s.node.name-val")
 			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
@@ -24,9 +29,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 5, res.Attributes().Len())
+				assert.Equal(t, 10, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 5, res.Attributes().Len())
+				assert.Equal(t, 10, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -42,6 +47,31 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "container.runtime.name-val", containerRuntimeNameAttrVal.Str())
+			}
+			hwIDAttrVal, ok := res.Attributes().Get("hw.id")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+			}
+			hwModelAttrVal, ok := res.Attributes().Get("hw.model")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+			}
+			hwParentAttrVal, ok := res.Attributes().Get("hw.parent")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+			}
+			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.type-val", hwTypeAttrVal.Str())
+			}
+			hwVendorAttrVal, ok := res.Attributes().Get("hw.vendor")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
 			}
 			k8sNodeNameAttrVal, ok := res.Attributes().Get("k8s.node.name")
 			assert.True(t, ok)

@@ -54,6 +54,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		rb.SetK8sPodUID(c.PodUID)
 		rb.SetK8sPodQosClass(c.QoS)
 	}
+	s.recordContainerGPU(now, c.ContainerID)
 	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
 }
 

@@ -31,6 +31,8 @@ type Options struct {
 	MetricsBuilderConfig metadata.MetricsBuilderConfig
 	// Now is the clock; nil means time.Now. Tests inject their own.
 	Now func() time.Time
+	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
+	GPU GPUOptions
 }
 
 // Scraper scrapes one node. Scrape is called by one goroutine at a time
@@ -51,6 +53,7 @@ type Scraper struct {
 	gen    uint64
 
 	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
+	gpu    *gpuState     // nil when GPU metrics are off
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -87,16 +90,17 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 	s.logger.Info("Detected cgroup layout",
 		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
+	s.startGPU()
 	return nil
 }
 
 // Shutdown releases resources; safe without Start and twice.
-func (s *Scraper) Shutdown(context.Context) error { return nil }
+func (s *Scraper) Shutdown(context.Context) error { return s.shutdownGPU() }
 
 // Scrape reads the tree once: the node, every pod and every container. A
 // cgroup that cannot be read costs its own points only, reported as a
 // partial error.
-func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) {
+func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.layout == nil {
 		return pmetric.NewMetrics(), errors.New("scraper not started")
 	}
@@ -110,6 +114,8 @@ func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) {
 	}
 
 	s.scrapeNode(now, &errs)
+	// GPUs first: containers' accelerator points come from this snapshot.
+	s.scrapeGPU(ctx, now, &errs)
 	// Containers before pods: a pod's load average and task counts are the
 	// sums over its containers (tasks.go).
 	s.cpuExt.resetPods()

@@ -1,0 +1,237 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/gpu"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/podresources"
+	"github.com/containerstats/containerstatsreceiver/internal/procfs"
+)
+
+// GPUOptions configure NVIDIA GPU metrics. The zero value turns them off.
+type GPUOptions struct {
+	// Enabled uses NVML when the node has it.
+	Enabled bool
+	// ProcessAttribution maps the host PIDs NVML reports to containers
+	// through /proc/<pid>/cgroup under RootPath (needs hostPID).
+	ProcessAttribution bool
+	// PodResourcesEndpoint, when not empty, is the kubelet pod-resources
+	// socket as seen on the host; RootPath is prefixed to it.
+	PodResourcesEndpoint string
+	// NVML is the library; nil means the real one (gpu.DefaultLibrary). Tests
+	// inject go-nvml's mocks.
+	NVML gpu.Library
+	// Names resolves a container ID to its Kubernetes names, to join
+	// pod-resources allocations; nil leaves allocations unused.
+	Names ContainerNamer
+}
+
+// ContainerNamer resolves a container ID to the namespace, pod and
+// container names the pod-resources API uses.
+type ContainerNamer interface {
+	ContainerRef(ctx context.Context, containerID string) (gpu.Ref, bool)
+}
+
+// podResourcesTimeout bounds one List call to the kubelet.
+const podResourcesTimeout = 5 * time.Second
+
+// gpuState is the scraper's GPU part, set up in Start when NVML is there.
+type gpuState struct {
+	coll    *gpu.Collector
+	podres  *podresources.Client
+	names   ContainerNamer
+	snap    *gpu.Snapshot // this scrape's
+	ctx     context.Context
+	devices map[string]*gpuSeries // device UUID ->
+	gen     uint64
+}
+
+type gpuSeries struct {
+	start      pcommon.Timestamp
+	lastEnergy float64
+	hasEnergy  bool
+	seen       uint64
+}
+
+// startGPU opens NVML. A node without library, driver or GPU gets one info
+// log and no GPU metrics; a pod-resources socket that cannot be set up
+// gets a warning and process attribution only. Nothing here fails Start.
+func (s *Scraper) startGPU() {
+	o := s.opts.GPU
+	if !o.Enabled {
+		return
+	}
+	lib := o.NVML
+	if lib == nil {
+		lib = gpu.DefaultLibrary()
+	}
+	gopts := gpu.Options{Library: lib}
+	if o.ProcessAttribution {
+		gopts.Procs = procfs.NewFS(s.opts.RootPath)
+	}
+	var podres *podresources.Client
+	if o.PodResourcesEndpoint != "" {
+		sock := filepath.Join(s.opts.RootPath, o.PodResourcesEndpoint)
+		c, err := podresources.New(sock)
+		if err != nil {
+			s.logger.Warn("Cannot use the kubelet pod-resources API; GPU attribution by allocation is off", zap.Error(err))
+		} else {
+			podres = c
+			gopts.PodResources = c
+		}
+	}
+	coll := gpu.New(gopts)
+	n, err := coll.Open()
+	if err != nil {
+		_ = podres.Close()
+		if errors.Is(err, gpu.ErrUnavailable) {
+			s.logger.Info("No NVIDIA GPU metrics on this node; GPU metrics are off, everything else is unaffected", zap.Error(err))
+		} else {
+			s.logger.Warn("Cannot initialise NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
+		}
+		return
+	}
+	if podres != nil && o.Names == nil {
+		s.logger.Info("pod-resources allocations need container names (namespace/pod/container) to be joined to containers; none are available yet, so only process attribution is used",
+			zap.String("endpoint", podres.Endpoint()))
+	}
+	s.gpu = &gpuState{coll: coll, podres: podres, names: o.Names, devices: map[string]*gpuSeries{}}
+	s.logger.Info("NVIDIA GPU metrics on", zap.Int("gpus", n),
+		zap.Bool("process_attribution", gopts.Procs != nil), zap.Bool("pod_resources", podres != nil))
+}
+
+// shutdownGPU releases NVML and the pod-resources connection; safe twice.
+func (s *Scraper) shutdownGPU() error {
+	g := s.gpu
+	if g == nil {
+		return nil
+	}
+	s.gpu = nil
+	return errors.Join(g.coll.Close(), g.podres.Close())
+}
+
+// scrapeGPU reads NVML once and emits every device on its own resource.
+// The snapshot is kept for the container resources recorded after it.
+func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererror.ScrapeErrors) {
+	g := s.gpu
+	if g == nil {
+		return
+	}
+	g.gen++
+	g.snap, g.ctx = nil, ctx
+	cctx, cancel := context.WithTimeout(ctx, podResourcesTimeout)
+	defer cancel()
+	snap, gerrs := g.coll.Collect(cctx)
+	for _, err := range gerrs {
+		errs.AddPartial(1, err)
+	}
+	if snap == nil {
+		return
+	}
+	g.snap = snap
+	ts := pcommon.NewTimestampFromTime(now)
+	for _, d := range snap.Devices {
+		st := g.devices[d.UUID]
+		if st == nil {
+			st = &gpuSeries{start: ts}
+			g.devices[d.UUID] = st
+		}
+		st.seen = g.gen
+		s.recordGPUDevice(ts, d, st)
+		rb := s.mb.NewResourceBuilder()
+		s.setNodeName(rb)
+		rb.SetHwID(d.UUID)
+		rb.SetHwType("gpu")
+		rb.SetHwVendor(gpu.Vendor)
+		if d.Model != "" {
+			rb.SetHwModel(d.Model)
+		}
+		if d.Parent != "" {
+			rb.SetHwParent(d.Parent)
+		}
+		s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
+	}
+	for k, st := range g.devices {
+		if st.seen != g.gen {
+			delete(g.devices, k)
+		}
+	}
+}
+
+func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSeries) {
+	if d.MemoryUsed.OK {
+		s.mb.RecordHwGpuMemoryUsageDataPoint(ts, clampInt64(d.MemoryUsed.V))
+	}
+	if d.MemoryTotal.OK {
+		s.mb.RecordHwGpuMemoryLimitDataPoint(ts, clampInt64(d.MemoryTotal.V))
+	}
+	if u := d.MemoryUtilization(); u.OK {
+		s.mb.RecordHwGpuMemoryUtilizationDataPoint(ts, u.V)
+	}
+	for _, u := range []struct {
+		v    gpu.Opt[float64]
+		task metadata.AttributeHwGpuTask
+	}{
+		{d.Utilization, metadata.AttributeHwGpuTaskGeneral},
+		{d.EncoderUtilization, metadata.AttributeHwGpuTaskEncoder},
+		{d.DecoderUtilization, metadata.AttributeHwGpuTaskDecoder},
+	} {
+		if u.v.OK {
+			s.mb.RecordHwGpuUtilizationDataPoint(ts, u.v.V, u.task)
+		}
+	}
+	if d.PowerW.OK {
+		s.mb.RecordHwPowerDataPoint(ts, d.PowerW.V)
+	}
+	if d.EnergyJ.OK {
+		// The counter restarts at 0 when the driver reloads: a new start.
+		if st.hasEnergy && d.EnergyJ.V < st.lastEnergy {
+			st.start = ts
+		}
+		st.lastEnergy, st.hasEnergy = d.EnergyJ.V, true
+		s.mb.RecordHwEnergyDataPoint(ts, d.EnergyJ.V)
+	}
+	if d.TemperatureC.OK {
+		s.mb.RecordHwTemperatureDataPoint(ts, d.TemperatureC.V)
+	}
+}
+
+// recordContainerGPU records a container's use of each GPU it uses or was
+// allocated, on the container's resource (called just before it is
+// emitted).
+func (s *Scraper) recordContainerGPU(now time.Time, containerID string) {
+	g := s.gpu
+	if g == nil || g.snap == nil {
+		return
+	}
+	var ref *gpu.Ref
+	if g.names != nil {
+		if r, ok := g.names.ContainerRef(g.ctx, containerID); ok {
+			ref = &r
+		}
+	}
+	ts := pcommon.NewTimestampFromTime(now)
+	for _, cd := range g.snap.Container(containerID, ref) {
+		d := cd.Device
+		if cd.DutyCycle.OK {
+			s.mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, d.Model)
+		}
+		if cd.MemoryUsed.OK {
+			s.mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, clampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, d.Model)
+		}
+		if d.MemoryTotal.OK {
+			s.mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, clampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, d.Model)
+		}
+	}
+}

@@ -34,11 +34,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUUsage: ContainerCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryMappedFile: ContainerMemoryMappedFileMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryOomKills: ContainerMemoryOomKillsMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryRss: ContainerMemoryRssMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemorySwap: ContainerMemorySwapMetricConfig{
+						Enabled: true,
+					},
 					ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 						Enabled:             true,
@@ -48,11 +74,34 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryOomKills: K8sNodeMemoryOomKillsMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryRss: K8sNodeMemoryRssMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemorySwap: K8sNodeMemorySwapMetricConfig{
+						Enabled: true,
+					},
 					K8sNodeMemoryUsage: K8sNodeMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
 						Enabled:             true,
@@ -62,11 +111,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryMappedFile: K8sPodMemoryMappedFileMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryOomKills: K8sPodMemoryOomKillsMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemorySwap: K8sPodMemorySwapMetricConfig{
+						Enabled: true,
+					},
 					K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -90,11 +165,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUUsage: ContainerCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryMappedFile: ContainerMemoryMappedFileMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryOomKills: ContainerMemoryOomKillsMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryRss: ContainerMemoryRssMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemorySwap: ContainerMemorySwapMetricConfig{
+						Enabled: false,
+					},
 					ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
 						Enabled:             false,
@@ -104,11 +205,34 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryOomKills: K8sNodeMemoryOomKillsMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryRss: K8sNodeMemoryRssMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemorySwap: K8sNodeMemorySwapMetricConfig{
+						Enabled: false,
+					},
 					K8sNodeMemoryUsage: K8sNodeMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
 						Enabled:             false,
@@ -118,11 +242,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryMappedFile: K8sPodMemoryMappedFileMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryOomKills: K8sPodMemoryOomKillsMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemorySwap: K8sPodMemorySwapMetricConfig{
+						Enabled: false,
+					},
 					K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -138,7 +288,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -155,6 +305,18 @@ func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestContainerPagingFaultsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerPagingFaults
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerPagingFaultsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.paging.faults doesn't have an attribute invalid, valid attributes: [system.paging.fault.type]")
+
+	cfg = DefaultMetricsConfig().ContainerPagingFaults
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestK8sNodeCPUTimeMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sNodeCPUTime
 	require.NoError(t, cfg.Validate())
@@ -167,6 +329,18 @@ func TestK8sNodeCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestK8sNodePagingFaultsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodePagingFaults
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodePagingFaultsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.paging.faults doesn't have an attribute invalid, valid attributes: [system.paging.fault.type]")
+
+	cfg = DefaultMetricsConfig().K8sNodePagingFaults
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sPodCPUTime
 	require.NoError(t, cfg.Validate())
@@ -175,6 +349,18 @@ func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().K8sPodCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodPagingFaultsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodPagingFaults
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodPagingFaultsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.paging.faults doesn't have an attribute invalid, valid attributes: [system.paging.fault.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodPagingFaults
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

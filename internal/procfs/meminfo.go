@@ -17,6 +17,7 @@ type Meminfo struct {
 	InactiveAnon *uint64
 	ActiveFile   *uint64
 	InactiveFile *uint64
+	Mapped       *uint64
 }
 
 // Meminfo reads /proc/meminfo.
@@ -52,6 +53,8 @@ func parseMeminfo(data []byte) (Meminfo, error) {
 			dst = &m.ActiveFile
 		case "Inactive(file)":
 			dst = &m.InactiveFile
+		case "Mapped":
+			dst = &m.Mapped
 		default:
 			continue
 		}

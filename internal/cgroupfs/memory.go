@@ -3,6 +3,14 @@
 
 package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
 // MemoryStat is a cgroup's memory accounting in bytes (faults and OOM kills
 // in events), with v1 and v2 keys mapped to one meaning each. v1 values are
 // the hierarchical total_* keys so a pod or the node includes its children,
@@ -15,7 +23,7 @@ type MemoryStat struct {
 	MappedFile   U64   // v1 total_mapped_file, v2 file_mapped
 	Swap         U64   // v1 memory.memsw.usage_in_bytes - usage (floored at 0), v2 memory.swap.current
 	Limit        Limit // v1 memory.limit_in_bytes, v2 memory.max
-	OOMKills     U64   // v1 memory.oom_control oom_kill, v2 memory.events oom_kill
+	OOMKills     U64   // v1 memory.oom_control oom_kill (this cgroup only, see OOMKillsTreeV1), v2 memory.events oom_kill (hierarchical)
 	PgFault      U64   // all page faults: v1 total_pgfault, v2 pgfault (major included)
 	PgMajFault   U64   // major page faults: v1 total_pgmajfault, v2 pgmajfault
 }
@@ -115,4 +123,64 @@ func (r *Reader) memoryV2(dir string) (MemoryStat, error) {
 		}
 	})
 	return s, err
+}
+
+// OOMKillsTreeV1 calls fn with the memory.oom_control oom_kill counter of
+// cgroup rel and of every cgroup below it (paths relative to the hierarchy
+// root). On v1 the kernel counts a kill only in the victim's own cgroup, so
+// a pod's kills are the sum over its subtree. Cgroups without the counter
+// are skipped; a sub-cgroup that vanishes during the walk is skipped too,
+// rel itself vanishing gives ErrVanished. It does nothing on v2, whose
+// memory.events counter is already hierarchical.
+func (r *Reader) OOMKillsTreeV1(rel string, fn func(rel string, kills uint64)) error {
+	if !r.l.StatsV1() {
+		return nil
+	}
+	root := r.l.Dir(CtrlMemory, "/")
+	dir := r.l.Dir(CtrlMemory, rel)
+	if dir == "" {
+		return nil
+	}
+	return r.oomKillsTree(root, dir, true, fn)
+}
+
+func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64)) error {
+	var kills U64
+	_, err := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		if string(k) == "oom_kill" {
+			kills = Some(v)
+		}
+	})
+	if err != nil {
+		if !top && errors.Is(err, ErrVanished) {
+			return nil
+		}
+		return err
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return err
+	}
+	if kills.OK {
+		fn(filepath.Join("/", filepath.ToSlash(rel)), kills.V)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if top {
+				return ErrVanished
+			}
+			return nil
+		}
+		return fmt.Errorf("read dir %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if err := r.oomKillsTree(root, filepath.Join(dir, e.Name()), false, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -38,7 +38,7 @@ type stats struct {
 func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.ScrapeErrors) bool {
 	var st stats
 	st.cpu, st.cpuErr = s.reader.CPU(e.rel)
-	st.mem, st.memErr = s.reader.Memory(e.rel)
+	st.mem, st.memErr = s.readMemory(e)
 	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) {
 		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))
 		return false

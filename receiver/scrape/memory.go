@@ -68,6 +68,53 @@ func (s *Scraper) memoryRecordersFor(k cgroupKind) memoryRecorders {
 	}
 }
 
+// readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
+// are summed over its subtree, since the kernel counts a kill only in the
+// victim's own cgroup there (v2's memory.events is already hierarchical).
+func (s *Scraper) readMemory(e entity) (cgroupfs.MemoryStat, error) {
+	mem, err := s.reader.Memory(e.rel)
+	if err != nil || e.kind != kindPod || !s.layout.StatsV1() {
+		return mem, err
+	}
+	if e.st.oom == nil {
+		e.st.oom = &oomTree{}
+	}
+	mem.OOMKills, err = e.st.oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, fn) })
+	return mem, err
+}
+
+// oomTree keeps a v1 pod's OOM kill total monotonic while its containers
+// come and go: the last counter of each cgroup in the subtree, and the kills
+// of cgroups that have since been removed.
+type oomTree struct {
+	last    map[string]uint64
+	retired uint64
+}
+
+// update walks the subtree with walk and returns the pod's total: the
+// current counters plus those of removed cgroups. No counter anywhere (a
+// kernel before 4.13) gives no value.
+func (o *oomTree) update(walk func(func(string, uint64)) error) (cgroupfs.U64, error) {
+	cur := make(map[string]uint64, len(o.last))
+	if err := walk(func(rel string, v uint64) { cur[rel] = v }); err != nil {
+		return cgroupfs.U64{}, err
+	}
+	for rel, v := range o.last {
+		if _, ok := cur[rel]; !ok {
+			o.retired += v
+		}
+	}
+	o.last = cur
+	if len(cur) == 0 && o.retired == 0 {
+		return cgroupfs.U64{}, nil
+	}
+	total := o.retired
+	for _, v := range cur {
+		total += v
+	}
+	return cgroupfs.Some(total), nil
+}
+
 func recordIf(fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
 	if fn != nil && v.OK {
 		fn(ts, clampInt64(v.V))

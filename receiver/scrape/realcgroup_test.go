@@ -18,7 +18,7 @@ import (
 )
 
 // points collects the values of one resource's metrics, keyed by metric name
-// and, for cpu.time, "name/mode".
+// and, for cpu.time and paging.faults, "name/attribute value".
 func points(m pmetric.Metrics, attr, val string) map[string]float64 {
 	out := map[string]float64{}
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
@@ -40,6 +40,9 @@ func points(m pmetric.Metrics, attr, val string) map[string]float64 {
 				key := mt.Name()
 				if mode, ok := dp.Attributes().Get("cpu.mode"); ok {
 					key += "/" + mode.Str()
+				}
+				if typ, ok := dp.Attributes().Get("system.paging.fault.type"); ok {
+					key += "/" + typ.Str()
 				}
 				v := dp.DoubleValue()
 				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {

@@ -28,6 +28,7 @@ type series struct {
 	start   pcommon.Timestamp // start time of its cumulative points
 	lastCPU calc.Sample       // previous total CPU time, for the usage rate
 	hasCPU  bool
+	oom     *oomTree // v1 pods: per-cgroup OOM kill counters of the subtree
 	seen    uint64 // generation of the last scrape that saw it
 }
 

@@ -29,7 +29,7 @@ type series struct {
 	lastCPU calc.Sample       // previous total CPU time, for the usage rate
 	hasCPU  bool
 	oom     *oomTree // v1 pods: per-cgroup OOM kill counters of the subtree
-	seen    uint64 // generation of the last scrape that saw it
+	seen    uint64   // generation of the last scrape that saw it
 }
 
 // get returns the state of key, creating it with start time start.

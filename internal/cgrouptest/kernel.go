@@ -125,7 +125,8 @@ func (c *Container) OOMKills(t testing.TB) uint64 {
 
 // SetMemoryLimit limits the container to bytes of memory and no swap (v1
 // memory.limit_in_bytes and, with swap accounting, memory.memsw.limit_in_bytes;
-// v2 memory.max and memory.swap.max). Only tests write limits.
+// v2 memory.max and memory.swap.max; v1 memory.swappiness 0). Only tests
+// write limits.
 func (c *Container) SetMemoryLimit(t testing.TB, bytes uint64) {
 	t.Helper()
 	v := strconv.FormatUint(bytes, 10)
@@ -140,6 +141,9 @@ func (c *Container) SetMemoryLimit(t testing.TB, bytes uint64) {
 	if _, err := os.Stat(filepath.Join(c.memDir(), "memory.memsw.limit_in_bytes")); err == nil {
 		c.Write(t, "memory", "memory.memsw.limit_in_bytes", v)
 	}
+	// Without swap accounting, memsw is absent: swappiness 0 keeps the
+	// cgroup's anonymous memory out of swap instead.
+	c.Write(t, "memory", "memory.swappiness", "0")
 }
 
 // DropFileCache drops the clean page cache of the file at path

@@ -125,7 +125,7 @@ func TestRealMemoryOOMKill(t *testing.T) {
 	assert.Equal(t, float64(limit)-p0["container.memory.working_set"], p0["container.memory.available"], "available = limit - working set")
 
 	ch := c.Start(t, cgrouptest.ModeBurn, "threads=0", "mib=128")
-	err = ch.Wait()
+	err = ch.WaitTimeout(t, 10*time.Second)
 	require.Error(t, err, "the child must die")
 	ws, ok := ch.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	require.True(t, ok)

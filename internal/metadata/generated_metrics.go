@@ -1314,7 +1314,7 @@ type metricK8sNodeMemorySwap struct {
 // init fills k8s.node.memory.swap metric with initial data.
 func (m *metricK8sNodeMemorySwap) init() {
 	m.data.SetName("k8s.node.memory.swap")
-	m.data.SetDescription("Swap used on the node, swap only. v1: the root's memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw). v2: no point (the root cgroup has no memory.swap.current).")
+	m.data.SetDescription("Swap used on the node, swap only. v1: the root's memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw). v2 (the root cgroup has no memory.swap.current): SwapTotal - SwapFree from /proc/meminfo.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }

@@ -580,7 +580,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["k8s.node.memory.swap"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Swap used on the node, swap only. v1: the root's memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw). v2: no point (the root cgroup has no memory.swap.current).", mi.Description())
+					assert.Equal(t, "Swap used on the node, swap only. v1: the root's memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw). v2 (the root cgroup has no memory.swap.current): SwapTotal - SwapFree from /proc/meminfo.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())

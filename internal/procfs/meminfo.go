@@ -18,6 +18,8 @@ type Meminfo struct {
 	ActiveFile   *uint64
 	InactiveFile *uint64
 	Mapped       *uint64
+	SwapTotal    *uint64
+	SwapFree     *uint64
 }
 
 // Meminfo reads /proc/meminfo.
@@ -55,6 +57,10 @@ func parseMeminfo(data []byte) (Meminfo, error) {
 			dst = &m.InactiveFile
 		case "Mapped":
 			dst = &m.Mapped
+		case "SwapTotal":
+			dst = &m.SwapTotal
+		case "SwapFree":
+			dst = &m.SwapFree
 		default:
 			continue
 		}

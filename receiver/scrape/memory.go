@@ -159,7 +159,8 @@ func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.Memo
 // usage file (cgroup v2): anon + file from the root's memory.stat, or the
 // same sum from /proc/meminfo's LRU lists when the root has no memory.stat;
 // never MemTotal - MemFree, which also counts kernel memory and buffers.
-// The node's capacity for available is MemTotal; its OOM kills and faults
+// Swap on v2 is SwapTotal - SwapFree. The node's capacity for available is
+// MemTotal; its OOM kills and faults
 // come from /proc/vmstat, the only place that counts them node-wide.
 func (s *Scraper) nodeMemory(mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
 	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
@@ -176,6 +177,10 @@ func (s *Scraper) nodeMemory(mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeE
 	}
 	if !mem.Usage.OK {
 		mem = nodeUsageV2(mem, mi)
+	}
+	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal != nil && mi.SwapFree != nil {
+		// The v2 root has no memory.swap.current: swap in use on the node.
+		mem.Swap = cgroupfs.Some(calc.Available(*mi.SwapTotal, *mi.SwapFree))
 	}
 	vm, err := s.proc.Vmstat()
 	mem.OOMKills, mem.PgFault, mem.PgMajFault = cgroupfs.U64{}, cgroupfs.U64{}, cgroupfs.U64{}

@@ -12,3 +12,14 @@ func WorkingSet(usage, inactiveFile uint64) uint64 {
 	}
 	return usage - inactiveFile
 }
+
+// Available is what is left under a limit: limit minus working set, floored
+// at 0 (the working set can exceed the limit briefly, or when the limit was
+// lowered below current usage). It is also used for any a - b of two counters
+// read at different instants, such as minor = pgfault - pgmajfault.
+func Available(limit, workingSet uint64) uint64 {
+	if workingSet >= limit {
+		return 0
+	}
+	return limit - workingSet
+}

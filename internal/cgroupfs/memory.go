@@ -3,14 +3,29 @@
 
 package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 
-// MemoryStat is a cgroup's memory accounting in bytes, with v1 and v2 keys
-// mapped to one meaning each. v1 values are the hierarchical total_* keys so
-// a pod or the node includes its children, as v2 does.
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// MemoryStat is a cgroup's memory accounting in bytes (faults and OOM kills
+// in events), with v1 and v2 keys mapped to one meaning each. v1 values are
+// the hierarchical total_* keys so a pod or the node includes its children,
+// as v2 does. A field whose file or key is absent stays !OK: no data point.
 type MemoryStat struct {
-	Usage        U64 // v1 memory.usage_in_bytes, v2 memory.current (absent at the v2 root)
-	InactiveFile U64 // v1 total_inactive_file, v2 inactive_file
-	Anon         U64 // v1 total_rss, v2 anon
-	File         U64 // v1 total_cache, v2 file
+	Usage        U64   // v1 memory.usage_in_bytes, v2 memory.current (absent at the v2 root)
+	InactiveFile U64   // v1 total_inactive_file, v2 inactive_file
+	Anon         U64   // v1 total_rss, v2 anon
+	File         U64   // v1 total_cache, v2 file
+	MappedFile   U64   // v1 total_mapped_file, v2 file_mapped
+	Swap         U64   // v1 memory.memsw.usage_in_bytes - usage (floored at 0), v2 memory.swap.current
+	Limit        Limit // v1 memory.limit_in_bytes, v2 memory.max
+	OOMKills     U64   // v1 memory.oom_control oom_kill (this cgroup only, see OOMKillsTreeV1), v2 memory.events oom_kill (hierarchical)
+	PgFault      U64   // all page faults: v1 total_pgfault, v2 pgfault (major included)
+	PgMajFault   U64   // major page faults: v1 total_pgmajfault, v2 pgmajfault
 }
 
 // Memory reads the memory accounting of cgroup rel.
@@ -30,7 +45,7 @@ func (r *Reader) memoryV1(dir string) (MemoryStat, error) {
 	if s.Usage, err = r.readUint(dir, "memory.usage_in_bytes"); err != nil {
 		return s, err
 	}
-	_, err = r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+	if _, err = r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "total_inactive_file":
 			s.InactiveFile = Some(v)
@@ -38,6 +53,35 @@ func (r *Reader) memoryV1(dir string) (MemoryStat, error) {
 			s.Anon = Some(v)
 		case "total_cache":
 			s.File = Some(v)
+		case "total_mapped_file":
+			s.MappedFile = Some(v)
+		case "total_pgfault":
+			s.PgFault = Some(v)
+		case "total_pgmajfault":
+			s.PgMajFault = Some(v)
+		}
+	}); err != nil {
+		return s, err
+	}
+	// memsw exists only with swap accounting (swapaccount=1); it counts
+	// memory + swap, so swap alone is the difference.
+	memsw, err := r.readUint(dir, "memory.memsw.usage_in_bytes")
+	if err != nil {
+		return s, err
+	}
+	if memsw.OK && s.Usage.OK {
+		s.Swap = Some(0)
+		if memsw.V > s.Usage.V { // the two files are read at different instants
+			s.Swap = Some(memsw.V - s.Usage.V)
+		}
+	}
+	if s.Limit, err = r.readLimit(dir, "memory.limit_in_bytes"); err != nil {
+		return s, err
+	}
+	// oom_kill appeared in memory.oom_control with Linux 4.13.
+	_, err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		if string(k) == "oom_kill" {
+			s.OOMKills = Some(v)
 		}
 	})
 	return s, err
@@ -49,7 +93,7 @@ func (r *Reader) memoryV2(dir string) (MemoryStat, error) {
 	if s.Usage, err = r.readUint(dir, "memory.current"); err != nil {
 		return s, err
 	}
-	_, err = r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+	if _, err = r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "inactive_file":
 			s.InactiveFile = Some(v)
@@ -57,7 +101,86 @@ func (r *Reader) memoryV2(dir string) (MemoryStat, error) {
 			s.Anon = Some(v)
 		case "file":
 			s.File = Some(v)
+		case "file_mapped":
+			s.MappedFile = Some(v)
+		case "pgfault":
+			s.PgFault = Some(v)
+		case "pgmajfault":
+			s.PgMajFault = Some(v)
+		}
+	}); err != nil {
+		return s, err
+	}
+	if s.Swap, err = r.readUint(dir, "memory.swap.current"); err != nil {
+		return s, err
+	}
+	if s.Limit, err = r.readLimit(dir, "memory.max"); err != nil {
+		return s, err
+	}
+	_, err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
+		if string(k) == "oom_kill" {
+			s.OOMKills = Some(v)
 		}
 	})
 	return s, err
+}
+
+// OOMKillsTreeV1 calls fn with the memory.oom_control oom_kill counter of
+// cgroup rel and of every cgroup below it (paths relative to the hierarchy
+// root). On v1 the kernel counts a kill only in the victim's own cgroup, so
+// a pod's kills are the sum over its subtree. Cgroups without the counter
+// are skipped; a sub-cgroup that vanishes during the walk is skipped too,
+// rel itself vanishing gives ErrVanished. It does nothing on v2, whose
+// memory.events counter is already hierarchical.
+func (r *Reader) OOMKillsTreeV1(rel string, fn func(rel string, kills uint64)) error {
+	if !r.l.StatsV1() {
+		return nil
+	}
+	root := r.l.Dir(CtrlMemory, "/")
+	dir := r.l.Dir(CtrlMemory, rel)
+	if dir == "" {
+		return nil
+	}
+	return r.oomKillsTree(root, dir, true, fn)
+}
+
+func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64)) error {
+	var kills U64
+	_, err := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		if string(k) == "oom_kill" {
+			kills = Some(v)
+		}
+	})
+	if err != nil {
+		if !top && errors.Is(err, ErrVanished) {
+			return nil
+		}
+		return err
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return err
+	}
+	if kills.OK {
+		fn(filepath.Join("/", filepath.ToSlash(rel)), kills.V)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if top {
+				return ErrVanished
+			}
+			return nil
+		}
+		return fmt.Errorf("read dir %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if err := r.oomKillsTree(root, filepath.Join(dir, e.Name()), false, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -209,6 +209,23 @@ func (ch *Child) Kill() {
 // Wait waits for the child to exit on its own.
 func (ch *Child) Wait() error { return ch.Cmd.Wait() }
 
+// WaitTimeout waits up to d for the child to exit on its own; it fails the
+// test if it does not (the child is then killed by Kill in cleanup).
+func (ch *Child) WaitTimeout(t testing.TB, d time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- ch.Cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		_ = syscall.Kill(-ch.Cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("child %d did not exit within %v", ch.Cmd.Process.Pid, d)
+		return nil
+	}
+}
+
 // remove deletes every cgroup directory this container created, deepest
 // first. A cgroup with processes left cannot be removed: retry briefly while
 // killed children are reaped.

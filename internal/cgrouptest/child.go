@@ -29,6 +29,10 @@ const (
 	// only) and waits for them, asleep. They stay in the child's cgroup and
 	// process group, so Kill ends them all.
 	ModeSpin = "spin"
+	// ModeCache: args "mib=N" and "file=PATH": writes N MiB to PATH, fsyncs
+	// it, reads it back twice (so its page cache is on the active list),
+	// then creates PATH.ready and sleeps until killed.
+	ModeCache = "cache"
 )
 
 // MaybeRunChild runs a child's work and exits when this process was started
@@ -45,8 +49,10 @@ func MaybeRunChild() {
 		os.Exit(3)
 	}
 	args := map[string]int{}
+	strs := map[string]string{}
 	for _, a := range os.Args[1:] {
 		if k, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(k, "-") {
+			strs[k] = v
 			if n, err := strconv.Atoi(v); err == nil {
 				args[k] = n
 			}
@@ -58,6 +64,11 @@ func MaybeRunChild() {
 	case ModeSleep:
 	case ModeSpin:
 		spin(args["threads"])
+	case ModeCache:
+		if err := cache(strs["file"], args["mib"]); err != nil {
+			fmt.Fprintf(os.Stderr, "cgrouptest: cache child: %v\n", err)
+			os.Exit(4)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "cgrouptest: unknown child mode %q\n", mode)
 		os.Exit(2)
@@ -96,4 +107,34 @@ func spin(threads int) {
 	err := syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ())
 	fmt.Fprintf(os.Stderr, "cgrouptest: exec /bin/sh: %v\n", err)
 	os.Exit(2)
+}
+
+// cache fills the page cache with mib MiB of path, charged to this cgroup.
+func cache(path string, mib int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for i := 0; i < mib; i++ {
+		if _, err := f.Write(buf); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil { // clean pages, so they can be dropped
+		return err
+	}
+	// A page accessed twice moves to the active list.
+	for pass := 0; pass < 2; pass++ {
+		for off := int64(0); off < int64(mib)<<20; off += int64(len(buf)) {
+			if _, err := f.ReadAt(buf, off); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(path+".ready", nil, 0o644)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,4 +79,91 @@ func readUint(t testing.TB, p string) uint64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// MemoryStatKey is the container's memory.stat key for a v2 name: v1 uses
+// the hierarchical total_* keys and a few other names.
+func MemoryStatKey(v2name string) string {
+	if V2() {
+		return v2name
+	}
+	switch v2name {
+	case "anon":
+		return "total_rss"
+	case "file":
+		return "total_cache"
+	case "file_mapped":
+		return "total_mapped_file"
+	}
+	return "total_" + v2name
+}
+
+// OOMKills reads the kernel's oom_kill counter of the container (v1
+// memory.oom_control, v2 memory.events).
+func (c *Container) OOMKills(t testing.TB) uint64 {
+	t.Helper()
+	name := "memory.oom_control"
+	if V2() {
+		name = "memory.events"
+	}
+	data, err := os.ReadFile(filepath.Join(c.memDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("%s has no oom_kill", name)
+	return 0
+}
+
+// SetMemoryLimit limits the container to bytes of memory and no swap (v1
+// memory.limit_in_bytes and, with swap accounting, memory.memsw.limit_in_bytes;
+// v2 memory.max and memory.swap.max; v1 memory.swappiness 0). Only tests
+// write limits.
+func (c *Container) SetMemoryLimit(t testing.TB, bytes uint64) {
+	t.Helper()
+	v := strconv.FormatUint(bytes, 10)
+	if V2() {
+		c.Write(t, "", "memory.max", v)
+		if _, err := os.Stat(filepath.Join(c.memDir(), "memory.swap.max")); err == nil {
+			c.Write(t, "", "memory.swap.max", "0")
+		}
+		return
+	}
+	c.Write(t, "memory", "memory.limit_in_bytes", v)
+	if _, err := os.Stat(filepath.Join(c.memDir(), "memory.memsw.limit_in_bytes")); err == nil {
+		c.Write(t, "memory", "memory.memsw.limit_in_bytes", v)
+	}
+	// Without swap accounting, memsw is absent: swappiness 0 keeps the
+	// cgroup's anonymous memory out of swap instead.
+	c.Write(t, "memory", "memory.swappiness", "0")
+}
+
+// DropFileCache drops the clean page cache of the file at path
+// (posix_fadvise POSIX_FADV_DONTNEED), whichever cgroup it is charged to.
+func DropFileCache(t testing.TB, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const fadvDontNeed = 4
+	if _, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, fadvDontNeed, 0, 0); errno != 0 {
+		t.Fatalf("fadvise %s: %v", path, errno)
+	}
+}
+
+// OnTmpfs reports whether dir is on tmpfs, whose pages are shmem and cannot
+// be dropped like page cache.
+func OnTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Type == 0x01021994
 }

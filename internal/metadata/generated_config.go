@@ -367,6 +367,146 @@ func (ms *ContainerCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+// ContainerMemoryAvailableMetricConfig provides config for the container.memory.available metric.
+type ContainerMemoryAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemoryCacheMetricConfig provides config for the container.memory.cache metric.
+type ContainerMemoryCacheMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryCacheMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemoryLimitMetricConfig provides config for the container.memory.limit metric.
+type ContainerMemoryLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemoryMappedFileMetricConfig provides config for the container.memory.mapped_file metric.
+type ContainerMemoryMappedFileMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryMappedFileMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemoryOomKillsMetricConfig provides config for the container.memory.oom_kills metric.
+type ContainerMemoryOomKillsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryOomKillsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemoryRssMetricConfig provides config for the container.memory.rss metric.
+type ContainerMemoryRssMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryRssMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemorySwapMetricConfig provides config for the container.memory.swap metric.
+type ContainerMemorySwapMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemorySwapMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerMemoryUsageMetricConfig provides config for the container.memory.usage metric.
 type ContainerMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -404,6 +544,54 @@ func (ms *ContainerMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf)
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerPagingFaultsMetricAttributeKey specifies the key of an attribute for the container.paging.faults metric.
+type ContainerPagingFaultsMetricAttributeKey string
+
+const (
+	ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType ContainerPagingFaultsMetricAttributeKey = "system.paging.fault.type"
+)
+
+// ContainerPagingFaultsMetricConfig provides config for the container.paging.faults metric.
+type ContainerPagingFaultsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerPagingFaultsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerPagingFaultsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerPagingFaultsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType:
+		default:
+			return fmt.Errorf("metric container.paging.faults doesn't have an attribute %v, valid attributes: [system.paging.fault.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -887,6 +1075,126 @@ func (ms *K8sNodeCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sNodeMemoryAvailableMetricConfig provides config for the k8s.node.memory.available metric.
+type K8sNodeMemoryAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemoryAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeMemoryCacheMetricConfig provides config for the k8s.node.memory.cache metric.
+type K8sNodeMemoryCacheMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemoryCacheMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeMemoryMappedFileMetricConfig provides config for the k8s.node.memory.mapped_file metric.
+type K8sNodeMemoryMappedFileMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemoryMappedFileMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeMemoryOomKillsMetricConfig provides config for the k8s.node.memory.oom_kills metric.
+type K8sNodeMemoryOomKillsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemoryOomKillsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeMemoryRssMetricConfig provides config for the k8s.node.memory.rss metric.
+type K8sNodeMemoryRssMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemoryRssMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeMemorySwapMetricConfig provides config for the k8s.node.memory.swap metric.
+type K8sNodeMemorySwapMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemorySwapMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sNodeMemoryUsageMetricConfig provides config for the k8s.node.memory.usage metric.
 type K8sNodeMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -924,6 +1232,54 @@ func (ms *K8sNodeMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) e
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodePagingFaultsMetricAttributeKey specifies the key of an attribute for the k8s.node.paging.faults metric.
+type K8sNodePagingFaultsMetricAttributeKey string
+
+const (
+	K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType K8sNodePagingFaultsMetricAttributeKey = "system.paging.fault.type"
+)
+
+// K8sNodePagingFaultsMetricConfig provides config for the k8s.node.paging.faults metric.
+type K8sNodePagingFaultsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodePagingFaultsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodePagingFaultsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodePagingFaultsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType:
+		default:
+			return fmt.Errorf("metric k8s.node.paging.faults doesn't have an attribute %v, valid attributes: [system.paging.fault.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -1331,6 +1687,146 @@ func (ms *K8sPodCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodMemoryAvailableMetricConfig provides config for the k8s.pod.memory.available metric.
+type K8sPodMemoryAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodMemoryCacheMetricConfig provides config for the k8s.pod.memory.cache metric.
+type K8sPodMemoryCacheMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryCacheMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodMemoryLimitMetricConfig provides config for the k8s.pod.memory.limit metric.
+type K8sPodMemoryLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodMemoryMappedFileMetricConfig provides config for the k8s.pod.memory.mapped_file metric.
+type K8sPodMemoryMappedFileMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryMappedFileMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodMemoryOomKillsMetricConfig provides config for the k8s.pod.memory.oom_kills metric.
+type K8sPodMemoryOomKillsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryOomKillsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodMemoryRssMetricConfig provides config for the k8s.pod.memory.rss metric.
+type K8sPodMemoryRssMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryRssMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodMemorySwapMetricConfig provides config for the k8s.pod.memory.swap metric.
+type K8sPodMemorySwapMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemorySwapMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodMemoryUsageMetricConfig provides config for the k8s.pod.memory.usage metric.
 type K8sPodMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -1368,6 +1864,54 @@ func (ms *K8sPodMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) er
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodPagingFaultsMetricAttributeKey specifies the key of an attribute for the k8s.pod.paging.faults metric.
+type K8sPodPagingFaultsMetricAttributeKey string
+
+const (
+	K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType K8sPodPagingFaultsMetricAttributeKey = "system.paging.fault.type"
+)
+
+// K8sPodPagingFaultsMetricConfig provides config for the k8s.pod.paging.faults metric.
+type K8sPodPagingFaultsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodPagingFaultsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodPagingFaultsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodPagingFaultsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType:
+		default:
+			return fmt.Errorf("metric k8s.pod.paging.faults doesn't have an attribute %v, valid attributes: [system.paging.fault.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -1629,8 +2173,16 @@ type MetricsConfig struct {
 	ContainerCPUTime                       ContainerCPUTimeMetricConfig                       `mapstructure:"container.cpu.time"`
 	ContainerCPUUsage                      ContainerCPUUsageMetricConfig                      `mapstructure:"container.cpu.usage"`
 	ContainerCPUWeight                     ContainerCPUWeightMetricConfig                     `mapstructure:"container.cpu.weight"`
+	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
+	ContainerMemoryCache                   ContainerMemoryCacheMetricConfig                   `mapstructure:"container.memory.cache"`
+	ContainerMemoryLimit                   ContainerMemoryLimitMetricConfig                   `mapstructure:"container.memory.limit"`
+	ContainerMemoryMappedFile              ContainerMemoryMappedFileMetricConfig              `mapstructure:"container.memory.mapped_file"`
+	ContainerMemoryOomKills                ContainerMemoryOomKillsMetricConfig                `mapstructure:"container.memory.oom_kills"`
+	ContainerMemoryRss                     ContainerMemoryRssMetricConfig                     `mapstructure:"container.memory.rss"`
+	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
+	ContainerPagingFaults                  ContainerPagingFaultsMetricConfig                  `mapstructure:"container.paging.faults"`
 	ContainerPressureAvg10                 ContainerPressureAvg10MetricConfig                 `mapstructure:"container.pressure.avg10"`
 	ContainerPressureAvg300                ContainerPressureAvg300MetricConfig                `mapstructure:"container.pressure.avg300"`
 	ContainerPressureAvg60                 ContainerPressureAvg60MetricConfig                 `mapstructure:"container.pressure.avg60"`
@@ -1645,8 +2197,15 @@ type MetricsConfig struct {
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
+	K8sNodeMemoryAvailable                 K8sNodeMemoryAvailableMetricConfig                 `mapstructure:"k8s.node.memory.available"`
+	K8sNodeMemoryCache                     K8sNodeMemoryCacheMetricConfig                     `mapstructure:"k8s.node.memory.cache"`
+	K8sNodeMemoryMappedFile                K8sNodeMemoryMappedFileMetricConfig                `mapstructure:"k8s.node.memory.mapped_file"`
+	K8sNodeMemoryOomKills                  K8sNodeMemoryOomKillsMetricConfig                  `mapstructure:"k8s.node.memory.oom_kills"`
+	K8sNodeMemoryRss                       K8sNodeMemoryRssMetricConfig                       `mapstructure:"k8s.node.memory.rss"`
+	K8sNodeMemorySwap                      K8sNodeMemorySwapMetricConfig                      `mapstructure:"k8s.node.memory.swap"`
 	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
 	K8sNodeMemoryWorkingSet                K8sNodeMemoryWorkingSetMetricConfig                `mapstructure:"k8s.node.memory.working_set"`
+	K8sNodePagingFaults                    K8sNodePagingFaultsMetricConfig                    `mapstructure:"k8s.node.paging.faults"`
 	K8sNodePressureAvg10                   K8sNodePressureAvg10MetricConfig                   `mapstructure:"k8s.node.pressure.avg10"`
 	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
 	K8sNodePressureAvg60                   K8sNodePressureAvg60MetricConfig                   `mapstructure:"k8s.node.pressure.avg60"`
@@ -1660,8 +2219,16 @@ type MetricsConfig struct {
 	K8sPodCPUTime                          K8sPodCPUTimeMetricConfig                          `mapstructure:"k8s.pod.cpu.time"`
 	K8sPodCPUUsage                         K8sPodCPUUsageMetricConfig                         `mapstructure:"k8s.pod.cpu.usage"`
 	K8sPodCPUWeight                        K8sPodCPUWeightMetricConfig                        `mapstructure:"k8s.pod.cpu.weight"`
+	K8sPodMemoryAvailable                  K8sPodMemoryAvailableMetricConfig                  `mapstructure:"k8s.pod.memory.available"`
+	K8sPodMemoryCache                      K8sPodMemoryCacheMetricConfig                      `mapstructure:"k8s.pod.memory.cache"`
+	K8sPodMemoryLimit                      K8sPodMemoryLimitMetricConfig                      `mapstructure:"k8s.pod.memory.limit"`
+	K8sPodMemoryMappedFile                 K8sPodMemoryMappedFileMetricConfig                 `mapstructure:"k8s.pod.memory.mapped_file"`
+	K8sPodMemoryOomKills                   K8sPodMemoryOomKillsMetricConfig                   `mapstructure:"k8s.pod.memory.oom_kills"`
+	K8sPodMemoryRss                        K8sPodMemoryRssMetricConfig                        `mapstructure:"k8s.pod.memory.rss"`
+	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
 	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
+	K8sPodPagingFaults                     K8sPodPagingFaultsMetricConfig                     `mapstructure:"k8s.pod.paging.faults"`
 	K8sPodPressureAvg10                    K8sPodPressureAvg10MetricConfig                    `mapstructure:"k8s.pod.pressure.avg10"`
 	K8sPodPressureAvg300                   K8sPodPressureAvg300MetricConfig                   `mapstructure:"k8s.pod.pressure.avg300"`
 	K8sPodPressureAvg60                    K8sPodPressureAvg60MetricConfig                    `mapstructure:"k8s.pod.pressure.avg60"`
@@ -1715,11 +2282,37 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 			Enabled: true,
 		},
+		ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
+			Enabled: true,
+		},
+		ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
+			Enabled: true,
+		},
+		ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
+			Enabled: true,
+		},
+		ContainerMemoryMappedFile: ContainerMemoryMappedFileMetricConfig{
+			Enabled: true,
+		},
+		ContainerMemoryOomKills: ContainerMemoryOomKillsMetricConfig{
+			Enabled: true,
+		},
+		ContainerMemoryRss: ContainerMemoryRssMetricConfig{
+			Enabled: true,
+		},
+		ContainerMemorySwap: ContainerMemorySwapMetricConfig{
+			Enabled: true,
+		},
 		ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 			Enabled: true,
 		},
 		ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 			Enabled: true,
+		},
+		ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 		},
 		ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 			Enabled:             false,
@@ -1777,11 +2370,34 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 			Enabled: true,
 		},
+		K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeMemoryOomKills: K8sNodeMemoryOomKillsMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeMemoryRss: K8sNodeMemoryRssMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeMemorySwap: K8sNodeMemorySwapMetricConfig{
+			Enabled: true,
+		},
 		K8sNodeMemoryUsage: K8sNodeMemoryUsageMetricConfig{
 			Enabled: true,
 		},
 		K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 			Enabled: true,
+		},
+		K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 		},
 		K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
 			Enabled:             false,
@@ -1832,11 +2448,37 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 			Enabled: true,
 		},
+		K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
+			Enabled: true,
+		},
+		K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
+			Enabled: true,
+		},
+		K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
+			Enabled: true,
+		},
+		K8sPodMemoryMappedFile: K8sPodMemoryMappedFileMetricConfig{
+			Enabled: true,
+		},
+		K8sPodMemoryOomKills: K8sPodMemoryOomKillsMetricConfig{
+			Enabled: true,
+		},
+		K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
+			Enabled: true,
+		},
+		K8sPodMemorySwap: K8sPodMemorySwapMetricConfig{
+			Enabled: true,
+		},
 		K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 			Enabled: true,
 		},
 		K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 			Enabled: true,
+		},
+		K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
 		},
 		K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 			Enabled:             false,

@@ -70,11 +70,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 						Enabled: true,
 					},
+					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryMappedFile: ContainerMemoryMappedFileMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryOomKills: ContainerMemoryOomKillsMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemoryRss: ContainerMemoryRssMetricConfig{
+						Enabled: true,
+					},
+					ContainerMemorySwap: ContainerMemorySwapMetricConfig{
+						Enabled: true,
+					},
 					ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 						Enabled:             true,
@@ -132,11 +158,34 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryOomKills: K8sNodeMemoryOomKillsMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemoryRss: K8sNodeMemoryRssMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeMemorySwap: K8sNodeMemorySwapMetricConfig{
+						Enabled: true,
+					},
 					K8sNodeMemoryUsage: K8sNodeMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
 						Enabled:             true,
@@ -187,11 +236,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 						Enabled: true,
 					},
+					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryMappedFile: K8sPodMemoryMappedFileMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryOomKills: K8sPodMemoryOomKillsMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
+						Enabled: true,
+					},
+					K8sPodMemorySwap: K8sPodMemorySwapMetricConfig{
+						Enabled: true,
+					},
 					K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 						Enabled: true,
 					},
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 						Enabled:             true,
@@ -281,11 +356,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 						Enabled: false,
 					},
+					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryMappedFile: ContainerMemoryMappedFileMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryOomKills: ContainerMemoryOomKillsMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemoryRss: ContainerMemoryRssMetricConfig{
+						Enabled: false,
+					},
+					ContainerMemorySwap: ContainerMemorySwapMetricConfig{
+						Enabled: false,
+					},
 					ContainerMemoryUsage: ContainerMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 						Enabled:             false,
@@ -343,11 +444,34 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryOomKills: K8sNodeMemoryOomKillsMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemoryRss: K8sNodeMemoryRssMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeMemorySwap: K8sNodeMemorySwapMetricConfig{
+						Enabled: false,
+					},
 					K8sNodeMemoryUsage: K8sNodeMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
 						Enabled:             false,
@@ -398,11 +522,37 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 						Enabled: false,
 					},
+					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryMappedFile: K8sPodMemoryMappedFileMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryOomKills: K8sPodMemoryOomKillsMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
+						Enabled: false,
+					},
+					K8sPodMemorySwap: K8sPodMemorySwapMetricConfig{
+						Enabled: false,
+					},
 					K8sPodMemoryUsage: K8sPodMemoryUsageMetricConfig{
 						Enabled: false,
 					},
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
 					K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 						Enabled:             false,
@@ -448,7 +598,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, HwEnergyMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, HwEnergyMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -497,6 +647,18 @@ func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric container.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().ContainerCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerPagingFaultsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerPagingFaults
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerPagingFaultsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.paging.faults doesn't have an attribute invalid, valid attributes: [system.paging.fault.type]")
+
+	cfg = DefaultMetricsConfig().ContainerPagingFaults
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -585,6 +747,18 @@ func TestK8sNodeCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestK8sNodePagingFaultsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodePagingFaults
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodePagingFaultsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.paging.faults doesn't have an attribute invalid, valid attributes: [system.paging.fault.type]")
+
+	cfg = DefaultMetricsConfig().K8sNodePagingFaults
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestK8sNodePressureAvg10MetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sNodePressureAvg10
 	require.NoError(t, cfg.Validate())
@@ -641,6 +815,18 @@ func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().K8sPodCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodPagingFaultsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodPagingFaults
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodPagingFaultsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.paging.faults doesn't have an attribute invalid, valid attributes: [system.paging.fault.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodPagingFaults
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -131,6 +131,32 @@ var MapAttributePressureStallType = map[string]AttributePressureStallType{
 	"full": AttributePressureStallTypeFull,
 }
 
+// AttributeSystemPagingFaultType specifies the value system.paging.fault.type attribute.
+type AttributeSystemPagingFaultType int
+
+const (
+	_ AttributeSystemPagingFaultType = iota
+	AttributeSystemPagingFaultTypeMajor
+	AttributeSystemPagingFaultTypeMinor
+)
+
+// String returns the string representation of the AttributeSystemPagingFaultType.
+func (av AttributeSystemPagingFaultType) String() string {
+	switch av {
+	case AttributeSystemPagingFaultTypeMajor:
+		return "major"
+	case AttributeSystemPagingFaultTypeMinor:
+		return "minor"
+	}
+	return ""
+}
+
+// MapAttributeSystemPagingFaultType is a helper map of string to AttributeSystemPagingFaultType attribute value.
+var MapAttributeSystemPagingFaultType = map[string]AttributeSystemPagingFaultType{
+	"major": AttributeSystemPagingFaultTypeMajor,
+	"minor": AttributeSystemPagingFaultTypeMinor,
+}
+
 // AttributeTaskState specifies the value task.state attribute.
 type AttributeTaskState int
 
@@ -214,11 +240,36 @@ var MetricsInfo = metricsInfo{
 	ContainerCPUWeight: metricInfo{
 		Name: "container.cpu.weight",
 	},
+	ContainerMemoryAvailable: metricInfo{
+		Name: "container.memory.available",
+	},
+	ContainerMemoryCache: metricInfo{
+		Name: "container.memory.cache",
+	},
+	ContainerMemoryLimit: metricInfo{
+		Name: "container.memory.limit",
+	},
+	ContainerMemoryMappedFile: metricInfo{
+		Name: "container.memory.mapped_file",
+	},
+	ContainerMemoryOomKills: metricInfo{
+		Name: "container.memory.oom_kills",
+	},
+	ContainerMemoryRss: metricInfo{
+		Name: "container.memory.rss",
+	},
+	ContainerMemorySwap: metricInfo{
+		Name: "container.memory.swap",
+	},
 	ContainerMemoryUsage: metricInfo{
 		Name: "container.memory.usage",
 	},
 	ContainerMemoryWorkingSet: metricInfo{
 		Name: "container.memory.working_set",
+	},
+	ContainerPagingFaults: metricInfo{
+		Name:       "container.paging.faults",
+		Attributes: []string{"system.paging.fault.type"},
 	},
 	ContainerPressureAvg10: metricInfo{
 		Name:       "container.pressure.avg10",
@@ -269,11 +320,33 @@ var MetricsInfo = metricsInfo{
 	K8sNodeCPUUsage: metricInfo{
 		Name: "k8s.node.cpu.usage",
 	},
+	K8sNodeMemoryAvailable: metricInfo{
+		Name: "k8s.node.memory.available",
+	},
+	K8sNodeMemoryCache: metricInfo{
+		Name: "k8s.node.memory.cache",
+	},
+	K8sNodeMemoryMappedFile: metricInfo{
+		Name: "k8s.node.memory.mapped_file",
+	},
+	K8sNodeMemoryOomKills: metricInfo{
+		Name: "k8s.node.memory.oom_kills",
+	},
+	K8sNodeMemoryRss: metricInfo{
+		Name: "k8s.node.memory.rss",
+	},
+	K8sNodeMemorySwap: metricInfo{
+		Name: "k8s.node.memory.swap",
+	},
 	K8sNodeMemoryUsage: metricInfo{
 		Name: "k8s.node.memory.usage",
 	},
 	K8sNodeMemoryWorkingSet: metricInfo{
 		Name: "k8s.node.memory.working_set",
+	},
+	K8sNodePagingFaults: metricInfo{
+		Name:       "k8s.node.paging.faults",
+		Attributes: []string{"system.paging.fault.type"},
 	},
 	K8sNodePressureAvg10: metricInfo{
 		Name:       "k8s.node.pressure.avg10",
@@ -319,11 +392,36 @@ var MetricsInfo = metricsInfo{
 	K8sPodCPUWeight: metricInfo{
 		Name: "k8s.pod.cpu.weight",
 	},
+	K8sPodMemoryAvailable: metricInfo{
+		Name: "k8s.pod.memory.available",
+	},
+	K8sPodMemoryCache: metricInfo{
+		Name: "k8s.pod.memory.cache",
+	},
+	K8sPodMemoryLimit: metricInfo{
+		Name: "k8s.pod.memory.limit",
+	},
+	K8sPodMemoryMappedFile: metricInfo{
+		Name: "k8s.pod.memory.mapped_file",
+	},
+	K8sPodMemoryOomKills: metricInfo{
+		Name: "k8s.pod.memory.oom_kills",
+	},
+	K8sPodMemoryRss: metricInfo{
+		Name: "k8s.pod.memory.rss",
+	},
+	K8sPodMemorySwap: metricInfo{
+		Name: "k8s.pod.memory.swap",
+	},
 	K8sPodMemoryUsage: metricInfo{
 		Name: "k8s.pod.memory.usage",
 	},
 	K8sPodMemoryWorkingSet: metricInfo{
 		Name: "k8s.pod.memory.working_set",
+	},
+	K8sPodPagingFaults: metricInfo{
+		Name:       "k8s.pod.paging.faults",
+		Attributes: []string{"system.paging.fault.type"},
 	},
 	K8sPodPressureAvg10: metricInfo{
 		Name:       "k8s.pod.pressure.avg10",
@@ -360,8 +458,16 @@ type metricsInfo struct {
 	ContainerCPUTime                       metricInfo
 	ContainerCPUUsage                      metricInfo
 	ContainerCPUWeight                     metricInfo
+	ContainerMemoryAvailable               metricInfo
+	ContainerMemoryCache                   metricInfo
+	ContainerMemoryLimit                   metricInfo
+	ContainerMemoryMappedFile              metricInfo
+	ContainerMemoryOomKills                metricInfo
+	ContainerMemoryRss                     metricInfo
+	ContainerMemorySwap                    metricInfo
 	ContainerMemoryUsage                   metricInfo
 	ContainerMemoryWorkingSet              metricInfo
+	ContainerPagingFaults                  metricInfo
 	ContainerPressureAvg10                 metricInfo
 	ContainerPressureAvg300                metricInfo
 	ContainerPressureAvg60                 metricInfo
@@ -376,8 +482,15 @@ type metricsInfo struct {
 	HwTemperature                          metricInfo
 	K8sNodeCPUTime                         metricInfo
 	K8sNodeCPUUsage                        metricInfo
+	K8sNodeMemoryAvailable                 metricInfo
+	K8sNodeMemoryCache                     metricInfo
+	K8sNodeMemoryMappedFile                metricInfo
+	K8sNodeMemoryOomKills                  metricInfo
+	K8sNodeMemoryRss                       metricInfo
+	K8sNodeMemorySwap                      metricInfo
 	K8sNodeMemoryUsage                     metricInfo
 	K8sNodeMemoryWorkingSet                metricInfo
+	K8sNodePagingFaults                    metricInfo
 	K8sNodePressureAvg10                   metricInfo
 	K8sNodePressureAvg300                  metricInfo
 	K8sNodePressureAvg60                   metricInfo
@@ -391,8 +504,16 @@ type metricsInfo struct {
 	K8sPodCPUTime                          metricInfo
 	K8sPodCPUUsage                         metricInfo
 	K8sPodCPUWeight                        metricInfo
+	K8sPodMemoryAvailable                  metricInfo
+	K8sPodMemoryCache                      metricInfo
+	K8sPodMemoryLimit                      metricInfo
+	K8sPodMemoryMappedFile                 metricInfo
+	K8sPodMemoryOomKills                   metricInfo
+	K8sPodMemoryRss                        metricInfo
+	K8sPodMemorySwap                       metricInfo
 	K8sPodMemoryUsage                      metricInfo
 	K8sPodMemoryWorkingSet                 metricInfo
+	K8sPodPagingFaults                     metricInfo
 	K8sPodPressureAvg10                    metricInfo
 	K8sPodPressureAvg300                   metricInfo
 	K8sPodPressureAvg60                    metricInfo
@@ -1187,6 +1308,358 @@ func newMetricContainerCPUWeight(cfg ContainerCPUWeightMetricConfig) metricConta
 	return m
 }
 
+type metricContainerMemoryAvailable struct {
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   ContainerMemoryAvailableMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.available metric with initial data.
+func (m *metricContainerMemoryAvailable) init() {
+	m.data.SetName("container.memory.available")
+	m.data.SetDescription("Memory container can still use before its limit: container memory limit minus container working set, floored at 0. Emitted only when a finite limit exists.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemoryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryAvailable(cfg ContainerMemoryAvailableMetricConfig) metricContainerMemoryAvailable {
+	m := metricContainerMemoryAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryCache struct {
+	data     pmetric.Metric                   // data buffer for generated metric.
+	config   ContainerMemoryCacheMetricConfig // metric config provided by user.
+	capacity int                              // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.cache metric with initial data.
+func (m *metricContainerMemoryCache) init() {
+	m.data.SetName("container.memory.cache")
+	m.data.SetDescription("Page cache (file-backed and shmem/tmpfs pages) charged to the container's cgroup. v1: memory.stat total_cache; v2: memory.stat file.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemoryCache) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryCache) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryCache) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryCache(cfg ContainerMemoryCacheMetricConfig) metricContainerMemoryCache {
+	m := metricContainerMemoryCache{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryLimit struct {
+	data     pmetric.Metric                   // data buffer for generated metric.
+	config   ContainerMemoryLimitMetricConfig // metric config provided by user.
+	capacity int                              // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.limit metric with initial data.
+func (m *metricContainerMemoryLimit) init() {
+	m.data.SetName("container.memory.limit")
+	m.data.SetDescription("Memory limit of the container's cgroup. v1: memory.limit_in_bytes; v2: memory.max. Emitted only when finite: v2 'max' and v1's page-rounded 'unlimited' (9223372036854771712, anything at or above 2^62) give no point.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryLimit(cfg ContainerMemoryLimitMetricConfig) metricContainerMemoryLimit {
+	m := metricContainerMemoryLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryMappedFile struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   ContainerMemoryMappedFileMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.mapped_file metric with initial data.
+func (m *metricContainerMemoryMappedFile) init() {
+	m.data.SetName("container.memory.mapped_file")
+	m.data.SetDescription("Page cache of the container's cgroup that is mapped into processes' address spaces. v1: memory.stat total_mapped_file; v2: memory.stat file_mapped.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemoryMappedFile) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryMappedFile) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryMappedFile) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryMappedFile(cfg ContainerMemoryMappedFileMetricConfig) metricContainerMemoryMappedFile {
+	m := metricContainerMemoryMappedFile{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryOomKills struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   ContainerMemoryOomKillsMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.oom_kills metric with initial data.
+func (m *metricContainerMemoryOomKills) init() {
+	m.data.SetName("container.memory.oom_kills")
+	m.data.SetDescription("Processes killed by the OOM killer in the container's cgroup or its descendants (hierarchical on Linux >= 5.2, so a kill counted only at the pod cgroup shows at pod level). v1: memory.oom_control oom_kill (Linux >= 4.13); v2: memory.events oom_kill.")
+	m.data.SetUnit("{kill}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerMemoryOomKills) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryOomKills) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryOomKills) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryOomKills(cfg ContainerMemoryOomKillsMetricConfig) metricContainerMemoryOomKills {
+	m := metricContainerMemoryOomKills{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryRss struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerMemoryRssMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.rss metric with initial data.
+func (m *metricContainerMemoryRss) init() {
+	m.data.SetName("container.memory.rss")
+	m.data.SetDescription("Anonymous memory (heap, stacks, anonymous mmap) of the container's cgroup. v1: memory.stat total_rss; v2: memory.stat anon.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryRss) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryRss) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryRss(cfg ContainerMemoryRssMetricConfig) metricContainerMemoryRss {
+	m := metricContainerMemoryRss{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemorySwap struct {
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   ContainerMemorySwapMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.swap metric with initial data.
+func (m *metricContainerMemorySwap) init() {
+	m.data.SetName("container.memory.swap")
+	m.data.SetDescription("Swap used by the container's cgroup, swap only. v1: memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw, i.e. without swap accounting); v2: memory.swap.current (no point when the file is absent).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemorySwap) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemorySwap) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemorySwap) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemorySwap(cfg ContainerMemorySwapMetricConfig) metricContainerMemorySwap {
+	m := metricContainerMemorySwap{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricContainerMemoryUsage struct {
 	data     pmetric.Metric                   // data buffer for generated metric.
 	config   ContainerMemoryUsageMetricConfig // metric config provided by user.
@@ -1196,7 +1669,7 @@ type metricContainerMemoryUsage struct {
 // init fills container.memory.usage metric with initial data.
 func (m *metricContainerMemoryUsage) init() {
 	m.data.SetName("container.memory.usage")
-	m.data.SetDescription("Memory used by the container's cgroup. v1: memory.usage_in_bytes; v2: memory.current.")
+	m.data.SetDescription("Memory used by the container's cgroup, page cache included. v1: memory.usage_in_bytes; v2: memory.current.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }
@@ -1246,7 +1719,7 @@ type metricContainerMemoryWorkingSet struct {
 // init fills container.memory.working_set metric with initial data.
 func (m *metricContainerMemoryWorkingSet) init() {
 	m.data.SetName("container.memory.working_set")
-	m.data.SetDescription("Working set: usage minus inactive file cache (v1 total_inactive_file, v2 inactive_file), floored at 0. The same definition for container, pod and node.")
+	m.data.SetDescription("Container working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }
@@ -1279,6 +1752,97 @@ func (m *metricContainerMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryWorkingSet(cfg ContainerMemoryWorkingSetMetricConfig) metricContainerMemoryWorkingSet {
 	m := metricContainerMemoryWorkingSet{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPagingFaults struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        ContainerPagingFaultsMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.paging.faults metric with initial data.
+func (m *metricContainerPagingFaults) init() {
+	m.data.SetName("container.paging.faults")
+	m.data.SetDescription("Page faults in the container's cgroup, by type. major: v1 memory.stat total_pgmajfault, v2 pgmajfault. minor: pgfault minus pgmajfault (v1 total_pgfault - total_pgmajfault), since the kernel's pgfault counts both.")
+	m.data.SetUnit("{fault}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerPagingFaults) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType) {
+		dp.Attributes().PutStr("system.paging.fault.type", systemPagingFaultTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPagingFaults) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPagingFaults) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPagingFaults(cfg ContainerPagingFaultsMetricConfig) metricContainerPagingFaults {
+	m := metricContainerPagingFaults{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2282,6 +2846,308 @@ func newMetricK8sNodeCPUUsage(cfg K8sNodeCPUUsageMetricConfig) metricK8sNodeCPUU
 	return m
 }
 
+type metricK8sNodeMemoryAvailable struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   K8sNodeMemoryAvailableMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.available metric with initial data.
+func (m *metricK8sNodeMemoryAvailable) init() {
+	m.data.SetName("k8s.node.memory.available")
+	m.data.SetDescription("Memory the node can still use: MemTotal from /proc/meminfo minus the node working set, floored at 0 (the kubelet's memory.available eviction signal). The root cgroup has no limit, so there is no k8s.node.memory.limit.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeMemoryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryAvailable(cfg K8sNodeMemoryAvailableMetricConfig) metricK8sNodeMemoryAvailable {
+	m := metricK8sNodeMemoryAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeMemoryCache struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   K8sNodeMemoryCacheMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.cache metric with initial data.
+func (m *metricK8sNodeMemoryCache) init() {
+	m.data.SetName("k8s.node.memory.cache")
+	m.data.SetDescription("Page cache on the node. v1: root memory.stat total_cache; v2: root memory.stat file, or Active(file) + Inactive(file) from /proc/meminfo when the root has no memory.stat.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeMemoryCache) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryCache) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryCache) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryCache(cfg K8sNodeMemoryCacheMetricConfig) metricK8sNodeMemoryCache {
+	m := metricK8sNodeMemoryCache{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeMemoryMappedFile struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   K8sNodeMemoryMappedFileMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.mapped_file metric with initial data.
+func (m *metricK8sNodeMemoryMappedFile) init() {
+	m.data.SetName("k8s.node.memory.mapped_file")
+	m.data.SetDescription("Mapped page cache on the node. v1: root memory.stat total_mapped_file; v2: root memory.stat file_mapped, or Mapped from /proc/meminfo when the root has no memory.stat.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeMemoryMappedFile) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryMappedFile) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryMappedFile) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryMappedFile(cfg K8sNodeMemoryMappedFileMetricConfig) metricK8sNodeMemoryMappedFile {
+	m := metricK8sNodeMemoryMappedFile{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeMemoryOomKills struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   K8sNodeMemoryOomKillsMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.oom_kills metric with initial data.
+func (m *metricK8sNodeMemoryOomKills) init() {
+	m.data.SetName("k8s.node.memory.oom_kills")
+	m.data.SetDescription("Processes killed by the OOM killer on the node, global and cgroup OOM alike: oom_kill from /proc/vmstat (Linux >= 4.13).")
+	m.data.SetUnit("{kill}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sNodeMemoryOomKills) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryOomKills) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryOomKills) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryOomKills(cfg K8sNodeMemoryOomKillsMetricConfig) metricK8sNodeMemoryOomKills {
+	m := metricK8sNodeMemoryOomKills{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeMemoryRss struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   K8sNodeMemoryRssMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.rss metric with initial data.
+func (m *metricK8sNodeMemoryRss) init() {
+	m.data.SetName("k8s.node.memory.rss")
+	m.data.SetDescription("Anonymous memory on the node. v1: root memory.stat total_rss; v2: root memory.stat anon, or Active(anon) + Inactive(anon) from /proc/meminfo when the root has no memory.stat.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryRss) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryRss) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryRss(cfg K8sNodeMemoryRssMetricConfig) metricK8sNodeMemoryRss {
+	m := metricK8sNodeMemoryRss{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeMemorySwap struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   K8sNodeMemorySwapMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.swap metric with initial data.
+func (m *metricK8sNodeMemorySwap) init() {
+	m.data.SetName("k8s.node.memory.swap")
+	m.data.SetDescription("Swap used on the node, swap only. v1: the root's memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw). v2 (the root cgroup has no memory.swap.current): SwapTotal - SwapFree from /proc/meminfo.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeMemorySwap) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemorySwap) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemorySwap) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemorySwap(cfg K8sNodeMemorySwapMetricConfig) metricK8sNodeMemorySwap {
+	m := metricK8sNodeMemorySwap{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodeMemoryUsage struct {
 	data     pmetric.Metric                 // data buffer for generated metric.
 	config   K8sNodeMemoryUsageMetricConfig // metric config provided by user.
@@ -2291,7 +3157,7 @@ type metricK8sNodeMemoryUsage struct {
 // init fills k8s.node.memory.usage metric with initial data.
 func (m *metricK8sNodeMemoryUsage) init() {
 	m.data.SetName("k8s.node.memory.usage")
-	m.data.SetDescription("Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2: anon + file from the root cgroup's memory.stat (or the same sum from /proc/meminfo), never MemTotal - MemFree.")
+	m.data.SetDescription("Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2 (the root has no memory.current): anon + file from the root cgroup's memory.stat, or, when the root has no memory.stat, Active(anon) + Inactive(anon) + Active(file) + Inactive(file) from /proc/meminfo. Never MemTotal - MemFree, which also counts kernel memory and buffers.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }
@@ -2341,7 +3207,7 @@ type metricK8sNodeMemoryWorkingSet struct {
 // init fills k8s.node.memory.working_set metric with initial data.
 func (m *metricK8sNodeMemoryWorkingSet) init() {
 	m.data.SetName("k8s.node.memory.working_set")
-	m.data.SetDescription("Node working set: node usage minus inactive file cache, floored at 0.")
+	m.data.SetDescription("Node working set: node usage minus inactive file cache (v1 root total_inactive_file; v2 root inactive_file, or Inactive(file) from /proc/meminfo with the meminfo usage), floored at 0. The same definition as for containers and pods.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }
@@ -2374,6 +3240,97 @@ func (m *metricK8sNodeMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sNodeMemoryWorkingSet(cfg K8sNodeMemoryWorkingSetMetricConfig) metricK8sNodeMemoryWorkingSet {
 	m := metricK8sNodeMemoryWorkingSet{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodePagingFaults struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        K8sNodePagingFaultsMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.paging.faults metric with initial data.
+func (m *metricK8sNodePagingFaults) init() {
+	m.data.SetName("k8s.node.paging.faults")
+	m.data.SetDescription("Page faults on the node, by type, from /proc/vmstat: major = pgmajfault; minor = pgfault - pgmajfault, since the kernel's pgfault counts both.")
+	m.data.SetUnit("{fault}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodePagingFaults) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType) {
+		dp.Attributes().PutStr("system.paging.fault.type", systemPagingFaultTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePagingFaults) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePagingFaults) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePagingFaults(cfg K8sNodePagingFaultsMetricConfig) metricK8sNodePagingFaults {
+	m := metricK8sNodePagingFaults{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3249,6 +4206,358 @@ func newMetricK8sPodCPUWeight(cfg K8sPodCPUWeightMetricConfig) metricK8sPodCPUWe
 	return m
 }
 
+type metricK8sPodMemoryAvailable struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   K8sPodMemoryAvailableMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.available metric with initial data.
+func (m *metricK8sPodMemoryAvailable) init() {
+	m.data.SetName("k8s.pod.memory.available")
+	m.data.SetDescription("Memory pod can still use before its limit: pod memory limit minus pod working set, floored at 0. Emitted only when a finite limit exists.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemoryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryAvailable(cfg K8sPodMemoryAvailableMetricConfig) metricK8sPodMemoryAvailable {
+	m := metricK8sPodMemoryAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemoryCache struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   K8sPodMemoryCacheMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.cache metric with initial data.
+func (m *metricK8sPodMemoryCache) init() {
+	m.data.SetName("k8s.pod.memory.cache")
+	m.data.SetDescription("Page cache (file-backed and shmem/tmpfs pages) charged to the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_cache; v2: memory.stat file.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemoryCache) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryCache) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryCache) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryCache(cfg K8sPodMemoryCacheMetricConfig) metricK8sPodMemoryCache {
+	m := metricK8sPodMemoryCache{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemoryLimit struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   K8sPodMemoryLimitMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.limit metric with initial data.
+func (m *metricK8sPodMemoryLimit) init() {
+	m.data.SetName("k8s.pod.memory.limit")
+	m.data.SetDescription("Memory limit of the pod's cgroup (all its containers and the sandbox). v1: memory.limit_in_bytes; v2: memory.max. Emitted only when finite: v2 'max' and v1's page-rounded 'unlimited' (9223372036854771712, anything at or above 2^62) give no point.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryLimit(cfg K8sPodMemoryLimitMetricConfig) metricK8sPodMemoryLimit {
+	m := metricK8sPodMemoryLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemoryMappedFile struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   K8sPodMemoryMappedFileMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.mapped_file metric with initial data.
+func (m *metricK8sPodMemoryMappedFile) init() {
+	m.data.SetName("k8s.pod.memory.mapped_file")
+	m.data.SetDescription("Page cache of the pod's cgroup (all its containers and the sandbox) that is mapped into processes' address spaces. v1: memory.stat total_mapped_file; v2: memory.stat file_mapped.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemoryMappedFile) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryMappedFile) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryMappedFile) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryMappedFile(cfg K8sPodMemoryMappedFileMetricConfig) metricK8sPodMemoryMappedFile {
+	m := metricK8sPodMemoryMappedFile{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemoryOomKills struct {
+	data     pmetric.Metric                   // data buffer for generated metric.
+	config   K8sPodMemoryOomKillsMetricConfig // metric config provided by user.
+	capacity int                              // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.oom_kills metric with initial data.
+func (m *metricK8sPodMemoryOomKills) init() {
+	m.data.SetName("k8s.pod.memory.oom_kills")
+	m.data.SetDescription("Processes killed by the OOM killer in the pod's cgroup (all its containers and the sandbox) or its descendants (hierarchical on Linux >= 5.2, so a kill counted only at the pod cgroup shows at pod level). v1: memory.oom_control oom_kill (Linux >= 4.13); v2: memory.events oom_kill.")
+	m.data.SetUnit("{kill}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodMemoryOomKills) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryOomKills) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryOomKills) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryOomKills(cfg K8sPodMemoryOomKillsMetricConfig) metricK8sPodMemoryOomKills {
+	m := metricK8sPodMemoryOomKills{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemoryRss struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodMemoryRssMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.rss metric with initial data.
+func (m *metricK8sPodMemoryRss) init() {
+	m.data.SetName("k8s.pod.memory.rss")
+	m.data.SetDescription("Anonymous memory (heap, stacks, anonymous mmap) of the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_rss; v2: memory.stat anon.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryRss) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryRss) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryRss(cfg K8sPodMemoryRssMetricConfig) metricK8sPodMemoryRss {
+	m := metricK8sPodMemoryRss{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemorySwap struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   K8sPodMemorySwapMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.swap metric with initial data.
+func (m *metricK8sPodMemorySwap) init() {
+	m.data.SetName("k8s.pod.memory.swap")
+	m.data.SetDescription("Swap used by the pod's cgroup (all its containers and the sandbox), swap only. v1: memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw, i.e. without swap accounting); v2: memory.swap.current (no point when the file is absent).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemorySwap) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemorySwap) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemorySwap) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemorySwap(cfg K8sPodMemorySwapMetricConfig) metricK8sPodMemorySwap {
+	m := metricK8sPodMemorySwap{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryUsage struct {
 	data     pmetric.Metric                // data buffer for generated metric.
 	config   K8sPodMemoryUsageMetricConfig // metric config provided by user.
@@ -3258,7 +4567,7 @@ type metricK8sPodMemoryUsage struct {
 // init fills k8s.pod.memory.usage metric with initial data.
 func (m *metricK8sPodMemoryUsage) init() {
 	m.data.SetName("k8s.pod.memory.usage")
-	m.data.SetDescription("Memory used by the pod's cgroup. v1: memory.usage_in_bytes; v2: memory.current.")
+	m.data.SetDescription("Memory used by the pod's cgroup (all its containers and the sandbox), page cache included. v1: memory.usage_in_bytes; v2: memory.current.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }
@@ -3308,7 +4617,7 @@ type metricK8sPodMemoryWorkingSet struct {
 // init fills k8s.pod.memory.working_set metric with initial data.
 func (m *metricK8sPodMemoryWorkingSet) init() {
 	m.data.SetName("k8s.pod.memory.working_set")
-	m.data.SetDescription("Pod working set: usage minus inactive file cache, floored at 0.")
+	m.data.SetDescription("Pod working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }
@@ -3341,6 +4650,97 @@ func (m *metricK8sPodMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sPodMemoryWorkingSet(cfg K8sPodMemoryWorkingSetMetricConfig) metricK8sPodMemoryWorkingSet {
 	m := metricK8sPodMemoryWorkingSet{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPagingFaults struct {
+	data          pmetric.Metric                 // data buffer for generated metric.
+	config        K8sPodPagingFaultsMetricConfig // metric config provided by user.
+	capacity      int                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.paging.faults metric with initial data.
+func (m *metricK8sPodPagingFaults) init() {
+	m.data.SetName("k8s.pod.paging.faults")
+	m.data.SetDescription("Page faults in the pod's cgroup (all its containers and the sandbox), by type. major: v1 memory.stat total_pgmajfault, v2 pgmajfault. minor: pgfault minus pgmajfault (v1 total_pgfault - total_pgmajfault), since the kernel's pgfault counts both.")
+	m.data.SetUnit("{fault}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodPagingFaults) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType) {
+		dp.Attributes().PutStr("system.paging.fault.type", systemPagingFaultTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPagingFaults) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPagingFaults) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPagingFaults(cfg K8sPodPagingFaultsMetricConfig) metricK8sPodPagingFaults {
+	m := metricK8sPodPagingFaults{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3830,8 +5230,16 @@ type MetricsBuilder struct {
 	metricContainerCPUTime                       metricContainerCPUTime
 	metricContainerCPUUsage                      metricContainerCPUUsage
 	metricContainerCPUWeight                     metricContainerCPUWeight
+	metricContainerMemoryAvailable               metricContainerMemoryAvailable
+	metricContainerMemoryCache                   metricContainerMemoryCache
+	metricContainerMemoryLimit                   metricContainerMemoryLimit
+	metricContainerMemoryMappedFile              metricContainerMemoryMappedFile
+	metricContainerMemoryOomKills                metricContainerMemoryOomKills
+	metricContainerMemoryRss                     metricContainerMemoryRss
+	metricContainerMemorySwap                    metricContainerMemorySwap
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
 	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
+	metricContainerPagingFaults                  metricContainerPagingFaults
 	metricContainerPressureAvg10                 metricContainerPressureAvg10
 	metricContainerPressureAvg300                metricContainerPressureAvg300
 	metricContainerPressureAvg60                 metricContainerPressureAvg60
@@ -3846,8 +5254,15 @@ type MetricsBuilder struct {
 	metricHwTemperature                          metricHwTemperature
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
+	metricK8sNodeMemoryAvailable                 metricK8sNodeMemoryAvailable
+	metricK8sNodeMemoryCache                     metricK8sNodeMemoryCache
+	metricK8sNodeMemoryMappedFile                metricK8sNodeMemoryMappedFile
+	metricK8sNodeMemoryOomKills                  metricK8sNodeMemoryOomKills
+	metricK8sNodeMemoryRss                       metricK8sNodeMemoryRss
+	metricK8sNodeMemorySwap                      metricK8sNodeMemorySwap
 	metricK8sNodeMemoryUsage                     metricK8sNodeMemoryUsage
 	metricK8sNodeMemoryWorkingSet                metricK8sNodeMemoryWorkingSet
+	metricK8sNodePagingFaults                    metricK8sNodePagingFaults
 	metricK8sNodePressureAvg10                   metricK8sNodePressureAvg10
 	metricK8sNodePressureAvg300                  metricK8sNodePressureAvg300
 	metricK8sNodePressureAvg60                   metricK8sNodePressureAvg60
@@ -3861,8 +5276,16 @@ type MetricsBuilder struct {
 	metricK8sPodCPUTime                          metricK8sPodCPUTime
 	metricK8sPodCPUUsage                         metricK8sPodCPUUsage
 	metricK8sPodCPUWeight                        metricK8sPodCPUWeight
+	metricK8sPodMemoryAvailable                  metricK8sPodMemoryAvailable
+	metricK8sPodMemoryCache                      metricK8sPodMemoryCache
+	metricK8sPodMemoryLimit                      metricK8sPodMemoryLimit
+	metricK8sPodMemoryMappedFile                 metricK8sPodMemoryMappedFile
+	metricK8sPodMemoryOomKills                   metricK8sPodMemoryOomKills
+	metricK8sPodMemoryRss                        metricK8sPodMemoryRss
+	metricK8sPodMemorySwap                       metricK8sPodMemorySwap
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
 	metricK8sPodMemoryWorkingSet                 metricK8sPodMemoryWorkingSet
+	metricK8sPodPagingFaults                     metricK8sPodPagingFaults
 	metricK8sPodPressureAvg10                    metricK8sPodPressureAvg10
 	metricK8sPodPressureAvg300                   metricK8sPodPressureAvg300
 	metricK8sPodPressureAvg60                    metricK8sPodPressureAvg60
@@ -3905,8 +5328,16 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerCPUTime:                       newMetricContainerCPUTime(mbc.Metrics.ContainerCPUTime),
 		metricContainerCPUUsage:                      newMetricContainerCPUUsage(mbc.Metrics.ContainerCPUUsage),
 		metricContainerCPUWeight:                     newMetricContainerCPUWeight(mbc.Metrics.ContainerCPUWeight),
+		metricContainerMemoryAvailable:               newMetricContainerMemoryAvailable(mbc.Metrics.ContainerMemoryAvailable),
+		metricContainerMemoryCache:                   newMetricContainerMemoryCache(mbc.Metrics.ContainerMemoryCache),
+		metricContainerMemoryLimit:                   newMetricContainerMemoryLimit(mbc.Metrics.ContainerMemoryLimit),
+		metricContainerMemoryMappedFile:              newMetricContainerMemoryMappedFile(mbc.Metrics.ContainerMemoryMappedFile),
+		metricContainerMemoryOomKills:                newMetricContainerMemoryOomKills(mbc.Metrics.ContainerMemoryOomKills),
+		metricContainerMemoryRss:                     newMetricContainerMemoryRss(mbc.Metrics.ContainerMemoryRss),
+		metricContainerMemorySwap:                    newMetricContainerMemorySwap(mbc.Metrics.ContainerMemorySwap),
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
 		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
+		metricContainerPagingFaults:                  newMetricContainerPagingFaults(mbc.Metrics.ContainerPagingFaults),
 		metricContainerPressureAvg10:                 newMetricContainerPressureAvg10(mbc.Metrics.ContainerPressureAvg10),
 		metricContainerPressureAvg300:                newMetricContainerPressureAvg300(mbc.Metrics.ContainerPressureAvg300),
 		metricContainerPressureAvg60:                 newMetricContainerPressureAvg60(mbc.Metrics.ContainerPressureAvg60),
@@ -3921,8 +5352,15 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
+		metricK8sNodeMemoryAvailable:                 newMetricK8sNodeMemoryAvailable(mbc.Metrics.K8sNodeMemoryAvailable),
+		metricK8sNodeMemoryCache:                     newMetricK8sNodeMemoryCache(mbc.Metrics.K8sNodeMemoryCache),
+		metricK8sNodeMemoryMappedFile:                newMetricK8sNodeMemoryMappedFile(mbc.Metrics.K8sNodeMemoryMappedFile),
+		metricK8sNodeMemoryOomKills:                  newMetricK8sNodeMemoryOomKills(mbc.Metrics.K8sNodeMemoryOomKills),
+		metricK8sNodeMemoryRss:                       newMetricK8sNodeMemoryRss(mbc.Metrics.K8sNodeMemoryRss),
+		metricK8sNodeMemorySwap:                      newMetricK8sNodeMemorySwap(mbc.Metrics.K8sNodeMemorySwap),
 		metricK8sNodeMemoryUsage:                     newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
 		metricK8sNodeMemoryWorkingSet:                newMetricK8sNodeMemoryWorkingSet(mbc.Metrics.K8sNodeMemoryWorkingSet),
+		metricK8sNodePagingFaults:                    newMetricK8sNodePagingFaults(mbc.Metrics.K8sNodePagingFaults),
 		metricK8sNodePressureAvg10:                   newMetricK8sNodePressureAvg10(mbc.Metrics.K8sNodePressureAvg10),
 		metricK8sNodePressureAvg300:                  newMetricK8sNodePressureAvg300(mbc.Metrics.K8sNodePressureAvg300),
 		metricK8sNodePressureAvg60:                   newMetricK8sNodePressureAvg60(mbc.Metrics.K8sNodePressureAvg60),
@@ -3936,8 +5374,16 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodCPUTime:                          newMetricK8sPodCPUTime(mbc.Metrics.K8sPodCPUTime),
 		metricK8sPodCPUUsage:                         newMetricK8sPodCPUUsage(mbc.Metrics.K8sPodCPUUsage),
 		metricK8sPodCPUWeight:                        newMetricK8sPodCPUWeight(mbc.Metrics.K8sPodCPUWeight),
+		metricK8sPodMemoryAvailable:                  newMetricK8sPodMemoryAvailable(mbc.Metrics.K8sPodMemoryAvailable),
+		metricK8sPodMemoryCache:                      newMetricK8sPodMemoryCache(mbc.Metrics.K8sPodMemoryCache),
+		metricK8sPodMemoryLimit:                      newMetricK8sPodMemoryLimit(mbc.Metrics.K8sPodMemoryLimit),
+		metricK8sPodMemoryMappedFile:                 newMetricK8sPodMemoryMappedFile(mbc.Metrics.K8sPodMemoryMappedFile),
+		metricK8sPodMemoryOomKills:                   newMetricK8sPodMemoryOomKills(mbc.Metrics.K8sPodMemoryOomKills),
+		metricK8sPodMemoryRss:                        newMetricK8sPodMemoryRss(mbc.Metrics.K8sPodMemoryRss),
+		metricK8sPodMemorySwap:                       newMetricK8sPodMemorySwap(mbc.Metrics.K8sPodMemorySwap),
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
 		metricK8sPodMemoryWorkingSet:                 newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
+		metricK8sPodPagingFaults:                     newMetricK8sPodPagingFaults(mbc.Metrics.K8sPodPagingFaults),
 		metricK8sPodPressureAvg10:                    newMetricK8sPodPressureAvg10(mbc.Metrics.K8sPodPressureAvg10),
 		metricK8sPodPressureAvg300:                   newMetricK8sPodPressureAvg300(mbc.Metrics.K8sPodPressureAvg300),
 		metricK8sPodPressureAvg60:                    newMetricK8sPodPressureAvg60(mbc.Metrics.K8sPodPressureAvg60),
@@ -4087,8 +5533,16 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerCPUTime.emit(ils.Metrics())
 	mb.metricContainerCPUUsage.emit(ils.Metrics())
 	mb.metricContainerCPUWeight.emit(ils.Metrics())
+	mb.metricContainerMemoryAvailable.emit(ils.Metrics())
+	mb.metricContainerMemoryCache.emit(ils.Metrics())
+	mb.metricContainerMemoryLimit.emit(ils.Metrics())
+	mb.metricContainerMemoryMappedFile.emit(ils.Metrics())
+	mb.metricContainerMemoryOomKills.emit(ils.Metrics())
+	mb.metricContainerMemoryRss.emit(ils.Metrics())
+	mb.metricContainerMemorySwap.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricContainerPagingFaults.emit(ils.Metrics())
 	mb.metricContainerPressureAvg10.emit(ils.Metrics())
 	mb.metricContainerPressureAvg300.emit(ils.Metrics())
 	mb.metricContainerPressureAvg60.emit(ils.Metrics())
@@ -4103,8 +5557,15 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryAvailable.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryCache.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryMappedFile.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryOomKills.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryRss.emit(ils.Metrics())
+	mb.metricK8sNodeMemorySwap.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricK8sNodePagingFaults.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg10.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg300.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg60.emit(ils.Metrics())
@@ -4118,8 +5579,16 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodCPUTime.emit(ils.Metrics())
 	mb.metricK8sPodCPUUsage.emit(ils.Metrics())
 	mb.metricK8sPodCPUWeight.emit(ils.Metrics())
+	mb.metricK8sPodMemoryAvailable.emit(ils.Metrics())
+	mb.metricK8sPodMemoryCache.emit(ils.Metrics())
+	mb.metricK8sPodMemoryLimit.emit(ils.Metrics())
+	mb.metricK8sPodMemoryMappedFile.emit(ils.Metrics())
+	mb.metricK8sPodMemoryOomKills.emit(ils.Metrics())
+	mb.metricK8sPodMemoryRss.emit(ils.Metrics())
+	mb.metricK8sPodMemorySwap.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricK8sPodPagingFaults.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg10.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg300.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg60.emit(ils.Metrics())
@@ -4216,6 +5685,41 @@ func (mb *MetricsBuilder) RecordContainerCPUWeightDataPoint(ts pcommon.Timestamp
 	mb.metricContainerCPUWeight.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordContainerMemoryAvailableDataPoint adds a data point to container.memory.available metric.
+func (mb *MetricsBuilder) RecordContainerMemoryAvailableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryCacheDataPoint adds a data point to container.memory.cache metric.
+func (mb *MetricsBuilder) RecordContainerMemoryCacheDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryCache.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryLimitDataPoint adds a data point to container.memory.limit metric.
+func (mb *MetricsBuilder) RecordContainerMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryMappedFileDataPoint adds a data point to container.memory.mapped_file metric.
+func (mb *MetricsBuilder) RecordContainerMemoryMappedFileDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryMappedFile.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryOomKillsDataPoint adds a data point to container.memory.oom_kills metric.
+func (mb *MetricsBuilder) RecordContainerMemoryOomKillsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryOomKills.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryRssDataPoint adds a data point to container.memory.rss metric.
+func (mb *MetricsBuilder) RecordContainerMemoryRssDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryRss.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemorySwapDataPoint adds a data point to container.memory.swap metric.
+func (mb *MetricsBuilder) RecordContainerMemorySwapDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemorySwap.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordContainerMemoryUsageDataPoint adds a data point to container.memory.usage metric.
 func (mb *MetricsBuilder) RecordContainerMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryUsage.recordDataPoint(mb.startTime, ts, val)
@@ -4224,6 +5728,11 @@ func (mb *MetricsBuilder) RecordContainerMemoryUsageDataPoint(ts pcommon.Timesta
 // RecordContainerMemoryWorkingSetDataPoint adds a data point to container.memory.working_set metric.
 func (mb *MetricsBuilder) RecordContainerMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerPagingFaultsDataPoint adds a data point to container.paging.faults metric.
+func (mb *MetricsBuilder) RecordContainerPagingFaultsDataPoint(ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue AttributeSystemPagingFaultType) {
+	mb.metricContainerPagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
 }
 
 // RecordContainerPressureAvg10DataPoint adds a data point to container.pressure.avg10 metric.
@@ -4296,6 +5805,36 @@ func (mb *MetricsBuilder) RecordK8sNodeCPUUsageDataPoint(ts pcommon.Timestamp, v
 	mb.metricK8sNodeCPUUsage.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sNodeMemoryAvailableDataPoint adds a data point to k8s.node.memory.available metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryAvailableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemoryAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeMemoryCacheDataPoint adds a data point to k8s.node.memory.cache metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryCacheDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemoryCache.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeMemoryMappedFileDataPoint adds a data point to k8s.node.memory.mapped_file metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryMappedFileDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemoryMappedFile.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeMemoryOomKillsDataPoint adds a data point to k8s.node.memory.oom_kills metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryOomKillsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemoryOomKills.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeMemoryRssDataPoint adds a data point to k8s.node.memory.rss metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryRssDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemoryRss.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeMemorySwapDataPoint adds a data point to k8s.node.memory.swap metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemorySwapDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemorySwap.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sNodeMemoryUsageDataPoint adds a data point to k8s.node.memory.usage metric.
 func (mb *MetricsBuilder) RecordK8sNodeMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sNodeMemoryUsage.recordDataPoint(mb.startTime, ts, val)
@@ -4304,6 +5843,11 @@ func (mb *MetricsBuilder) RecordK8sNodeMemoryUsageDataPoint(ts pcommon.Timestamp
 // RecordK8sNodeMemoryWorkingSetDataPoint adds a data point to k8s.node.memory.working_set metric.
 func (mb *MetricsBuilder) RecordK8sNodeMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sNodeMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodePagingFaultsDataPoint adds a data point to k8s.node.paging.faults metric.
+func (mb *MetricsBuilder) RecordK8sNodePagingFaultsDataPoint(ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue AttributeSystemPagingFaultType) {
+	mb.metricK8sNodePagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
 }
 
 // RecordK8sNodePressureAvg10DataPoint adds a data point to k8s.node.pressure.avg10 metric.
@@ -4371,6 +5915,41 @@ func (mb *MetricsBuilder) RecordK8sPodCPUWeightDataPoint(ts pcommon.Timestamp, v
 	mb.metricK8sPodCPUWeight.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sPodMemoryAvailableDataPoint adds a data point to k8s.pod.memory.available metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryAvailableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryCacheDataPoint adds a data point to k8s.pod.memory.cache metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryCacheDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryCache.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryLimitDataPoint adds a data point to k8s.pod.memory.limit metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryMappedFileDataPoint adds a data point to k8s.pod.memory.mapped_file metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryMappedFileDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryMappedFile.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryOomKillsDataPoint adds a data point to k8s.pod.memory.oom_kills metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryOomKillsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryOomKills.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryRssDataPoint adds a data point to k8s.pod.memory.rss metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryRssDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryRss.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemorySwapDataPoint adds a data point to k8s.pod.memory.swap metric.
+func (mb *MetricsBuilder) RecordK8sPodMemorySwapDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemorySwap.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sPodMemoryUsageDataPoint adds a data point to k8s.pod.memory.usage metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryUsage.recordDataPoint(mb.startTime, ts, val)
@@ -4379,6 +5958,11 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryUsageDataPoint(ts pcommon.Timestamp,
 // RecordK8sPodMemoryWorkingSetDataPoint adds a data point to k8s.pod.memory.working_set metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodPagingFaultsDataPoint adds a data point to k8s.pod.paging.faults metric.
+func (mb *MetricsBuilder) RecordK8sPodPagingFaultsDataPoint(ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue AttributeSystemPagingFaultType) {
+	mb.metricK8sPodPagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
 }
 
 // RecordK8sPodPressureAvg10DataPoint adds a data point to k8s.pod.pressure.avg10 metric.

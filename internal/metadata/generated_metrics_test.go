@@ -71,6 +71,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.accelerator.memory.total"] = mb.metricContainerAcceleratorMemoryTotal.config.AggregationStrategy
 			aggMap["container.accelerator.memory.used"] = mb.metricContainerAcceleratorMemoryUsed.config.AggregationStrategy
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
+			aggMap["container.paging.faults"] = mb.metricContainerPagingFaults.config.AggregationStrategy
 			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
 			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
 			aggMap["container.pressure.avg60"] = mb.metricContainerPressureAvg60.config.AggregationStrategy
@@ -78,11 +79,13 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.tasks"] = mb.metricContainerTasks.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
+			aggMap["k8s.node.paging.faults"] = mb.metricK8sNodePagingFaults.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg300"] = mb.metricK8sNodePressureAvg300.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg60"] = mb.metricK8sNodePressureAvg60.config.AggregationStrategy
 			aggMap["k8s.node.pressure.stall_time"] = mb.metricK8sNodePressureStallTime.config.AggregationStrategy
 			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
+			aggMap["k8s.pod.paging.faults"] = mb.metricK8sPodPagingFaults.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg10"] = mb.metricK8sPodPressureAvg10.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg300"] = mb.metricK8sPodPressureAvg300.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg60"] = mb.metricK8sPodPressureAvg60.config.AggregationStrategy
@@ -146,10 +149,37 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerCPUWeightDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordContainerMemoryAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerMemoryCacheDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerMemoryLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerMemoryMappedFileDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerMemoryOomKillsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerMemoryRssDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerMemorySwapDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordContainerMemoryUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryWorkingSetDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerPagingFaultsDataPoint(ts, 1, AttributeSystemPagingFaultTypeMajor)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerPagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
+			}
 
 			allMetricsCount++
 			mb.RecordContainerPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -215,10 +245,34 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeCPUUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sNodeMemoryAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeMemoryCacheDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeMemoryMappedFileDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeMemoryOomKillsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeMemoryRssDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeMemorySwapDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sNodeMemoryUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemoryWorkingSetDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodePagingFaultsDataPoint(ts, 1, AttributeSystemPagingFaultTypeMajor)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodePagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
+			}
 
 			allMetricsCount++
 			mb.RecordK8sNodePressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -275,10 +329,37 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodCPUWeightDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sPodMemoryAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodMemoryCacheDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodMemoryLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodMemoryMappedFileDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodMemoryOomKillsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodMemoryRssDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodMemorySwapDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sPodMemoryUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryWorkingSetDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodPagingFaultsDataPoint(ts, 1, AttributeSystemPagingFaultTypeMajor)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodPagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
+			}
 
 			allMetricsCount++
 			mb.RecordK8sPodPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -328,6 +409,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryTotal.aggDataPoints)
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryUsed.aggDataPoints)
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricContainerPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg60.aggDataPoints)
@@ -335,11 +417,13 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerTasks.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodePagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg60.aggDataPoints)
@@ -668,12 +752,98 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.available":
+					assert.False(t, validatedMetrics["container.memory.available"], "Found a duplicate in the metrics slice: container.memory.available")
+					validatedMetrics["container.memory.available"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Memory container can still use before its limit: container memory limit minus container working set, floored at 0. Emitted only when a finite limit exists.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.cache":
+					assert.False(t, validatedMetrics["container.memory.cache"], "Found a duplicate in the metrics slice: container.memory.cache")
+					validatedMetrics["container.memory.cache"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Page cache (file-backed and shmem/tmpfs pages) charged to the container's cgroup. v1: memory.stat total_cache; v2: memory.stat file.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.limit":
+					assert.False(t, validatedMetrics["container.memory.limit"], "Found a duplicate in the metrics slice: container.memory.limit")
+					validatedMetrics["container.memory.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Memory limit of the container's cgroup. v1: memory.limit_in_bytes; v2: memory.max. Emitted only when finite: v2 'max' and v1's page-rounded 'unlimited' (9223372036854771712, anything at or above 2^62) give no point.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.mapped_file":
+					assert.False(t, validatedMetrics["container.memory.mapped_file"], "Found a duplicate in the metrics slice: container.memory.mapped_file")
+					validatedMetrics["container.memory.mapped_file"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Page cache of the container's cgroup that is mapped into processes' address spaces. v1: memory.stat total_mapped_file; v2: memory.stat file_mapped.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.oom_kills":
+					assert.False(t, validatedMetrics["container.memory.oom_kills"], "Found a duplicate in the metrics slice: container.memory.oom_kills")
+					validatedMetrics["container.memory.oom_kills"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Processes killed by the OOM killer in the container's cgroup or its descendants (hierarchical on Linux >= 5.2, so a kill counted only at the pod cgroup shows at pod level). v1: memory.oom_control oom_kill (Linux >= 4.13); v2: memory.events oom_kill.", mi.Description())
+					assert.Equal(t, "{kill}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.rss":
+					assert.False(t, validatedMetrics["container.memory.rss"], "Found a duplicate in the metrics slice: container.memory.rss")
+					validatedMetrics["container.memory.rss"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the container's cgroup. v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.swap":
+					assert.False(t, validatedMetrics["container.memory.swap"], "Found a duplicate in the metrics slice: container.memory.swap")
+					validatedMetrics["container.memory.swap"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Swap used by the container's cgroup, swap only. v1: memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw, i.e. without swap accounting); v2: memory.swap.current (no point when the file is absent).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "container.memory.usage":
 					assert.False(t, validatedMetrics["container.memory.usage"], "Found a duplicate in the metrics slice: container.memory.usage")
 					validatedMetrics["container.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Memory used by the container's cgroup. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
+					assert.Equal(t, "Memory used by the container's cgroup, page cache included. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -685,13 +855,57 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["container.memory.working_set"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Working set: usage minus inactive file cache (v1 total_inactive_file, v2 inactive_file), floored at 0. The same definition for container, pod and node.", mi.Description())
+					assert.Equal(t, "Container working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.paging.faults":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.paging.faults"], "Found a duplicate in the metrics slice: container.paging.faults")
+						validatedMetrics["container.paging.faults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Page faults in the container's cgroup, by type. major: v1 memory.stat total_pgmajfault, v2 pgmajfault. minor: pgfault minus pgmajfault (v1 total_pgfault - total_pgmajfault), since the kernel's pgfault counts both.", mi.Description())
+						assert.Equal(t, "{fault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemPagingFaultTypeAttrVal, ok := dp.Attributes().Get("system.paging.fault.type")
+						assert.True(t, ok)
+						assert.Equal(t, "major", systemPagingFaultTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.paging.faults"], "Found a duplicate in the metrics slice: container.paging.faults")
+						validatedMetrics["container.paging.faults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Page faults in the container's cgroup, by type. major: v1 memory.stat total_pgmajfault, v2 pgmajfault. minor: pgfault minus pgmajfault (v1 total_pgfault - total_pgmajfault), since the kernel's pgfault counts both.", mi.Description())
+						assert.Equal(t, "{fault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.paging.faults"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.paging.fault.type")
+						assert.False(t, ok)
+					}
 				case "container.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.pressure.avg10"], "Found a duplicate in the metrics slice: container.pressure.avg10")
@@ -1090,12 +1304,86 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.node.memory.available":
+					assert.False(t, validatedMetrics["k8s.node.memory.available"], "Found a duplicate in the metrics slice: k8s.node.memory.available")
+					validatedMetrics["k8s.node.memory.available"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Memory the node can still use: MemTotal from /proc/meminfo minus the node working set, floored at 0 (the kubelet's memory.available eviction signal). The root cgroup has no limit, so there is no k8s.node.memory.limit.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.cache":
+					assert.False(t, validatedMetrics["k8s.node.memory.cache"], "Found a duplicate in the metrics slice: k8s.node.memory.cache")
+					validatedMetrics["k8s.node.memory.cache"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Page cache on the node. v1: root memory.stat total_cache; v2: root memory.stat file, or Active(file) + Inactive(file) from /proc/meminfo when the root has no memory.stat.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.mapped_file":
+					assert.False(t, validatedMetrics["k8s.node.memory.mapped_file"], "Found a duplicate in the metrics slice: k8s.node.memory.mapped_file")
+					validatedMetrics["k8s.node.memory.mapped_file"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Mapped page cache on the node. v1: root memory.stat total_mapped_file; v2: root memory.stat file_mapped, or Mapped from /proc/meminfo when the root has no memory.stat.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.oom_kills":
+					assert.False(t, validatedMetrics["k8s.node.memory.oom_kills"], "Found a duplicate in the metrics slice: k8s.node.memory.oom_kills")
+					validatedMetrics["k8s.node.memory.oom_kills"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Processes killed by the OOM killer on the node, global and cgroup OOM alike: oom_kill from /proc/vmstat (Linux >= 4.13).", mi.Description())
+					assert.Equal(t, "{kill}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.rss":
+					assert.False(t, validatedMetrics["k8s.node.memory.rss"], "Found a duplicate in the metrics slice: k8s.node.memory.rss")
+					validatedMetrics["k8s.node.memory.rss"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Anonymous memory on the node. v1: root memory.stat total_rss; v2: root memory.stat anon, or Active(anon) + Inactive(anon) from /proc/meminfo when the root has no memory.stat.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.swap":
+					assert.False(t, validatedMetrics["k8s.node.memory.swap"], "Found a duplicate in the metrics slice: k8s.node.memory.swap")
+					validatedMetrics["k8s.node.memory.swap"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Swap used on the node, swap only. v1: the root's memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw). v2 (the root cgroup has no memory.swap.current): SwapTotal - SwapFree from /proc/meminfo.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.node.memory.usage":
 					assert.False(t, validatedMetrics["k8s.node.memory.usage"], "Found a duplicate in the metrics slice: k8s.node.memory.usage")
 					validatedMetrics["k8s.node.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2: anon + file from the root cgroup's memory.stat (or the same sum from /proc/meminfo), never MemTotal - MemFree.", mi.Description())
+					assert.Equal(t, "Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2 (the root has no memory.current): anon + file from the root cgroup's memory.stat, or, when the root has no memory.stat, Active(anon) + Inactive(anon) + Active(file) + Inactive(file) from /proc/meminfo. Never MemTotal - MemFree, which also counts kernel memory and buffers.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -1107,13 +1395,57 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["k8s.node.memory.working_set"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Node working set: node usage minus inactive file cache, floored at 0.", mi.Description())
+					assert.Equal(t, "Node working set: node usage minus inactive file cache (v1 root total_inactive_file; v2 root inactive_file, or Inactive(file) from /proc/meminfo with the meminfo usage), floored at 0. The same definition as for containers and pods.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.paging.faults":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.paging.faults"], "Found a duplicate in the metrics slice: k8s.node.paging.faults")
+						validatedMetrics["k8s.node.paging.faults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Page faults on the node, by type, from /proc/vmstat: major = pgmajfault; minor = pgfault - pgmajfault, since the kernel's pgfault counts both.", mi.Description())
+						assert.Equal(t, "{fault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemPagingFaultTypeAttrVal, ok := dp.Attributes().Get("system.paging.fault.type")
+						assert.True(t, ok)
+						assert.Equal(t, "major", systemPagingFaultTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.paging.faults"], "Found a duplicate in the metrics slice: k8s.node.paging.faults")
+						validatedMetrics["k8s.node.paging.faults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Page faults on the node, by type, from /proc/vmstat: major = pgmajfault; minor = pgfault - pgmajfault, since the kernel's pgfault counts both.", mi.Description())
+						assert.Equal(t, "{fault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.paging.faults"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.paging.fault.type")
+						assert.False(t, ok)
+					}
 				case "k8s.node.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg10")
@@ -1444,12 +1776,98 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.available":
+					assert.False(t, validatedMetrics["k8s.pod.memory.available"], "Found a duplicate in the metrics slice: k8s.pod.memory.available")
+					validatedMetrics["k8s.pod.memory.available"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Memory pod can still use before its limit: pod memory limit minus pod working set, floored at 0. Emitted only when a finite limit exists.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.cache":
+					assert.False(t, validatedMetrics["k8s.pod.memory.cache"], "Found a duplicate in the metrics slice: k8s.pod.memory.cache")
+					validatedMetrics["k8s.pod.memory.cache"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Page cache (file-backed and shmem/tmpfs pages) charged to the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_cache; v2: memory.stat file.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.limit":
+					assert.False(t, validatedMetrics["k8s.pod.memory.limit"], "Found a duplicate in the metrics slice: k8s.pod.memory.limit")
+					validatedMetrics["k8s.pod.memory.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Memory limit of the pod's cgroup (all its containers and the sandbox). v1: memory.limit_in_bytes; v2: memory.max. Emitted only when finite: v2 'max' and v1's page-rounded 'unlimited' (9223372036854771712, anything at or above 2^62) give no point.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.mapped_file":
+					assert.False(t, validatedMetrics["k8s.pod.memory.mapped_file"], "Found a duplicate in the metrics slice: k8s.pod.memory.mapped_file")
+					validatedMetrics["k8s.pod.memory.mapped_file"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Page cache of the pod's cgroup (all its containers and the sandbox) that is mapped into processes' address spaces. v1: memory.stat total_mapped_file; v2: memory.stat file_mapped.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.oom_kills":
+					assert.False(t, validatedMetrics["k8s.pod.memory.oom_kills"], "Found a duplicate in the metrics slice: k8s.pod.memory.oom_kills")
+					validatedMetrics["k8s.pod.memory.oom_kills"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Processes killed by the OOM killer in the pod's cgroup (all its containers and the sandbox) or its descendants (hierarchical on Linux >= 5.2, so a kill counted only at the pod cgroup shows at pod level). v1: memory.oom_control oom_kill (Linux >= 4.13); v2: memory.events oom_kill.", mi.Description())
+					assert.Equal(t, "{kill}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.rss":
+					assert.False(t, validatedMetrics["k8s.pod.memory.rss"], "Found a duplicate in the metrics slice: k8s.pod.memory.rss")
+					validatedMetrics["k8s.pod.memory.rss"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.swap":
+					assert.False(t, validatedMetrics["k8s.pod.memory.swap"], "Found a duplicate in the metrics slice: k8s.pod.memory.swap")
+					validatedMetrics["k8s.pod.memory.swap"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Swap used by the pod's cgroup (all its containers and the sandbox), swap only. v1: memory.memsw.usage_in_bytes minus memory.usage_in_bytes, floored at 0 (no point without memsw, i.e. without swap accounting); v2: memory.swap.current (no point when the file is absent).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.pod.memory.usage":
 					assert.False(t, validatedMetrics["k8s.pod.memory.usage"], "Found a duplicate in the metrics slice: k8s.pod.memory.usage")
 					validatedMetrics["k8s.pod.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Memory used by the pod's cgroup. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
+					assert.Equal(t, "Memory used by the pod's cgroup (all its containers and the sandbox), page cache included. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -1461,13 +1879,57 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["k8s.pod.memory.working_set"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Pod working set: usage minus inactive file cache, floored at 0.", mi.Description())
+					assert.Equal(t, "Pod working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.paging.faults":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.paging.faults"], "Found a duplicate in the metrics slice: k8s.pod.paging.faults")
+						validatedMetrics["k8s.pod.paging.faults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Page faults in the pod's cgroup (all its containers and the sandbox), by type. major: v1 memory.stat total_pgmajfault, v2 pgmajfault. minor: pgfault minus pgmajfault (v1 total_pgfault - total_pgmajfault), since the kernel's pgfault counts both.", mi.Description())
+						assert.Equal(t, "{fault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemPagingFaultTypeAttrVal, ok := dp.Attributes().Get("system.paging.fault.type")
+						assert.True(t, ok)
+						assert.Equal(t, "major", systemPagingFaultTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.paging.faults"], "Found a duplicate in the metrics slice: k8s.pod.paging.faults")
+						validatedMetrics["k8s.pod.paging.faults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Page faults in the pod's cgroup (all its containers and the sandbox), by type. major: v1 memory.stat total_pgmajfault, v2 pgmajfault. minor: pgfault minus pgmajfault (v1 total_pgfault - total_pgmajfault), since the kernel's pgfault counts both.", mi.Description())
+						assert.Equal(t, "{fault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.paging.faults"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.paging.fault.type")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg10")

@@ -17,6 +17,9 @@ type Meminfo struct {
 	InactiveAnon *uint64
 	ActiveFile   *uint64
 	InactiveFile *uint64
+	Mapped       *uint64
+	SwapTotal    *uint64
+	SwapFree     *uint64
 }
 
 // Meminfo reads /proc/meminfo.
@@ -52,6 +55,12 @@ func parseMeminfo(data []byte) (Meminfo, error) {
 			dst = &m.ActiveFile
 		case "Inactive(file)":
 			dst = &m.InactiveFile
+		case "Mapped":
+			dst = &m.Mapped
+		case "SwapTotal":
+			dst = &m.SwapTotal
+		case "SwapFree":
+			dst = &m.SwapFree
 		default:
 			continue
 		}

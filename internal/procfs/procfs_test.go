@@ -74,3 +74,41 @@ func FuzzParseBootTime(f *testing.F) {
 		require.Equal(t, bt, back)
 	})
 }
+
+func TestVmstat(t *testing.T) {
+	v, err := parseVmstat([]byte("nr_free_pages 1\npgfault 52000001\npgmajfault 52003\noom_kill 5\npgsteal_kswapd 9\n"))
+	require.NoError(t, err)
+	require.NotNil(t, v.PgFault)
+	assert.Equal(t, uint64(52000001), *v.PgFault)
+	assert.Equal(t, uint64(52003), *v.PgMajFault)
+	assert.Equal(t, uint64(5), *v.OOMKill)
+
+	v, err = parseVmstat([]byte("pgfault 7\n"))
+	require.NoError(t, err)
+	assert.Nil(t, v.OOMKill, "a counter the kernel did not print is nil, not zero")
+	_, err = parseVmstat([]byte("oom_kill -1\n"))
+	require.Error(t, err)
+	_, err = NewFS(t.TempDir()).Vmstat()
+	require.Error(t, err)
+}
+
+// FuzzParseVmstat: no panic, and a kept counter prints back to itself.
+func FuzzParseVmstat(f *testing.F) {
+	f.Add([]byte("pgfault 52000001\npgmajfault 52003\noom_kill 5\n"))
+	f.Add([]byte("oom_kill 18446744073709551615"))
+	f.Add([]byte("pgfault x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := parseVmstat(data)
+		if err != nil {
+			return
+		}
+		for _, p := range []*uint64{v.PgFault, v.PgMajFault, v.OOMKill} {
+			if p == nil {
+				continue
+			}
+			back, err := parseVmstat([]byte(fmt.Sprintf("pgfault %d\n", *p)))
+			require.NoError(t, err)
+			require.Equal(t, *p, *back.PgFault)
+		}
+	})
+}

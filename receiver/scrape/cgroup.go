@@ -40,7 +40,7 @@ type stats struct {
 func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.ScrapeErrors) bool {
 	var st stats
 	st.cpu, st.cpuErr = s.reader.CPU(e.rel)
-	st.mem, st.memErr = s.reader.Memory(e.rel)
+	st.mem, st.memErr = s.readMemory(e)
 	s.readCPUExtra(e, &st.cpuExt)
 	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) || st.cpuExt.vanished() {
 		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))

@@ -109,14 +109,14 @@ func TestScrapePSIPresentNoZerosForMissing(t *testing.T) {
 	s := scraperWith(t, copyFixture(t, "v2-systemd"), allPSI(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
-	a1 := attrPoints(m, "container.id", v2Ctr1)
+	a1 := points(m, "container.id", v2Ctr1)
 	assert.InDelta(t, 3.1, a1["container.pressure.stall_time/cpu/some"], 1e-12, "total µs -> s")
 	assert.InDelta(t, 0.2211, a1["container.pressure.avg10/cpu/some"], 1e-12, "percent -> ratio")
 	assert.InDelta(t, 0.2266, a1["container.pressure.avg300/cpu/full"], 1e-12)
-	pod := attrPoints(m, "k8s.pod.uid", podUID1)
+	pod := points(m, "k8s.pod.uid", podUID1)
 	assert.Contains(t, pod, "k8s.pod.pressure.stall_time/cpu/some")
 	assert.NotContains(t, pod, "k8s.pod.pressure.stall_time/memory/some", "the pod has no memory.pressure: no point, not 0")
-	for k := range attrPoints(m, "container.id", v2Ctr2) {
+	for k := range points(m, "container.id", v2Ctr2) {
 		assert.NotContains(t, k, "pressure")
 	}
 }
@@ -142,20 +142,20 @@ func TestScrapeLoadAverageIrregularInterval(t *testing.T) {
 	s := scraperWith(t, root, defaultMBC(), clk, nil)
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 3.0, attrPoints(m, "container.id", v2Ctr1)["container.cpu.load_average.10s"])
+	assert.Equal(t, 3.0, points(m, "container.id", v2Ctr1)["container.cpu.load_average.10s"])
 
 	writeState(t, root, 2104, 'R') // was S
 	writeState(t, root, 2115, 'R') // was I
 	clk.now = t0.Add(4 * time.Second)
 	m, err = s.Scrape(context.Background())
 	require.NoError(t, err)
-	a1 := attrPoints(m, "container.id", v2Ctr1)
+	a1 := points(m, "container.id", v2Ctr1)
 	assert.Equal(t, 5.0, a1["container.tasks/running"])
 	assert.Equal(t, 4.0, a1["container.tasks/sleeping"])
 	assert.Equal(t, 5.0, a1["container.tasks/idle"])
 	want := 3*math.Exp(-0.4) + 5*(1-math.Exp(-0.4))
 	assert.InDelta(t, want, a1["container.cpu.load_average.10s"], 1e-12)
-	pod := attrPoints(m, "k8s.pod.uid", podUID1)
+	pod := points(m, "k8s.pod.uid", podUID1)
 	assert.InDelta(t, want+2, pod["k8s.pod.cpu.load_average.10s"], 1e-12)
 	assert.Equal(t, 7.0, pod["k8s.pod.tasks/running"])
 }
@@ -178,12 +178,12 @@ func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
 	assert.Contains(t, err.Error(), "container "+v2Ctr1+": threads:")
 	assert.Contains(t, err.Error(), filepath.Join("proc", "2101", "stat"))
 	assert.Contains(t, err.Error(), "io.pressure")
-	a1 := attrPoints(m, "container.id", v2Ctr1)
+	a1 := points(m, "container.id", v2Ctr1)
 	assert.NotContains(t, a1, "container.tasks/running", "the bad container loses its task points")
 	assert.Contains(t, a1, "container.cpu.throttling.periods", "and keeps the rest")
-	assert.Contains(t, attrPoints(m, "container.id", v2Ctr2), "container.tasks/running", "other containers keep theirs")
-	assert.NotContains(t, attrPoints(m, "k8s.pod.uid", podUID1), "k8s.pod.tasks/running", "no pod sum with a container missing")
-	assert.Contains(t, attrPoints(m, "k8s.pod.uid", "3c4d5e6f-0000-4000-8000-00000000000c"), "k8s.pod.tasks/running", "other pods keep theirs")
+	assert.Contains(t, points(m, "container.id", v2Ctr2), "container.tasks/running", "other containers keep theirs")
+	assert.NotContains(t, points(m, "k8s.pod.uid", podUID1), "k8s.pod.tasks/running", "no pod sum with a container missing")
+	assert.Contains(t, points(m, "k8s.pod.uid", "3c4d5e6f-0000-4000-8000-00000000000c"), "k8s.pod.tasks/running", "other pods keep theirs")
 
 	off := defaultMBC()
 	mm := &off.Metrics
@@ -208,10 +208,10 @@ func TestScrapeMalformedCPUMax(t *testing.T) {
 	assert.Equal(t, bandwidthPoints, pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr1)
 	assert.Contains(t, err.Error(), "cpu.max")
-	a1 := attrPoints(m, "container.id", v2Ctr1)
+	a1 := points(m, "container.id", v2Ctr1)
 	assert.NotContains(t, a1, "container.cpu.limit")
 	assert.Contains(t, a1, "container.tasks/running")
-	assert.Contains(t, attrPoints(m, "container.id", v2Ctr2), "container.cpu.weight")
+	assert.Contains(t, points(m, "container.id", v2Ctr2), "container.cpu.weight")
 }
 
 // An unlimited quota gives no limit point (not 0, not +Inf).
@@ -219,7 +219,7 @@ func TestScrapeUnlimitedCPUNoLimitPoint(t *testing.T) {
 	s := scraperWith(t, copyFixture(t, "v2-systemd"), defaultMBC(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
-	b2 := attrPoints(m, "container.id", v2Ctr2)
+	b2 := points(m, "container.id", v2Ctr2)
 	assert.NotContains(t, b2, "container.cpu.limit", "cpu.max is \"max 100000\"")
 	assert.Equal(t, 20.0, b2["container.cpu.weight"])
 	assert.NotContains(t, b2, "container.cpu.shares", "no cpu.shares on v2")
@@ -239,7 +239,7 @@ func TestScrapeForeignPIDNamespaceWarnsOnce(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		m, err := s.Scrape(context.Background())
 		require.NoError(t, err)
-		assert.Equal(t, 3.0, attrPoints(m, "container.id", v2Ctr1)["container.tasks/running"])
+		assert.Equal(t, 3.0, points(m, "container.id", v2Ctr1)["container.tasks/running"])
 		clk.now = clk.now.Add(10 * time.Second)
 	}
 	w := logs.FilterMessageSnippet("PID namespace").All()

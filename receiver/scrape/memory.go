@@ -4,70 +4,224 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// memoryPoints is what a failed memory read costs: usage, working set.
-const memoryPoints = 2
+// memoryPoints is what a failed memory read costs: usage, working set, rss,
+// cache, mapped file, swap, limit, available, OOM kills, major and minor
+// faults.
+const memoryPoints = 11
 
-// memoryRecorders are the memory metrics of one entity kind.
+// Points lost when a node-wide /proc file cannot be read.
+const (
+	vmstatPoints  = 3 // OOM kills, major and minor faults
+	meminfoPoints = 1 // available (and, on v2 without a root memory.stat, everything else)
+)
+
+type gaugeFn func(pcommon.Timestamp, int64)
+
+// memoryRecorders are the memory metrics of one entity kind, so the node,
+// pods and containers share one recording path and one set of definitions.
+// limit is nil for the node: the root cgroup has no limit.
 type memoryRecorders struct {
-	usage      func(pcommon.Timestamp, int64)
-	workingSet func(pcommon.Timestamp, int64)
+	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills gaugeFn
+	faults                                                                  func(pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
 }
 
 func (s *Scraper) memoryRecordersFor(k cgroupKind) memoryRecorders {
 	mb := s.mb
 	switch k {
 	case kindNode:
-		return memoryRecorders{mb.RecordK8sNodeMemoryUsageDataPoint, mb.RecordK8sNodeMemoryWorkingSetDataPoint}
+		return memoryRecorders{
+			usage: mb.RecordK8sNodeMemoryUsageDataPoint, workingSet: mb.RecordK8sNodeMemoryWorkingSetDataPoint,
+			rss: mb.RecordK8sNodeMemoryRssDataPoint, cache: mb.RecordK8sNodeMemoryCacheDataPoint,
+			mapped: mb.RecordK8sNodeMemoryMappedFileDataPoint, swap: mb.RecordK8sNodeMemorySwapDataPoint,
+			available: mb.RecordK8sNodeMemoryAvailableDataPoint, oomKills: mb.RecordK8sNodeMemoryOomKillsDataPoint,
+			faults: mb.RecordK8sNodePagingFaultsDataPoint,
+		}
 	case kindPod:
-		return memoryRecorders{mb.RecordK8sPodMemoryUsageDataPoint, mb.RecordK8sPodMemoryWorkingSetDataPoint}
+		return memoryRecorders{
+			usage: mb.RecordK8sPodMemoryUsageDataPoint, workingSet: mb.RecordK8sPodMemoryWorkingSetDataPoint,
+			rss: mb.RecordK8sPodMemoryRssDataPoint, cache: mb.RecordK8sPodMemoryCacheDataPoint,
+			mapped: mb.RecordK8sPodMemoryMappedFileDataPoint, swap: mb.RecordK8sPodMemorySwapDataPoint,
+			limit: mb.RecordK8sPodMemoryLimitDataPoint, available: mb.RecordK8sPodMemoryAvailableDataPoint,
+			oomKills: mb.RecordK8sPodMemoryOomKillsDataPoint, faults: mb.RecordK8sPodPagingFaultsDataPoint,
+		}
 	default:
-		return memoryRecorders{mb.RecordContainerMemoryUsageDataPoint, mb.RecordContainerMemoryWorkingSetDataPoint}
+		return memoryRecorders{
+			usage: mb.RecordContainerMemoryUsageDataPoint, workingSet: mb.RecordContainerMemoryWorkingSetDataPoint,
+			rss: mb.RecordContainerMemoryRssDataPoint, cache: mb.RecordContainerMemoryCacheDataPoint,
+			mapped: mb.RecordContainerMemoryMappedFileDataPoint, swap: mb.RecordContainerMemorySwapDataPoint,
+			limit: mb.RecordContainerMemoryLimitDataPoint, available: mb.RecordContainerMemoryAvailableDataPoint,
+			oomKills: mb.RecordContainerMemoryOomKillsDataPoint, faults: mb.RecordContainerPagingFaultsDataPoint,
+		}
 	}
 }
 
-// recordMemory records usage and working set with one definition for every
-// entity: working set = usage - inactive file, floored at 0.
-func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
-	if e.kind == kindNode && !mem.Usage.OK {
-		mem = s.nodeMemoryV2(mem, errs)
+// readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
+// are summed over its subtree, since the kernel counts a kill only in the
+// victim's own cgroup there (v2's memory.events is already hierarchical).
+func (s *Scraper) readMemory(e entity) (cgroupfs.MemoryStat, error) {
+	mem, err := s.reader.Memory(e.rel)
+	if err != nil || e.kind != kindPod || !s.layout.StatsV1() {
+		return mem, err
 	}
-	if !mem.Usage.OK {
-		return
+	if e.st.oom == nil {
+		e.st.oom = &oomTree{}
+	}
+	mem.OOMKills, err = e.st.oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, fn) })
+	return mem, err
+}
+
+// oomTree keeps a v1 pod's OOM kill total monotonic while its containers
+// come and go: the last counter of each cgroup in the subtree, and the kills
+// of cgroups that have since been removed.
+type oomTree struct {
+	last    map[string]uint64
+	retired uint64
+}
+
+// update walks the subtree with walk and returns the pod's total: the
+// current counters plus those of removed cgroups. No counter anywhere (a
+// kernel before 4.13) gives no value.
+func (o *oomTree) update(walk func(func(string, uint64)) error) (cgroupfs.U64, error) {
+	cur := make(map[string]uint64, len(o.last))
+	if err := walk(func(rel string, v uint64) { cur[rel] = v }); err != nil {
+		return cgroupfs.U64{}, err
+	}
+	for rel, v := range o.last {
+		if _, ok := cur[rel]; !ok {
+			o.retired += v
+		}
+	}
+	o.last = cur
+	if len(cur) == 0 && o.retired == 0 {
+		return cgroupfs.U64{}, nil
+	}
+	total := o.retired
+	for _, v := range cur {
+		total += v
+	}
+	return cgroupfs.Some(total), nil
+}
+
+func recordIf(fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
+	if fn != nil && v.OK {
+		fn(ts, clampInt64(v.V))
+	}
+}
+
+// recordMemory records an entity's memory points with one definition for
+// every entity: working set = usage - inactive file, floored at 0;
+// available = limit - working set where a finite limit exists. A value the
+// kernel did not provide gives no point.
+func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
+	capacity := mem.Limit
+	if e.kind == kindNode {
+		mem, capacity = s.nodeMemory(mem, errs)
 	}
 	rec := s.memoryRecordersFor(e.kind)
-	rec.usage(ts, clampInt64(mem.Usage.V))
-	if mem.InactiveFile.OK {
-		rec.workingSet(ts, clampInt64(calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)))
+	recordIf(rec.usage, ts, mem.Usage)
+	recordIf(rec.rss, ts, mem.Anon)
+	recordIf(rec.cache, ts, mem.File)
+	recordIf(rec.mapped, ts, mem.MappedFile)
+	recordIf(rec.swap, ts, mem.Swap)
+	recordIf(rec.oomKills, ts, mem.OOMKills)
+	if rec.limit != nil && mem.Limit.Finite() {
+		rec.limit(ts, clampInt64(mem.Limit.V))
+	}
+	if mem.PgFault.OK && mem.PgMajFault.OK {
+		rec.faults(ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
+		// The kernel's pgfault counts major faults too.
+		rec.faults(ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
+	}
+	if !mem.Usage.OK || !mem.InactiveFile.OK {
+		return
+	}
+	ws := calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)
+	rec.workingSet(ts, clampInt64(ws))
+	if capacity.Finite() {
+		rec.available(ts, clampInt64(calc.Available(capacity.V, ws)))
 	}
 }
 
-// nodeMemoryV2 applies the node rule where the root cgroup has no usage file
-// (cgroup v2): usage = anon + file from the root's memory.stat, or the same
-// sum from /proc/meminfo when the root has no memory.stat. Never
-// MemTotal - MemFree, which also counts kernel memory and buffers.
-func (s *Scraper) nodeMemoryV2(mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) cgroupfs.MemoryStat {
-	if mem.Anon.OK && mem.File.OK {
-		mem.Usage = cgroupfs.Some(mem.Anon.V + mem.File.V)
-		return mem
-	}
+// nodeMemory applies the node rules. Usage where the root cgroup has no
+// usage file (cgroup v2): anon + file from the root's memory.stat, or the
+// same sum from /proc/meminfo's LRU lists when the root has no memory.stat;
+// never MemTotal - MemFree, which also counts kernel memory and buffers.
+// Swap on v2 is SwapTotal - SwapFree. The node's capacity for available is
+// MemTotal; its OOM kills and faults
+// come from /proc/vmstat, the only place that counts them node-wide.
+func (s *Scraper) nodeMemory(mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
+	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
+	var capacity cgroupfs.Limit
 	mi, err := s.proc.Meminfo()
 	if err != nil {
-		errs.AddPartial(memoryPoints, fmt.Errorf("node memory: %w", err))
+		lost := meminfoPoints
+		if !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK) {
+			lost = 6 // usage, working set, rss, cache and mapped file depended on it too
+		}
+		errs.AddPartial(lost, fmt.Errorf("node memory: %w", err))
+	} else if mi.MemTotal != nil {
+		capacity = cgroupfs.Limit{V: *mi.MemTotal, OK: true}
+	}
+	if !mem.Usage.OK {
+		mem = nodeUsageV2(mem, mi)
+	}
+	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal != nil && mi.SwapFree != nil {
+		// The v2 root has no memory.swap.current: swap in use on the node.
+		mem.Swap = cgroupfs.Some(calc.Available(*mi.SwapTotal, *mi.SwapFree))
+	}
+	vm, err := s.proc.Vmstat()
+	mem.OOMKills, mem.PgFault, mem.PgMajFault = cgroupfs.U64{}, cgroupfs.U64{}, cgroupfs.U64{}
+	if errors.Is(err, fs.ErrNotExist) {
+		return mem, capacity // no /proc/vmstat: absent, no points
+	}
+	if err != nil {
+		errs.AddPartial(vmstatPoints, fmt.Errorf("node memory: %w", err))
+		return mem, capacity
+	}
+	mem.OOMKills = fromPtr(vm.OOMKill)
+	mem.PgFault = fromPtr(vm.PgFault)
+	mem.PgMajFault = fromPtr(vm.PgMajFault)
+	return mem, capacity
+}
+
+// nodeUsageV2 is the v2 node rule: the root's memory.stat when it has anon
+// and file, else the same quantities from /proc/meminfo (mi may be empty).
+func nodeUsageV2(mem cgroupfs.MemoryStat, mi procfs.Meminfo) cgroupfs.MemoryStat {
+	if mem.Anon.OK && mem.File.OK {
+		mem.Usage = cgroupfs.Some(mem.Anon.V + mem.File.V)
 		return mem
 	}
 	if mi.ActiveAnon == nil || mi.InactiveAnon == nil || mi.ActiveFile == nil || mi.InactiveFile == nil {
 		return mem
 	}
-	mem.Usage = cgroupfs.Some(*mi.ActiveAnon + *mi.InactiveAnon + *mi.ActiveFile + *mi.InactiveFile)
-	mem.InactiveFile = cgroupfs.Some(*mi.InactiveFile)
-	return mem
+	anon := *mi.ActiveAnon + *mi.InactiveAnon
+	file := *mi.ActiveFile + *mi.InactiveFile
+	return cgroupfs.MemoryStat{
+		Usage:        cgroupfs.Some(anon + file),
+		InactiveFile: cgroupfs.Some(*mi.InactiveFile),
+		Anon:         cgroupfs.Some(anon),
+		File:         cgroupfs.Some(file),
+		MappedFile:   fromPtr(mi.Mapped),
+		Swap:         mem.Swap,
+	}
+}
+
+func fromPtr(p *uint64) cgroupfs.U64 {
+	if p == nil {
+		return cgroupfs.U64{}
+	}
+	return cgroupfs.Some(*p)
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // points collects the values of one resource's metrics, keyed by metric name
-// and, for cpu.time, "name/mode".
+// and, for cpu.time and paging.faults, "name/attribute value".
 func points(m pmetric.Metrics, attr, val string) map[string]float64 {
 	out := map[string]float64{}
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
@@ -38,9 +38,10 @@ func points(m pmetric.Metrics, attr, val string) map[string]float64 {
 			for k := 0; k < dps.Len(); k++ {
 				dp := dps.At(k)
 				key := mt.Name()
-				if mode, ok := dp.Attributes().Get("cpu.mode"); ok {
-					key += "/" + mode.Str()
-				}
+				dp.Attributes().Range(func(_ string, v pcommon.Value) bool {
+					key += "/" + v.AsString()
+					return true
+				})
 				v := dp.DoubleValue()
 				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 					v = float64(dp.IntValue())

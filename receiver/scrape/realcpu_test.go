@@ -19,44 +19,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// attrPoints collects the values of one resource's metrics keyed by metric
-// name and every data point attribute value: "container.tasks/running",
-// "container.pressure.stall_time/cpu/some".
-func attrPoints(m pmetric.Metrics, attr, val string) map[string]float64 {
-	out := map[string]float64{}
-	for i := 0; i < m.ResourceMetrics().Len(); i++ {
-		rm := m.ResourceMetrics().At(i)
-		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
-			continue
-		}
-		ms := rm.ScopeMetrics().At(0).Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			mt := ms.At(j)
-			var dps pmetric.NumberDataPointSlice
-			if mt.Type() == pmetric.MetricTypeSum {
-				dps = mt.Sum().DataPoints()
-			} else {
-				dps = mt.Gauge().DataPoints()
-			}
-			for k := 0; k < dps.Len(); k++ {
-				dp := dps.At(k)
-				key := mt.Name()
-				for _, a := range []string{"task.state", "pressure.resource", "pressure.stall_type", "cpu.mode"} {
-					if v, ok := dp.Attributes().Get(a); ok {
-						key += "/" + v.Str()
-					}
-				}
-				v := dp.DoubleValue()
-				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-					v = float64(dp.IntValue())
-				}
-				out[key] = v
-			}
-		}
-	}
-	return out
-}
-
 // realScraper scrapes the real machine ("/") on clk.
 func realScraper(t *testing.T, mbc metadata.MetricsBuilderConfig, clk *fakeClock) *Scraper {
 	t.Helper()
@@ -70,7 +32,7 @@ func scrapeContainer(t *testing.T, s *Scraper, id string) map[string]float64 {
 	t.Helper()
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
-	p := attrPoints(m, "container.id", id)
+	p := points(m, "container.id", id)
 	require.NotEmpty(t, p, "the real container was not scraped")
 	return p
 }
@@ -117,7 +79,7 @@ func TestRealTaskStatesAndLoad(t *testing.T) {
 	}
 	assert.InDelta(t, k, loads[len(loads)-1], 0.05*k, "load approaches K: %v", loads)
 	t.Logf("K=%d load average over 6 scrapes 10 s apart: %.3f", k, loads)
-	pod := attrPoints(mustScrape(t, s), "k8s.pod.uid", c.PodUID)
+	pod := points(mustScrape(t, s), "k8s.pod.uid", c.PodUID)
 	assert.Equal(t, float64(k), pod["k8s.pod.tasks/running"], "the pod sums its (one) container")
 	assert.Greater(t, pod["k8s.pod.cpu.load_average.10s"], 0.95*k)
 }
@@ -177,7 +139,7 @@ func TestRealPSI(t *testing.T) {
 	m1 := mustScrape(t, s)
 	time.Sleep(300 * time.Millisecond)
 	m2 := mustScrape(t, s)
-	p1, p2 := attrPoints(m1, "container.id", c.ID), attrPoints(m2, "container.id", c.ID)
+	p1, p2 := points(m1, "container.id", c.ID), points(m2, "container.id", c.ID)
 	for _, r := range []string{"cpu", "memory", "io"} {
 		key := "container.pressure.stall_time/" + r + "/some"
 		require.Contains(t, p2, key)
@@ -186,5 +148,5 @@ func TestRealPSI(t *testing.T) {
 	assert.Greater(t, p2["container.pressure.stall_time/cpu/some"], 0.0, "3 busy threads on this machine wait for CPU")
 	t.Logf("container cpu some stall: %.6f s -> %.6f s", p1["container.pressure.stall_time/cpu/some"], p2["container.pressure.stall_time/cpu/some"])
 	// Only the node resource has k8s.node.* metrics.
-	assert.Contains(t, attrPoints(m2, "k8s.node.name", "real"), "k8s.node.pressure.stall_time/cpu/some")
+	assert.Contains(t, points(m2, "k8s.node.name", "real"), "k8s.node.pressure.stall_time/cpu/some")
 }

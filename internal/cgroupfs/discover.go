@@ -6,9 +6,8 @@ package cgroupfs // import "github.com/containerstats/containerstatsreceiver/int
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
+	"sort"
 )
 
 // standaloneMaxDepth bounds the walk for containers outside kubepods
@@ -42,7 +41,7 @@ func (l *Layout) Discover(standalone bool) (Tree, error) {
 		seen[c.ContainerID] = len(t.Containers)
 		t.Containers = append(t.Containers, c)
 	}
-	top, err := readDirNames(root)
+	top, err := l.readDirNames(root)
 	if err != nil {
 		return t, err
 	}
@@ -61,7 +60,7 @@ func (l *Layout) Discover(standalone bool) (Tree, error) {
 }
 
 func (l *Layout) walkKubepods(root string, kp Cgroup, t *Tree, add func(Cgroup)) {
-	children, _ := readDirNames(filepath.Join(root, kp.Path))
+	children, _ := l.readDirNames(filepath.Join(root, kp.Path))
 	for _, name := range children {
 		c, ok := ParsePath(kp.Path + "/" + name)
 		if !ok {
@@ -69,7 +68,7 @@ func (l *Layout) walkKubepods(root string, kp Cgroup, t *Tree, add func(Cgroup))
 		}
 		switch c.Kind {
 		case KindQoS:
-			pods, _ := readDirNames(filepath.Join(root, c.Path))
+			pods, _ := l.readDirNames(filepath.Join(root, c.Path))
 			for _, pn := range pods {
 				if p, ok := ParsePath(c.Path + "/" + pn); ok && p.Kind == KindPod {
 					l.walkPod(root, p, t, add)
@@ -83,7 +82,7 @@ func (l *Layout) walkKubepods(root string, kp Cgroup, t *Tree, add func(Cgroup))
 
 func (l *Layout) walkPod(root string, pod Cgroup, t *Tree, add func(Cgroup)) {
 	t.Pods = append(t.Pods, pod)
-	names, _ := readDirNames(filepath.Join(root, pod.Path))
+	names, _ := l.readDirNames(filepath.Join(root, pod.Path))
 	for _, name := range names {
 		if c, ok := ParsePath(pod.Path + "/" + name); ok && c.Kind == KindContainer {
 			add(c)
@@ -92,7 +91,7 @@ func (l *Layout) walkPod(root string, pod Cgroup, t *Tree, add func(Cgroup)) {
 }
 
 func (l *Layout) walkStandalone(root, rel string, depth int, add func(Cgroup)) {
-	names, _ := readDirNames(filepath.Join(root, rel))
+	names, _ := l.readDirNames(filepath.Join(root, rel))
 	for _, name := range names {
 		if depth == 1 && (name == "kubepods" || name == "kubepods.slice") {
 			continue
@@ -112,19 +111,14 @@ func (l *Layout) walkStandalone(root, rel string, depth int, add func(Cgroup)) {
 
 // readDirNames lists the sub-directories of dir, sorted. A directory that
 // does not exist (any more) has none.
-func readDirNames(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+func (l *Layout) readDirNames(dir string) ([]string, error) {
+	names, err := l.subdirs(dir, nil)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
-	}
+	sort.Strings(names)
 	return names, nil
 }

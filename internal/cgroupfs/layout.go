@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
 )
 
 // Mode is how cgroups are mounted on the node.
@@ -53,6 +55,32 @@ type Layout struct {
 	Mode    Mode              // v1, v2 or hybrid
 	Unified string            // v2 hierarchy mount, "" on pure v1
 	V1      map[string]string // v1 controller -> hierarchy mount
+
+	trace   func(path string) // called with every directory listed; nil in production
+	dirPath []byte            // reused by subdirs: Discover and a Reader of one Layout run on one goroutine
+	dirBuf  []byte
+}
+
+// SetTrace makes discovery call fn with every directory it lists, with a
+// trailing "/" (benchmarks replay the set of files a scrape reads).
+func (l *Layout) SetTrace(fn func(path string)) { l.trace = fn }
+
+// subdirs appends the names of dir's sub-directories (hidden ones skipped)
+// to dst, in no particular order. It allocates only the names it returns.
+func (l *Layout) subdirs(dir string, dst []string) ([]string, error) {
+	if l.dirBuf == nil {
+		l.dirBuf = make([]byte, 32<<10)
+	}
+	l.dirPath = rawfile.Path(l.dirPath, dir, "")
+	err := rawfile.ReadDir(l.dirPath, l.dirBuf, func(name []byte, isDir bool) {
+		if isDir && name[0] != '.' {
+			dst = append(dst, string(name))
+		}
+	})
+	if err == nil && l.trace != nil {
+		l.trace(dir + "/")
+	}
+	return dst, err
 }
 
 // ErrNoCgroupFS is returned by Detect when nothing under the root looks like a

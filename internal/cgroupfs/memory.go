@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -164,7 +163,7 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64
 	if kills.OK {
 		fn(filepath.Join("/", filepath.ToSlash(rel)), kills.V)
 	}
-	entries, err := os.ReadDir(dir)
+	subs, err := r.l.subdirs(dir, nil)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if top {
@@ -174,11 +173,8 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64
 		}
 		return fmt.Errorf("read dir %s: %w", dir, err)
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		if err := r.oomKillsTree(root, filepath.Join(dir, e.Name()), false, fn); err != nil {
+	for _, sub := range subs {
+		if err := r.oomKillsTree(root, filepath.Join(dir, sub), false, fn); err != nil {
 			return err
 		}
 	}

@@ -6,10 +6,11 @@ package cgroupfs // import "github.com/containerstats/containerstatsreceiver/int
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
 )
 
 // ErrVanished is returned when a cgroup directory no longer exists: the
@@ -19,13 +20,24 @@ var ErrVanished = errors.New("cgroup vanished")
 // Reader reads cgroup files of one Layout. It reuses one buffer across
 // reads, so a Reader serves one goroutine at a time.
 type Reader struct {
-	l   *Layout
-	buf []byte
+	l     *Layout
+	buf   []byte
+	path  []byte            // NUL-terminated path of the current read, reused
+	subs  []string          // sub-cgroup names of the current walk, reused
+	trace func(path string) // called with every file opened; nil in production
 }
 
 // NewReader returns a Reader for l.
 func NewReader(l *Layout) *Reader {
-	return &Reader{l: l, buf: make([]byte, 0, 8192)}
+	return &Reader{l: l, buf: make([]byte, 0, 8192), path: make([]byte, 0, 256)}
+}
+
+// SetTrace makes the reader call fn with the path of every file it opens,
+// and its layout with every directory listed (benchmarks replay the set of
+// files a scrape reads).
+func (r *Reader) SetTrace(fn func(path string)) {
+	r.trace = fn
+	r.l.SetTrace(fn)
 }
 
 // Layout returns the layout the reader reads.
@@ -33,10 +45,10 @@ func (r *Reader) Layout() *Layout { return r.l }
 
 // read returns the contents of dir/name in the reader's buffer (valid until
 // the next read). A missing file gives (nil, false, nil); a missing cgroup
-// directory gives ErrVanished.
+// directory gives ErrVanished. It allocates nothing on the success path.
 func (r *Reader) read(dir, name string) (data []byte, ok bool, err error) {
-	p := filepath.Join(dir, name)
-	f, err := os.Open(p)
+	r.path = rawfile.Path(r.path, dir, name)
+	fd, err := rawfile.Open(r.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
@@ -44,27 +56,21 @@ func (r *Reader) read(dir, name string) (data []byte, ok bool, err error) {
 			}
 			return nil, false, nil
 		}
-		return nil, false, err
+		return nil, false, fmt.Errorf("open %s: %w", rawfile.String(r.path), err)
 	}
-	defer f.Close()
-	r.buf = r.buf[:0]
-	for {
-		if len(r.buf) == cap(r.buf) {
-			r.buf = append(r.buf, 0)[:len(r.buf)]
-		}
-		n, rerr := f.Read(r.buf[len(r.buf):cap(r.buf)])
-		r.buf = r.buf[:len(r.buf)+n]
-		if rerr == io.EOF {
-			return r.buf, true, nil
-		}
-		if rerr != nil {
-			if errors.Is(rerr, fs.ErrNotExist) || errors.Is(rerr, errNoDevice) {
-				// The cgroup was removed while its file was open.
-				return nil, false, ErrVanished
-			}
-			return nil, false, fmt.Errorf("read %s: %w", p, rerr)
-		}
+	defer rawfile.Close(fd)
+	if r.trace != nil {
+		r.trace(rawfile.String(r.path))
 	}
+	r.buf, err = rawfile.ReadAll(fd, r.buf)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNoDevice) {
+			// The cgroup was removed while its file was open.
+			return nil, false, ErrVanished
+		}
+		return nil, false, fmt.Errorf("read %s: %w", rawfile.String(r.path), err)
+	}
+	return r.buf, true, nil
 }
 
 // readUint reads a single-number file; absent files give a zero U64.

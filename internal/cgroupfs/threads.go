@@ -7,7 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 )
 
@@ -37,50 +37,46 @@ func (r *Reader) Threads(rel string, dst []int) (tids []int, ok bool, err error)
 	if dir == "" {
 		return dst, false, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return dst, false, err
-		}
-		if _, derr := os.Stat(dir); errors.Is(derr, os.ErrNotExist) {
-			return dst, false, ErrVanished
-		}
-		return dst, false, nil
-	}
-	dst, err = r.threadsUnder(dir, file, dst, true)
-	return dst, err == nil, err
+	return r.threadsUnder(dir, file, dst, true)
 }
 
-func (r *Reader) threadsUnder(dir, file string, dst []int, top bool) ([]int, error) {
+// threadsUnder reads dir's thread list and recurses into its sub-cgroups.
+// ok reports whether the top cgroup has a thread list.
+func (r *Reader) threadsUnder(dir, file string, dst []int, top bool) (tids []int, ok bool, err error) {
 	data, ok, err := r.read(dir, file)
 	if err != nil {
 		if !top && errors.Is(err, ErrVanished) {
-			return dst, nil // a sub-cgroup removed while we walked
+			return dst, false, nil // a sub-cgroup removed while we walked
 		}
-		return dst, err
+		return dst, false, err
 	}
-	if ok {
-		if dst, err = parseIDList(data, dst); err != nil {
-			return dst, fmt.Errorf("%s: %w", filepath.Join(dir, file), err)
-		}
+	if !ok {
+		return dst, false, nil // the cgroup exists but has no thread list
 	}
-	entries, err := os.ReadDir(dir)
+	if dst, err = parseIDList(data, dst); err != nil {
+		return dst, false, fmt.Errorf("%s: %w", filepath.Join(dir, file), err)
+	}
+	r.subs, err = r.l.subdirs(dir, r.subs[:0])
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
 			if top {
-				return dst, ErrVanished
+				return dst, false, ErrVanished
 			}
-			return dst, nil
+			return dst, true, nil
 		}
-		return dst, err
+		return dst, false, err
 	}
-	for _, e := range entries {
-		if e.IsDir() {
-			if dst, err = r.threadsUnder(filepath.Join(dir, e.Name()), file, dst, false); err != nil {
-				return dst, err
-			}
+	if len(r.subs) == 0 {
+		return dst, true, nil
+	}
+	// Copy: the recursion reuses r.subs. Sub-cgroups are rare.
+	subs := append([]string(nil), r.subs...)
+	for _, sub := range subs {
+		if dst, _, err = r.threadsUnder(filepath.Join(dir, sub), file, dst, false); err != nil {
+			return dst, false, err
 		}
 	}
-	return dst, nil
+	return dst, true, nil
 }
 
 // parseIDList parses a list of decimal IDs, one per line (tasks,

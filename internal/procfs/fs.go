@@ -11,7 +11,8 @@ import (
 
 // FS is the /proc of a host seen under a root prefix.
 type FS struct {
-	proc string
+	proc  string
+	trace func(path string) // called with every file opened; nil in production
 }
 
 // NewFS returns the /proc under root ("/" or "/hostfs").
@@ -22,11 +23,21 @@ func (f FS) Path(elem ...string) string {
 	return filepath.Join(append([]string{f.proc}, elem...)...)
 }
 
+// WithTrace returns a copy of f that calls fn with the path of every file it
+// opens (benchmarks replay the set of files a scrape reads).
+func (f FS) WithTrace(fn func(path string)) FS {
+	f.trace = fn
+	return f
+}
+
 func (f FS) readFile(elem ...string) ([]byte, string, error) {
 	p := f.Path(elem...)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, p, fmt.Errorf("procfs: %w", err)
+	}
+	if f.trace != nil {
+		f.trace(p)
 	}
 	return data, p, nil
 }

@@ -10,7 +10,8 @@ import (
 	"io/fs"
 	"strconv"
 	"syscall"
-	"unsafe"
+
+	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
 )
 
 // TaskState is a thread's scheduler state, grouped as the receiver reports it.
@@ -54,14 +55,15 @@ type TaskCounts [NumTaskStates]int64
 // TaskStateReader reads thread states from /proc/<tid>/stat, reusing its
 // path and read buffers across calls: one per goroutine.
 type TaskStateReader struct {
-	proc string
-	path []byte
-	buf  []byte
+	proc  string
+	path  []byte
+	buf   []byte
+	trace func(path string) // FS.WithTrace's hook; nil in production
 }
 
 // NewTaskStateReader returns a reader for this /proc.
 func (f FS) NewTaskStateReader() *TaskStateReader {
-	return &TaskStateReader{proc: f.proc, buf: make([]byte, 512)}
+	return &TaskStateReader{proc: f.proc, trace: f.trace, buf: make([]byte, 512)}
 }
 
 // State returns the state of thread tid. ok is false when the thread no
@@ -72,7 +74,7 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 	r.path = append(r.path, '/')
 	r.path = strconv.AppendInt(r.path, int64(tid), 10)
 	r.path = append(r.path, "/stat\x00"...)
-	fd, err := openRead(r.path)
+	fd, err := rawfile.Open(r.path)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH) {
 			return 0, false, nil
@@ -80,6 +82,9 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 		return 0, false, fmt.Errorf("procfs: open %s: %w", r.pathString(), err)
 	}
 	defer syscall.Close(fd)
+	if r.trace != nil {
+		r.trace(r.pathString())
+	}
 	n := 0
 	for {
 		if n == len(r.buf) {
@@ -112,27 +117,6 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 
 // pathString is the current path without its NUL, for errors.
 func (r *TaskStateReader) pathString() string { return string(r.path[:len(r.path)-1]) }
-
-// atFDCWD is AT_FDCWD: openat resolves an absolute path as open does.
-const atFDCWD = -100
-
-// openRead opens the NUL-terminated path read-only without allocating
-// (syscall.Open copies its string argument into a new byte slice: one
-// allocation per thread per scrape).
-func openRead(path []byte) (int, error) {
-	dirfd := atFDCWD // a variable: a negative constant does not convert to uintptr
-	for {
-		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
-			uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC), 0, 0, 0)
-		if errno == syscall.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return -1, errno
-		}
-		return int(fd), nil
-	}
-}
 
 // Count adds the state of every thread in tids to counts. Threads that exit
 // while being read are skipped. It returns the first error other than that,

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,6 +83,84 @@ func BenchmarkScrape(b *testing.B) {
 				}
 				b.StopTimer()
 				reportPerContainer(b, n)
+			})
+		}
+	}
+}
+
+// scrapeFileSet returns the paths one steady-state scrape opens (files) and
+// lists (directories, with a trailing "/"), in order.
+func scrapeFileSet(b *testing.B, root string) []string {
+	b.Helper()
+	var paths []string
+	clk := &fakeClock{now: t0}
+	s := New(newSettings(), Options{
+		RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+		TraceRead: func(p string) { paths = append(paths, p) },
+	})
+	require.NoError(b, s.Start(context.Background(), nil))
+	defer func() { require.NoError(b, s.Shutdown(context.Background())) }()
+	_, err := s.Scrape(context.Background())
+	require.NoError(b, err)
+	paths = paths[:0]
+	clk.now = clk.now.Add(10 * time.Second)
+	_, err = s.Scrape(context.Background())
+	require.NoError(b, err)
+	return paths
+}
+
+// readFloor reads every path with raw syscalls into one reused buffer, no
+// parsing: open/read/close for files, open/getdents/close for directories.
+func readFloor(paths []string, buf []byte) error {
+	for _, p := range paths {
+		dir := strings.HasSuffix(p, "/")
+		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", p, err)
+		}
+		for {
+			var n int
+			if dir {
+				n, err = syscall.Getdents(fd, buf)
+			} else {
+				n, err = syscall.Read(fd, buf)
+			}
+			if err != nil || n == 0 {
+				break
+			}
+		}
+		syscall.Close(fd)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// BenchmarkFloor reads exactly the set of files (and lists exactly the
+// directories) that a steady-state scrape of the same tree reads, with one
+// reused buffer and no parsing: the cost of the syscalls alone on this
+// filesystem. BenchmarkScrape / BenchmarkFloor is the scrape's overhead.
+func BenchmarkFloor(b *testing.B) {
+	for _, spec := range benchSpecs() {
+		for _, n := range benchSizes {
+			if n > maxBenchN() {
+				continue
+			}
+			b.Run(fmt.Sprintf("layout=%s/N=%d", spec.Name(), n), func(b *testing.B) {
+				tree := genTree(b, spec, n)
+				paths := scrapeFileSet(b, tree.Root)
+				buf := make([]byte, 64<<10)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := readFloor(paths, buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				reportPerContainer(b, n)
+				b.ReportMetric(float64(len(paths))/float64(n), "files/container")
 			})
 		}
 	}

@@ -28,6 +28,17 @@ type cpuRecorders struct {
 }
 
 func (s *Scraper) cpuRecordersFor(k cgroupKind) cpuRecorders {
+	if r := s.recorders.cpu[k]; r != nil {
+		return *r
+	}
+	r := s.newCpuRecorders(k)
+	s.recorders.cpu[k] = &r
+	return r
+}
+
+// newCpuRecorders binds the MetricsBuilder's methods once per kind: a
+// method value allocates, so building them per entity per scrape would.
+func (s *Scraper) newCpuRecorders(k cgroupKind) cpuRecorders {
 	mb := s.mb
 	switch k {
 	case kindNode:
@@ -153,6 +164,17 @@ type bandwidthRecorders struct {
 }
 
 func (s *Scraper) bandwidthRecordersFor(k cgroupKind) bandwidthRecorders {
+	if r := s.recorders.bandwidth[k]; r != nil {
+		return *r
+	}
+	r := s.newBandwidthRecorders(k)
+	s.recorders.bandwidth[k] = &r
+	return r
+}
+
+// newBandwidthRecorders binds the MetricsBuilder's methods once per kind: a
+// method value allocates, so building them per entity per scrape would.
+func (s *Scraper) newBandwidthRecorders(k cgroupKind) bandwidthRecorders {
 	mb := s.mb
 	if k == kindPod {
 		return bandwidthRecorders{mb.RecordK8sPodCPUThrottlingPeriodsDataPoint, mb.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint,

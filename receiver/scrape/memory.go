@@ -39,6 +39,17 @@ type memoryRecorders struct {
 }
 
 func (s *Scraper) memoryRecordersFor(k cgroupKind) memoryRecorders {
+	if r := s.recorders.memory[k]; r != nil {
+		return *r
+	}
+	r := s.newMemoryRecorders(k)
+	s.recorders.memory[k] = &r
+	return r
+}
+
+// newMemoryRecorders binds the MetricsBuilder's methods once per kind: a
+// method value allocates, so building them per entity per scrape would.
+func (s *Scraper) newMemoryRecorders(k cgroupKind) memoryRecorders {
 	mb := s.mb
 	switch k {
 	case kindNode:

@@ -36,6 +36,17 @@ type psiRecorders struct {
 }
 
 func (s *Scraper) psiRecordersFor(k cgroupKind) psiRecorders {
+	if r := s.recorders.psi[k]; r != nil {
+		return *r
+	}
+	r := s.newPsiRecorders(k)
+	s.recorders.psi[k] = &r
+	return r
+}
+
+// newPsiRecorders binds the MetricsBuilder's methods once per kind: a
+// method value allocates, so building them per entity per scrape would.
+func (s *Scraper) newPsiRecorders(k cgroupKind) psiRecorders {
 	mb := s.mb
 	switch k {
 	case kindNode:

@@ -31,6 +31,10 @@ type Options struct {
 	MetricsBuilderConfig metadata.MetricsBuilderConfig
 	// Now is the clock; nil means time.Now. Tests inject their own.
 	Now func() time.Time
+	// TraceRead, when set, is called with the path of every file a scrape
+	// opens. Benchmarks use it to replay the scrape's exact file set as the
+	// raw-read floor; nil in production.
+	TraceRead func(path string)
 	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
 	GPU GPUOptions
 }
@@ -54,6 +58,8 @@ type Scraper struct {
 
 	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
 	gpu    *gpuState     // nil when GPU metrics are off
+
+	recorders recorderCache
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -76,6 +82,10 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 	s.layout = l
 	s.reader = cgroupfs.NewReader(l)
 	s.proc = procfs.NewFS(s.opts.RootPath)
+	if s.opts.TraceRead != nil {
+		s.reader.SetTrace(s.opts.TraceRead)
+		s.proc = s.proc.WithTrace(s.opts.TraceRead)
+	}
 	s.series = map[seriesKey]*series{}
 	s.cpuExt = newCPUExtraState(s.proc)
 	if bt, err := s.proc.BootTime(); err == nil {

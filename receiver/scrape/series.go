@@ -53,3 +53,11 @@ func (s *Scraper) evict() {
 		}
 	}
 }
+
+// recorderCache holds each entity kind's bound MetricsBuilder methods.
+type recorderCache struct {
+	cpu       [3]*cpuRecorders
+	bandwidth [3]*bandwidthRecorders
+	memory    [3]*memoryRecorders
+	psi       [3]*psiRecorders
+}

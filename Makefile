@@ -78,7 +78,31 @@ race:
 
 # Add end-to-end pieces as further prerequisites (they can rely on
 # $(OTELCOL_BIN), built by the otelcol prerequisite).
-test: check-generated vet unit race otelcol
+test: check-generated vet unit race fuzz-smoke otelcol
+
+# Every Fuzz target of every package, FUZZTIME each (make fuzz FUZZTIME=5m).
+# The seed corpora also run as plain tests in `unit`.
+FUZZTIME ?= 30s
+fuzz:
+	for pkg in $$($(GO) list ./...); do
+	  for f in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do
+	    echo "=== $$f ($$pkg, $(FUZZTIME))"
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$pkg"
+	  done
+	done
+
+# What CI runs: every fuzz target briefly.
+fuzz-smoke:
+	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
+
+# Benchmarks (scrape vs raw-read floor at N=10..5000 per layout, per-stage
+# ones) and the table BENCHMARKS.md records. BENCH_MAX_N caps the sizes.
+BENCHTIME ?= 2s
+BENCH_PKGS ?= ./receiver/scrape ./internal/cgroupfs ./internal/procfs ./internal/rawfile
+bench:
+	mkdir -p build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 90m $(BENCH_PKGS) | tee build/bench.out
+	$(GO) run ./internal/benchtable < build/bench.out | tee build/bench-table.md
 
 # ocb generates the distribution's sources and go.mod in $(DIST_DIR) and
 # resolves its modules (strict version check on); the compile is ours so that

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,12 +40,37 @@ func maxBenchN() int {
 	return 1 << 30
 }
 
-// genTree builds a host tree once per benchmark (outside the timer).
+// benchTrees caches generated host trees for one test binary run, so the
+// scrape and floor benchmarks of a size read the same tree and a 5000
+// container tree is written once. TestMain removes it.
+var benchTrees = struct {
+	dir   string
+	trees map[string]*hosttree.Tree
+}{trees: map[string]*hosttree.Tree{}}
+
+func removeBenchTrees() {
+	if benchTrees.dir != "" {
+		_ = os.RemoveAll(benchTrees.dir)
+	}
+}
+
+// genTree returns the host tree of spec with n containers, generated on
+// first use (outside the timer). Benchmarks must not modify it.
 func genTree(b *testing.B, spec hosttree.Spec, n int) *hosttree.Tree {
 	b.Helper()
 	spec.Containers = n
-	tree, err := hosttree.Generate(b.TempDir(), spec)
+	key := fmt.Sprintf("%s-%d-%d-%v", spec.Name(), n, spec.ThreadsPerContainer, spec.PSI)
+	if t, ok := benchTrees.trees[key]; ok {
+		return t
+	}
+	if benchTrees.dir == "" {
+		dir, err := os.MkdirTemp("", "containerstats-bench-")
+		require.NoError(b, err)
+		benchTrees.dir = dir
+	}
+	tree, err := hosttree.Generate(filepath.Join(benchTrees.dir, key), spec)
 	require.NoError(b, err)
+	benchTrees.trees[key] = tree
 	return tree
 }
 

@@ -12,5 +12,7 @@ import (
 
 func TestMain(m *testing.M) {
 	cgrouptest.MaybeRunChild()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBenchTrees()
+	os.Exit(code)
 }

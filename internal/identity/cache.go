@@ -105,12 +105,12 @@ func (c *Cache) Start(context.Context) error {
 	c.cancel = cancel
 	c.done = make(chan struct{})
 	c.Refresh(ctx)
-	go c.loop(ctx)
+	go c.loop(ctx, c.done)
 	return nil
 }
 
-func (c *Cache) loop(ctx context.Context) {
-	defer close(c.done)
+func (c *Cache) loop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
 	t := time.NewTicker(c.cfg.RefreshInterval)
 	defer t.Stop()
 	for {

@@ -58,7 +58,9 @@ type Container struct {
 	StartTime time.Time
 	// Sandbox marks pause/sandbox containers.
 	Sandbox bool
-	// Exited marks containers the runtime reports as not running.
+	// Exited marks containers the runtime reports as exited (CRI
+	// CONTAINER_EXITED, containerd task STOPPED). Created containers are
+	// not exited: their cgroup appears as they start.
 	Exited bool
 	Source Source
 }

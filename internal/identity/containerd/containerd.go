@@ -112,10 +112,12 @@ func (r *Resolver) listNamespace(ctx context.Context, ns string, snap *identity.
 	if err != nil {
 		return fmt.Errorf("containerd %s namespace %q: Tasks.List: %w", r.endpoint, ns, err)
 	}
-	running := map[string]bool{}
+	// A stopped task is an exited container. No task or a task still
+	// being created is not: its cgroup, if any, is about to run.
+	stopped := map[string]bool{}
 	for _, t := range ts.GetTasks() {
-		if t.GetStatus() == task.Status_RUNNING {
-			running[t.GetID()] = true
+		if t.GetStatus() == task.Status_STOPPED {
+			stopped[t.GetID()] = true
 		}
 	}
 	rt := "containerd"
@@ -133,7 +135,7 @@ func (r *Resolver) listNamespace(ctx context.Context, ns string, snap *identity.
 			PodName:       l[identity.LabelPodName],
 			Namespace:     l[identity.LabelPodNamespace],
 			Sandbox:       l[labelCRIKind] == "sandbox" || l[labelDockerType] == "podsandbox",
-			Exited:        !running[c.GetID()],
+			Exited:        stopped[c.GetID()],
 			Source:        identity.SourceContainerd,
 		}
 		if c.GetCreatedAt() != nil {

@@ -165,7 +165,7 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 			RestartCount:  int64(md.GetAttempt()),
 			HasRestart:    md != nil,
 			StartTime:     nsTime(c.GetCreatedAt()),
-			Exited:        c.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING,
+			Exited:        c.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED,
 			Source:        identity.SourceCRI,
 		}
 		if n := c.GetLabels()[identity.LabelContainerName]; n != "" {
@@ -185,7 +185,7 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 		if ct.Namespace == "" {
 			ct.Namespace = l[identity.LabelPodNamespace]
 		}
-		if !ct.Exited {
+		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING || c.GetState() == runtimeapi.ContainerState_CONTAINER_CREATED {
 			ct.ImageName, ct.ImageTag = identity.SplitImage(r.imageName(ctx, c))
 		}
 		snap.Containers = append(snap.Containers, ct)

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -122,8 +123,17 @@ func TestRealContainerdIdentity(t *testing.T) {
 	h.Stop(t)
 	require.Eventually(t, func() bool { return logs.FilterLevelExact(zapcore.WarnLevel).Len() >= 2 }, 5*time.Second, 50*time.Millisecond)
 	time.Sleep(600 * time.Millisecond) // three more failing refreshes
+	// A container no runtime knows (a bare kubepods-shaped cgroup): path
+	// identity only, never empty strings.
+	bare := cgrouptest.NewContainer(t, "besteffort")
 	for i := 0; i < 2; i++ {
 		m, err = s.Scrape(ctx)
+		require.NoError(t, ignorePartial(err))
+		rm, ok := findResource(m, "container.id", bare.ID)
+		require.True(t, ok, "path-only container reported")
+		assert.Equal(t, map[string]any{
+			"container.id": bare.ID, "k8s.pod.uid": bare.PodUID, "k8s.pod.qos_class": "besteffort", "k8s.node.name": "node-it",
+		}, rm.Resource().Attributes().AsRaw())
 		require.NoError(t, ignorePartial(err))
 		check2 := func() {
 			for _, id := range []string{nginx, side, batch} {

@@ -62,9 +62,12 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.ContainerdEnabled {
 		ep := r.cfg.ContainerdEndpoint
 		if ep == "" {
-			p := filepath.Join(r.root, containerd.DefaultSocket)
-			if _, err := os.Stat(p); err == nil {
-				ep = p
+			for _, s := range containerd.Sockets {
+				p := filepath.Join(r.root, s)
+				if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+					ep = p
+					break
+				}
 			}
 		}
 		if ep != "" {

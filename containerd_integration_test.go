@@ -33,7 +33,11 @@ import (
 // stopped (identity stays, one warning per resolver) and restarted
 // (reachable again).
 func TestRealContainerdIdentity(t *testing.T) {
+	began := time.Now()
+	step := func(what string) { t.Logf("%6.2fs %s", time.Since(began).Seconds(), what) }
 	h := containerdtest.Start(t)
+	t.Cleanup(func() { step("cleanup (runs after this)") })
+	step("containerd started, image imported")
 	ctx := context.Background()
 	web := h.RunPod(t, "web-0", "shop", "burstable", map[string]string{"app": "web", "tier": "front"})
 	nginx := web.StartContainer(t, "nginx", 0)
@@ -41,6 +45,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	cron := h.RunPod(t, "cron-9", "ops", "besteffort", nil)
 	batch := cron.StartContainer(t, "batch", 0)
 
+	step("pods and containers running")
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
@@ -104,6 +109,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	require.NoError(t, ignorePartial(err))
 	check(m)
 
+	step("first scrape checked")
 	// Restart: a new container ID with attempt+1; the old one is gone.
 	web.StopContainer(t, nginx)
 	nginx2 := web.StartContainer(t, "nginx", 1)
@@ -120,7 +126,9 @@ func TestRealContainerdIdentity(t *testing.T) {
 
 	// containerd down: scrapes go on with cached identity; one warning per
 	// resolver, however many refreshes fail.
+	step("restart checked")
 	h.Stop(t)
+	step("containerd stopped")
 	require.Eventually(t, func() bool { return logs.FilterLevelExact(zapcore.WarnLevel).Len() >= 2 }, 5*time.Second, 50*time.Millisecond)
 	time.Sleep(600 * time.Millisecond) // three more failing refreshes
 	// A container no runtime knows (a bare kubepods-shaped cgroup): path
@@ -151,12 +159,14 @@ func TestRealContainerdIdentity(t *testing.T) {
 	assert.ElementsMatch(t, []string{"cri", "containerd"}, srcs)
 
 	// containerd back: reachable again, full identity.
+	step("down scrapes checked")
 	h.Restart(t)
 	require.Eventually(t, func() bool { return logs.FilterMessage("Container runtime reachable again").Len() >= 2 }, 15*time.Second, 50*time.Millisecond)
 	m, err = s.Scrape(ctx)
 	require.NoError(t, ignorePartial(err))
 	check(m)
 	assert.Len(t, logs.FilterLevelExact(zapcore.WarnLevel).All(), 2)
+	step("identity after restart checked")
 }
 
 // ignorePartial accepts partial errors only: the real node may have other

@@ -56,7 +56,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
-		Identity: newRuntimeIdentity("/", rt, set.Logger, nil), PodLabels: true,
+		Identity: newRuntimeIdentity("/", rt, set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

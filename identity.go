@@ -14,7 +14,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
-	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // runtimeIdentity builds the identity cache in Start (sockets are detected
@@ -29,7 +28,7 @@ type runtimeIdentity struct {
 	cache *identity.Cache
 }
 
-func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger, _ *metadata.TelemetryBuilder) *runtimeIdentity {
+func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger) *runtimeIdentity {
 	return &runtimeIdentity{root: root, cfg: cfg, logger: logger}
 }
 

@@ -127,6 +127,30 @@ func TestRealContainerdIdentity(t *testing.T) {
 	// containerd down: scrapes go on with cached identity; one warning per
 	// resolver, however many refreshes fail.
 	step("restart checked")
+
+	// containerd's own API alone (CRI off): names and image from the
+	// labels, no restart count.
+	rtCtrd := rt
+	rtCtrd.CRIEnabled = false
+	s2 := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
+		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		Identity: newRuntimeIdentity("/", rtCtrd, zap.NewNop()),
+	})
+	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))
+	m, err = s2.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	require.NoError(t, s2.Shutdown(ctx))
+	rm, ok = findResource(m, "container.id", side)
+	require.True(t, ok)
+	assert.Equal(t, map[string]any{
+		"container.id": side, "container.name": "sidecar", "container.image.name": "docker.io/containerstats/testbox", "container.image.tag": "1.0",
+		"container.runtime.name": "containerd", "k8s.container.name": "sidecar", "k8s.pod.uid": web.UID, "k8s.pod.name": "web-0",
+		"k8s.namespace.name": "shop", "k8s.pod.qos_class": "burstable", "k8s.node.name": "node-it",
+	}, rm.Resource().Attributes().AsRaw())
+	_, isSandbox := findResource(m, "container.id", web.ID)
+	assert.False(t, isSandbox, "sandbox known from io.cri-containerd.kind")
+	step("containerd API alone checked")
+
 	h.Stop(t)
 	step("containerd stopped")
 	require.Eventually(t, func() bool { return logs.FilterLevelExact(zapcore.WarnLevel).Len() >= 2 }, 5*time.Second, 50*time.Millisecond)
@@ -165,6 +189,16 @@ func TestRealContainerdIdentity(t *testing.T) {
 	m, err = s.Scrape(ctx)
 	require.NoError(t, ignorePartial(err))
 	check(m)
+	// A container created after the restart: fresh listings work.
+	worker := cron.StartContainer(t, "worker", 0)
+	m, err = s.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	rm, ok = findResource(m, "container.id", worker)
+	require.True(t, ok)
+	n, _ := rm.Resource().Attributes().Get("k8s.container.name")
+	assert.Equal(t, "worker", n.Str())
+	ns, _ := rm.Resource().Attributes().Get("k8s.namespace.name")
+	assert.Equal(t, "ops", ns.Str())
 	assert.Len(t, logs.FilterLevelExact(zapcore.WarnLevel).All(), 2)
 	step("identity after restart checked")
 }

@@ -48,7 +48,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 		}
 		if ep == "" {
 			r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
-				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets))
+				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
 		} else {
 			c, err := cri.New(ep, r.cfg.RefreshInterval)
 			if err != nil {
@@ -61,7 +61,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.ContainerdEnabled {
 		ep := r.cfg.ContainerdEndpoint
 		if ep == "" {
-			for _, s := range containerd.Sockets {
+			for _, s := range containerd.Sockets() {
 				p := filepath.Join(r.root, s)
 				if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
 					ep = p

@@ -2536,21 +2536,37 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for container_stats resource attributes.
 type ResourceAttributesConfig struct {
-	ContainerID          ResourceAttributeConfig `mapstructure:"container.id"`
-	ContainerRuntimeName ResourceAttributeConfig `mapstructure:"container.runtime.name"`
-	HwID                 ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel              ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwParent             ResourceAttributeConfig `mapstructure:"hw.parent"`
-	HwType               ResourceAttributeConfig `mapstructure:"hw.type"`
-	HwVendor             ResourceAttributeConfig `mapstructure:"hw.vendor"`
-	K8sNodeName          ResourceAttributeConfig `mapstructure:"k8s.node.name"`
-	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
-	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	ContainerID              ResourceAttributeConfig `mapstructure:"container.id"`
+	ContainerImageName       ResourceAttributeConfig `mapstructure:"container.image.name"`
+	ContainerImageTag        ResourceAttributeConfig `mapstructure:"container.image.tag"`
+	ContainerName            ResourceAttributeConfig `mapstructure:"container.name"`
+	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	HwID                     ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel                  ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwParent                 ResourceAttributeConfig `mapstructure:"hw.parent"`
+	HwType                   ResourceAttributeConfig `mapstructure:"hw.type"`
+	HwVendor                 ResourceAttributeConfig `mapstructure:"hw.vendor"`
+	K8sContainerName         ResourceAttributeConfig `mapstructure:"k8s.container.name"`
+	K8sContainerRestartCount ResourceAttributeConfig `mapstructure:"k8s.container.restart_count"`
+	K8sNamespaceName         ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
+	K8sNodeName              ResourceAttributeConfig `mapstructure:"k8s.node.name"`
+	K8sPodName               ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
+	K8sPodQosClass           ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
+	K8sPodUID                ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
 		ContainerID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerImageName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerImageTag: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		ContainerRuntimeName: ResourceAttributeConfig{
@@ -2571,7 +2587,19 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		HwVendor: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		K8sContainerName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sContainerRestartCount: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sNamespaceName: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		K8sNodeName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sPodQosClass: ResourceAttributeConfig{

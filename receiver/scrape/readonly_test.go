@@ -143,7 +143,7 @@ func TestNoWriteCallsInProductionCode(t *testing.T) {
 	forbidden := regexp.MustCompile(`\bos\.(WriteFile|Create|CreateTemp|OpenFile|Remove|RemoveAll|Mkdir|MkdirAll|MkdirTemp|Chmod|Chown|Lchown|Chtimes|Rename|Symlink|Link|Truncate)\(|` +
 		`\bsyscall\.(Write|Pwrite|Unlink|Rmdir|Mkdir|Creat|Truncate|Ftruncate|Chmod|Fchmod|Chown|Rename)\(|` +
 		`O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND|` +
-		`\.(RunPodSandbox|StopPodSandbox|RemovePodSandbox|CreateContainer|StartContainer|StopContainer|RemoveContainer|UpdateContainerResources|ReopenContainerLog|ExecSync|Exec|Attach|PortForward|UpdateRuntimeConfig|CheckpointContainer|Kill|Delete|Update|Create|Start|Pause|Resume|Checkpoint|Write)\(ctx`)
+		`\.(RunPodSandbox|StopPodSandbox|RemovePodSandbox|CreateContainer|StartContainer|StopContainer|RemoveContainer|UpdateContainerResources|ReopenContainerLog|ExecSync|Exec|Attach|PortForward|UpdateRuntimeConfig|CheckpointContainer)\(ctx|\.(Kill|Delete|Update|Create|Start|Pause|Resume|Checkpoint|Write)\(ctx, &\w+\.\w*Request`)
 	allowed := regexp.MustCompile(`/(cgrouptest|hosttree|containerdtest|gputest|benchtable)/`)
 	var scanned int
 	for _, dir := range []string{"../../internal", "../../receiver", "../.."} {

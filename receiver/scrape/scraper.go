@@ -16,9 +16,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
@@ -37,6 +40,22 @@ type Options struct {
 	TraceRead func(path string)
 	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
 	GPU GPUOptions
+
+	// Identity resolves container IDs; nil means the cgroup path only.
+	// When it has Start/Shutdown methods the scraper calls them.
+	Identity Identity
+	// Filter selects pods and containers by namespace, pod and container
+	// name.
+	Filter identity.Filter
+	// IncludeSandboxes reports pause/sandbox containers too.
+	IncludeSandboxes bool
+	// NoPodSeries and NoNodeSeries drop the pod-level and node-level series.
+	NoPodSeries  bool
+	NoNodeSeries bool
+	// PodLabels sets k8s.pod.label.<key> on pod and container resources.
+	PodLabels bool
+	// Telemetry records the receiver's own metrics; nil records nothing.
+	Telemetry *metadata.TelemetryBuilder
 }
 
 // Scraper scrapes one node. Scrape is called by one goroutine at a time
@@ -60,6 +79,9 @@ type Scraper struct {
 	gpu    *gpuState     // nil when GPU metrics are off
 
 	recorders recorderCache
+
+	ident   Identity
+	sources [3]int64 // containers reported by the current scrape, by identity.Source
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -68,13 +90,17 @@ func New(set receiver.Settings, opts Options) *Scraper {
 	if now == nil {
 		now = time.Now
 	}
-	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now}
+	ident := opts.Identity
+	if ident == nil {
+		ident = pathIdentity{}
+	}
+	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now, ident: ident}
 }
 
 // Start detects the cgroup layout under root_path. It fails, naming the key,
 // when nothing there is a cgroup filesystem: a DaemonSet without the host
 // mount should not run silently empty.
-func (s *Scraper) Start(context.Context, component.Host) error {
+func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	l, err := cgroupfs.Detect(s.opts.RootPath)
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
@@ -97,6 +123,11 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
+	if lc, ok := s.ident.(lifecycle); ok {
+		if err := lc.Start(ctx); err != nil {
+			return fmt.Errorf("identity: %w", err)
+		}
+	}
 	s.logger.Info("Detected cgroup layout",
 		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
@@ -105,7 +136,13 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 }
 
 // Shutdown releases resources; safe without Start and twice.
-func (s *Scraper) Shutdown(context.Context) error { return s.shutdownGPU() }
+func (s *Scraper) Shutdown(ctx context.Context) error {
+	var err error
+	if lc, ok := s.ident.(lifecycle); ok {
+		err = lc.Shutdown(ctx)
+	}
+	return errors.Join(err, s.shutdownGPU())
+}
 
 // Scrape reads the tree once: the node, every pod and every container. A
 // cgroup that cannot be read costs its own points only, reported as a
@@ -115,6 +152,8 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), errors.New("scraper not started")
 	}
 	now := s.now()
+	s.sources = [3]int64{}
+	defer s.recordTelemetry(ctx, now)
 	s.gen++
 	var errs scrapererror.ScrapeErrors
 
@@ -123,7 +162,15 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
 	}
 
-	s.scrapeNode(now, &errs)
+	ids := make([]string, len(tree.Containers))
+	for i := range tree.Containers {
+		ids[i] = tree.Containers[i].ContainerID
+	}
+	s.ident.Prepare(ctx, ids)
+
+	if !s.opts.NoNodeSeries {
+		s.scrapeNode(now, &errs)
+	}
 	// GPUs first: containers' accelerator points come from this snapshot.
 	s.scrapeGPU(ctx, now, &errs)
 	// Containers before pods: a pod's load average and task counts are the
@@ -132,9 +179,25 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	for i := range tree.Containers {
 		s.scrapeContainer(now, &tree.Containers[i], &errs)
 	}
-	for i := range tree.Pods {
-		s.scrapePod(now, &tree.Pods[i], &errs)
+	if !s.opts.NoPodSeries {
+		for i := range tree.Pods {
+			s.scrapePod(now, &tree.Pods[i], &errs)
+		}
 	}
 	s.evict()
 	return s.mb.Emit(), errs.Combine()
+}
+
+// recordTelemetry records the scrape's duration (on the scraper's clock)
+// and the containers it reported by identity source.
+func (s *Scraper) recordTelemetry(ctx context.Context, began time.Time) {
+	tb := s.opts.Telemetry
+	if tb == nil {
+		return
+	}
+	tb.ContainerStatsScrapeDuration.Record(ctx, s.now().Sub(began).Seconds())
+	for src, n := range s.sources {
+		tb.ContainerStatsContainers.Record(ctx, n,
+			metric.WithAttributes(attribute.String("source", identity.Source(src).String())))
+	}
 }

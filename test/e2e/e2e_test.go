@@ -1,0 +1,271 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+)
+
+// need fails in CI (where every prerequisite is installed by .ci/run) and
+// skips elsewhere, so a missing package can never turn CI's e2e into a
+// silent skip.
+func need(t *testing.T, why string) {
+	t.Helper()
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("e2e prerequisite missing in CI: %s", why)
+	}
+	t.Skip(why)
+}
+
+func collectorBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("OTELCOL_BIN")
+	if bin == "" {
+		bin = filepath.Join(repoRoot(t), "bin", "otelcol-containerstats")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		need(t, fmt.Sprintf("collector binary %s missing (make otelcol): %v", bin, err))
+	}
+	return bin
+}
+
+// agent starts the collector under test with config/e2e-agent.yaml.
+func agent(t *testing.T, bin, root, node string, sink *otlpSink, prom *prometheus) *process {
+	t.Helper()
+	return start(t, "agent", bin, []string{
+		"E2E_ROOT_PATH=" + root,
+		"E2E_NODE_NAME=" + node,
+		"E2E_OTLP_ENDPOINT=" + sink.endpoint,
+		"E2E_REMOTE_WRITE_URL=" + prom.remoteWriteURL(),
+	}, "--config", filepath.Join(repoRoot(t), "config", "e2e-agent.yaml"))
+}
+
+// Prometheus names of the container metrics (prometheus_remote_write with
+// resource_to_telemetry_conversion: unit suffix, _total on monotonic sums,
+// dots to underscores; resource attributes become labels).
+var containerSeries = map[string]int{ // name -> series per container
+	"container_cpu_time_seconds_total":   2, // cpu_mode user, system
+	"container_cpu_usage":                1,
+	"container_memory_usage_bytes":       1,
+	"container_memory_working_set_bytes": 1,
+}
+
+// OTLP names of the same metrics.
+var containerMetrics = []string{
+	"container.cpu.time", "container.cpu.usage", "container.memory.usage", "container.memory.working_set",
+}
+
+// TestCollectorOnHost: the built collector on this machine scrapes real
+// kubepods-shaped cgroups (cgroupfs driver) with real processes in them and
+// exports over OTLP/gRPC to a second collector (file exporter) and by
+// remote write to Prometheus; the test reads both back.
+func TestCollectorOnHost(t *testing.T) {
+	need(t, cgrouptest.Available())
+	bin := collectorBin(t)
+	node := fmt.Sprintf("e2e-node-%d", os.Getpid())
+
+	// Workloads. busy: one spinning thread under a CFS quota of 0.2 CPU,
+	// 48 MiB touched; idle: a besteffort container that sleeps.
+	busy := cgrouptest.NewContainer(t, "burstable")
+	busy.Write(t, "cpu", "cpu.cfs_period_us", "100000")
+	busy.Write(t, "cpu", "cpu.cfs_quota_us", "20000")
+	busy.Start(t, cgrouptest.ModeBurn, "threads=1", "mib=48")
+	idle := cgrouptest.NewContainer(t, "besteffort")
+	idle.Start(t, cgrouptest.ModeSleep)
+	containers := map[string]*cgrouptest.Container{"busy": busy, "idle": idle}
+
+	prom := startPrometheus(t)
+	sink := startSink(t, bin)
+	ag := agent(t, bin, "/", node, sink, prom)
+
+	// First arrival: both containers' CPU time in Prometheus.
+	t0 := time.Now()
+	eventually(t, 60*time.Second, "container metrics in Prometheus", func() error {
+		ag.alive(t)
+		sink.proc.alive(t)
+		for name, c := range containers {
+			s, err := prom.query(fmt.Sprintf(`container_cpu_usage{container_id=%q}`, c.ID))
+			if err != nil {
+				return err
+			}
+			if len(s) == 0 {
+				return fmt.Errorf("%s: no container_cpu_usage yet", name)
+			}
+		}
+		return nil
+	})
+	t.Logf("first container series queryable %.1fs after the agent started", time.Since(t0).Seconds())
+
+	// Each container: every metric present exactly once (per cpu_mode),
+	// with the identity the cgroup path carries.
+	for name, c := range containers {
+		for metric, want := range containerSeries {
+			ss, err := prom.query(fmt.Sprintf(`%s{container_id=%q}`, metric, c.ID))
+			require.NoError(t, err)
+			require.Len(t, ss, want, "%s: %s series: %v", name, metric, ss)
+			modes := map[string]bool{}
+			for _, s := range ss {
+				assert.Equal(t, c.PodUID, s.Labels["k8s_pod_uid"], "%s %s", name, metric)
+				assert.Equal(t, c.QoS, s.Labels["k8s_pod_qos_class"], "%s %s", name, metric)
+				assert.Equal(t, node, s.Labels["k8s_node_name"], "%s %s", name, metric)
+				modes[s.Labels["cpu_mode"]] = true
+			}
+			if want == 2 {
+				assert.Equal(t, map[string]bool{"user": true, "system": true}, modes, "%s %s", name, metric)
+			}
+		}
+	}
+	busyLabels, err := prom.query(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q}`, busy.ID))
+	require.NoError(t, err)
+	t.Logf("in Prometheus for the busy container: %v", busyLabels)
+
+	// CPU time rises for the busy container, held to its quota; the idle
+	// one stays near zero.
+	cpuOf := func(c *cgrouptest.Container) float64 {
+		s, err := prom.one(fmt.Sprintf(`sum(container_cpu_time_seconds_total{container_id=%q})`, c.ID))
+		require.NoError(t, err)
+		return s.Value
+	}
+	c1 := cpuOf(busy)
+	time.Sleep(4 * time.Second)
+	c2 := cpuOf(busy)
+	t.Logf("busy container CPU time %.3fs -> %.3fs over 4s (quota 0.2 CPU)", c1, c2)
+	assert.Greater(t, c2-c1, 0.3, "busy container's CPU time must rise (0.2 CPU for 4 s = 0.8 s)")
+	assert.Less(t, c2-c1, 1.6, "busy container ran past its 0.2 CPU quota")
+	throttled, err := statKey(filepath.Join(busy.Dir("cpu"), "cpu.stat"), "nr_throttled")
+	require.NoError(t, err)
+	assert.Greater(t, throttled, uint64(0), "kernel: busy container never throttled")
+	u, err := prom.one(fmt.Sprintf(`container_cpu_usage{container_id=%q}`, busy.ID))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.2, u.Value, 0.1, "container_cpu_usage of the busy container vs its 0.2 CPU quota")
+	assert.Less(t, cpuOf(idle), 0.05, "idle container CPU time")
+
+	// Working set within a small tolerance of the kernel's files now.
+	eventually(t, 20*time.Second, "busy working set matches the kernel", func() error {
+		usage, err := readUint(filepath.Join(busy.Dir("memory"), "memory.usage_in_bytes"))
+		if err != nil {
+			return err
+		}
+		inactive, err := statKey(filepath.Join(busy.Dir("memory"), "memory.stat"), "total_inactive_file")
+		if err != nil {
+			return err
+		}
+		want := float64(usage) - float64(min(inactive, usage))
+		s, err := prom.one(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q}`, busy.ID))
+		if err != nil {
+			return err
+		}
+		if tol := math.Max(2<<20, 0.05*want); math.Abs(s.Value-want) > tol {
+			return fmt.Errorf("prometheus %.0f, kernel usage-inactive_file %.0f (tolerance %.0f)", s.Value, want, tol)
+		}
+		if s.Value < 48<<20 {
+			return fmt.Errorf("working set %.0f below the 48 MiB the child touched", s.Value)
+		}
+		return nil
+	})
+
+	// Node metrics.
+	for metric, want := range map[string]int{
+		"k8s_node_cpu_time_seconds_total":   2,
+		"k8s_node_cpu_usage":                1,
+		"k8s_node_memory_usage_bytes":       1,
+		"k8s_node_memory_working_set_bytes": 1,
+	} {
+		ss, err := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
+		require.NoError(t, err)
+		require.Len(t, ss, want, "%s: %v", metric, ss)
+		for _, s := range ss {
+			assert.Greater(t, s.Value, 0.0, "%s", metric)
+		}
+	}
+	// Pod metrics for the busy container's pod.
+	ss, err := prom.query(fmt.Sprintf(`k8s_pod_memory_working_set_bytes{k8s_pod_uid=%q}`, busy.PodUID))
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "pod working set: %v", ss)
+
+	// The same metrics arrived over OTLP: per container, the same metric
+	// names with the same identity, one resource per scrape, and the value
+	// Prometheus holds for a timestamp equals the OTLP point's.
+	var pts []point
+	eventually(t, 20*time.Second, "OTLP file holds both containers", func() error {
+		pts, err = sink.read()
+		if err != nil {
+			return err
+		}
+		for name, c := range containers {
+			if len(byContainer(pts, c.ID)) == 0 {
+				return fmt.Errorf("%s: no points in %s", name, sink.file)
+			}
+		}
+		return nil
+	})
+	for name, c := range containers {
+		mine := byContainer(pts, c.ID)
+		names := map[string]bool{}
+		perTS := map[string]int{}
+		for _, p := range mine {
+			names[p.metric] = true
+			assert.Equal(t, c.PodUID, p.resource["k8s.pod.uid"], "%s %s", name, p.metric)
+			assert.Equal(t, c.QoS, p.resource["k8s.pod.qos_class"], "%s %s", name, p.metric)
+			assert.Equal(t, node, p.resource["k8s.node.name"], "%s %s", name, p.metric)
+			perTS[fmt.Sprintf("%s %v %d", p.metric, p.attrs["cpu.mode"], p.at.UnixNano())]++
+		}
+		got := make([]string, 0, len(names))
+		for n := range names {
+			got = append(got, n)
+		}
+		sort.Strings(got)
+		assert.Equal(t, containerMetrics, got, "%s: OTLP metric names", name)
+		for k, n := range perTS {
+			assert.Equal(t, 1, n, "%s: %d points for %s: the container was reported more than once", name, n, k)
+		}
+	}
+	// Cross-check one value: Prometheus' sample timestamp -> the OTLP point.
+	ws, err := prom.one(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q}`, busy.ID))
+	require.NoError(t, err)
+	tsS, err := prom.one(fmt.Sprintf(`timestamp(container_memory_working_set_bytes{container_id=%q})`, busy.ID))
+	require.NoError(t, err)
+	eventually(t, 10*time.Second, "OTLP point for Prometheus' latest sample", func() error {
+		pts, err = sink.read()
+		if err != nil {
+			return err
+		}
+		for _, p := range byContainer(pts, busy.ID) {
+			if p.metric == "container.memory.working_set" && p.at.UnixMilli() == int64(math.Round(tsS.Value*1000)) {
+				if p.value != ws.Value {
+					return fmt.Errorf("OTLP %v, Prometheus %v at %v", p.value, ws.Value, p.at)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no OTLP working-set point at %.3f", tsS.Value)
+	})
+	t.Logf("OTLP file: %d points; Prometheus and OTLP agree on working set %v at %.3f", len(pts), ws.Value, tsS.Value)
+}
+
+func byContainer(pts []point, id string) []point {
+	var out []point
+	for _, p := range pts {
+		if p.resource["container.id"] == id {
+			out = append(out, p)
+		}
+	}
+	return out
+}

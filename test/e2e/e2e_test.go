@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,11 +77,14 @@ var containerMetrics = []string{
 // TestCollectorOnHost: the built collector on this machine scrapes real
 // kubepods-shaped cgroups (cgroupfs driver) with real processes in them and
 // exports over OTLP/gRPC to a second collector (file exporter) and by
-// remote write to Prometheus; the test reads both back.
+// remote write to Prometheus; the test reads both back. Two runs on the
+// same workloads: "host" runs the collector as `make run` does (root_path
+// /); "hostfs" runs it the way deploy/daemonset.yaml does: in its own mount
+// namespace with the host root bind-mounted read-only at <dir>/hostfs,
+// root_path pointing there, every capability dropped and no_new_privs set.
 func TestCollectorOnHost(t *testing.T) {
 	need(t, cgrouptest.Available())
 	bin := collectorBin(t)
-	node := fmt.Sprintf("e2e-node-%d", os.Getpid())
 
 	// Workloads. busy: one spinning thread under a CFS quota of 0.2 CPU,
 	// 48 MiB touched; idle: a besteffort container that sleeps.
@@ -89,11 +94,33 @@ func TestCollectorOnHost(t *testing.T) {
 	busy.Start(t, cgrouptest.ModeBurn, "threads=1", "mib=48")
 	idle := cgrouptest.NewContainer(t, "besteffort")
 	idle.Start(t, cgrouptest.ModeSleep)
-	containers := map[string]*cgrouptest.Container{"busy": busy, "idle": idle}
+	w := workloads{busy: busy, idle: idle}
 
-	prom := startPrometheus(t)
-	sink := startSink(t, bin)
-	ag := agent(t, bin, "/", node, sink, prom)
+	t.Run("host", func(t *testing.T) {
+		node := fmt.Sprintf("e2e-host-%d", os.Getpid())
+		prom := startPrometheus(t)
+		sink := startSink(t, bin)
+		ag := agent(t, bin, "/", node, sink, prom)
+		checkArrival(t, w, node, ag, prom, sink)
+	})
+	t.Run("hostfs", func(t *testing.T) {
+		need(t, lookPaths("unshare", "setpriv", "mount"))
+		node := fmt.Sprintf("e2e-hostfs-%d", os.Getpid())
+		prom := startPrometheus(t)
+		sink := startSink(t, bin)
+		ag := daemonSetAgent(t, bin, node, sink, prom)
+		checkArrival(t, w, node, ag, prom, sink)
+		checkConfinement(t, ag)
+	})
+}
+
+type workloads struct{ busy, idle *cgrouptest.Container }
+
+// checkArrival asserts what the agent's metrics look like in Prometheus and
+// in the OTLP file.
+func checkArrival(t *testing.T, w workloads, node string, ag *process, prom *prometheus, sink *otlpSink) {
+	busy, idle := w.busy, w.idle
+	containers := map[string]*cgrouptest.Container{"busy": busy, "idle": idle}
 
 	// First arrival: both containers' CPU time in Prometheus.
 	t0 := time.Now()
@@ -147,6 +174,7 @@ func TestCollectorOnHost(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	c2 := cpuOf(busy)
 	t.Logf("busy container CPU time %.3fs -> %.3fs over 4s (quota 0.2 CPU)", c1, c2)
+	assert.Greater(t, c1, 0.0)
 	assert.Greater(t, c2-c1, 0.3, "busy container's CPU time must rise (0.2 CPU for 4 s = 0.8 s)")
 	assert.Less(t, c2-c1, 1.6, "busy container ran past its 0.2 CPU quota")
 	throttled, err := statKey(filepath.Join(busy.Dir("cpu"), "cpu.stat"), "nr_throttled")
@@ -258,6 +286,74 @@ func TestCollectorOnHost(t *testing.T) {
 		return fmt.Errorf("no OTLP working-set point at %.3f", tsS.Value)
 	})
 	t.Logf("OTLP file: %d points; Prometheus and OTLP agree on working set %v at %.3f", len(pts), ws.Value, tsS.Value)
+}
+
+// daemonSetAgent runs the agent as deploy/daemonset.yaml runs the
+// collector: a private mount namespace in which the host's / is
+// bind-mounted (recursively, top mount read-only) at <tmp>/hostfs,
+// root_path set to it, all capabilities dropped from every set including
+// the bounding set, and no_new_privs.
+func daemonSetAgent(t *testing.T, bin, node string, sink *otlpSink, prom *prometheus) *process {
+	t.Helper()
+	hostfs := filepath.Join(t.TempDir(), "hostfs")
+	require.NoError(t, os.Mkdir(hostfs, 0o755))
+	script := `set -e
+mount --make-rprivate /
+mount --rbind / "$HOSTFS"
+mount -o remount,bind,ro "$HOSTFS"
+exec setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`
+	return start(t, "agent-hostfs", "unshare", []string{
+		"HOSTFS=" + hostfs,
+		"E2E_ROOT_PATH=" + hostfs,
+		"E2E_NODE_NAME=" + node,
+		"E2E_OTLP_ENDPOINT=" + sink.endpoint,
+		"E2E_REMOTE_WRITE_URL=" + prom.remoteWriteURL(),
+	}, "--mount", "--propagation", "private", "bash", "-c", script, "agent",
+		bin, "--config", filepath.Join(repoRoot(t), "config", "e2e-agent.yaml"))
+}
+
+// checkConfinement: the process that delivered the metrics is the collector
+// itself (unshare, bash and setpriv exec'd into it), with no capability in
+// any set, no_new_privs, and the host root mounted read-only at root_path.
+func checkConfinement(t *testing.T, ag *process) {
+	t.Helper()
+	pid := ag.cmd.Process.Pid
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	require.NoError(t, err)
+	assert.Equal(t, "otelcol-containerstats", filepath.Base(exe))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(status), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		assert.Equal(t, "0000000000000000", fields[k], "%s of the collector", k)
+	}
+	assert.Equal(t, "1", fields["NoNewPrivs"])
+	mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	require.NoError(t, err)
+	found := false
+	for _, line := range strings.Split(string(mi), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 5 && strings.HasSuffix(f[4], "/hostfs") && f[3] == "/" {
+			found = true
+			assert.Contains(t, strings.Split(f[5], ","), "ro", "hostfs mount options %s", f[5])
+		}
+	}
+	assert.True(t, found, "no /hostfs bind mount of / in the collector's mount namespace")
+	t.Logf("collector pid %d: %s, CapEff=%s CapBnd=%s NoNewPrivs=%s, host root read-only at hostfs", pid, exe, fields["CapEff"], fields["CapBnd"], fields["NoNewPrivs"])
+}
+
+func lookPaths(names ...string) string {
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			return n + " not installed"
+		}
+	}
+	return ""
 }
 
 func byContainer(pts []point, id string) []point {

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
@@ -32,8 +35,94 @@ type Config struct {
 	// Kubernetes) whose cgroup name carries a 64-hex container ID.
 	StandaloneContainers bool `mapstructure:"standalone_containers"`
 
+	// Runtime configures Kubernetes identity resolution (CRI, containerd,
+	// /var/log/pods).
+	Runtime RuntimeConfig `mapstructure:"runtime"`
+
+	// Filters select the pods and containers reported.
+	Filters FiltersConfig `mapstructure:"filters"`
+
+	// PodSeries and NodeSeries switch the pod-level and node-level series.
+	PodSeries  bool `mapstructure:"pod_series"`
+	NodeSeries bool `mapstructure:"node_series"`
+
+	// PodLabels adds every pod label as resource attribute
+	// k8s.pod.label.<key> on pod and container series.
+	PodLabels bool `mapstructure:"pod_labels"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// RuntimeConfig configures the runtime resolvers.
+type RuntimeConfig struct {
+	// CRIEnabled turns the CRI resolver on.
+	CRIEnabled bool `mapstructure:"cri_enabled"`
+	// CRIEndpoint is the CRI socket (path on the collector's filesystem,
+	// optionally "unix://"). Empty: auto-detect under root_path among the
+	// containerd, CRI-O and cri-dockerd sockets.
+	CRIEndpoint string `mapstructure:"cri_endpoint"`
+	// ContainerdEnabled turns the containerd API resolver on.
+	ContainerdEnabled bool `mapstructure:"containerd_enabled"`
+	// ContainerdEndpoint is containerd's socket. Empty:
+	// <root_path>/run/containerd/containerd.sock when it exists.
+	ContainerdEndpoint string `mapstructure:"containerd_endpoint"`
+	// ContainerdNamespaces are the containerd namespaces listed.
+	ContainerdNamespaces []string `mapstructure:"containerd_namespaces"`
+	// Timeout bounds every runtime call.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// RefreshInterval is the period of the background refresh.
+	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
+	// MinRefreshInterval rate-limits refreshes triggered by an unknown
+	// container ID.
+	MinRefreshInterval time.Duration `mapstructure:"min_refresh_interval"`
+	// PodLogs reads <root_path>/var/log/pods and /var/log/containers for
+	// names when no runtime knows a container.
+	PodLogs bool `mapstructure:"pod_logs"`
+	// IncludeSandboxes reports pause/sandbox containers too.
+	IncludeSandboxes bool `mapstructure:"include_sandboxes"`
+}
+
+// FiltersConfig holds include/exclude patterns (globs, or regular
+// expressions prefixed with "regex:") for namespace, pod and container
+// names.
+type FiltersConfig struct {
+	Namespaces MatchConfig `mapstructure:"namespaces"`
+	Pods       MatchConfig `mapstructure:"pods"`
+	Containers MatchConfig `mapstructure:"containers"`
+}
+
+// MatchConfig is one include/exclude pair.
+type MatchConfig struct {
+	Include []string `mapstructure:"include"`
+	Exclude []string `mapstructure:"exclude"`
+}
+
+func (f FiltersConfig) compile() (identity.Filter, error) {
+	var out identity.Filter
+	var errs error
+	for _, x := range []struct {
+		key string
+		m   MatchConfig
+		dst *identity.Rules
+	}{{"namespaces", f.Namespaces, &out.Namespaces}, {"pods", f.Pods, &out.Pods}, {"containers", f.Containers, &out.Containers}} {
+		r, err := identity.CompileRules(x.m.Include, x.m.Exclude)
+		if err != nil {
+			errs = errors.Join(errs, fmt.Errorf("filters.%s.%w", x.key, err))
+		}
+		*x.dst = r
+	}
+	return out, errs
+}
+
+func validEndpoint(key, ep string) error {
+	if ep == "" {
+		return nil
+	}
+	if !filepath.IsAbs(strings.TrimPrefix(ep, "unix://")) {
+		return fmt.Errorf("%s: must be an absolute unix socket path, got %q", key, ep)
+	}
+	return nil
 }
 
 // Validate checks the configuration without touching the filesystem; the
@@ -51,6 +140,29 @@ func (cfg *Config) Validate() error {
 		errs = errors.Join(errs, errors.New(`root_path: must not be empty (use "/" when the collector runs on the host)`))
 	case !filepath.IsAbs(cfg.RootPath):
 		errs = errors.Join(errs, fmt.Errorf("root_path: must be an absolute path, got %q", cfg.RootPath))
+	}
+	rt := cfg.Runtime
+	errs = errors.Join(errs,
+		validEndpoint("runtime.cri_endpoint", rt.CRIEndpoint),
+		validEndpoint("runtime.containerd_endpoint", rt.ContainerdEndpoint))
+	if rt.ContainerdEnabled && len(rt.ContainerdNamespaces) == 0 {
+		errs = errors.Join(errs, errors.New("runtime.containerd_namespaces: must not be empty when containerd_enabled is true"))
+	}
+	for _, ns := range rt.ContainerdNamespaces {
+		if ns == "" {
+			errs = errors.Join(errs, errors.New("runtime.containerd_namespaces: must not contain an empty name"))
+		}
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"runtime.timeout", rt.Timeout}, {"runtime.refresh_interval", rt.RefreshInterval}, {"runtime.min_refresh_interval", rt.MinRefreshInterval}} {
+		if d.v <= 0 {
+			errs = errors.Join(errs, fmt.Errorf("%s: must be greater than 0, got %s", d.key, d.v))
+		}
+	}
+	if _, err := cfg.Filters.compile(); err != nil {
+		errs = errors.Join(errs, err)
 	}
 	return errs
 }

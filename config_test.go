@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -55,6 +55,39 @@ func TestConfigFull(t *testing.T) {
 	assert.False(t, cfg.ResourceAttributes.K8sPodQosClass.Enabled)
 }
 
+func TestConfigIdentityDefaults(t *testing.T) {
+	cfg, err := loadConfig(t, "default.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, RuntimeConfig{
+		CRIEnabled: true, ContainerdEnabled: true, ContainerdNamespaces: []string{"k8s.io", "moby"},
+		Timeout: 2 * time.Second, RefreshInterval: 30 * time.Second, MinRefreshInterval: 5 * time.Second, PodLogs: true,
+	}, cfg.Runtime)
+	assert.True(t, cfg.PodSeries)
+	assert.True(t, cfg.NodeSeries)
+	assert.False(t, cfg.PodLabels)
+	assert.Equal(t, FiltersConfig{}, cfg.Filters)
+}
+
+func TestConfigIdentity(t *testing.T) {
+	cfg, err := loadConfig(t, "identity.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, RuntimeConfig{
+		CRIEndpoint: "unix:///hostfs/run/crio/crio.sock", CRIEnabled: true,
+		ContainerdEndpoint: "/hostfs/run/k3s/containerd/containerd.sock", ContainerdNamespaces: []string{"k8s.io"},
+		Timeout: 3 * time.Second, RefreshInterval: 45 * time.Second, MinRefreshInterval: 7 * time.Second, IncludeSandboxes: true,
+	}, cfg.Runtime)
+	assert.False(t, cfg.PodSeries)
+	assert.False(t, cfg.NodeSeries)
+	assert.True(t, cfg.PodLabels)
+	f, err := cfg.Filters.compile()
+	require.NoError(t, err)
+	assert.True(t, f.AllowContainer("team-a", "web", "app"))
+	assert.False(t, f.AllowContainer("team-test-1", "web", "app"))
+	assert.False(t, f.AllowContainer("team-a", "debug-x", "app"))
+	assert.False(t, f.AllowContainer("team-a", "web", "istio-proxy"))
+	assert.False(t, f.AllowContainer("default", "web", "app"))
+}
+
 func TestConfigInvalid(t *testing.T) {
 	cases := []struct {
 		file    string
@@ -66,9 +99,15 @@ func TestConfigInvalid(t *testing.T) {
 		{"negative_timeout.yaml", "timeout"},
 		{"unknown_key.yaml", "root_pth"},
 		{"bad_metric.yaml", "container.cpu.nonexistent"},
+		{"bad_runtime.yaml", `runtime.cri_endpoint: must be an absolute unix socket path, got "run/containerd/containerd.sock"`},
+		{"bad_runtime.yaml", "runtime.containerd_namespaces: must not be empty"},
+		{"bad_runtime.yaml", "runtime.timeout: must be greater than 0"},
+		{"bad_runtime.yaml", "runtime.refresh_interval: must be greater than 0"},
+		{"bad_filter.yaml", `filters.pods.include: pattern "regex:("`},
+		{"bad_filter.yaml", `filters.containers.exclude: pattern "[a-"`},
 	}
 	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
+		t.Run(c.file+"/"+c.wantErr, func(t *testing.T) {
 			_, err := loadConfig(t, c.file)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.wantErr)

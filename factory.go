@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
@@ -40,6 +41,17 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		NodeName:             os.Getenv("K8S_NODE_NAME"),
+		Runtime: RuntimeConfig{
+			CRIEnabled:           true,
+			ContainerdEnabled:    true,
+			ContainerdNamespaces: []string{"k8s.io", "moby"},
+			Timeout:              identity.DefaultTimeout,
+			RefreshInterval:      identity.DefaultRefreshInterval,
+			MinRefreshInterval:   identity.DefaultMinRefresh,
+			PodLogs:              true,
+		},
+		PodSeries:  true,
+		NodeSeries: true,
 	}
 }
 
@@ -53,11 +65,26 @@ func createMetricsReceiver(
 	if !ok {
 		return nil, errors.New("container_stats: unexpected config type")
 	}
+	filter, err := c.Filters.compile()
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
+		Identity:             newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger, tb),
+		Filter:               filter,
+		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
+		NoPodSeries:          !c.PodSeries,
+		NoNodeSeries:         !c.NodeSeries,
+		PodLabels:            c.PodLabels,
+		Telemetry:            tb,
 	})
 	sc, err := scraper.NewMetrics(s.Scrape, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
 	if err != nil {

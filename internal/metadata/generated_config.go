@@ -424,11 +424,18 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for container_stats resource attributes.
 type ResourceAttributesConfig struct {
-	ContainerID          ResourceAttributeConfig `mapstructure:"container.id"`
-	ContainerRuntimeName ResourceAttributeConfig `mapstructure:"container.runtime.name"`
-	K8sNodeName          ResourceAttributeConfig `mapstructure:"k8s.node.name"`
-	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
-	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	ContainerID              ResourceAttributeConfig `mapstructure:"container.id"`
+	ContainerImageName       ResourceAttributeConfig `mapstructure:"container.image.name"`
+	ContainerImageTag        ResourceAttributeConfig `mapstructure:"container.image.tag"`
+	ContainerName            ResourceAttributeConfig `mapstructure:"container.name"`
+	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	K8sContainerName         ResourceAttributeConfig `mapstructure:"k8s.container.name"`
+	K8sContainerRestartCount ResourceAttributeConfig `mapstructure:"k8s.container.restart_count"`
+	K8sNamespaceName         ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
+	K8sNodeName              ResourceAttributeConfig `mapstructure:"k8s.node.name"`
+	K8sPodName               ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
+	K8sPodQosClass           ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
+	K8sPodUID                ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -436,10 +443,31 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		ContainerID: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		ContainerImageName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerImageTag: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerName: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		ContainerRuntimeName: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		K8sContainerName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sContainerRestartCount: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sNamespaceName: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		K8sNodeName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sPodQosClass: ResourceAttributeConfig{

@@ -28,6 +28,27 @@ func (rb *ResourceBuilder) SetContainerID(val string) {
 	}
 }
 
+// SetContainerImageName sets provided value as "container.image.name" attribute.
+func (rb *ResourceBuilder) SetContainerImageName(val string) {
+	if rb.config.ContainerImageName.Enabled {
+		rb.res.Attributes().PutStr("container.image.name", val)
+	}
+}
+
+// SetContainerImageTag sets provided value as "container.image.tag" attribute.
+func (rb *ResourceBuilder) SetContainerImageTag(val string) {
+	if rb.config.ContainerImageTag.Enabled {
+		rb.res.Attributes().PutStr("container.image.tag", val)
+	}
+}
+
+// SetContainerName sets provided value as "container.name" attribute.
+func (rb *ResourceBuilder) SetContainerName(val string) {
+	if rb.config.ContainerName.Enabled {
+		rb.res.Attributes().PutStr("container.name", val)
+	}
+}
+
 // SetContainerRuntimeName sets provided value as "container.runtime.name" attribute.
 func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
 	if rb.config.ContainerRuntimeName.Enabled {
@@ -35,10 +56,38 @@ func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
 	}
 }
 
+// SetK8sContainerName sets provided value as "k8s.container.name" attribute.
+func (rb *ResourceBuilder) SetK8sContainerName(val string) {
+	if rb.config.K8sContainerName.Enabled {
+		rb.res.Attributes().PutStr("k8s.container.name", val)
+	}
+}
+
+// SetK8sContainerRestartCount sets provided value as "k8s.container.restart_count" attribute.
+func (rb *ResourceBuilder) SetK8sContainerRestartCount(val int64) {
+	if rb.config.K8sContainerRestartCount.Enabled {
+		rb.res.Attributes().PutInt("k8s.container.restart_count", val)
+	}
+}
+
+// SetK8sNamespaceName sets provided value as "k8s.namespace.name" attribute.
+func (rb *ResourceBuilder) SetK8sNamespaceName(val string) {
+	if rb.config.K8sNamespaceName.Enabled {
+		rb.res.Attributes().PutStr("k8s.namespace.name", val)
+	}
+}
+
 // SetK8sNodeName sets provided value as "k8s.node.name" attribute.
 func (rb *ResourceBuilder) SetK8sNodeName(val string) {
 	if rb.config.K8sNodeName.Enabled {
 		rb.res.Attributes().PutStr("k8s.node.name", val)
+	}
+}
+
+// SetK8sPodName sets provided value as "k8s.pod.name" attribute.
+func (rb *ResourceBuilder) SetK8sPodName(val string) {
+	if rb.config.K8sPodName.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.name", val)
 	}
 }
 

@@ -14,8 +14,15 @@ func TestResourceBuilder(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
 			rb.SetContainerID("container.id-val")
+			rb.SetContainerImageName("container.image.name-val")
+			rb.SetContainerImageTag("container.image.tag-val")
+			rb.SetContainerName("container.name-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
+			rb.SetK8sContainerName("k8s.container.name-val")
+			rb.SetK8sContainerRestartCount(27)
+			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sNodeName("k8s.node.name-val")
+			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
 
@@ -24,9 +31,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 5, res.Attributes().Len())
+				assert.Equal(t, 12, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 5, res.Attributes().Len())
+				assert.Equal(t, 12, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -38,15 +45,50 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
 			}
+			containerImageNameAttrVal, ok := res.Attributes().Get("container.image.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.image.name-val", containerImageNameAttrVal.Str())
+			}
+			containerImageTagAttrVal, ok := res.Attributes().Get("container.image.tag")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.image.tag-val", containerImageTagAttrVal.Str())
+			}
+			containerNameAttrVal, ok := res.Attributes().Get("container.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.name-val", containerNameAttrVal.Str())
+			}
 			containerRuntimeNameAttrVal, ok := res.Attributes().Get("container.runtime.name")
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "container.runtime.name-val", containerRuntimeNameAttrVal.Str())
 			}
+			k8sContainerNameAttrVal, ok := res.Attributes().Get("k8s.container.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.container.name-val", k8sContainerNameAttrVal.Str())
+			}
+			k8sContainerRestartCountAttrVal, ok := res.Attributes().Get("k8s.container.restart_count")
+			assert.True(t, ok)
+			if ok {
+				assert.EqualValues(t, 27, k8sContainerRestartCountAttrVal.Int())
+			}
+			k8sNamespaceNameAttrVal, ok := res.Attributes().Get("k8s.namespace.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.namespace.name-val", k8sNamespaceNameAttrVal.Str())
+			}
 			k8sNodeNameAttrVal, ok := res.Attributes().Get("k8s.node.name")
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "k8s.node.name-val", k8sNodeNameAttrVal.Str())
+			}
+			k8sPodNameAttrVal, ok := res.Attributes().Get("k8s.pod.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.name-val", k8sPodNameAttrVal.Str())
 			}
 			k8sPodQosClassAttrVal, ok := res.Attributes().Get("k8s.pod.qos_class")
 			assert.True(t, ok)

@@ -28,7 +28,15 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 }
 
 func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pcommon.NewTimestampFromTime(now))
+	p, _ := s.ident.Pod(pod.PodUID)
+	if !s.opts.Filter.AllowPod(p.Namespace, p.Name) {
+		return
+	}
+	start := pcommon.NewTimestampFromTime(now)
+	if !p.StartTime.IsZero() {
+		start = pcommon.NewTimestampFromTime(p.StartTime)
+	}
+	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, start)
 	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, st: st}, errs) {
 		return
 	}
@@ -36,25 +44,68 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 	s.setNodeName(rb)
 	rb.SetK8sPodUID(pod.PodUID)
 	rb.SetK8sPodQosClass(pod.QoS)
-	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
+	setIf(rb.SetK8sPodName, p.Name)
+	setIf(rb.SetK8sNamespaceName, p.Namespace)
+	res := rb.Emit()
+	if s.opts.PodLabels {
+		setPodLabels(res, p.Labels)
+	}
+	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 
+// scrapeContainer reports one container ID (discovery already merged the
+// cgroup paths that show the same ID). Sandboxes, containers the runtime
+// reports as exited, and filtered-out containers are skipped. The start time
+// of its cumulative points is the runtime's creation time; without a runtime
+// it is the time the container was first seen.
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, pcommon.NewTimestampFromTime(now))
+	ct, _ := s.ident.Container(c.ContainerID, c.PodUID)
+	if ct.Exited || (!s.opts.IncludeSandboxes && (ct.Sandbox || s.ident.IsSandbox(c.ContainerID))) {
+		return
+	}
+	if !s.opts.Filter.AllowContainer(ct.Namespace, ct.PodName, ct.ContainerName) {
+		return
+	}
+	start := pcommon.NewTimestampFromTime(now)
+	if !ct.StartTime.IsZero() {
+		start = pcommon.NewTimestampFromTime(ct.StartTime)
+	}
+	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, start)
+	if !ct.StartTime.IsZero() {
+		// A runtime that answers late replaces the first-seen time once.
+		st.start = start
+	}
 	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, st: st}, errs) {
 		return
 	}
+	s.sources[ct.Source]++
 	rb := s.mb.NewResourceBuilder()
 	s.setNodeName(rb)
 	rb.SetContainerID(c.ContainerID)
-	if c.Runtime != "" {
+	switch {
+	case ct.Runtime != "":
+		rb.SetContainerRuntimeName(ct.Runtime)
+	case c.Runtime != "":
 		rb.SetContainerRuntimeName(c.Runtime)
 	}
-	if c.PodUID != "" {
-		rb.SetK8sPodUID(c.PodUID)
+	podUID := c.PodUID
+	if podUID == "" {
+		podUID = ct.PodUID
+	}
+	if podUID != "" {
+		rb.SetK8sPodUID(podUID)
+	}
+	if c.QoS != "" {
 		rb.SetK8sPodQosClass(c.QoS)
 	}
-	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
+	setContainerIdentity(rb, &ct)
+	res := rb.Emit()
+	if s.opts.PodLabels && podUID != "" {
+		if p, ok := s.ident.Pod(podUID); ok {
+			setPodLabels(res, p.Labels)
+		}
+	}
+	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 
 // setNodeName sets k8s.node.name when known; an unknown name is omitted,

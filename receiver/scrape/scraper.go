@@ -16,9 +16,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
@@ -31,6 +34,22 @@ type Options struct {
 	MetricsBuilderConfig metadata.MetricsBuilderConfig
 	// Now is the clock; nil means time.Now. Tests inject their own.
 	Now func() time.Time
+
+	// Identity resolves container IDs; nil means the cgroup path only.
+	// When it has Start/Shutdown methods the scraper calls them.
+	Identity Identity
+	// Filter selects pods and containers by namespace, pod and container
+	// name.
+	Filter identity.Filter
+	// IncludeSandboxes reports pause/sandbox containers too.
+	IncludeSandboxes bool
+	// NoPodSeries and NoNodeSeries drop the pod-level and node-level series.
+	NoPodSeries  bool
+	NoNodeSeries bool
+	// PodLabels sets k8s.pod.label.<key> on pod and container resources.
+	PodLabels bool
+	// Telemetry records the receiver's own metrics; nil records nothing.
+	Telemetry *metadata.TelemetryBuilder
 }
 
 // Scraper scrapes one node. Scrape is called by one goroutine at a time
@@ -49,6 +68,9 @@ type Scraper struct {
 
 	series map[seriesKey]*series
 	gen    uint64
+
+	ident   Identity
+	sources [3]int64 // containers reported by the current scrape, by identity.Source
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -57,13 +79,17 @@ func New(set receiver.Settings, opts Options) *Scraper {
 	if now == nil {
 		now = time.Now
 	}
-	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now}
+	ident := opts.Identity
+	if ident == nil {
+		ident = pathIdentity{}
+	}
+	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now, ident: ident}
 }
 
 // Start detects the cgroup layout under root_path. It fails, naming the key,
 // when nothing there is a cgroup filesystem: a DaemonSet without the host
 // mount should not run silently empty.
-func (s *Scraper) Start(context.Context, component.Host) error {
+func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	l, err := cgroupfs.Detect(s.opts.RootPath)
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
@@ -81,6 +107,11 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
+	if lc, ok := s.ident.(lifecycle); ok {
+		if err := lc.Start(ctx); err != nil {
+			return fmt.Errorf("identity: %w", err)
+		}
+	}
 	s.logger.Info("Detected cgroup layout",
 		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
@@ -88,15 +119,22 @@ func (s *Scraper) Start(context.Context, component.Host) error {
 }
 
 // Shutdown releases resources; safe without Start and twice.
-func (s *Scraper) Shutdown(context.Context) error { return nil }
+func (s *Scraper) Shutdown(ctx context.Context) error {
+	if lc, ok := s.ident.(lifecycle); ok {
+		return lc.Shutdown(ctx)
+	}
+	return nil
+}
 
 // Scrape reads the tree once: the node, every pod and every container. A
 // cgroup that cannot be read costs its own points only, reported as a
 // partial error.
-func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) {
+func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.layout == nil {
 		return pmetric.NewMetrics(), errors.New("scraper not started")
 	}
+	began := time.Now()
+	defer s.recordTelemetry(ctx, began)
 	now := s.now()
 	s.gen++
 	var errs scrapererror.ScrapeErrors
@@ -106,13 +144,38 @@ func (s *Scraper) Scrape(context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
 	}
 
-	s.scrapeNode(now, &errs)
-	for i := range tree.Pods {
-		s.scrapePod(now, &tree.Pods[i], &errs)
+	ids := make([]string, len(tree.Containers))
+	for i := range tree.Containers {
+		ids[i] = tree.Containers[i].ContainerID
+	}
+	s.ident.Prepare(ctx, ids)
+	s.sources = [3]int64{}
+
+	if !s.opts.NoNodeSeries {
+		s.scrapeNode(now, &errs)
+	}
+	if !s.opts.NoPodSeries {
+		for i := range tree.Pods {
+			s.scrapePod(now, &tree.Pods[i], &errs)
+		}
 	}
 	for i := range tree.Containers {
 		s.scrapeContainer(now, &tree.Containers[i], &errs)
 	}
 	s.evict()
 	return s.mb.Emit(), errs.Combine()
+}
+
+// recordTelemetry records the scrape's duration and the containers it
+// reported by identity source.
+func (s *Scraper) recordTelemetry(ctx context.Context, began time.Time) {
+	tb := s.opts.Telemetry
+	if tb == nil {
+		return
+	}
+	tb.ContainerStatsScrapeDuration.Record(ctx, time.Since(began).Seconds())
+	for src, n := range s.sources {
+		tb.ContainerStatsContainers.Record(ctx, n,
+			metric.WithAttributes(attribute.String("source", identity.Source(src).String())))
+	}
 }

@@ -1,0 +1,187 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
+)
+
+// TestRealContainerdIdentity runs real containerd (CRI plugin, runc),
+// creates pods and containers through CRI, and checks every identity
+// attribute the receiver reports against what CRI says. Then containerd is
+// stopped (identity stays, one warning per resolver) and restarted
+// (reachable again).
+func TestRealContainerdIdentity(t *testing.T) {
+	h := containerdtest.Start(t)
+	ctx := context.Background()
+	web := h.RunPod(t, "web-0", "shop", "burstable", map[string]string{"app": "web", "tier": "front"})
+	nginx := web.StartContainer(t, "nginx", 0)
+	side := web.StartContainer(t, "sidecar", 2)
+	cron := h.RunPod(t, "cron-9", "ops", "besteffort", nil)
+	batch := cron.StartContainer(t, "batch", 0)
+
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	rt := RuntimeConfig{
+		CRIEnabled: true, CRIEndpoint: h.Socket,
+		ContainerdEnabled: true, ContainerdEndpoint: "unix://" + h.Socket, ContainerdNamespaces: []string{containerdtest.Namespace},
+		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
+	}
+	s := scrape.New(set, scrape.Options{
+		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		Identity: newRuntimeIdentity("/", rt, set.Logger, nil), PodLabels: true,
+	})
+	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+	check := func(m pmetric.Metrics) {
+		t.Helper()
+		for _, id := range []string{nginx, side, batch} {
+			st, err := h.CRI().ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+			require.NoError(t, err)
+			cs := st.GetStatus()
+			list, err := h.CRI().ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: id}})
+			require.NoError(t, err)
+			require.Len(t, list.GetContainers(), 1)
+			sandboxID := list.GetContainers()[0].GetPodSandboxId()
+			ps, err := h.CRI().PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sandboxID})
+			require.NoError(t, err)
+			pm := ps.GetStatus().GetMetadata()
+			imgName, imgTag := identity.SplitImage(cs.GetImage().GetImage())
+			require.NotEmpty(t, imgName)
+
+			rm, ok := findResource(m, "container.id", id)
+			require.True(t, ok, "container %s reported", id)
+			want := map[string]any{
+				"container.id":                id,
+				"container.name":              cs.GetMetadata().GetName(),
+				"container.image.name":        imgName,
+				"container.image.tag":         imgTag,
+				"container.runtime.name":      "containerd",
+				"k8s.container.name":          cs.GetMetadata().GetName(),
+				"k8s.container.restart_count": int64(cs.GetMetadata().GetAttempt()),
+				"k8s.pod.uid":                 pm.GetUid(),
+				"k8s.pod.name":                pm.GetName(),
+				"k8s.namespace.name":          pm.GetNamespace(),
+				"k8s.pod.qos_class":           map[string]string{"web-0": "burstable", "cron-9": "besteffort"}[pm.GetName()],
+				"k8s.node.name":               "node-it",
+			}
+			for k, v := range ps.GetStatus().GetLabels() {
+				if k != identity.LabelPodName && k != identity.LabelPodNamespace && k != identity.LabelPodUID {
+					want["k8s.pod.label."+k] = v
+				}
+			}
+			assert.Equal(t, want, rm.Resource().Attributes().AsRaw())
+			assertCumulativeStart(t, rm, pcommon.Timestamp(cs.GetCreatedAt()))
+			_, isSandbox := findResource(m, "container.id", sandboxID)
+			assert.False(t, isSandbox, "sandbox %s excluded", sandboxID)
+		}
+	}
+
+	m, err := s.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	check(m)
+
+	// Restart: a new container ID with attempt+1; the old one is gone.
+	web.StopContainer(t, nginx)
+	nginx2 := web.StartContainer(t, "nginx", 1)
+	m, err = s.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	_, old := findResource(m, "container.id", nginx)
+	assert.False(t, old, "exited container not reported")
+	rm, ok := findResource(m, "container.id", nginx2)
+	require.True(t, ok)
+	rc, _ := rm.Resource().Attributes().Get("k8s.container.restart_count")
+	assert.EqualValues(t, 1, rc.Int())
+	nginx = nginx2
+	check(m)
+
+	// containerd down: scrapes go on with cached identity; one warning per
+	// resolver, however many refreshes fail.
+	h.Stop(t)
+	require.Eventually(t, func() bool { return logs.FilterLevelExact(zapcore.WarnLevel).Len() >= 2 }, 5*time.Second, 50*time.Millisecond)
+	time.Sleep(600 * time.Millisecond) // three more failing refreshes
+	for i := 0; i < 2; i++ {
+		m, err = s.Scrape(ctx)
+		require.NoError(t, ignorePartial(err))
+		check2 := func() {
+			for _, id := range []string{nginx, side, batch} {
+				rm, ok := findResource(m, "container.id", id)
+				require.True(t, ok)
+				n, _ := rm.Resource().Attributes().Get("k8s.pod.name")
+				assert.NotEmpty(t, n.Str())
+			}
+		}
+		check2()
+	}
+	warns := logs.FilterLevelExact(zapcore.WarnLevel).All()
+	require.Len(t, warns, 2, "one warning per resolver and state change")
+	srcs := []string{warns[0].ContextMap()["source"].(string), warns[1].ContextMap()["source"].(string)}
+	assert.ElementsMatch(t, []string{"cri", "containerd"}, srcs)
+
+	// containerd back: reachable again, full identity.
+	h.Restart(t)
+	require.Eventually(t, func() bool { return logs.FilterMessage("Container runtime reachable again").Len() >= 2 }, 15*time.Second, 50*time.Millisecond)
+	m, err = s.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	check(m)
+	assert.Len(t, logs.FilterLevelExact(zapcore.WarnLevel).All(), 2)
+}
+
+// ignorePartial accepts partial errors only: the real node may have other
+// cgroups (other tests') that vanish while scraped.
+func ignorePartial(err error) error {
+	if err == nil || scrapererror.IsPartialScrapeError(err) {
+		return nil
+	}
+	return err
+}
+
+func findResource(m pmetric.Metrics, key, val string) (pmetric.ResourceMetrics, bool) {
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		rm := m.ResourceMetrics().At(i)
+		if v, ok := rm.Resource().Attributes().Get(key); ok && v.Str() == val {
+			return rm, true
+		}
+	}
+	return pmetric.ResourceMetrics{}, false
+}
+
+func assertCumulativeStart(t *testing.T, rm pmetric.ResourceMetrics, want pcommon.Timestamp) {
+	t.Helper()
+	n := 0
+	for i := 0; i < rm.ScopeMetrics().Len(); i++ {
+		ms := rm.ScopeMetrics().At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if ms.At(j).Type() != pmetric.MetricTypeSum {
+				continue
+			}
+			for k := 0; k < ms.At(j).Sum().DataPoints().Len(); k++ {
+				assert.Equal(t, want, ms.At(j).Sum().DataPoints().At(k).StartTimestamp(), ms.At(j).Name())
+				n++
+			}
+		}
+	}
+	assert.NotZero(t, n)
+}

@@ -1,0 +1,142 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver // import "github.com/containerstats/containerstatsreceiver"
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
+	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// runtimeIdentity builds the identity cache in Start (sockets are detected
+// then, not when the config is loaded) and stops it in Shutdown. Before
+// Start and after Shutdown it answers from the cgroup path only.
+type runtimeIdentity struct {
+	root   string
+	cfg    RuntimeConfig
+	logger *zap.Logger
+
+	mu    sync.RWMutex
+	cache *identity.Cache
+}
+
+func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger, _ *metadata.TelemetryBuilder) *runtimeIdentity {
+	return &runtimeIdentity{root: root, cfg: cfg, logger: logger}
+}
+
+func (r *runtimeIdentity) Start(ctx context.Context) error {
+	var resolvers []identity.Resolver
+	closeAll := func() {
+		for _, x := range resolvers {
+			_ = x.Close()
+		}
+	}
+	if r.cfg.CRIEnabled {
+		ep := r.cfg.CRIEndpoint
+		if ep == "" {
+			if p, ok := cri.Detect(r.root); ok {
+				ep = p
+			}
+		}
+		if ep == "" {
+			r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
+				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets))
+		} else {
+			c, err := cri.New(ep, r.cfg.RefreshInterval)
+			if err != nil {
+				closeAll()
+				return err
+			}
+			resolvers = append(resolvers, c)
+		}
+	}
+	if r.cfg.ContainerdEnabled {
+		ep := r.cfg.ContainerdEndpoint
+		if ep == "" {
+			p := filepath.Join(r.root, containerd.DefaultSocket)
+			if _, err := os.Stat(p); err == nil {
+				ep = p
+			}
+		}
+		if ep != "" {
+			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.RefreshInterval)
+			if err != nil {
+				closeAll()
+				return err
+			}
+			resolvers = append(resolvers, c)
+		}
+	}
+	var logs *identity.PodLogs
+	if r.cfg.PodLogs {
+		logs = identity.NewPodLogs(r.root)
+	}
+	if len(resolvers) == 0 {
+		r.logger.Warn("No container runtime to ask: container and pod names, images and restart counts come from /var/log/pods only (when readable), start times are first-seen times")
+	}
+	c := identity.NewCache(identity.CacheConfig{
+		Resolvers: resolvers, PodLogs: logs, Logger: r.logger,
+		RefreshInterval: r.cfg.RefreshInterval, Timeout: r.cfg.Timeout, MinRefresh: r.cfg.MinRefreshInterval,
+	})
+	if err := c.Start(ctx); err != nil {
+		closeAll()
+		return err
+	}
+	r.mu.Lock()
+	r.cache = c
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *runtimeIdentity) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	c := r.cache
+	r.cache = nil
+	r.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return c.Shutdown(ctx)
+}
+
+func (r *runtimeIdentity) get() *identity.Cache {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.cache
+}
+
+func (r *runtimeIdentity) Prepare(ctx context.Context, ids []string) {
+	if c := r.get(); c != nil {
+		c.Prepare(ctx, ids)
+	}
+}
+
+func (r *runtimeIdentity) Container(id, podUID string) (identity.Container, bool) {
+	if c := r.get(); c != nil {
+		return c.Container(id, podUID)
+	}
+	return identity.Container{ID: id, PodUID: podUID, Source: identity.SourcePath}, false
+}
+
+func (r *runtimeIdentity) Pod(uid string) (identity.Pod, bool) {
+	if c := r.get(); c != nil {
+		return c.Pod(uid)
+	}
+	return identity.Pod{UID: uid, Source: identity.SourcePath}, false
+}
+
+func (r *runtimeIdentity) IsSandbox(id string) bool {
+	if c := r.get(); c != nil {
+		return c.IsSandbox(id)
+	}
+	return false
+}

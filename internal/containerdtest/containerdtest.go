@@ -1,0 +1,500 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package containerdtest runs a real containerd (with its CRI plugin and
+// runc) for a test: private config, root, state and sockets under a temp
+// directory, a locally built busybox image (no registry), and helpers to run
+// host-network pods and containers through CRI with the cgroupfs driver.
+// Everything it creates is removed in t.Cleanup: containers and sandboxes
+// through CRI, then containerd, shims and container processes by PID,
+// mounts under the temp directory, the pods' cgroups deepest first in every
+// hierarchy under /sys/fs/cgroup (the unified tree included), new shim
+// sockets in /run/containerd/s, and the temp directory.
+//
+// Tests skip (with the reason) only when not root or when containerd, runc,
+// ctr or a static busybox are missing; CI installs them (Debian packages
+// containerd, runc, busybox-static).
+package containerdtest // import "github.com/containerstats/containerstatsreceiver/internal/containerdtest"
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Image is the reference of the locally imported busybox image, used as
+// sandbox (pause) image and workload image.
+const Image = "docker.io/containerstats/testbox:1.0"
+
+// Namespace is the containerd namespace CRI uses.
+const Namespace = "k8s.io"
+
+const (
+	cgroupBase = "/sys/fs/cgroup"
+	shimSocks  = "/run/containerd/s"
+)
+
+// Available reports why a real containerd cannot run here, or "" if it can.
+func Available() string {
+	if os.Geteuid() != 0 {
+		return "needs root to run containerd"
+	}
+	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return b + " not installed (Debian: apt-get install containerd runc)"
+		}
+	}
+	if busybox() == "" {
+		return "static busybox not installed (Debian: apt-get install busybox-static)"
+	}
+	return ""
+}
+
+func busybox() string {
+	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// Containerd is one running (or stopped) containerd.
+type Containerd struct {
+	t      testing.TB
+	base   string
+	Socket string // containerd's gRPC socket: CRI and containerd API
+
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	conn      *grpc.ClientConn
+	cri       runtimeapi.RuntimeServiceClient
+	pods      []*Pod
+	preShims  map[string]bool
+	preCgroup map[string]bool // cgroup dirs that existed before (kubepods, QoS)
+}
+
+// Pod is a pod sandbox run through CRI.
+type Pod struct {
+	c         *Containerd
+	ID        string // sandbox ID
+	UID       string
+	Name      string
+	Namespace string
+	QoS       string // "burstable", "besteffort" or "" (guaranteed)
+	Parent    string // cgroup parent: /kubepods[/<qos>]/pod<uid>
+}
+
+// Start starts containerd with a private configuration and imports Image.
+func Start(t testing.TB) *Containerd {
+	t.Helper()
+	if why := Available(); why != "" {
+		t.Skip(why)
+	}
+	base, err := os.MkdirTemp("", "ctrd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), preShims: listNames(shimSocks), preCgroup: map[string]bool{}}
+	for _, h := range hierarchies() {
+		for _, rel := range []string{"kubepods", "kubepods/burstable", "kubepods/besteffort"} {
+			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
+				c.preCgroup[filepath.Join(h, rel)] = true
+			}
+		}
+	}
+	t.Cleanup(c.cleanup)
+	for _, d := range []string{"root", "state", "opt", "runc", "cni/bin", "cni/conf"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(config(base, c.Socket)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(t)
+	img := filepath.Join(base, "image.tar")
+	if err := buildImage(img, busybox(), Image); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("ctr", "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
+		t.Fatalf("ctr images import: %v: %s", err, out)
+	}
+	conn, err := grpc.NewClient("unix://"+c.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.conn, c.cri = conn, runtimeapi.NewRuntimeServiceClient(conn)
+	return c
+}
+
+func config(base, sock string) string {
+	return fmt.Sprintf(`version = 2
+root = %[1]q
+state = %[2]q
+[grpc]
+  address = %[3]q
+[ttrpc]
+  address = %[4]q
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[5]q
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %[6]q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %[7]q
+    conf_dir = %[8]q
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = %[9]q
+`, filepath.Join(base, "root"), filepath.Join(base, "state"), sock, filepath.Join(base, "t.sock"),
+		filepath.Join(base, "opt"), Image, filepath.Join(base, "cni/bin"), filepath.Join(base, "cni/conf"), filepath.Join(base, "runc"))
+}
+
+// CRI is a CRI client for setting up pods and containers (tests may call
+// mutating RPCs; the receiver never does).
+func (c *Containerd) CRI() runtimeapi.RuntimeServiceClient { return c.cri }
+
+// Restart starts containerd again after Stop (Start calls it once).
+func (c *Containerd) Restart(t testing.TB) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd != nil {
+		t.Fatal("containerd already running")
+	}
+	logf, err := os.OpenFile(filepath.Join(c.base, "containerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("containerd", "--config", filepath.Join(c.base, "config.toml"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	c.cmd, c.exited = cmd, exited
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if conn, err := net.Dial("unix", c.Socket); err == nil {
+			conn.Close()
+			return
+		}
+		select {
+		case <-exited:
+			t.Fatalf("containerd exited at start; log: %s", c.log())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("containerd socket not ready after 10s; log: %s", c.log())
+}
+
+// Stop stops containerd (SIGTERM, then SIGKILL after 5 s). Shims and
+// containers keep running, as on a node whose runtime restarts.
+func (c *Containerd) Stop(t testing.TB) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopLocked()
+}
+
+func (c *Containerd) stopLocked() {
+	if c.cmd == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+	}
+	c.cmd, c.exited = nil, nil
+}
+
+func (c *Containerd) log() string {
+	b, _ := os.ReadFile(filepath.Join(c.base, "containerd.log"))
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// RunPod runs a host-network pod sandbox named name in namespace ns with
+// the given QoS class ("burstable", "besteffort", or "guaranteed") and
+// labels.
+func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
+	t.Helper()
+	u := randomHex(32)
+	p := &Pod{c: c, UID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:]), Name: name, Namespace: ns}
+	if qos != "guaranteed" {
+		p.QoS = qos
+		p.Parent = "/kubepods/" + qos + "/pod" + p.UID
+	} else {
+		p.Parent = "/kubepods/pod" + p.UID
+	}
+	l := map[string]string{"io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": ns, "io.kubernetes.pod.uid": p.UID}
+	for k, v := range labels {
+		l[k] = v
+	}
+	c.mu.Lock()
+	c.pods = append(c.pods, p)
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := c.cri.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: p.config(l)})
+	if err != nil {
+		t.Fatalf("RunPodSandbox %s/%s: %v; log: %s", ns, name, err, c.log())
+	}
+	p.ID = resp.GetPodSandboxId()
+	return p
+}
+
+func (p *Pod) config(labels map[string]string) *runtimeapi.PodSandboxConfig {
+	return &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: p.Name, Namespace: p.Namespace, Uid: p.UID},
+		Labels:       labels,
+		LogDirectory: filepath.Join(p.c.base, "logs", p.UID),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: p.Parent,
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
+			},
+		},
+	}
+}
+
+// StartContainer creates and starts a container named name (restart
+// attempt attempt) running `sleep`, and returns its ID.
+func (p *Pod) StartContainer(t testing.TB, name string, attempt uint32) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
+		Image:    &runtimeapi.ImageSpec{Image: Image},
+		Command:  []string{"/bin/sleep", "3600"},
+		Labels: map[string]string{
+			"io.kubernetes.container.name": name, "io.kubernetes.pod.name": p.Name,
+			"io.kubernetes.pod.namespace": p.Namespace, "io.kubernetes.pod.uid": p.UID,
+		},
+		LogPath: fmt.Sprintf("%s/%d.log", name, attempt),
+	}
+	cr, err := p.c.cri.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: p.ID, Config: cfg, SandboxConfig: p.config(nil)})
+	if err != nil {
+		t.Fatalf("CreateContainer %s: %v; log: %s", name, err, p.c.log())
+	}
+	if _, err := p.c.cri.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: cr.GetContainerId()}); err != nil {
+		t.Fatalf("StartContainer %s: %v; log: %s", name, err, p.c.log())
+	}
+	return cr.GetContainerId()
+}
+
+// StopContainer stops a container (it exits; its cgroup goes away).
+func (p *Pod) StopContainer(t testing.TB, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := p.c.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil {
+		t.Fatalf("StopContainer %s: %v", id, err)
+	}
+}
+
+// cleanup removes everything: see the package documentation.
+func (c *Containerd) cleanup() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd != nil && c.cri != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		for _, p := range c.pods {
+			if p.ID != "" {
+				_, _ = c.cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p.ID})
+				_, _ = c.cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p.ID})
+			}
+		}
+		cancel()
+	}
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+	c.stopLocked()
+	// Shims serving our containerd, by PID (their -address is our socket).
+	for _, pid := range pidsWithArg(c.Socket) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// Container processes still in our pods' cgroups.
+	for _, p := range c.pods {
+		for _, h := range hierarchies() {
+			killCgroupTree(filepath.Join(h, p.Parent))
+		}
+	}
+	unmountUnder(c.base)
+	for _, p := range c.pods {
+		for _, h := range hierarchies() {
+			removeTree(filepath.Join(h, p.Parent))
+			for _, parent := range []string{filepath.Dir(filepath.Join(h, p.Parent)), filepath.Join(h, "kubepods")} {
+				if !c.preCgroup[parent] && strings.HasPrefix(parent, h+"/kubepods") {
+					_ = rmdirRetry(parent)
+				}
+			}
+		}
+	}
+	for name := range listNames(shimSocks) {
+		if !c.preShims[name] {
+			_ = os.Remove(filepath.Join(shimSocks, name))
+		}
+	}
+	_ = os.RemoveAll(c.base)
+}
+
+// hierarchies lists the cgroup hierarchies: every v1 controller mount and
+// the v2 tree (the base itself on pure v2, unified on hybrid).
+func hierarchies() []string {
+	if _, err := os.Stat(filepath.Join(cgroupBase, "cgroup.controllers")); err == nil {
+		return []string{cgroupBase}
+	}
+	entries, _ := os.ReadDir(cgroupBase)
+	var out []string
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 || !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(cgroupBase, e.Name())
+		if _, err := os.Stat(filepath.Join(d, "cgroup.procs")); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func listNames(dir string) map[string]bool {
+	out := map[string]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		out[e.Name()] = true
+	}
+	return out
+}
+
+// pidsWithArg lists processes whose command line has arg as an argument.
+func pidsWithArg(arg string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == arg || a == "unix://"+arg {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func killCgroupTree(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		return nil
+	})
+}
+
+// removeTree removes a cgroup directory and its children, deepest first.
+func removeTree(dir string) {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		_ = rmdirRetry(d)
+	}
+}
+
+// rmdirRetry retries while killed processes are reaped.
+func rmdirRetry(d string) error {
+	var err error
+	for i := 0; i < 100; i++ {
+		err = syscall.Rmdir(d)
+		if err == nil || errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if errors.Is(err, syscall.ENOTEMPTY) {
+			return err // children not ours (or not removable): leave it
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
+}
+
+// unmountUnder detaches every mount below dir, deepest first.
+func unmountUnder(dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var mps []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			mps = append(mps, f[4])
+		}
+	}
+	sort.Slice(mps, func(i, j int) bool { return len(mps[i]) > len(mps[j]) })
+	for _, m := range mps {
+		_ = syscall.Unmount(m, syscall.MNT_DETACH)
+	}
+}

@@ -1,0 +1,326 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package identity // import "github.com/containerstats/containerstatsreceiver/internal/identity"
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// CacheConfig configures a Cache. Zero durations take the defaults below.
+type CacheConfig struct {
+	// Resolvers in priority order: the first that knows a container wins.
+	Resolvers []Resolver
+	// PodLogs is the /var/log/pods fallback; nil disables it.
+	PodLogs *PodLogs
+	// RefreshInterval is the period of the background refresh.
+	RefreshInterval time.Duration
+	// Timeout bounds every runtime call.
+	Timeout time.Duration
+	// MinRefresh is the least time between two refreshes triggered by an
+	// unknown container ID.
+	MinRefresh time.Duration
+	Logger     *zap.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults of CacheConfig.
+const (
+	DefaultRefreshInterval = 30 * time.Second
+	DefaultTimeout         = 2 * time.Second
+	DefaultMinRefresh      = 5 * time.Second
+)
+
+// Cache holds the last good listing of every resolver. Lookups only read
+// memory; runtime calls happen in Refresh (background loop, Start, and
+// Prepare on an unknown ID, rate-limited).
+type Cache struct {
+	cfg CacheConfig
+	now func() time.Time
+	log *zap.Logger
+
+	refreshMu   sync.Mutex // serialises refreshes
+	lastRefresh time.Time
+	state       []resolverState // per resolver, under refreshMu
+
+	mu       sync.RWMutex
+	snaps    []Snapshot // last good snapshot per resolver
+	byID     map[string]Container
+	pods     map[string]Pod
+	sandbox  map[string]bool
+	logPods  map[string]LogPod // pod UID -> /var/log/pods identity
+	logCtrID map[string]string // container ID -> container name from /var/log/containers
+
+	stopMu sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type resolverState struct {
+	known bool // a first outcome was logged
+	ok    bool
+}
+
+// NewCache returns a cache; nothing is called until Start or Refresh.
+func NewCache(cfg CacheConfig) *Cache {
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = DefaultRefreshInterval
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MinRefresh <= 0 {
+		cfg.MinRefresh = DefaultMinRefresh
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Cache{
+		cfg: cfg, now: now, log: cfg.Logger,
+		state: make([]resolverState, len(cfg.Resolvers)),
+		snaps: make([]Snapshot, len(cfg.Resolvers)),
+	}
+}
+
+// Start refreshes once (each call bounded by the timeout) and starts the
+// background refresh loop with its own context. A runtime that does not
+// answer is not an error: it is logged and retried.
+func (c *Cache) Start(context.Context) error {
+	c.stopMu.Lock()
+	defer c.stopMu.Unlock()
+	if c.cancel != nil {
+		return errors.New("identity cache already started")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.done = make(chan struct{})
+	c.Refresh(ctx)
+	go c.loop(ctx, c.done)
+	return nil
+}
+
+func (c *Cache) loop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(c.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Refresh(ctx)
+		}
+	}
+}
+
+// Shutdown stops the loop and closes the resolvers. Safe without Start and
+// twice.
+func (c *Cache) Shutdown(ctx context.Context) error {
+	c.stopMu.Lock()
+	cancel, done := c.cancel, c.done
+	c.cancel, c.done = nil, nil
+	c.stopMu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var errs error
+	for _, r := range c.cfg.Resolvers {
+		errs = errors.Join(errs, r.Close())
+	}
+	return errs
+}
+
+// Prepare refreshes when one of ids is unknown and the last refresh is at
+// least MinRefresh old, so a new container gets its runtime identity (and
+// start time) on its first scrape. In steady state it calls nothing.
+func (c *Cache) Prepare(ctx context.Context, ids []string) {
+	c.mu.RLock()
+	unknown := false
+	for _, id := range ids {
+		if _, ok := c.byID[id]; !ok {
+			unknown = true
+			break
+		}
+	}
+	c.mu.RUnlock()
+	if !unknown || len(c.cfg.Resolvers) == 0 {
+		return
+	}
+	c.refreshMu.Lock()
+	recent := !c.lastRefresh.IsZero() && c.now().Sub(c.lastRefresh) < c.cfg.MinRefresh
+	c.refreshMu.Unlock()
+	if !recent {
+		c.Refresh(ctx)
+	}
+}
+
+// Refresh lists every resolver (each call bounded by the timeout) and the
+// /var/log/pods fallback. A resolver that fails keeps its last good
+// listing, so identity survives a runtime restart.
+func (c *Cache) Refresh(ctx context.Context) {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	c.lastRefresh = c.now()
+
+	snaps := make([]Snapshot, len(c.cfg.Resolvers))
+	got := make([]bool, len(c.cfg.Resolvers))
+	for i, r := range c.cfg.Resolvers {
+		cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		s, err := r.List(cctx)
+		cancel()
+		c.noteState(i, r, err)
+		if err == nil {
+			snaps[i], got[i] = s, true
+		}
+	}
+	var lp map[string]LogPod
+	var lc map[string]string
+	if c.cfg.PodLogs != nil {
+		lp, lc = c.cfg.PodLogs.Scan()
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range snaps {
+		if got[i] {
+			c.snaps[i] = snaps[i]
+		}
+	}
+	c.logPods, c.logCtrID = lp, lc
+	c.rebuild()
+}
+
+// rebuild merges the snapshots, first resolver first. Under mu.
+func (c *Cache) rebuild() {
+	byID := map[string]Container{}
+	pods := map[string]Pod{}
+	sandbox := map[string]bool{}
+	for _, s := range c.snaps {
+		for _, id := range s.SandboxIDs {
+			sandbox[id] = true
+		}
+		for _, p := range s.Pods {
+			if _, dup := pods[p.UID]; !dup && p.UID != "" {
+				pods[p.UID] = p
+			}
+		}
+		for _, ct := range s.Containers {
+			if ct.Sandbox {
+				sandbox[ct.ID] = true
+			}
+			if _, dup := byID[ct.ID]; !dup {
+				byID[ct.ID] = ct
+			}
+		}
+	}
+	c.byID, c.pods, c.sandbox = byID, pods, sandbox
+}
+
+// noteState logs a resolver's connection state at warn when it becomes
+// unreachable and at info when it comes back: once per change, not per
+// refresh. Under refreshMu.
+func (c *Cache) noteState(i int, r Resolver, err error) {
+	st := &c.state[i]
+	ok := err == nil
+	if st.known && st.ok == ok {
+		return
+	}
+	first := !st.known
+	st.known, st.ok = true, ok
+	switch {
+	case !ok:
+		c.log.Warn("Container runtime not reachable: identity falls back to cached and cgroup-path data until it answers",
+			zap.String("source", r.Source().String()), zap.String("endpoint", r.Endpoint()), zap.Error(err))
+	case first:
+		c.log.Info("Container runtime connected", zap.String("source", r.Source().String()), zap.String("endpoint", r.Endpoint()))
+	default:
+		c.log.Info("Container runtime reachable again", zap.String("source", r.Source().String()), zap.String("endpoint", r.Endpoint()))
+	}
+}
+
+// Container returns the identity of container id found under pod podUID
+// (from the cgroup path; "" outside kubepods). known is false when no
+// runtime knows the ID: then the result carries what the path and
+// /var/log/pods give, with Source SourcePath.
+func (c *Cache) Container(id, podUID string) (ct Container, known bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if ct, ok := c.byID[id]; ok {
+		if ct.PodUID == "" {
+			ct.PodUID = podUID
+		}
+		c.fillPod(&ct)
+		return ct, true
+	}
+	ct = Container{ID: id, PodUID: podUID, Source: SourcePath}
+	c.fillPod(&ct)
+	if ct.ContainerName == "" {
+		ct.ContainerName = c.logCtrID[id]
+	}
+	if ct.ContainerName == "" && ct.PodUID != "" {
+		if lp, ok := c.logPods[ct.PodUID]; ok && len(lp.Containers) == 1 {
+			ct.ContainerName = lp.Containers[0]
+		}
+	}
+	return ct, false
+}
+
+// fillPod completes pod fields from the pod listing or /var/log/pods.
+func (c *Cache) fillPod(ct *Container) {
+	if ct.PodUID == "" {
+		return
+	}
+	if p, ok := c.pods[ct.PodUID]; ok {
+		if ct.PodName == "" {
+			ct.PodName = p.Name
+		}
+		if ct.Namespace == "" {
+			ct.Namespace = p.Namespace
+		}
+	}
+	if lp, ok := c.logPods[ct.PodUID]; ok {
+		if ct.PodName == "" {
+			ct.PodName = lp.Name
+		}
+		if ct.Namespace == "" {
+			ct.Namespace = lp.Namespace
+		}
+	}
+}
+
+// Pod returns what is known about pod uid: runtime first, then
+// /var/log/pods. known is false when neither knows it.
+func (c *Cache) Pod(uid string) (Pod, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if p, ok := c.pods[uid]; ok {
+		return p, true
+	}
+	if lp, ok := c.logPods[uid]; ok {
+		return Pod{UID: uid, Name: lp.Name, Namespace: lp.Namespace, Source: SourcePath}, true
+	}
+	return Pod{UID: uid, Source: SourcePath}, false
+}
+
+// IsSandbox reports whether id is a pod sandbox (pause) container.
+func (c *Cache) IsSandbox(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.sandbox[id]
+}

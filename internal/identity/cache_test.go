@@ -1,0 +1,85 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package identity
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+type memResolver struct {
+	src    Source
+	mu     sync.Mutex
+	snap   Snapshot
+	err    error
+	lists  atomic.Int64
+	closed atomic.Int64
+}
+
+func (m *memResolver) Source() Source   { return m.src }
+func (m *memResolver) Endpoint() string { return "mem" }
+func (m *memResolver) Close() error     { m.closed.Add(1); return nil }
+func (m *memResolver) List(context.Context) (Snapshot, error) {
+	m.lists.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.snap, m.err
+}
+
+func TestCacheLifecycle(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := &memResolver{src: SourceCRI}
+	c := NewCache(CacheConfig{Resolvers: []Resolver{r}, RefreshInterval: 10 * time.Millisecond})
+	require.NoError(t, c.Shutdown(context.Background()), "without Start")
+	require.NoError(t, c.Start(context.Background()))
+	require.Error(t, c.Start(context.Background()))
+	require.Eventually(t, func() bool { return r.lists.Load() >= 3 }, 2*time.Second, 5*time.Millisecond, "background refresh")
+	require.NoError(t, c.Shutdown(context.Background()))
+	require.NoError(t, c.Shutdown(context.Background()), "twice")
+	assert.EqualValues(t, 1, r.closed.Load())
+}
+
+// CRI first: containerd only fills in what CRI does not know.
+func TestCacheMergeOrder(t *testing.T) {
+	id := hexA
+	other := "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	criR := &memResolver{src: SourceCRI, snap: Snapshot{Containers: []Container{{ID: id, PodName: "from-cri", Source: SourceCRI}}}}
+	ctrd := &memResolver{src: SourceContainerd, snap: Snapshot{
+		Containers: []Container{{ID: id, PodName: "from-containerd", Source: SourceContainerd}, {ID: other, Sandbox: true, Source: SourceContainerd}},
+	}}
+	c := NewCache(CacheConfig{Resolvers: []Resolver{criR, ctrd}})
+	c.Refresh(context.Background())
+	got, ok := c.Container(id, "")
+	require.True(t, ok)
+	assert.Equal(t, "from-cri", got.PodName)
+	assert.Equal(t, SourceCRI, got.Source)
+	assert.True(t, c.IsSandbox(other), "the runtime's container-type label marks sandboxes")
+
+	// CRI fails: its last good listing stays.
+	criR.mu.Lock()
+	criR.err = errors.New("down")
+	criR.snap = Snapshot{}
+	criR.mu.Unlock()
+	c.Refresh(context.Background())
+	got, _ = c.Container(id, "")
+	assert.Equal(t, "from-cri", got.PodName)
+}
+
+func TestCacheUnknownIsPathOnly(t *testing.T) {
+	c := NewCache(CacheConfig{})
+	c.Prepare(context.Background(), []string{hexA}) // no resolver: nothing to call
+	got, ok := c.Container(hexA, "uid-1")
+	assert.False(t, ok)
+	assert.Equal(t, Container{ID: hexA, PodUID: "uid-1", Source: SourcePath}, got)
+	_, ok = c.Pod("uid-1")
+	assert.False(t, ok)
+}

@@ -1,0 +1,157 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package containerd resolves container identity through containerd's own
+// gRPC API (containers and tasks services), one namespace at a time. It is
+// used when CRI does not answer and for containers CRI does not know
+// (docker's containers live in containerd's "moby" namespace).
+//
+// It uses the API module (github.com/containerd/containerd/api: generated
+// gRPC stubs) and grpc directly rather than the full containerd client: it
+// only needs two List calls, and the full client pulls in content stores,
+// snapshotters, image handling and their dependencies (see docs/identity.md
+// for the binary-size difference).
+package containerd // import "github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	containersapi "github.com/containerd/containerd/api/services/containers/v1"
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
+	"github.com/containerd/containerd/api/types/task"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+)
+
+// DefaultSocket is containerd's socket, relative to the host root.
+const DefaultSocket = "run/containerd/containerd.sock"
+
+// namespaceHeader is the gRPC metadata key containerd reads the namespace
+// from.
+const namespaceHeader = "containerd-namespace"
+
+// Labels containerd's CRI plugin and docker put on sandboxes.
+const (
+	labelCRIKind    = "io.cri-containerd.kind"
+	labelDockerType = "io.kubernetes.docker.type"
+)
+
+// Resolver lists containers of some containerd namespaces.
+type Resolver struct {
+	endpoint   string
+	namespaces []string
+	conn       *grpc.ClientConn
+	containers containersapi.ContainersClient
+	tasks      tasksapi.TasksClient
+}
+
+// New connects lazily to containerd's socket (a path or "unix://path").
+func New(endpoint string, namespaces []string, maxBackoff time.Duration) (*Resolver, error) {
+	path := strings.TrimPrefix(endpoint, "unix://")
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("containerd endpoint %q: must be an absolute unix socket path", endpoint)
+	}
+	if len(namespaces) == 0 {
+		return nil, fmt.Errorf("containerd endpoint %q: no namespaces", endpoint)
+	}
+	bc := backoff.DefaultConfig
+	if maxBackoff > 0 {
+		bc.MaxDelay = maxBackoff
+	}
+	conn, err := grpc.NewClient("unix://"+path,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: time.Second}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("containerd endpoint %q: %w", endpoint, err)
+	}
+	return &Resolver{
+		endpoint: path, namespaces: namespaces, conn: conn,
+		containers: containersapi.NewContainersClient(conn), tasks: tasksapi.NewTasksClient(conn),
+	}, nil
+}
+
+// Source is identity.SourceContainerd.
+func (*Resolver) Source() identity.Source { return identity.SourceContainerd }
+
+// Endpoint is the socket path.
+func (r *Resolver) Endpoint() string { return r.endpoint }
+
+// Close closes the connection.
+func (r *Resolver) Close() error { return r.conn.Close() }
+
+// List lists every configured namespace. A namespace that fails makes the
+// whole listing fail, so the cache keeps its previous good one.
+func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
+	var snap identity.Snapshot
+	var errs error
+	for _, ns := range r.namespaces {
+		if err := r.listNamespace(ctx, ns, &snap); err != nil {
+			errs = errors.Join(errs, err)
+		}
+	}
+	return snap, errs
+}
+
+func (r *Resolver) listNamespace(ctx context.Context, ns string, snap *identity.Snapshot) error {
+	ctx = metadata.AppendToOutgoingContext(ctx, namespaceHeader, ns)
+	cs, err := r.containers.List(ctx, &containersapi.ListContainersRequest{})
+	if err != nil {
+		return fmt.Errorf("containerd %s namespace %q: Containers.List: %w", r.endpoint, ns, err)
+	}
+	ts, err := r.tasks.List(ctx, &tasksapi.ListTasksRequest{})
+	if err != nil {
+		return fmt.Errorf("containerd %s namespace %q: Tasks.List: %w", r.endpoint, ns, err)
+	}
+	// A stopped task is an exited container. No task or a task still
+	// being created is not: its cgroup, if any, is about to run.
+	stopped := map[string]bool{}
+	for _, t := range ts.GetTasks() {
+		if t.GetStatus() == task.Status_STOPPED {
+			stopped[t.GetID()] = true
+		}
+	}
+	rt := "containerd"
+	if ns == "moby" {
+		rt = "docker"
+	}
+	for _, c := range cs.GetContainers() {
+		l := c.GetLabels()
+		ct := identity.Container{
+			ID:            c.GetID(),
+			ContainerName: l[identity.LabelContainerName],
+			Name:          l[identity.LabelContainerName],
+			Runtime:       rt,
+			PodUID:        l[identity.LabelPodUID],
+			PodName:       l[identity.LabelPodName],
+			Namespace:     l[identity.LabelPodNamespace],
+			Sandbox:       l[labelCRIKind] == "sandbox" || l[labelDockerType] == "podsandbox",
+			Exited:        stopped[c.GetID()],
+			Source:        identity.SourceContainerd,
+		}
+		if c.GetCreatedAt() != nil {
+			ct.StartTime = c.GetCreatedAt().AsTime()
+		}
+		ct.ImageName, ct.ImageTag = identity.SplitImage(c.GetImage())
+		if ct.Sandbox {
+			snap.SandboxIDs = append(snap.SandboxIDs, ct.ID)
+			if ct.PodUID != "" {
+				snap.Pods = append(snap.Pods, identity.Pod{
+					UID: ct.PodUID, Name: ct.PodName, Namespace: ct.Namespace,
+					Labels: identity.PodLabels(l), StartTime: ct.StartTime, Source: identity.SourceContainerd,
+				})
+			}
+		}
+		snap.Containers = append(snap.Containers, ct)
+	}
+	return nil
+}

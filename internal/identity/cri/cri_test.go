@@ -1,0 +1,268 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cri
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+)
+
+func id64(c byte) string { return strings.Repeat(string(c), 64) }
+
+var (
+	sbxWeb   = id64('1')
+	ctrNginx = id64('2')
+	ctrSide  = id64('3')
+	ctrNew   = id64('4')
+	created  = time.Date(2026, 11, 22, 5, 0, 0, 123456789, time.UTC)
+)
+
+func sandbox(id, uid, name, ns string, labels map[string]string) *runtimeapi.PodSandbox {
+	l := map[string]string{identity.LabelPodName: name, identity.LabelPodNamespace: ns, identity.LabelPodUID: uid}
+	for k, v := range labels {
+		l[k] = v
+	}
+	return &runtimeapi.PodSandbox{
+		Id: id, Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Uid: uid, Namespace: ns, Attempt: 0},
+		State: runtimeapi.PodSandboxState_SANDBOX_READY, CreatedAt: created.UnixNano(), Labels: l,
+	}
+}
+
+func container(id, sbx, name, image string, attempt uint32, at time.Time, state runtimeapi.ContainerState) *runtimeapi.Container {
+	return &runtimeapi.Container{
+		Id: id, PodSandboxId: sbx, Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
+		Image: &runtimeapi.ImageSpec{Image: image}, ImageRef: "sha256:" + id64('e'), State: state,
+		CreatedAt: at.UnixNano(), Labels: map[string]string{identity.LabelContainerName: name},
+	}
+}
+
+func newCache(t *testing.T, f *fakeCRI, timeout time.Duration) (*identity.Cache, *observer.ObservedLogs, time.Time) {
+	t.Helper()
+	r, err := New(f.socket, 100*time.Millisecond)
+	require.NoError(t, err)
+	core, logs := observer.New(zapcore.InfoLevel)
+	now := time.Unix(1_800_000_000, 0)
+	c := identity.NewCache(identity.CacheConfig{
+		Resolvers: []identity.Resolver{r}, Timeout: timeout, MinRefresh: 5 * time.Second,
+		Logger: zap.New(core), Now: func() time.Time { return now },
+	})
+	t.Cleanup(func() { _ = r.Close() })
+	return c, logs, now
+}
+
+func webPod(f *fakeCRI) {
+	f.set(func(f *fakeCRI) {
+		f.sandboxes = []*runtimeapi.PodSandbox{sandbox(sbxWeb, "uid-web", "web-0", "shop", map[string]string{"app": "web", "tier": "front"})}
+		f.containers = []*runtimeapi.Container{
+			container(ctrNginx, sbxWeb, "nginx", "docker.io/library/nginx:1.27", 0, created.Add(time.Second), runtimeapi.ContainerState_CONTAINER_RUNNING),
+			// Listed by image ID: the name comes from ContainerStatus.
+			container(ctrSide, sbxWeb, "sidecar", "sha256:"+id64('f'), 2, created.Add(2*time.Second), runtimeapi.ContainerState_CONTAINER_RUNNING),
+		}
+		f.statusImg[ctrSide] = "registry:5000/team/sidecar:v3"
+	})
+}
+
+func TestNormal(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	c, logs, _ := newCache(t, f, time.Second)
+	c.Refresh(context.Background())
+
+	got, known := c.Container(ctrNginx, "uid-web")
+	require.True(t, known)
+	assert.Equal(t, identity.Container{
+		ID: ctrNginx, Name: "nginx", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27",
+		Runtime: "containerd", PodUID: "uid-web", PodName: "web-0", Namespace: "shop", SandboxID: sbxWeb,
+		RestartCount: 0, HasRestart: true, StartTime: time.Unix(0, created.Add(time.Second).UnixNano()), Source: identity.SourceCRI,
+	}, got)
+
+	side, _ := c.Container(ctrSide, "uid-web")
+	assert.Equal(t, "registry:5000/team/sidecar", side.ImageName)
+	assert.Equal(t, "v3", side.ImageTag)
+	assert.EqualValues(t, 2, side.RestartCount)
+
+	p, ok := c.Pod("uid-web")
+	require.True(t, ok)
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front"}, p.Labels)
+	assert.True(t, c.IsSandbox(sbxWeb))
+	assert.False(t, c.IsSandbox(ctrNginx))
+
+	// Second refresh: the image name is cached, ContainerStatus is not called again.
+	c.Refresh(context.Background())
+	assert.EqualValues(t, 1, f.count("ContainerStatus"))
+	assert.EqualValues(t, 1, f.count("Version"))
+	assert.Equal(t, 1, logs.FilterMessage("Container runtime connected").Len())
+	assert.Zero(t, logs.FilterLevelExact(zapcore.WarnLevel).Len())
+}
+
+func TestUnknownIDThenRefresh(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	c, _, _ := newCache(t, f, time.Second)
+	ctx := context.Background()
+	c.Prepare(ctx, []string{ctrNginx}) // nothing cached yet: refreshes
+	require.EqualValues(t, 1, f.count("ListContainers"))
+	c.Prepare(ctx, []string{ctrNginx, ctrSide}) // all known: no call
+	require.EqualValues(t, 1, f.count("ListContainers"))
+
+	f.set(func(f *fakeCRI) {
+		f.containers = append(f.containers, container(ctrNew, sbxWeb, "worker", "docker.io/x/worker:7", 0, created.Add(time.Minute), runtimeapi.ContainerState_CONTAINER_RUNNING))
+	})
+	// Unknown ID but the last refresh is less than MinRefresh old (the
+	// injected clock does not move): rate-limited, no call.
+	c.Prepare(ctx, []string{ctrNew})
+	require.EqualValues(t, 1, f.count("ListContainers"))
+	_, known := c.Container(ctrNew, "uid-web")
+	require.False(t, known)
+}
+
+func TestUnknownIDRefreshAfterRateLimit(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	r, err := New(f.socket, 0)
+	require.NoError(t, err)
+	defer r.Close()
+	now := time.Unix(1_800_000_000, 0)
+	c := identity.NewCache(identity.CacheConfig{Resolvers: []identity.Resolver{r}, MinRefresh: 5 * time.Second, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	c.Refresh(ctx)
+	f.set(func(f *fakeCRI) {
+		f.containers = append(f.containers, container(ctrNew, sbxWeb, "worker", "docker.io/x/worker:7", 0, created.Add(time.Minute), runtimeapi.ContainerState_CONTAINER_RUNNING))
+	})
+	now = now.Add(6 * time.Second)
+	c.Prepare(ctx, []string{ctrNginx, ctrNew})
+	got, known := c.Container(ctrNew, "")
+	require.True(t, known)
+	assert.Equal(t, "worker", got.ContainerName)
+	assert.Equal(t, "web-0", got.PodName)
+	assert.EqualValues(t, 2, f.count("ListContainers"))
+}
+
+func TestRestartIsNewIDWithAttempt(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	c, _, _ := newCache(t, f, time.Second)
+	c.Refresh(context.Background())
+	f.set(func(f *fakeCRI) {
+		f.containers[0].State = runtimeapi.ContainerState_CONTAINER_EXITED
+		f.containers = append(f.containers, container(ctrNew, sbxWeb, "nginx", "docker.io/library/nginx:1.27", 1, created.Add(time.Hour), runtimeapi.ContainerState_CONTAINER_RUNNING))
+	})
+	c.Refresh(context.Background())
+	old, _ := c.Container(ctrNginx, "uid-web")
+	assert.True(t, old.Exited)
+	assert.Empty(t, old.ImageName, "exited containers are not looked up further")
+	nw, _ := c.Container(ctrNew, "uid-web")
+	assert.False(t, nw.Exited)
+	assert.Equal(t, "nginx", nw.ContainerName)
+	assert.EqualValues(t, 1, nw.RestartCount)
+	assert.Equal(t, created.Add(time.Hour).UnixNano(), nw.StartTime.UnixNano())
+}
+
+func TestRuntimeErrorKeepsCacheAndWarnsOnce(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	c, logs, _ := newCache(t, f, time.Second)
+	ctx := context.Background()
+	c.Refresh(ctx)
+	f.set(func(f *fakeCRI) { f.err = status.Error(codes.Unavailable, "runtime is restarting") })
+	c.Refresh(ctx)
+	c.Refresh(ctx)
+	got, known := c.Container(ctrNginx, "uid-web")
+	require.True(t, known, "the last good listing is kept")
+	assert.Equal(t, "web-0", got.PodName)
+	warns := logs.FilterLevelExact(zapcore.WarnLevel)
+	require.Equal(t, 1, warns.Len(), "one warning per state change, not per refresh")
+	assert.Contains(t, warns.All()[0].ContextMap()["error"], "runtime is restarting")
+
+	f.set(func(f *fakeCRI) { f.err = nil })
+	c.Refresh(ctx)
+	assert.Equal(t, 1, logs.FilterMessage("Container runtime reachable again").Len())
+	f.set(func(f *fakeCRI) { f.err = status.Error(codes.Internal, "boom") })
+	c.Refresh(ctx)
+	assert.Equal(t, 2, logs.FilterLevelExact(zapcore.WarnLevel).Len())
+}
+
+func TestSlowRuntimeHitsDeadline(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	f.set(func(f *fakeCRI) { f.delay = 5 * time.Second })
+	c, logs, _ := newCache(t, f, 200*time.Millisecond)
+	start := time.Now()
+	c.Refresh(context.Background())
+	assert.Less(t, time.Since(start), 2*time.Second, "every call carries a deadline")
+	_, known := c.Container(ctrNginx, "uid-web")
+	assert.False(t, known)
+	warns := logs.FilterLevelExact(zapcore.WarnLevel)
+	require.Equal(t, 1, warns.Len())
+	assert.Contains(t, warns.All()[0].ContextMap()["error"], "DeadlineExceeded")
+}
+
+func TestOddVersionStrings(t *testing.T) {
+	for _, v := range []string{"dev", "", "1.7.20-k3s1"} {
+		t.Run("version="+v, func(t *testing.T) {
+			f := startFake(t)
+			webPod(f)
+			f.set(func(f *fakeCRI) { f.version = v })
+			c, _, _ := newCache(t, f, time.Second)
+			c.Refresh(context.Background())
+			got, known := c.Container(ctrNginx, "uid-web")
+			require.True(t, known)
+			assert.Equal(t, "shop", got.Namespace)
+			assert.Equal(t, "web-0", got.PodName)
+			assert.Equal(t, "nginx", got.ContainerName)
+			assert.Equal(t, "containerd", got.Runtime)
+		})
+	}
+}
+
+func TestNoSocket(t *testing.T) {
+	r, err := New(filepath.Join(t.TempDir(), "absent.sock"), 0)
+	require.NoError(t, err, "connection is lazy")
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = r.List(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "absent.sock")
+
+	_, err = New("relative.sock", 0)
+	require.Error(t, err)
+}
+
+func TestDetect(t *testing.T) {
+	root := t.TempDir()
+	_, ok := Detect(root)
+	assert.False(t, ok)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/crio"), 0o755))
+	// A regular file named like a socket is not a socket.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd.sock"), nil, 0o644))
+	l, err := net.Listen("unix", filepath.Join(root, "run/crio/crio.sock"))
+	require.NoError(t, err)
+	defer l.Close()
+	p, ok := Detect(root)
+	require.True(t, ok)
+	assert.Equal(t, filepath.Join(root, "run/crio/crio.sock"), p)
+}
+
+func TestRuntimeName(t *testing.T) {
+	for in, want := range map[string]string{"containerd": "containerd", "cri-o": "cri-o", "docker": "docker", "": "", "Kata": "kata"} {
+		assert.Equal(t, want, RuntimeName(in), in)
+	}
+}

@@ -1,0 +1,151 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package identity resolves a container ID found in the cgroup tree to its
+// Kubernetes identity (pod, namespace, container name, image, restart count,
+// start time). Runtime APIs (CRI, containerd) are listed in the background
+// into a cache; a scrape only reads the cache. When no runtime answers, the
+// cgroup path and /var/log/pods still give a partial identity: the result is
+// never an empty string, an unknown field is simply left empty and omitted.
+package identity // import "github.com/containerstats/containerstatsreceiver/internal/identity"
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Source is where a container's identity came from.
+type Source uint8
+
+const (
+	// SourcePath: only the cgroup path (and /var/log/pods when readable).
+	SourcePath Source = iota
+	// SourceCRI: the CRI runtime service.
+	SourceCRI
+	// SourceContainerd: containerd's own API.
+	SourceContainerd
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourceCRI:
+		return "cri"
+	case SourceContainerd:
+		return "containerd"
+	default:
+		return "path"
+	}
+}
+
+// Container is what a runtime knows about one container. Empty strings are
+// unknown values; callers omit them.
+type Container struct {
+	ID            string
+	Name          string // container.name
+	ContainerName string // k8s.container.name
+	ImageName     string
+	ImageTag      string
+	Runtime       string // container.runtime.name
+	PodUID        string
+	PodName       string
+	Namespace     string
+	SandboxID     string
+	RestartCount  int64
+	HasRestart    bool
+	// StartTime is the container's creation time from the runtime; zero
+	// when unknown.
+	StartTime time.Time
+	// Sandbox marks pause/sandbox containers.
+	Sandbox bool
+	// Exited marks containers the runtime reports as exited (CRI
+	// CONTAINER_EXITED, containerd task STOPPED). Created containers are
+	// not exited: their cgroup appears as they start.
+	Exited bool
+	Source Source
+}
+
+// Pod is what a runtime knows about one pod sandbox.
+type Pod struct {
+	UID       string
+	Name      string
+	Namespace string
+	Labels    map[string]string
+	StartTime time.Time
+	Source    Source
+}
+
+// Snapshot is one complete listing of a runtime.
+type Snapshot struct {
+	Containers []Container
+	Pods       []Pod
+	// SandboxIDs are the IDs of pod sandboxes (pause containers).
+	SandboxIDs []string
+}
+
+// Resolver lists one runtime API. Implementations must only call read-only
+// RPCs and honour ctx's deadline.
+type Resolver interface {
+	// Source is the source recorded on what List returns.
+	Source() Source
+	// Endpoint names the endpoint in logs.
+	Endpoint() string
+	List(ctx context.Context) (Snapshot, error)
+	Close() error
+}
+
+// SplitImage splits an image reference into name and tag:
+// "docker.io/library/busybox:1.36" -> ("docker.io/library/busybox", "1.36"),
+// "reg:5000/app@sha256:..." -> ("reg:5000/app", ""). A bare image ID
+// ("sha256:<hex>" or 64 hex) has no name: both are empty.
+func SplitImage(ref string) (name, tag string) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" || strings.HasPrefix(ref, "sha256:") || isHex64(ref) {
+		return "", ""
+	}
+	if i := strings.IndexByte(ref, '@'); i >= 0 {
+		ref = ref[:i]
+	}
+	slash := strings.LastIndexByte(ref, '/')
+	if i := strings.LastIndexByte(ref, ':'); i > slash {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, ""
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Kubernetes labels the kubelet puts on sandboxes and containers.
+const (
+	LabelPodName       = "io.kubernetes.pod.name"
+	LabelPodNamespace  = "io.kubernetes.pod.namespace"
+	LabelPodUID        = "io.kubernetes.pod.uid"
+	LabelContainerName = "io.kubernetes.container.name"
+)
+
+// PodLabels returns the user's pod labels from a sandbox's labels: the
+// kubelet's own io.kubernetes.pod.* keys and runtime-internal keys are
+// dropped.
+func PodLabels(l map[string]string) map[string]string {
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		switch {
+		case k == LabelPodName, k == LabelPodNamespace, k == LabelPodUID, k == LabelContainerName:
+		case strings.HasPrefix(k, "io.cri-containerd."), strings.HasPrefix(k, "io.kubernetes.docker."):
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package identity // import "github.com/containerstats/containerstatsreceiver/internal/identity"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The kubelet's log directories are the last identity source when no
+// runtime answers: /var/log/pods/<namespace>_<pod>_<uid>/<container>/ and
+// the links /var/log/containers/<pod>_<namespace>_<container>-<id>.log.
+// contrib's pkg/stanza container parser knows the same layout, but it pulls
+// ~170 modules and its regular expression is unexported, so these two small
+// parsers (fuzz-tested) are our own.
+
+// LogPod is one pod directory of /var/log/pods.
+type LogPod struct {
+	Namespace  string
+	Name       string
+	UID        string
+	Containers []string // container directory names, sorted
+}
+
+// PodLogs reads the kubelet's log directories under a host root.
+type PodLogs struct {
+	pods       string
+	containers string
+}
+
+// NewPodLogs returns a reader of <root>/var/log/pods and
+// <root>/var/log/containers.
+func NewPodLogs(root string) *PodLogs {
+	return &PodLogs{
+		pods:       filepath.Join(root, "var/log/pods"),
+		containers: filepath.Join(root, "var/log/containers"),
+	}
+}
+
+// Scan lists both directories. Unreadable directories and names that do not
+// parse are skipped: the fallback gives what it can.
+func (p *PodLogs) Scan() (pods map[string]LogPod, ctrNames map[string]string) {
+	pods = map[string]LogPod{}
+	ctrNames = map[string]string{}
+	if entries, err := os.ReadDir(p.pods); err == nil {
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			lp, err := parsePodLogDir(e.Name())
+			if err != nil {
+				continue
+			}
+			if sub, err := os.ReadDir(filepath.Join(p.pods, e.Name())); err == nil {
+				for _, s := range sub {
+					if s.IsDir() {
+						lp.Containers = append(lp.Containers, s.Name())
+					}
+				}
+			}
+			pods[lp.UID] = lp
+		}
+	}
+	if entries, err := os.ReadDir(p.containers); err == nil {
+		for _, e := range entries {
+			if l, err := parseContainerLogName(e.Name()); err == nil {
+				ctrNames[l.id] = l.container
+			}
+		}
+	}
+	return pods, ctrNames
+}
+
+var errLogName = errors.New("not a kubelet log name")
+
+// parsePodLogDir parses "<namespace>_<pod>_<uid>". Namespaces and pod names
+// are DNS names and cannot hold "_"; the UID is whatever follows the second
+// "_" (static pods use a hash, not a UUID).
+func parsePodLogDir(name string) (LogPod, error) {
+	parts := strings.Split(name, "_")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return LogPod{}, fmt.Errorf("/var/log/pods/%q: %w", name, errLogName)
+	}
+	return LogPod{Namespace: parts[0], Name: parts[1], UID: parts[2]}, nil
+}
+
+type containerLog struct {
+	pod, namespace, container, id string
+}
+
+// parseContainerLogName parses "<pod>_<namespace>_<container>-<id>.log"
+// with a 64-hex container ID.
+func parseContainerLogName(name string) (containerLog, error) {
+	base, ok := strings.CutSuffix(name, ".log")
+	parts := strings.Split(base, "_")
+	if !ok || len(parts) != 3 || len(parts[2]) < 66 || parts[2][len(parts[2])-65] != '-' {
+		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
+	}
+	l := containerLog{pod: parts[0], namespace: parts[1], container: parts[2][:len(parts[2])-65], id: parts[2][len(parts[2])-64:]}
+	if l.pod == "" || l.namespace == "" || l.container == "" || !isHex64(l.id) {
+		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
+	}
+	return l, nil
+}

@@ -1,0 +1,103 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package identity
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const hexA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+func TestParsePodLogDir(t *testing.T) {
+	lp, err := parsePodLogDir("kube-system_coredns-5d78c9869d-abcde_0f3c2b9e-1111-4222-8333-944445555666")
+	require.NoError(t, err)
+	assert.Equal(t, LogPod{Namespace: "kube-system", Name: "coredns-5d78c9869d-abcde", UID: "0f3c2b9e-1111-4222-8333-944445555666"}, lp)
+	for _, bad := range []string{"", "a_b", "a_b_c_d", "_b_c", "a__c", "a_b_"} {
+		_, err := parsePodLogDir(bad)
+		assert.ErrorIs(t, err, errLogName, bad)
+	}
+}
+
+func TestParseContainerLogName(t *testing.T) {
+	l, err := parseContainerLogName("web-0_shop_nginx-sidecar-" + hexA + ".log")
+	require.NoError(t, err)
+	assert.Equal(t, containerLog{pod: "web-0", namespace: "shop", container: "nginx-sidecar", id: hexA}, l)
+	for _, bad := range []string{"", "web-0_shop_nginx-" + hexA, "web-0_shop_-" + hexA + ".log", "web-0_shop_nginx-" + strings.ToUpper(hexA) + ".log", "shop_nginx-" + hexA + ".log", "web-0_shop_nginx_" + hexA + ".log"} {
+		_, err := parseContainerLogName(bad)
+		assert.ErrorIs(t, err, errLogName, bad)
+	}
+}
+
+// Property: whatever parses formats back to the same name.
+func FuzzParsePodLogDir(f *testing.F) {
+	f.Add("ns_pod_uid")
+	f.Add("a__b")
+	f.Fuzz(func(t *testing.T, s string) {
+		lp, err := parsePodLogDir(s)
+		if err != nil {
+			return
+		}
+		if got := lp.Namespace + "_" + lp.Name + "_" + lp.UID; got != s {
+			t.Fatalf("round trip %q -> %q", s, got)
+		}
+	})
+}
+
+func FuzzParseContainerLogName(f *testing.F) {
+	f.Add("p_n_c-" + hexA + ".log")
+	f.Add("p_n_-" + hexA + ".log")
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := parseContainerLogName(s)
+		if err != nil {
+			return
+		}
+		if got := l.pod + "_" + l.namespace + "_" + l.container + "-" + l.id + ".log"; got != s {
+			t.Fatalf("round trip %q -> %q", s, got)
+		}
+	})
+}
+
+func TestPodLogsScan(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) { require.NoError(t, os.MkdirAll(filepath.Join(root, p), 0o755)) }
+	mk("var/log/pods/shop_web-0_uid-1/nginx")
+	mk("var/log/pods/shop_web-0_uid-1/sidecar")
+	mk("var/log/pods/ops_agent-x_uid-2/agent")
+	mk("var/log/pods/not-a-pod")
+	mk("var/log/containers")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+hexA+".log"), nil, 0o644))
+	pods, names := NewPodLogs(root).Scan()
+	assert.Equal(t, map[string]LogPod{
+		"uid-1": {Namespace: "shop", Name: "web-0", UID: "uid-1", Containers: []string{"nginx", "sidecar"}},
+		"uid-2": {Namespace: "ops", Name: "agent-x", UID: "uid-2", Containers: []string{"agent"}},
+	}, pods)
+	assert.Equal(t, map[string]string{hexA: "sidecar"}, names)
+
+	// Absent directories: nothing, no error.
+	pods, names = NewPodLogs(t.TempDir()).Scan()
+	assert.Empty(t, pods)
+	assert.Empty(t, names)
+}
+
+func TestSplitImage(t *testing.T) {
+	for ref, want := range map[string][2]string{
+		"docker.io/library/busybox:1.36": {"docker.io/library/busybox", "1.36"},
+		"registry:5000/team/app":         {"registry:5000/team/app", ""},
+		"registry:5000/team/app:v2":      {"registry:5000/team/app", "v2"},
+		"quay.io/x/y:v1@sha256:" + hexA:  {"quay.io/x/y", "v1"},
+		"quay.io/x/y@sha256:" + hexA:     {"quay.io/x/y", ""},
+		"sha256:" + hexA:                 {"", ""},
+		hexA:                             {"", ""},
+		"":                               {"", ""},
+	} {
+		n, tag := SplitImage(ref)
+		assert.Equal(t, want, [2]string{n, tag}, ref)
+	}
+}

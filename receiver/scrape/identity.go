@@ -1,0 +1,71 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// Identity resolves container IDs and pod UIDs found in the cgroup tree.
+// Lookups must only read memory; Prepare may call the runtime when an ID is
+// unknown (rate-limited by the implementation).
+type Identity interface {
+	Prepare(ctx context.Context, containerIDs []string)
+	Container(id, podUID string) (identity.Container, bool)
+	Pod(uid string) (identity.Pod, bool)
+	IsSandbox(id string) bool
+}
+
+// lifecycle is implemented by identities with background work: the scraper
+// starts it in Start and stops it in Shutdown.
+type lifecycle interface {
+	Start(ctx context.Context) error
+	Shutdown(ctx context.Context) error
+}
+
+// pathIdentity is the identity without any runtime: what the cgroup path
+// gives.
+type pathIdentity struct{}
+
+func (pathIdentity) Prepare(context.Context, []string) {}
+func (pathIdentity) Container(id, podUID string) (identity.Container, bool) {
+	return identity.Container{ID: id, PodUID: podUID, Source: identity.SourcePath}, false
+}
+func (pathIdentity) Pod(uid string) (identity.Pod, bool) { return identity.Pod{UID: uid}, false }
+func (pathIdentity) IsSandbox(string) bool               { return false }
+
+// setContainerIdentity sets the identity attributes of a container's
+// resource. Unknown values are omitted, never set to "".
+func setContainerIdentity(rb *metadata.ResourceBuilder, ct *identity.Container) {
+	setIf(rb.SetContainerName, ct.Name)
+	setIf(rb.SetContainerImageName, ct.ImageName)
+	setIf(rb.SetContainerImageTag, ct.ImageTag)
+	setIf(rb.SetK8sPodName, ct.PodName)
+	setIf(rb.SetK8sNamespaceName, ct.Namespace)
+	setIf(rb.SetK8sContainerName, ct.ContainerName)
+	if ct.HasRestart {
+		rb.SetK8sContainerRestartCount(ct.RestartCount)
+	}
+}
+
+func setIf(set func(string), v string) {
+	if v != "" {
+		set(v)
+	}
+}
+
+// podLabelPrefix prefixes pod labels set on pod and container resources when
+// Options.PodLabels is on (mdatagen cannot declare dynamic keys).
+const podLabelPrefix = "k8s.pod.label."
+
+func setPodLabels(res pcommon.Resource, labels map[string]string) {
+	for k, v := range labels {
+		res.Attributes().PutStr(podLabelPrefix+k, v)
+	}
+}

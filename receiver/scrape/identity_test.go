@@ -1,0 +1,249 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+)
+
+// IDs and UIDs of the v1-cgroupfs and hybrid fixtures.
+var (
+	idA1   = strings.Repeat("a1", 32)
+	idB2   = strings.Repeat("b2", 32)
+	idC3   = strings.Repeat("c3", 32)
+	idD4   = strings.Repeat("d4", 32)
+	id18   = strings.Repeat("18", 32)
+	uidBu  = "1a2b3c4d-0000-4000-8000-00000000000a"
+	uidBe  = "2b3c4d5e-0000-4000-8000-00000000000b"
+	uidGu  = "3c4d5e6f-0000-4000-8000-00000000000c"
+	tStart = time.Date(2025, 12, 31, 23, 0, 0, 0, time.UTC)
+)
+
+// fakeIdentity is an in-memory Identity.
+type fakeIdentity struct {
+	containers map[string]identity.Container
+	pods       map[string]identity.Pod
+	sandboxes  map[string]bool
+	prepared   [][]string
+}
+
+func (f *fakeIdentity) Prepare(_ context.Context, ids []string) { f.prepared = append(f.prepared, ids) }
+func (f *fakeIdentity) Container(id, podUID string) (identity.Container, bool) {
+	if c, ok := f.containers[id]; ok {
+		return c, true
+	}
+	return identity.Container{ID: id, PodUID: podUID}, false
+}
+
+func (f *fakeIdentity) Pod(uid string) (identity.Pod, bool) {
+	p, ok := f.pods[uid]
+	return p, ok
+}
+func (f *fakeIdentity) IsSandbox(id string) bool { return f.sandboxes[id] }
+
+// fullIdentity gives every field a distinct value. d4 (the guaranteed pod's
+// only container) is that pod's sandbox and is excluded by default.
+func fullIdentity() *fakeIdentity {
+	return &fakeIdentity{
+		containers: map[string]identity.Container{
+			idA1: {ID: idA1, Name: "nginx-a", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.1", Runtime: "containerd",
+				PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 3, HasRestart: true, StartTime: tStart.Add(1 * time.Second), Source: identity.SourceCRI},
+			idB2: {ID: idB2, Name: "sidecar-b", ContainerName: "sidecar", ImageName: "registry:5000/team/sidecar", ImageTag: "v7", Runtime: "containerd",
+				PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 0, HasRestart: true, StartTime: tStart.Add(2 * time.Second), Source: identity.SourceCRI},
+			idC3: {ID: idC3, Name: "batch-c", ContainerName: "batch", ImageName: "quay.io/ops/batch", Runtime: "docker",
+				PodUID: uidBe, PodName: "cron-9", Namespace: "ops", StartTime: tStart.Add(3 * time.Second), Source: identity.SourceContainerd},
+		},
+		pods: map[string]identity.Pod{
+			uidBu: {UID: uidBu, Name: "web-0", Namespace: "shop", Labels: map[string]string{"app": "web", "tier": "front"}, StartTime: tStart.Add(4 * time.Second), Source: identity.SourceCRI},
+			uidBe: {UID: uidBe, Name: "cron-9", Namespace: "ops", Labels: map[string]string{"app": "cron"}, StartTime: tStart.Add(5 * time.Second), Source: identity.SourceContainerd},
+			uidGu: {UID: uidGu, Name: "db-1", Namespace: "data", StartTime: tStart.Add(6 * time.Second), Source: identity.SourceCRI},
+		},
+		sandboxes: map[string]bool{idD4: true},
+	}
+}
+
+func startScraper(t *testing.T, root string, standalone bool, clk *fakeClock, mod func(*Options)) *Scraper {
+	t.Helper()
+	o := Options{RootPath: root, NodeName: "node-1", StandaloneContainers: standalone, MetricsBuilderConfig: defaultMBC(), Now: clk.Now}
+	mod(&o)
+	s := New(newSettings(), o)
+	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+func twoScrapes(t *testing.T, s *Scraper, root string, clk *fakeClock) pmetric.Metrics {
+	t.Helper()
+	_, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	bumpCPU(t, root)
+	clk.now = t0.Add(10 * time.Second)
+	got, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	return got
+}
+
+// TestScrapeGoldenIdentity: full runtime identity, pod labels on; the
+// sandbox d4 is not reported; start times are the runtime's.
+func TestScrapeGoldenIdentity(t *testing.T) {
+	root := copyFixture(t, "v1-cgroupfs")
+	clk := &fakeClock{now: t0}
+	fi := fullIdentity()
+	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = fi; o.PodLabels = true })
+	got := twoScrapes(t, s, root, clk)
+	requireGolden(t, filepath.Join("..", "..", "testdata", "golden", "identity-v1-cgroupfs.yaml"), got)
+	assert.Nil(t, findContainer(got, idD4), "sandbox excluded")
+	require.Len(t, fi.prepared, 2)
+	assert.ElementsMatch(t, []string{idA1, idB2, idC3, idD4}, fi.prepared[0])
+}
+
+// TestScrapeGoldenPodLogs: no runtime at all, the cache's /var/log/pods
+// fallback gives namespace, pod and container names; start times are the
+// first-seen times.
+func TestScrapeGoldenPodLogs(t *testing.T) {
+	root := copyFixture(t, "v1-cgroupfs")
+	for _, d := range []string{
+		"var/log/pods/shop_web-0_" + uidBu + "/nginx", "var/log/pods/shop_web-0_" + uidBu + "/sidecar",
+		"var/log/pods/ops_cron-9_" + uidBe + "/batch", "var/log/containers",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+idB2+".log"), nil, 0o644))
+	cache := identity.NewCache(identity.CacheConfig{PodLogs: identity.NewPodLogs(root)})
+	clk := &fakeClock{now: t0}
+	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = cache })
+	got := twoScrapes(t, s, root, clk)
+	requireGolden(t, filepath.Join("..", "..", "testdata", "golden", "identity-podlogs-v1-cgroupfs.yaml"), got)
+	a1 := findContainer(got, idA1)
+	require.NotNil(t, a1)
+	_, hasName := a1.Get("k8s.container.name")
+	assert.False(t, hasName, "two containers in the pod and no /var/log/containers link: name unknown, omitted")
+}
+
+// TestSameIDTwoPathsOneSeries: the hybrid fixture shows docker container
+// 1818... under /docker/<id> and /system.slice/docker.service/docker/<id>;
+// it is one series with the runtime's start time on both scrapes.
+func TestSameIDTwoPathsOneSeries(t *testing.T) {
+	root := copyFixture(t, "hybrid")
+	for _, p := range []string{"sys/fs/cgroup/memory/docker/" + id18, "sys/fs/cgroup/memory/system.slice/docker.service/docker/" + id18} {
+		_, err := os.Stat(filepath.Join(root, p))
+		require.NoError(t, err, "fixture must show the ID twice")
+	}
+	fi := &fakeIdentity{containers: map[string]identity.Container{
+		id18: {ID: id18, Name: "redis", ImageName: "docker.io/library/redis", ImageTag: "7.4", Runtime: "docker", StartTime: tStart, Source: identity.SourceContainerd},
+	}}
+	clk := &fakeClock{now: t0}
+	s := startScraper(t, root, true, clk, func(o *Options) { o.Identity = fi })
+	for i := 0; i < 2; i++ {
+		m, err := s.Scrape(context.Background())
+		require.NoError(t, err)
+		n := 0
+		forEachResource(m, func(rm pmetric.ResourceMetrics) {
+			if v, ok := rm.Resource().Attributes().Get("container.id"); ok && v.Str() == id18 {
+				n++
+				assertStartTimes(t, rm, pcommon.NewTimestampFromTime(tStart))
+			}
+		})
+		assert.Equal(t, 1, n, "scrape %d", i)
+		clk.now = clk.now.Add(10 * time.Second)
+	}
+}
+
+func TestExitedFilteredAndSwitches(t *testing.T) {
+	root := copyFixture(t, "v1-cgroupfs")
+	fi := fullIdentity()
+	c := fi.containers[idB2]
+	c.Exited = true
+	fi.containers[idB2] = c
+	ns, err := identity.CompileRules(nil, []string{"ops"})
+	require.NoError(t, err)
+	clk := &fakeClock{now: t0}
+	s := startScraper(t, root, false, clk, func(o *Options) {
+		o.Identity = fi
+		o.Filter = identity.Filter{Namespaces: ns}
+		o.NoNodeSeries = true
+		o.IncludeSandboxes = true
+	})
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	assert.NotNil(t, findContainer(m, idA1))
+	assert.Nil(t, findContainer(m, idB2), "exited")
+	assert.Nil(t, findContainer(m, idC3), "namespace ops excluded")
+	assert.NotNil(t, findContainer(m, idD4), "sandboxes included on request")
+	var pods []string
+	nodes := 0
+	forEachResource(m, func(rm pmetric.ResourceMetrics) {
+		a := rm.Resource().Attributes()
+		_, isCtr := a.Get("container.id")
+		uid, isPod := a.Get("k8s.pod.uid")
+		switch {
+		case !isCtr && isPod:
+			pods = append(pods, uid.Str())
+		case !isCtr:
+			nodes++
+		}
+	})
+	assert.Zero(t, nodes, "node series off")
+	assert.ElementsMatch(t, []string{uidBu, uidGu}, pods, "pod of namespace ops filtered")
+
+	s2 := startScraper(t, root, false, clk, func(o *Options) { o.Identity = fi; o.NoPodSeries = true })
+	m, err = s2.Scrape(context.Background())
+	require.NoError(t, err)
+	forEachResource(m, func(rm pmetric.ResourceMetrics) {
+		a := rm.Resource().Attributes()
+		_, isCtr := a.Get("container.id")
+		_, isPod := a.Get("k8s.pod.uid")
+		assert.False(t, isPod && !isCtr, "pod series off")
+	})
+}
+
+func forEachResource(m pmetric.Metrics, fn func(pmetric.ResourceMetrics)) {
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		fn(m.ResourceMetrics().At(i))
+	}
+}
+
+func findContainer(m pmetric.Metrics, id string) *pcommon.Map {
+	var out *pcommon.Map
+	forEachResource(m, func(rm pmetric.ResourceMetrics) {
+		a := rm.Resource().Attributes()
+		if v, ok := a.Get("container.id"); ok && v.Str() == id {
+			out = &a
+		}
+	})
+	return out
+}
+
+func assertStartTimes(t *testing.T, rm pmetric.ResourceMetrics, want pcommon.Timestamp) {
+	t.Helper()
+	checked := 0
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if ms.At(j).Type() != pmetric.MetricTypeSum {
+				continue
+			}
+			dps := ms.At(j).Sum().DataPoints()
+			for k := 0; k < dps.Len(); k++ {
+				assert.Equal(t, want, dps.At(k).StartTimestamp(), ms.At(j).Name())
+				checked++
+			}
+		}
+	}
+	assert.NotZero(t, checked, "no cumulative point checked")
+}

@@ -115,8 +115,11 @@ func TestManifestMatchesConfig(t *testing.T) {
 	require.NotNil(t, vm.MountPropagation)
 	assert.Equal(t, corev1.MountPropagationHostToContainer, *vm.MountPropagation, "new host mounts (cgroup, pod volumes) must stay visible")
 
-	// CRI socket and pod-resources socket directory.
-	vm, v = mountAt("/run/containerd/containerd.sock")
+	// CRI socket (the one the config names) and pod-resources socket
+	// directory.
+	assert.Equal(t, "/run/containerd/containerd.sock", rcfg.Runtime.CRIEndpoint)
+	assert.Equal(t, rcfg.Runtime.CRIEndpoint, rcfg.Runtime.ContainerdEndpoint)
+	vm, v = mountAt(rcfg.Runtime.CRIEndpoint)
 	require.NotNil(t, v.HostPath)
 	assert.Equal(t, "/run/containerd/containerd.sock", v.HostPath.Path)
 	require.NotNil(t, v.HostPath.Type)

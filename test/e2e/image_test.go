@@ -25,13 +25,7 @@ import (
 // config; then unpacks it and runs the collector chrooted into that root
 // filesystem alone, which proves the image needs nothing from a base.
 func TestImageArchive(t *testing.T) {
-	archive := os.Getenv("IMAGE_ARCHIVE")
-	if archive == "" {
-		archive = filepath.Join(repoRoot(t), "bin", "otelcol-containerstats-image.tar")
-	}
-	if _, err := os.Stat(archive); err != nil {
-		need(t, "image archive missing (make image): "+err.Error())
-	}
+	archive := imageArchive(t)
 	bin := collectorBin(t)
 	img, err := ociarchive.Read(archive)
 	require.NoError(t, err)

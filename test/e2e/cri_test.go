@@ -220,9 +220,7 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 			require.NoError(t, err)
 			assert.Len(t, s, want, "%s: %s", w.name, metric)
 		}
-		if w.name == "busy" {
-			t.Logf("arrived in Prometheus for %s/%s: %v = %v", w.pod.Name, w.cname, l, ss[0].Value)
-		}
+		t.Logf("arrived in Prometheus for %s/%s: %v = %v", w.pod.Name, w.cname, l, ss[0].Value)
 	}
 	// No sandbox (pause) container and not the exited OOM-killed one.
 	re := strings.Join(append(append([]string{}, sandboxes...), oomID), "|")

@@ -121,7 +121,11 @@ func TestCollectorWithContainerd(t *testing.T) {
 		}
 		return nil
 	})
-	memID := createContainer(t, ctrd, memPod, "hog", 1, []string{"/bin/sleep", "3600"},
+	// Attempt 1 survives: its shell's child allocates 64 MiB and is
+	// OOM-killed inside the running container, whose cgroup (and its v1
+	// oom_kill counter) stays; attempt 0's cgroup went with it.
+	memID := createContainer(t, ctrd, memPod, "hog", 1,
+		[]string{"/bin/sh", "-c", "/bin/busybox dd if=/dev/zero of=/dev/null bs=64M count=1; exec sleep 3600"},
 		&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 32 << 20, CpuShares: 2})
 	idlePod := ctrd.RunPod(t, "idle", ns, "besteffort", nil)
 	idleID := idlePod.StartContainer(t, "nap", 0)
@@ -136,8 +140,16 @@ func TestCollectorWithContainerd(t *testing.T) {
 		ws[i].cpuDir = filepath.Join("/sys/fs/cgroup/cpu", rel)
 		ws[i].memDir = filepath.Join("/sys/fs/cgroup/memory", rel)
 	}
-	// CRI's OOMKilled reason above is the proof of the kill: on cgroup v1
-	// the kernel counts it in the victim's cgroup, which runc removed.
+	eventually(t, 30*time.Second, "OOM kill inside the restarted mem container", func() error {
+		n, err := ooms(ws[1].memDir)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("oom_kill %d", n)
+		}
+		return nil
+	})
 	sandboxes := []string{busyPod.ID, memPod.ID, idlePod.ID}
 
 	t.Run("host", func(t *testing.T) {
@@ -163,10 +175,11 @@ func TestCollectorWithContainerd(t *testing.T) {
 	})
 }
 
-// metadataDefines reports whether metadata.yaml defines a metric whose name
-// contains part: assertions on metrics other issues add (throttling, OOM
-// kills) switch on by themselves once those land in the build under test.
-func metadataDefines(t *testing.T, part string) []string {
+// metadataDefines lists the metrics metadata.yaml defines whose names
+// start with prefix: assertions on metrics other issues add (throttling,
+// OOM kills) switch on by themselves once those land in the build under
+// test.
+func metadataDefines(t *testing.T, prefix string) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "metadata.yaml"))
 	require.NoError(t, err)
@@ -179,7 +192,7 @@ func metadataDefines(t *testing.T, part string) []string {
 		}
 		if inMetrics && strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") && strings.HasSuffix(line, ":") {
 			name := strings.TrimSuffix(strings.TrimSpace(line), ":")
-			if strings.Contains(name, part) {
+			if strings.HasPrefix(name, prefix) {
 				out = append(out, name)
 			}
 		}
@@ -243,23 +256,27 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	thr, err := statKey(filepath.Join(busy.cpuDir, "cpu.stat"), "nr_throttled")
 	require.NoError(t, err)
 	assert.Greater(t, thr, uint64(0), "kernel: busy never throttled")
-	for _, m := range metadataDefines(t, "throttl") {
-		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s.*", container_id=%q, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), busy.id, node))
+	// Metrics of the CPU and memory issues, once in the build (see
+	// metadataDefines): throttling counted for busy, the one OOM kill for
+	// the restarted mem container and its pod.
+	for _, m := range metadataDefines(t, "container.cpu.throttling.") {
+		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", container_id=%q, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), busy.id, node))
 		require.NoError(t, err)
 		require.NotEmpty(t, s, "%s for the busy container", m)
 		assert.Greater(t, s[0].Value, 0.0, "%s for the busy container", m)
 	}
 	mem := ws[1]
-	for _, m := range metadataDefines(t, "oom") {
-		prefix := strings.ReplaceAll(m, ".", "_")
-		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s.*", k8s_pod_uid=%q, k8s_node_name=%q}`, prefix, mem.pod.UID, node))
-		require.NoError(t, err)
-		require.NotEmpty(t, s, "%s for the mem pod", m)
-		max := 0.0
-		for _, x := range s {
-			max = math.Max(max, x.Value)
+	for m, sel := range map[string]string{
+		"container.memory.oom_kills": fmt.Sprintf("container_id=%q", mem.id),
+		"k8s.pod.memory.oom_kills":   fmt.Sprintf("k8s_pod_uid=%q, container_id=\"\"", mem.pod.UID),
+	} {
+		if len(metadataDefines(t, m)) == 0 {
+			continue
 		}
-		assert.Equal(t, 1.0, max, "%s: the mem pod's one OOM kill", m)
+		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", %s, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), sel, node))
+		require.NoError(t, err)
+		require.Len(t, s, 1, "%s for the mem pod: %v", m, s)
+		assert.Equal(t, 1.0, s[0].Value, "%s: the one OOM kill in the mem pod", m)
 	}
 
 	eventually(t, 20*time.Second, "busy working set matches the kernel", func() error {
@@ -308,6 +325,20 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 		}
 		return nil
 	})
+}
+
+// ooms reads the v1 memory cgroup's OOM kill count (memory.oom_control).
+func ooms(memDir string) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(memDir, "memory.oom_control"))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			return strconv.ParseUint(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s/memory.oom_control: no oom_kill", memDir)
 }
 
 func imageArchive(t *testing.T) string {

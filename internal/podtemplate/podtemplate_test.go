@@ -153,3 +153,30 @@ func TestQoSAndResources(t *testing.T) {
 	assert.Equal(t, "burstable", qosClass(corev1.Container{Resources: corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: q("100m")}}}))
 }
+
+// FuzzDecode: arbitrary manifests give objects of the two registered
+// groups or an error, never a panic; a decoded DaemonSet translates or
+// errors, never panics.
+func FuzzDecode(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "daemonset.yaml"))
+	require.NoError(f, err)
+	f.Add(raw)
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\n---\n"))
+	f.Add([]byte("---\n---\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		objs, err := Decode(b)
+		if err != nil {
+			return
+		}
+		for _, o := range objs {
+			switch x := o.(type) {
+			case *appsv1.DaemonSet:
+				_, _ = Translate(x.Spec.Template.Spec, Node{})
+			default:
+				if gv := o.GetObjectKind().GroupVersionKind().GroupVersion().String(); gv != "v1" && gv != "apps/v1" {
+					t.Fatalf("decoded %T from group %q", o, gv)
+				}
+			}
+		}
+	})
+}

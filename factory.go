@@ -78,7 +78,7 @@ func createMetricsReceiver(
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
-		Identity:             newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger, tb),
+		Identity:             newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger),
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		NoPodSeries:          !c.PodSeries,

@@ -14,7 +14,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
-	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // runtimeIdentity builds the identity cache in Start (sockets are detected
@@ -29,7 +28,7 @@ type runtimeIdentity struct {
 	cache *identity.Cache
 }
 
-func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger, _ *metadata.TelemetryBuilder) *runtimeIdentity {
+func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger) *runtimeIdentity {
 	return &runtimeIdentity{root: root, cfg: cfg, logger: logger}
 }
 
@@ -49,7 +48,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 		}
 		if ep == "" {
 			r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
-				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets))
+				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
 		} else {
 			c, err := cri.New(ep, r.cfg.RefreshInterval)
 			if err != nil {
@@ -62,9 +61,12 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.ContainerdEnabled {
 		ep := r.cfg.ContainerdEndpoint
 		if ep == "" {
-			p := filepath.Join(r.root, containerd.DefaultSocket)
-			if _, err := os.Stat(p); err == nil {
-				ep = p
+			for _, s := range containerd.Sockets() {
+				p := filepath.Join(r.root, s)
+				if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+					ep = p
+					break
+				}
 			}
 		}
 		if ep != "" {

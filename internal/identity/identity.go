@@ -108,9 +108,14 @@ func SplitImage(ref string) (name, tag string) {
 	}
 	slash := strings.LastIndexByte(ref, '/')
 	if i := strings.LastIndexByte(ref, ':'); i > slash {
-		return ref[:i], ref[i+1:]
+		name, tag = ref[:i], ref[i+1:]
+	} else {
+		name = ref
 	}
-	return ref, ""
+	if name == "" {
+		return "", "" // ":tag" or "@digest" alone names nothing
+	}
+	return name, tag
 }
 
 func isHex64(s string) bool {

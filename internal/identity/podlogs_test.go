@@ -101,3 +101,27 @@ func TestSplitImage(t *testing.T) {
 		assert.Equal(t, want, [2]string{n, tag}, ref)
 	}
 }
+
+// Property: name and tag are pieces of the reference: name is its prefix,
+// and the tag (when any) follows name+":" with no "/" in it.
+func FuzzSplitImage(f *testing.F) {
+	f.Add("docker.io/library/busybox:1.36")
+	f.Add("reg:5000/a/b@sha256:" + hexA)
+	f.Add("sha256:" + hexA)
+	f.Fuzz(func(t *testing.T, ref string) {
+		name, tag := SplitImage(ref)
+		trimmed := strings.TrimSpace(ref)
+		if name == "" {
+			if tag != "" {
+				t.Fatalf("tag %q without name for %q", tag, ref)
+			}
+			return
+		}
+		if !strings.HasPrefix(trimmed, name) {
+			t.Fatalf("name %q is not a prefix of %q", name, ref)
+		}
+		if tag != "" && (!strings.HasPrefix(trimmed, name+":"+tag) || strings.Contains(tag, "/")) {
+			t.Fatalf("tag %q of %q", tag, ref)
+		}
+	})
+}

@@ -16,8 +16,13 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/metadatatest"
 )
 
 // IDs and UIDs of the v1-cgroupfs and hybrid fixtures.
@@ -246,4 +251,30 @@ func assertStartTimes(t *testing.T, rm pmetric.ResourceMetrics, want pcommon.Tim
 		}
 	}
 	assert.NotZero(t, checked, "no cumulative point checked")
+}
+
+// TestTelemetry: containers by identity source and the scrape duration.
+func TestTelemetry(t *testing.T) {
+	root := copyFixture(t, "v1-cgroupfs")
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	tb, err := metadata.NewTelemetryBuilder(metadatatest.NewSettings(tt).TelemetrySettings)
+	require.NoError(t, err)
+	fi := fullIdentity()
+	delete(fi.containers, idC3) // c3: path only
+	clk := &fakeClock{now: t0}
+	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = fi; o.Telemetry = tb })
+	_, err = s.Scrape(context.Background())
+	require.NoError(t, err)
+	metadatatest.AssertEqualContainerStatsContainers(t, tt, []metricdata.DataPoint[int64]{
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("source", "path"))},
+		{Value: 2, Attributes: attribute.NewSet(attribute.String("source", "cri"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("source", "containerd"))},
+	}, metricdatatest.IgnoreTimestamp())
+	m, err := tt.GetMetric("otelcol_container_stats_scrape_duration")
+	require.NoError(t, err)
+	h, ok := m.Data.(metricdata.Histogram[float64])
+	require.True(t, ok)
+	require.Len(t, h.DataPoints, 1)
+	assert.EqualValues(t, 1, h.DataPoints[0].Count)
 }

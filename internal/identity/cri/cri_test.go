@@ -162,13 +162,17 @@ func TestRestartIsNewIDWithAttempt(t *testing.T) {
 	c.Refresh(context.Background())
 	f.set(func(f *fakeCRI) {
 		f.containers[0].State = runtimeapi.ContainerState_CONTAINER_EXITED
-		f.containers = append(f.containers, container(ctrNew, sbxWeb, "nginx", "docker.io/library/nginx:1.27", 1, created.Add(time.Hour), runtimeapi.ContainerState_CONTAINER_RUNNING))
+		f.containers = append(f.containers, container(ctrNew, sbxWeb, "nginx", "docker.io/library/nginx:1.27", 1, created.Add(time.Hour), runtimeapi.ContainerState_CONTAINER_CREATED))
 	})
+	c.Refresh(context.Background())
+	nw, _ := c.Container(ctrNew, "uid-web")
+	require.False(t, nw.Exited, "a created container (about to start) is not exited")
+	f.set(func(f *fakeCRI) { f.containers[2].State = runtimeapi.ContainerState_CONTAINER_RUNNING })
 	c.Refresh(context.Background())
 	old, _ := c.Container(ctrNginx, "uid-web")
 	assert.True(t, old.Exited)
 	assert.Empty(t, old.ImageName, "exited containers are not looked up further")
-	nw, _ := c.Container(ctrNew, "uid-web")
+	nw, _ = c.Container(ctrNew, "uid-web")
 	assert.False(t, nw.Exited)
 	assert.Equal(t, "nginx", nw.ContainerName)
 	assert.EqualValues(t, 1, nw.RestartCount)
@@ -265,4 +269,28 @@ func TestRuntimeName(t *testing.T) {
 	for in, want := range map[string]string{"containerd": "containerd", "cri-o": "cri-o", "docker": "docker", "": "", "Kata": "kata"} {
 		assert.Equal(t, want, RuntimeName(in), in)
 	}
+}
+
+// Sandbox IDs (CRI does not list them as containers) and IDs no runtime
+// knows do not make every scrape call the runtime.
+func TestPrepareSteadyState(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	r, err := New(f.socket, 0)
+	require.NoError(t, err)
+	defer r.Close()
+	now := time.Unix(1_800_000_000, 0)
+	c := identity.NewCache(identity.CacheConfig{Resolvers: []identity.Resolver{r}, MinRefresh: 5 * time.Second, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	stranger := id64('7') // a container cgroup no runtime knows
+	c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger})
+	require.EqualValues(t, 1, f.count("ListContainers"))
+	for i := 0; i < 5; i++ {
+		now = now.Add(time.Minute)
+		c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger})
+	}
+	assert.EqualValues(t, 1, f.count("ListContainers"), "no call per scrape in steady state")
+	// A new ID still triggers a refresh.
+	c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger, ctrNew})
+	assert.EqualValues(t, 2, f.count("ListContainers"))
 }

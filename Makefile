@@ -3,7 +3,9 @@
 #
 #   make run     build the collector and run it with config/local.yaml
 #   make test    everything CI checks (generated code, vet, unit + race tests,
-#                the distribution build)
+#                the distribution build, the end-to-end test)
+#   make image   the collector as an OCI image archive (no docker engine)
+#   make e2e     the end-to-end test (root; containerd, runc, prometheus)
 
 # Each recipe runs as ONE bash script with -e: a failing line stops it, and
 # `cd` or variables carry over to the following lines.
@@ -29,6 +31,12 @@ OTELCOL_BIN := bin/otelcol-containerstats
 OTELCOL_BUILDFLAGS ?= -trimpath -ldflags='-s -w'
 RUN_CONFIG ?= config/local.yaml
 
+# `make image`: the distribution as an OCI image archive, built with bash,
+# tar and sha256sum (deploy/image/). Import: ctr -n k8s.io images import $(IMAGE_ARCHIVE)
+IMAGE_NAME    ?= docker.io/library/otelcol-containerstats:0.0.0-dev
+IMAGE_ARCHIVE ?= bin/otelcol-containerstats-image.tar
+E2E_TIMEOUT   ?= 10m
+
 TEST_TIMEOUT ?= 20m
 RACE_TIMEOUT ?= 30m
 # Extra flags for both test runs, e.g. make unit GOTESTFLAGS='-run TestX -v'
@@ -41,7 +49,7 @@ RACE_PKGS ?= ./...
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: generate check-generated vet unit race test otelcol run clean
+.PHONY: all generate check-generated vet unit race fuzz fuzz-smoke bench test otelcol image e2e run clean
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -78,7 +86,7 @@ race:
 
 # Add end-to-end pieces as further prerequisites (they can rely on
 # $(OTELCOL_BIN), built by the otelcol prerequisite).
-test: check-generated vet unit race fuzz-smoke otelcol
+test: check-generated vet unit race fuzz-smoke otelcol e2e
 
 # Every Fuzz target of every package, FUZZTIME each (make fuzz FUZZTIME=5m).
 # The seed corpora also run as plain tests in `unit`.
@@ -104,6 +112,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 90m $(BENCH_PKGS) | tee build/bench.out
 	$(GO) run ./internal/benchtable < build/bench.out | tee build/bench-table.md
 
+# The end-to-end test (test/e2e, build tag e2e; docs/e2e.md): the built
+# collector against real workloads, exporting to a real Prometheus and over
+# OTLP to a second collector. Needs root; in CI (CI set) a missing
+# prerequisite fails it instead of skipping.
+e2e: otelcol image
+	$(GO) vet -tags e2e ./test/e2e/
+	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
+	  $(GO) test -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
+
 # ocb generates the distribution's sources and go.mod in $(DIST_DIR) and
 # resolves its modules (strict version check on); the compile is ours so that
 # it runs with cgo on (go-nvml needs it). Both steps are incremental: a warm
@@ -113,6 +130,14 @@ otelcol:
 	$(BUILDER) --config builder-config.yaml --skip-compilation --skip-strict-versioning=false
 	cd $(DIST_DIR)
 	CGO_ENABLED=1 $(GO) build -buildvcs=false $(OTELCOL_BUILDFLAGS) -o "$(CURDIR)/$(OTELCOL_BIN)" .
+
+# Root filesystem: the binary, the libraries ldd lists for it (glibc), the
+# default config; entrypoint the binary, command --config the default config.
+image: otelcol
+	rootfs=build/image/rootfs
+	deploy/image/rootfs.sh "$(OTELCOL_BIN)" "$$rootfs"
+	deploy/image/build-oci.sh "$$rootfs" "$(IMAGE_NAME)" "$(IMAGE_ARCHIVE)" \
+	  /otelcol-containerstats -- --config /etc/otelcol/config.yaml
 
 # HOSTNAME is a bash variable but usually not exported; config/local.yaml
 # reads it for node_name.

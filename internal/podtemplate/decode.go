@@ -1,0 +1,46 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package podtemplate
+
+import (
+	"bytes"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+)
+
+// Decode decodes a multi-document YAML manifest (documents separated by a
+// line "---") into k8s.io/api objects (core/v1 and apps/v1 kinds) strictly,
+// the way the API server's strict field validation does: an unknown,
+// misspelled (case-sensitive) or duplicated field is an error naming it.
+func Decode(raw []byte) ([]runtime.Object, error) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := appsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	dec := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,
+		kjson.SerializerOptions{Yaml: true, Strict: true})
+	var out []runtime.Object
+	docs := bytes.Split(raw, []byte("\n---\n"))
+	for i, doc := range docs {
+		if i < len(docs)-1 {
+			doc = append(doc, '\n') // the separator took the document's last newline
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := dec.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// prometheus is a real Prometheus (Debian's 2.42) on loopback with its
+// remote-write receiver on and no scrape targets: everything in it came
+// from the collector's prometheus_remote_write exporter.
+type prometheus struct {
+	addr string
+	proc *process
+}
+
+func startPrometheus(t *testing.T) *prometheus {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus not installed (apt-get install --no-install-recommends prometheus)")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &prometheus{addr: freeAddr(t)}
+	p.proc = start(t, "prometheus", bin, nil,
+		"--config.file="+cfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+p.addr,
+		"--web.enable-remote-write-receiver",
+		"--log.level=warn")
+	eventually(t, 30*time.Second, "prometheus ready", func() error {
+		p.proc.alive(t)
+		resp, err := http.Get("http://" + p.addr + "/-/ready")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/-/ready: %s", resp.Status)
+		}
+		return nil
+	})
+	return p
+}
+
+func (p *prometheus) remoteWriteURL() string { return "http://" + p.addr + "/api/v1/write" }
+
+// sample is one series of an instant query's vector result.
+type sample struct {
+	Labels map[string]string
+	Value  float64
+	At     time.Time
+}
+
+// query runs an instant PromQL query through the HTTP API.
+func (p *prometheus) query(promql string) ([]sample, error) {
+	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(promql))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("query %q: %w: %.200s", promql, err, body)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("query %q: %s", promql, r.Error)
+	}
+	if r.Data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %q: result type %s, want vector", promql, r.Data.ResultType)
+	}
+	out := make([]sample, 0, len(r.Data.Result))
+	for _, s := range r.Data.Result {
+		ts, _ := s.Value[0].(float64)
+		vs, _ := s.Value[1].(string)
+		v, err := strconv.ParseFloat(vs, 64)
+		if err != nil {
+			return nil, fmt.Errorf("query %q: value %v: %w", promql, s.Value[1], err)
+		}
+		out = append(out, sample{Labels: s.Metric, Value: v, At: time.Unix(0, int64(ts*1e9))})
+	}
+	return out, nil
+}
+
+// one runs promql and requires exactly one series back.
+func (p *prometheus) one(promql string) (sample, error) {
+	s, err := p.query(promql)
+	if err != nil {
+		return sample{}, err
+	}
+	if len(s) != 1 {
+		return sample{}, fmt.Errorf("%s: %d series, want exactly 1: %v", promql, len(s), s)
+	}
+	return s[0], nil
+}

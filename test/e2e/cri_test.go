@@ -256,27 +256,28 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	thr, err := statKey(filepath.Join(busy.cpuDir, "cpu.stat"), "nr_throttled")
 	require.NoError(t, err)
 	assert.Greater(t, thr, uint64(0), "kernel: busy never throttled")
-	// Metrics of the CPU and memory issues, once in the build (see
-	// metadataDefines): throttling counted for busy, the one OOM kill for
-	// the restarted mem container and its pod.
-	for _, m := range metadataDefines(t, "container.cpu.throttling.") {
+	// Throttling counted for busy, the one OOM kill for the restarted mem
+	// container and its pod.
+	throttling := metadataDefines(t, "container.cpu.throttling.")
+	require.Len(t, throttling, 3, "the throttling metrics are in metadata.yaml")
+	for _, m := range throttling {
 		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", container_id=%q, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), busy.id, node))
 		require.NoError(t, err)
 		require.NotEmpty(t, s, "%s for the busy container", m)
 		assert.Greater(t, s[0].Value, 0.0, "%s for the busy container", m)
+		t.Logf("%s for the busy container: %v", m, s[0].Value)
 	}
 	mem := ws[1]
 	for m, sel := range map[string]string{
 		"container.memory.oom_kills": fmt.Sprintf("container_id=%q", mem.id),
 		"k8s.pod.memory.oom_kills":   fmt.Sprintf("k8s_pod_uid=%q, container_id=\"\"", mem.pod.UID),
 	} {
-		if len(metadataDefines(t, m)) == 0 {
-			continue
-		}
+		require.NotEmpty(t, metadataDefines(t, m), "%s is in metadata.yaml", m)
 		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", %s, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), sel, node))
 		require.NoError(t, err)
 		require.Len(t, s, 1, "%s for the mem pod: %v", m, s)
 		assert.Equal(t, 1.0, s[0].Value, "%s: the one OOM kill in the mem pod", m)
+		t.Logf("%s for the mem pod: %v", m, s[0].Value)
 	}
 
 	eventually(t, 20*time.Second, "busy working set matches the kernel", func() error {

@@ -18,17 +18,22 @@ var errMalformed = errors.New("malformed")
 // above 2^62 is treated as unlimited: no machine has that much memory.
 const v1UnlimitedThreshold = uint64(1) << 62
 
+// cutLine splits data at its first newline: the line without it, and the
+// rest (nil after the last line).
+func cutLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i], data[i+1:]
+	}
+	return data, nil
+}
+
 // parseFlatKeyed parses the "key value" per line format of memory.stat,
 // cpu.stat, memory.events and cpuacct.stat, calling fn for each pair. It
 // allocates nothing; key is only valid during the call.
 func parseFlatKeyed(data []byte, fn func(key []byte, val uint64)) error {
 	for len(data) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+		line, data = cutLine(data)
 		if len(line) == 0 {
 			continue
 		}

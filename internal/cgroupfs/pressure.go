@@ -97,11 +97,7 @@ func parsePressure(data []byte) (PSI, error) {
 	var p PSI
 	for len(data) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+		line, data = cutLine(data)
 		if len(line) == 0 {
 			continue
 		}

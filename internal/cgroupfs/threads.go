@@ -4,7 +4,6 @@
 package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,11 +83,7 @@ func (r *Reader) threadsUnder(dir, file string, dst []int, top bool) (tids []int
 func parseIDList(data []byte, dst []int) ([]int, error) {
 	for len(data) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+		line, data = cutLine(data)
 		if len(line) == 0 {
 			continue
 		}

@@ -17,16 +17,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	containersapi "github.com/containerd/containerd/api/services/containers/v1"
 	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	"github.com/containerd/containerd/api/types/task"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
@@ -65,23 +61,12 @@ type Resolver struct {
 
 // New connects lazily to containerd's socket (a path or "unix://path").
 func New(endpoint string, namespaces []string, maxBackoff time.Duration) (*Resolver, error) {
-	path := strings.TrimPrefix(endpoint, "unix://")
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("containerd endpoint %q: must be an absolute unix socket path", endpoint)
-	}
 	if len(namespaces) == 0 {
 		return nil, fmt.Errorf("containerd endpoint %q: no namespaces", endpoint)
 	}
-	bc := backoff.DefaultConfig
-	if maxBackoff > 0 {
-		bc.MaxDelay = maxBackoff
-	}
-	conn, err := grpc.NewClient("unix://"+path,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	conn, path, err := identity.DialUnix("containerd", endpoint, maxBackoff)
 	if err != nil {
-		return nil, fmt.Errorf("containerd endpoint %q: %w", endpoint, err)
+		return nil, err
 	}
 	return &Resolver{
 		endpoint: path, namespaces: namespaces, conn: conn,

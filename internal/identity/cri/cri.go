@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
@@ -66,20 +64,9 @@ type Resolver struct {
 // "unix://path"): nothing is dialled until the first List, and a runtime
 // that restarts is reconnected to (backoff capped at maxBackoff).
 func New(endpoint string, maxBackoff time.Duration) (*Resolver, error) {
-	path := strings.TrimPrefix(endpoint, "unix://")
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("cri endpoint %q: must be an absolute unix socket path", endpoint)
-	}
-	bc := backoff.DefaultConfig
-	if maxBackoff > 0 {
-		bc.MaxDelay = maxBackoff
-	}
-	conn, err := grpc.NewClient("unix://"+path,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: time.Second}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	conn, path, err := identity.DialUnix("cri", endpoint, maxBackoff)
 	if err != nil {
-		return nil, fmt.Errorf("cri endpoint %q: %w", endpoint, err)
+		return nil, err
 	}
 	return &Resolver{endpoint: path, conn: conn, client: runtimeapi.NewRuntimeServiceClient(conn), images: map[string]string{}}, nil
 }

@@ -170,7 +170,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 		check2 := func() {
 			for _, id := range []string{nginx, side, batch} {
 				rm, ok := findResource(m, "container.id", id)
-				require.True(t, ok)
+				require.True(t, ok, "container %s reported while containerd is down (resources: %v)", id, containerIDs(m))
 				n, _ := rm.Resource().Attributes().Get("k8s.pod.name")
 				assert.NotEmpty(t, n.Str())
 			}
@@ -194,7 +194,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	m, err = s.Scrape(ctx)
 	require.NoError(t, ignorePartial(err))
 	rm, ok = findResource(m, "container.id", worker)
-	require.True(t, ok)
+	require.True(t, ok, "container %s created after the restart reported (resources: %v)", worker, containerIDs(m))
 	n, _ := rm.Resource().Attributes().Get("k8s.container.name")
 	assert.Equal(t, "worker", n.Str())
 	ns, _ := rm.Resource().Attributes().Get("k8s.namespace.name")
@@ -238,4 +238,16 @@ func assertCumulativeStart(t *testing.T, rm pmetric.ResourceMetrics, want pcommo
 		}
 	}
 	assert.NotZero(t, n)
+}
+
+// containerIDs lists the container IDs a scrape reported, for failure
+// messages.
+func containerIDs(m pmetric.Metrics) []string {
+	var ids []string
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		if v, ok := m.ResourceMetrics().At(i).Resource().Attributes().Get("container.id"); ok {
+			ids = append(ids, v.Str()[:12])
+		}
+	}
+	return ids
 }

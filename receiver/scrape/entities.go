@@ -71,9 +71,12 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		start = pcommon.NewTimestampFromTime(ct.StartTime)
 	}
 	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, start)
-	if !ct.StartTime.IsZero() {
-		// A runtime that answers late replaces the first-seen time once.
-		st.start = start
+	if !ct.StartTime.IsZero() && !st.runtimeStart {
+		// A runtime that answers late replaces the first-seen time, once:
+		// after that the start time never moves, even when the identity
+		// comes from another source whose creation time differs slightly
+		// (containerd's CreatedAt vs CRI's, while CRI is down).
+		st.start, st.runtimeStart = start, true
 	}
 	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, pod: c.PodUID, st: st}, errs) {
 		return

@@ -278,3 +278,41 @@ func TestTelemetry(t *testing.T) {
 	require.Len(t, h.DataPoints, 1)
 	assert.EqualValues(t, 1, h.DataPoints[0].Count)
 }
+
+// The start time of a container's cumulative points never moves once it came
+// from a runtime: not when the container was first seen path-only (it is
+// replaced by the runtime's once), and not when a later scrape's identity
+// comes from another source whose creation time differs slightly
+// (containerd's CreatedAt vs CRI's, while CRI is down).
+func TestStartTimeStableAcrossSources(t *testing.T) {
+	root := copyFixture(t, "hybrid")
+	fi := &fakeIdentity{containers: map[string]identity.Container{}}
+	clk := &fakeClock{now: t0}
+	s := startScraper(t, root, true, clk, func(o *Options) { o.Identity = fi })
+	startOf := func() pcommon.Timestamp {
+		m, err := s.Scrape(context.Background())
+		require.NoError(t, err)
+		clk.now = clk.now.Add(10 * time.Second)
+		var got pcommon.Timestamp
+		forEachResource(m, func(rm pmetric.ResourceMetrics) {
+			if v, ok := rm.Resource().Attributes().Get("container.id"); ok && v.Str() == id18 {
+				ms := rm.ScopeMetrics().At(0).Metrics()
+				for i := 0; i < ms.Len(); i++ {
+					if ms.At(i).Name() == "container.cpu.time" {
+						got = ms.At(i).Sum().DataPoints().At(0).StartTimestamp()
+					}
+				}
+			}
+		})
+		require.NotZero(t, got)
+		return got
+	}
+	firstSeen := pcommon.NewTimestampFromTime(t0)
+	assert.Equal(t, firstSeen, startOf(), "path-only: first seen")
+
+	fi.containers[id18] = identity.Container{ID: id18, StartTime: tStart, Source: identity.SourceCRI}
+	assert.Equal(t, pcommon.NewTimestampFromTime(tStart), startOf(), "the runtime's time replaces first seen")
+
+	fi.containers[id18] = identity.Container{ID: id18, StartTime: tStart.Add(1300 * time.Microsecond), Source: identity.SourceContainerd}
+	assert.Equal(t, pcommon.NewTimestampFromTime(tStart), startOf(), "another source's creation time does not move it")
+}

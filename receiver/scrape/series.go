@@ -25,12 +25,14 @@ const (
 
 // series is what the scraper remembers about an entity between scrapes.
 type series struct {
-	start   pcommon.Timestamp // start time of its cumulative points
-	lastCPU calc.Sample       // previous total CPU time, for the usage rate
-	hasCPU  bool
-	load    calc.LoadAverage // running threads smoothed over 10 s (containers)
-	oom     *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree
-	seen    uint64           // generation of the last scrape that saw it
+	start pcommon.Timestamp // start time of its cumulative points
+	// runtimeStart: start came from the runtime (it is never replaced).
+	runtimeStart bool
+	lastCPU      calc.Sample // previous total CPU time, for the usage rate
+	hasCPU       bool
+	load         calc.LoadAverage // running threads smoothed over 10 s (containers)
+	oom          *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree
+	seen         uint64           // generation of the last scrape that saw it
 }
 
 // get returns the state of key, creating it with start time start.

@@ -143,3 +143,11 @@ func (r *runtimeIdentity) IsSandbox(id string) bool {
 	}
 	return false
 }
+
+// ContainerByLog resolves a container log file for the logs signal.
+func (r *runtimeIdentity) ContainerByLog(ctx context.Context, k identity.LogKey) (identity.Container, bool) {
+	if c := r.get(); c != nil {
+		return c.ContainerByLog(ctx, k)
+	}
+	return identity.Container{}, false
+}

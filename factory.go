@@ -6,6 +6,7 @@ package containerstatsreceiver // import "github.com/containerstats/containersta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -30,6 +32,7 @@ func NewFactory() receiver.Factory {
 		metadata.Type,
 		createDefaultConfig,
 		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
+		receiver.WithLogs(createLogsReceiver, metadata.LogsStability),
 	)
 }
 
@@ -52,6 +55,10 @@ func createDefaultConfig() component.Config {
 		},
 		PodSeries:  true,
 		NodeSeries: true,
+		Logs: LogsConfig{
+			StartAt:    logs.DefaultStartAt,
+			MaxLogSize: logs.DefaultMaxLogSize,
+		},
 	}
 }
 
@@ -93,3 +100,48 @@ func createMetricsReceiver(
 	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
 		scraperhelper.AddMetricsScraper(metadata.Type, sc))
 }
+
+// createLogsReceiver tails container log files when logs.enabled is true.
+// Disabled (the default), it returns a receiver that starts nothing, so a
+// logs pipeline naming the receiver by mistake reads no file.
+func createLogsReceiver(
+	ctx context.Context,
+	set receiver.Settings,
+	cfg component.Config,
+	next consumer.Logs,
+) (receiver.Logs, error) {
+	c, ok := cfg.(*Config)
+	if !ok {
+		return nil, errors.New("container_stats: unexpected config type")
+	}
+	if !c.Logs.Enabled {
+		set.Logger.Warn("container_stats is in a logs pipeline but logs.enabled is false: no log file is read")
+		return disabledLogs{}, nil
+	}
+	filter, err := c.Logs.Filters.compile()
+	if err != nil {
+		return nil, fmt.Errorf("logs.%w", err)
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return logs.New(ctx, set, logs.Options{
+		RootPath:           c.RootPath,
+		NodeName:           c.NodeName,
+		ResourceAttributes: c.ResourceAttributes,
+		Identity:           newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger, tb),
+		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil),
+		Filter:             filter,
+		PodLabels:          c.PodLabels,
+		StartAt:            c.Logs.StartAt,
+		MaxLogSize:         int64(c.Logs.MaxLogSize),
+		StorageID:          c.Logs.Storage,
+	}, next)
+}
+
+// disabledLogs is the logs receiver when logs.enabled is false.
+type disabledLogs struct{}
+
+func (disabledLogs) Start(context.Context, component.Host) error { return nil }
+func (disabledLogs) Shutdown(context.Context) error              { return nil }

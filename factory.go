@@ -27,12 +27,24 @@ import (
 const defaultCollectionInterval = 10 * time.Second
 
 // NewFactory creates the container_stats receiver factory.
+//
+// The metrics and logs receivers created from one configuration (one
+// receiver ID in the collector) share one identity cache, so both signals
+// resolve containers from the same runtime listings.
 func NewFactory() receiver.Factory {
+	return newFactory(newSharedIdentities())
+}
+
+func newFactory(ids *sharedIdentities) receiver.Factory {
 	return receiver.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
-		receiver.WithLogs(createLogsReceiver, metadata.LogsStability),
+		receiver.WithMetrics(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+			return createMetricsReceiver(ctx, set, cfg, next, ids)
+		}, metadata.MetricsStability),
+		receiver.WithLogs(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
+			return createLogsReceiver(ctx, set, cfg, next, ids)
+		}, metadata.LogsStability),
 	)
 }
 
@@ -67,6 +79,7 @@ func createMetricsReceiver(
 	set receiver.Settings,
 	cfg component.Config,
 	next consumer.Metrics,
+	ids *sharedIdentities,
 ) (receiver.Metrics, error) {
 	c, ok := cfg.(*Config)
 	if !ok {
@@ -85,7 +98,7 @@ func createMetricsReceiver(
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
-		Identity:             newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger, tb),
+		Identity:             ids.get(c, set.Logger, tb),
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		NoPodSeries:          !c.PodSeries,
@@ -109,6 +122,7 @@ func createLogsReceiver(
 	set receiver.Settings,
 	cfg component.Config,
 	next consumer.Logs,
+	ids *sharedIdentities,
 ) (receiver.Logs, error) {
 	c, ok := cfg.(*Config)
 	if !ok {
@@ -130,7 +144,7 @@ func createLogsReceiver(
 		RootPath:           c.RootPath,
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
-		Identity:           newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger, tb),
+		Identity:           ids.get(c, set.Logger, tb),
 		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil),
 		Filter:             filter,
 		PodLabels:          c.PodLabels,

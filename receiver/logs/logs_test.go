@@ -254,3 +254,29 @@ func TestRotation(t *testing.T) {
 	})
 	requireGolden(t, "rotation.yaml", merged(sink))
 }
+
+// TestMalformedLine: a line in no known format is forwarded as it is (the
+// parser's on_error "send") and still gets the container's identity; the
+// lines after it parse.
+func TestMalformedLine(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "var/log/pods", "shop_web-5d8f_"+shopUID, "app")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "2.log"), []byte(
+		"garbage without a time stamp or stream\n"+
+			"2026-11-22T06:07:01.000000701Z stdout F shop app after garbage\n"), 0o644))
+	sink := run(t, testOptions(root), 2, nil)
+	bodies := map[string]bool{}
+	for _, ld := range sink.AllLogs() {
+		for i := 0; i < ld.ResourceLogs().Len(); i++ {
+			rl := ld.ResourceLogs().At(i)
+			id, _ := rl.Resource().Attributes().Get("container.id")
+			require.Equal(t, shopID, id.Str())
+			lrs := rl.ScopeLogs().At(0).LogRecords()
+			for j := 0; j < lrs.Len(); j++ {
+				bodies[lrs.At(j).Body().Str()] = true
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{"garbage without a time stamp or stream": true, "shop app after garbage": true}, bodies)
+}

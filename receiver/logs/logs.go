@@ -127,7 +127,7 @@ func New(ctx context.Context, set receiver.Settings, opts Options, next consumer
 	lt := &logType{
 		input: operator.NewConfig(in),
 		base: adapter.BaseConfig{
-			Operators: []operator.Config{operator.NewConfig(parser)},
+			Operators: []operator.Config{operator.NewConfig(newSerialConfig("container_logs_serial")), operator.NewConfig(parser)},
 			StorageID: opts.StorageID,
 		},
 	}

@@ -33,7 +33,11 @@ import (
 // stopped (identity stays, one warning per resolver) and restarted
 // (reachable again).
 func TestRealContainerdIdentity(t *testing.T) {
+	began := time.Now()
+	step := func(what string) { t.Logf("%6.2fs %s", time.Since(began).Seconds(), what) }
 	h := containerdtest.Start(t)
+	t.Cleanup(func() { step("cleanup (runs after this)") })
+	step("containerd started, image imported")
 	ctx := context.Background()
 	web := h.RunPod(t, "web-0", "shop", "burstable", map[string]string{"app": "web", "tier": "front"})
 	nginx := web.StartContainer(t, "nginx", 0)
@@ -41,6 +45,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	cron := h.RunPod(t, "cron-9", "ops", "besteffort", nil)
 	batch := cron.StartContainer(t, "batch", 0)
 
+	step("pods and containers running")
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
@@ -51,7 +56,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
-		Identity: newRuntimeIdentity("/", rt, set.Logger, nil), PodLabels: true,
+		Identity: newRuntimeIdentity("/", rt, set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -104,6 +109,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	require.NoError(t, ignorePartial(err))
 	check(m)
 
+	step("first scrape checked")
 	// Restart: a new container ID with attempt+1; the old one is gone.
 	web.StopContainer(t, nginx)
 	nginx2 := web.StartContainer(t, "nginx", 1)
@@ -120,7 +126,33 @@ func TestRealContainerdIdentity(t *testing.T) {
 
 	// containerd down: scrapes go on with cached identity; one warning per
 	// resolver, however many refreshes fail.
+	step("restart checked")
+
+	// containerd's own API alone (CRI off): names and image from the
+	// labels, no restart count.
+	rtCtrd := rt
+	rtCtrd.CRIEnabled = false
+	s2 := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
+		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		Identity: newRuntimeIdentity("/", rtCtrd, zap.NewNop()),
+	})
+	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))
+	m, err = s2.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	require.NoError(t, s2.Shutdown(ctx))
+	rm, ok = findResource(m, "container.id", side)
+	require.True(t, ok)
+	assert.Equal(t, map[string]any{
+		"container.id": side, "container.name": "sidecar", "container.image.name": "docker.io/containerstats/testbox", "container.image.tag": "1.0",
+		"container.runtime.name": "containerd", "k8s.container.name": "sidecar", "k8s.pod.uid": web.UID, "k8s.pod.name": "web-0",
+		"k8s.namespace.name": "shop", "k8s.pod.qos_class": "burstable", "k8s.node.name": "node-it",
+	}, rm.Resource().Attributes().AsRaw())
+	_, isSandbox := findResource(m, "container.id", web.ID)
+	assert.False(t, isSandbox, "sandbox known from io.cri-containerd.kind")
+	step("containerd API alone checked")
+
 	h.Stop(t)
+	step("containerd stopped")
 	require.Eventually(t, func() bool { return logs.FilterLevelExact(zapcore.WarnLevel).Len() >= 2 }, 5*time.Second, 50*time.Millisecond)
 	time.Sleep(600 * time.Millisecond) // three more failing refreshes
 	// A container no runtime knows (a bare kubepods-shaped cgroup): path
@@ -151,12 +183,24 @@ func TestRealContainerdIdentity(t *testing.T) {
 	assert.ElementsMatch(t, []string{"cri", "containerd"}, srcs)
 
 	// containerd back: reachable again, full identity.
+	step("down scrapes checked")
 	h.Restart(t)
 	require.Eventually(t, func() bool { return logs.FilterMessage("Container runtime reachable again").Len() >= 2 }, 15*time.Second, 50*time.Millisecond)
 	m, err = s.Scrape(ctx)
 	require.NoError(t, ignorePartial(err))
 	check(m)
+	// A container created after the restart: fresh listings work.
+	worker := cron.StartContainer(t, "worker", 0)
+	m, err = s.Scrape(ctx)
+	require.NoError(t, ignorePartial(err))
+	rm, ok = findResource(m, "container.id", worker)
+	require.True(t, ok)
+	n, _ := rm.Resource().Attributes().Get("k8s.container.name")
+	assert.Equal(t, "worker", n.Str())
+	ns, _ := rm.Resource().Attributes().Get("k8s.namespace.name")
+	assert.Equal(t, "ops", ns.Str())
 	assert.Len(t, logs.FilterLevelExact(zapcore.WarnLevel).All(), 2)
+	step("identity after restart checked")
 }
 
 // ignorePartial accepts partial errors only: the real node may have other

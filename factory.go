@@ -98,7 +98,7 @@ func createMetricsReceiver(
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
-		Identity:             ids.get(c, set.Logger, tb),
+		Identity:             ids.get(c, set.Logger),
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		NoPodSeries:          !c.PodSeries,
@@ -136,15 +136,11 @@ func createLogsReceiver(
 	if err != nil {
 		return nil, fmt.Errorf("logs.%w", err)
 	}
-	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
-	if err != nil {
-		return nil, err
-	}
 	return logs.New(ctx, set, logs.Options{
 		RootPath:           c.RootPath,
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
-		Identity:           ids.get(c, set.Logger, tb),
+		Identity:           ids.get(c, set.Logger),
 		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil),
 		Filter:             filter,
 		PodLabels:          c.PodLabels,

@@ -14,7 +14,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
-	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // runtimeIdentity builds the identity cache in Start (sockets are detected
@@ -29,7 +28,7 @@ type runtimeIdentity struct {
 	cache *identity.Cache
 }
 
-func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger, _ *metadata.TelemetryBuilder) *runtimeIdentity {
+func newRuntimeIdentity(root string, cfg RuntimeConfig, logger *zap.Logger) *runtimeIdentity {
 	return &runtimeIdentity{root: root, cfg: cfg, logger: logger}
 }
 
@@ -49,7 +48,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 		}
 		if ep == "" {
 			r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
-				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets))
+				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
 		} else {
 			c, err := cri.New(ep, r.cfg.RefreshInterval)
 			if err != nil {
@@ -62,7 +61,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.ContainerdEnabled {
 		ep := r.cfg.ContainerdEndpoint
 		if ep == "" {
-			for _, s := range containerd.Sockets {
+			for _, s := range containerd.Sockets() {
 				p := filepath.Join(r.root, s)
 				if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
 					ep = p
@@ -166,12 +165,12 @@ func newSharedIdentities() *sharedIdentities {
 
 // get returns a new user of cfg's identity, creating the identity on first
 // use.
-func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger, tb *metadata.TelemetryBuilder) *identityUser {
+func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger) *identityUser {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.m[cfg]
 	if !ok {
-		x = &sharedIdentity{runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger, tb), owner: s, key: cfg}
+		x = &sharedIdentity{runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg}
 		s.m[cfg] = x
 	}
 	return &identityUser{runtimeIdentity: x.runtimeIdentity, shared: x}

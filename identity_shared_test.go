@@ -22,11 +22,11 @@ func TestSharedIdentity(t *testing.T) {
 	cfg.Runtime.CRIEnabled, cfg.Runtime.ContainerdEnabled = false, false
 	ctx := context.Background()
 
-	metricsUser := ids.get(cfg, zap.NewNop(), nil)
-	logsUser := ids.get(cfg, zap.NewNop(), nil)
-	idle := ids.get(cfg, zap.NewNop(), nil)
+	metricsUser := ids.get(cfg, zap.NewNop())
+	logsUser := ids.get(cfg, zap.NewNop())
+	idle := ids.get(cfg, zap.NewNop())
 	assert.Same(t, metricsUser.runtimeIdentity, logsUser.runtimeIdentity)
-	other := ids.get(createDefaultConfig().(*Config), zap.NewNop(), nil)
+	other := ids.get(createDefaultConfig().(*Config), zap.NewNop())
 	assert.NotSame(t, metricsUser.runtimeIdentity, other.runtimeIdentity)
 
 	require.NoError(t, metricsUser.Start(ctx))

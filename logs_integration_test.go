@@ -47,7 +47,7 @@ func TestRealContainerdLogs(t *testing.T) {
 	// Metrics: the real cgroup tree.
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: newRuntimeIdentity("/", rt, set.Logger, nil), PodLabels: true,
+		Identity: newRuntimeIdentity("/", rt, set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -64,7 +64,7 @@ func TestRealContainerdLogs(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	r, err := logs.New(ctx, set, logs.Options{
 		RootPath: h.LogRoot, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
-		Identity: newRuntimeIdentity(h.LogRoot, rt, set.Logger, nil),
+		Identity: newRuntimeIdentity(h.LogRoot, rt, set.Logger),
 		Cgroups:  logs.NewCgroupIndex("/", false, nil), PodLabels: true,
 		StartAt: "beginning", PollInterval: 20 * time.Millisecond,
 	}, sink)

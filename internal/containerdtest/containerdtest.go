@@ -8,8 +8,9 @@
 // Everything it creates is removed in t.Cleanup: containers and sandboxes
 // through CRI, then containerd, shims and container processes by PID,
 // mounts under the temp directory, the pods' cgroups deepest first in every
-// hierarchy under /sys/fs/cgroup (the unified tree included), new shim
-// sockets in /run/containerd/s, and the temp directory.
+// hierarchy under /sys/fs/cgroup (the unified tree included), our shims'
+// sockets in /run/containerd/s (never another containerd's), and the temp
+// directory. Several harnesses may run at once on one machine.
 //
 // Tests skip (with the reason) only when not root or when containerd, runc,
 // ctr or a static busybox are missing; CI installs them (Debian packages
@@ -19,6 +20,7 @@ package containerdtest // import "github.com/containerstats/containerstatsreceiv
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -95,7 +97,6 @@ type Containerd struct {
 	conn      *grpc.ClientConn
 	cri       runtimeapi.RuntimeServiceClient
 	pods      []*Pod
-	preShims  map[string]bool
 	preCgroup map[string]bool // cgroup dirs that existed before (kubepods, QoS)
 }
 
@@ -120,7 +121,7 @@ func Start(t testing.TB) *Containerd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), preShims: listNames(shimSocks), preCgroup: map[string]bool{}}
+	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), preCgroup: map[string]bool{}}
 	for _, h := range hierarchies() {
 		for _, rel := range []string{"kubepods", "kubepods/burstable", "kubepods/besteffort"} {
 			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
@@ -378,9 +379,19 @@ func (c *Containerd) cleanup() {
 		_ = c.conn.Close()
 	}
 	c.stopLocked()
-	// Shims serving our containerd, by PID (their -address is our socket).
-	for _, pid := range pidsWithArg(c.Socket) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	// Shims serving our containerd, by PID (their -address is our socket),
+	// and their sockets in /run/containerd/s, named by containerd 1.6 as
+	// sha256(<containerd address>/<namespace>/<shim id>). Only ours are
+	// removed: other tests may run their own containerd concurrently.
+	shimIDs := map[string]bool{}
+	for _, p := range c.pods {
+		if p.ID != "" {
+			shimIDs[p.ID] = true
+		}
+	}
+	for _, sh := range shimsOf(c.Socket) {
+		_ = syscall.Kill(sh.pid, syscall.SIGKILL)
+		shimIDs[sh.id] = true
 	}
 	// Container processes still in our pods' cgroups.
 	for _, p := range c.pods {
@@ -399,10 +410,9 @@ func (c *Containerd) cleanup() {
 			}
 		}
 	}
-	for name := range listNames(shimSocks) {
-		if !c.preShims[name] {
-			_ = os.Remove(filepath.Join(shimSocks, name))
-		}
+	for id := range shimIDs {
+		sum := sha256.Sum256([]byte(filepath.Join(c.Socket, Namespace, id)))
+		_ = os.Remove(filepath.Join(shimSocks, hex.EncodeToString(sum[:])))
 	}
 	_ = os.RemoveAll(c.base)
 }
@@ -427,18 +437,16 @@ func hierarchies() []string {
 	return out
 }
 
-func listNames(dir string) map[string]bool {
-	out := map[string]bool{}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		out[e.Name()] = true
-	}
-	return out
+type shim struct {
+	pid int
+	id  string
 }
 
-// pidsWithArg lists processes whose command line has arg as an argument.
-func pidsWithArg(arg string) []int {
-	var out []int
+// shimsOf lists the shim processes serving the containerd at address:
+// command lines "containerd-shim-runc-v2 -namespace <ns> -id <id> -address
+// <address>".
+func shimsOf(address string) []shim {
+	var out []shim
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -449,11 +457,18 @@ func pidsWithArg(arg string) []int {
 		if err != nil {
 			continue
 		}
-		for _, a := range strings.Split(string(b), "\x00") {
-			if a == arg || a == "unix://"+arg {
-				out = append(out, pid)
-				break
+		args := strings.Split(string(b), "\x00")
+		ours, id := false, ""
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "-address":
+				ours = args[i+1] == address || args[i+1] == "unix://"+address
+			case "-id":
+				id = args[i+1]
 			}
+		}
+		if ours && strings.Contains(filepath.Base(args[0]), "shim") {
+			out = append(out, shim{pid: pid, id: id})
 		}
 	}
 	return out

@@ -13,9 +13,6 @@ import (
 	"os"
 )
 
-// busyboxApplets are linked to /bin/busybox in the image.
-var busyboxApplets = []string{"sh", "sleep", "cat", "true"}
-
 // buildImage writes an OCI image archive; its default command waits until
 // SIGTERM, so it serves as the sandbox (pause) image too.
 //
@@ -39,7 +36,7 @@ func buildImage(path, busybox, ref string) error {
 	if _, err := lw.Write(bb); err != nil {
 		return err
 	}
-	for _, a := range busyboxApplets {
+	for _, a := range []string{"sh", "sleep", "cat", "true"} { // links to busybox
 		if err := lw.WriteHeader(&tar.Header{Name: "bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}); err != nil {
 			return err
 		}

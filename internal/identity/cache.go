@@ -58,6 +58,7 @@ type Cache struct {
 	logCtrID map[string]string // container ID -> container name from /var/log/containers
 	logLinks map[LogKey]string // log file -> container ID from /var/log/containers links
 	byLog    map[LogKey]string // log file -> container ID from the runtimes
+	missed   map[string]bool   // IDs still unknown after a refresh made for them
 
 	stopMu sync.Mutex
 	cancel context.CancelFunc
@@ -148,28 +149,51 @@ func (c *Cache) Shutdown(ctx context.Context) error {
 	return errs
 }
 
-// Prepare refreshes when one of ids is unknown and the last refresh is at
-// least MinRefresh old, so a new container gets its runtime identity (and
-// start time) on its first scrape. In steady state it calls nothing.
+// Prepare refreshes when one of ids is new: not cached, not a sandbox, and
+// not already looked for by an earlier refresh. It refreshes at most once
+// per MinRefresh. An ID still unknown after a refresh triggers no further
+// refreshes (the periodic refresh still picks it up), so a container no
+// runtime knows costs nothing per scrape. In steady state it calls nothing.
 func (c *Cache) Prepare(ctx context.Context, ids []string) {
+	if len(c.cfg.Resolvers) == 0 {
+		return
+	}
 	c.mu.RLock()
-	unknown := false
+	fresh := false
 	for _, id := range ids {
-		if _, ok := c.byID[id]; !ok {
-			unknown = true
+		if c.unknownLocked(id) && !c.missed[id] {
+			fresh = true
 			break
 		}
 	}
 	c.mu.RUnlock()
-	if !unknown || len(c.cfg.Resolvers) == 0 {
-		return
+	refreshed := false
+	if fresh {
+		c.refreshMu.Lock()
+		recent := !c.lastRefresh.IsZero() && c.now().Sub(c.lastRefresh) < c.cfg.MinRefresh
+		c.refreshMu.Unlock()
+		if !recent {
+			c.Refresh(ctx)
+			refreshed = true
+		}
 	}
-	c.refreshMu.Lock()
-	recent := !c.lastRefresh.IsZero() && c.now().Sub(c.lastRefresh) < c.cfg.MinRefresh
-	c.refreshMu.Unlock()
-	if !recent {
-		c.Refresh(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var missed map[string]bool
+	for _, id := range ids {
+		if c.unknownLocked(id) && (refreshed || c.missed[id]) {
+			if missed == nil {
+				missed = map[string]bool{}
+			}
+			missed[id] = true
+		}
 	}
+	c.missed = missed // only IDs of this scrape: bounded
+}
+
+func (c *Cache) unknownLocked(id string) bool {
+	_, known := c.byID[id]
+	return !known && !c.sandbox[id]
 }
 
 // Refresh lists every resolver (each call bounded by the timeout) and the

@@ -133,9 +133,9 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.layout == nil {
 		return pmetric.NewMetrics(), errors.New("scraper not started")
 	}
-	began := time.Now()
-	defer s.recordTelemetry(ctx, began)
 	now := s.now()
+	s.sources = [3]int64{}
+	defer s.recordTelemetry(ctx, now)
 	s.gen++
 	var errs scrapererror.ScrapeErrors
 
@@ -149,7 +149,6 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		ids[i] = tree.Containers[i].ContainerID
 	}
 	s.ident.Prepare(ctx, ids)
-	s.sources = [3]int64{}
 
 	if !s.opts.NoNodeSeries {
 		s.scrapeNode(now, &errs)
@@ -166,14 +165,14 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	return s.mb.Emit(), errs.Combine()
 }
 
-// recordTelemetry records the scrape's duration and the containers it
-// reported by identity source.
+// recordTelemetry records the scrape's duration (on the scraper's clock)
+// and the containers it reported by identity source.
 func (s *Scraper) recordTelemetry(ctx context.Context, began time.Time) {
 	tb := s.opts.Telemetry
 	if tb == nil {
 		return
 	}
-	tb.ContainerStatsScrapeDuration.Record(ctx, time.Since(began).Seconds())
+	tb.ContainerStatsScrapeDuration.Record(ctx, s.now().Sub(began).Seconds())
 	for src, n := range s.sources {
 		tb.ContainerStatsContainers.Record(ctx, n,
 			metric.WithAttributes(attribute.String("source", identity.Source(src).String())))

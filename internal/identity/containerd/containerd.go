@@ -35,11 +35,13 @@ import (
 // Sockets are containerd's usual sockets relative to the host root, in the
 // order auto-detection tries them: the system containerd (also docker's
 // since docker 23 when configured so), then the one dockerd starts itself.
-var Sockets = []string{
-	"run/containerd/containerd.sock",
-	"var/run/containerd/containerd.sock",
-	"run/docker/containerd/containerd.sock",
-	"run/k3s/containerd/containerd.sock",
+func Sockets() []string {
+	return []string{
+		"run/containerd/containerd.sock",
+		"var/run/containerd/containerd.sock",
+		"run/docker/containerd/containerd.sock",
+		"run/k3s/containerd/containerd.sock",
+	}
 }
 
 // namespaceHeader is the gRPC metadata key containerd reads the namespace

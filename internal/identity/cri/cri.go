@@ -27,19 +27,21 @@ import (
 
 // Sockets are the usual CRI endpoints, relative to the host root, in the
 // order auto-detection tries them.
-var Sockets = []string{
-	"run/containerd/containerd.sock",
-	"var/run/containerd/containerd.sock",
-	"run/crio/crio.sock",
-	"var/run/crio/crio.sock",
-	"run/cri-dockerd.sock",
-	"var/run/cri-dockerd.sock",
-	"run/k3s/containerd/containerd.sock",
+func Sockets() []string {
+	return []string{
+		"run/containerd/containerd.sock",
+		"var/run/containerd/containerd.sock",
+		"run/crio/crio.sock",
+		"var/run/crio/crio.sock",
+		"run/cri-dockerd.sock",
+		"var/run/cri-dockerd.sock",
+		"run/k3s/containerd/containerd.sock",
+	}
 }
 
 // Detect returns the first of Sockets that exists as a socket under root.
 func Detect(root string) (string, bool) {
-	for _, s := range Sockets {
+	for _, s := range Sockets() {
 		p := filepath.Join(root, s)
 		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
 			return p, true

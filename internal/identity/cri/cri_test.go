@@ -270,3 +270,27 @@ func TestRuntimeName(t *testing.T) {
 		assert.Equal(t, want, RuntimeName(in), in)
 	}
 }
+
+// Sandbox IDs (CRI does not list them as containers) and IDs no runtime
+// knows do not make every scrape call the runtime.
+func TestPrepareSteadyState(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	r, err := New(f.socket, 0)
+	require.NoError(t, err)
+	defer r.Close()
+	now := time.Unix(1_800_000_000, 0)
+	c := identity.NewCache(identity.CacheConfig{Resolvers: []identity.Resolver{r}, MinRefresh: 5 * time.Second, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	stranger := id64('7') // a container cgroup no runtime knows
+	c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger})
+	require.EqualValues(t, 1, f.count("ListContainers"))
+	for i := 0; i < 5; i++ {
+		now = now.Add(time.Minute)
+		c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger})
+	}
+	assert.EqualValues(t, 1, f.count("ListContainers"), "no call per scrape in steady state")
+	// A new ID still triggers a refresh.
+	c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger, ctrNew})
+	assert.EqualValues(t, 2, f.count("ListContainers"))
+}

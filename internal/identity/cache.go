@@ -59,6 +59,9 @@ type Cache struct {
 	logLinks map[LogKey]string // log file -> container ID from /var/log/containers links
 	byLog    map[LogKey]string // log file -> container ID from the runtimes
 	missed   map[string]bool   // IDs still unknown after a refresh made for them
+	// log files still unknown after a refresh made for them: they wait for
+	// the background refresh instead of triggering more (under refreshMu)
+	missedLog map[LogKey]bool
 
 	stopMu sync.Mutex
 	cancel context.CancelFunc
@@ -323,11 +326,13 @@ func (c *Cache) Container(id, podUID string) (ct Container, known bool) {
 // runtime's container with that pod UID, name and restart count, else the
 // container ID the /var/log/containers link names (then with what
 // Container gives for a path-only container, exactly as metrics see it).
-// An unknown file triggers a refresh, rate-limited like Prepare. ok is false
-// when no source names the container ID.
+// An unknown file triggers one refresh, rate-limited like Prepare; if that
+// does not name it, it waits for the background refresh (no refresh per
+// batch in steady state). ok is false when no source names the container
+// ID.
 func (c *Cache) ContainerByLog(ctx context.Context, k LogKey) (Container, bool) {
 	id, ok := c.logID(k)
-	if !ok {
+	if !ok && c.takeLogRefresh(k) {
 		c.refreshIfStale(ctx)
 		id, ok = c.logID(k)
 	}
@@ -346,6 +351,21 @@ func (c *Cache) logID(k LogKey) (string, bool) {
 	}
 	id, ok := c.logLinks[k]
 	return id, ok
+}
+
+// takeLogRefresh reports whether unknown log file k may trigger a refresh,
+// and records that it did (bounded: the record is reset past 4096 files).
+func (c *Cache) takeLogRefresh(k LogKey) bool {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	if c.missedLog[k] {
+		return false
+	}
+	if c.missedLog == nil || len(c.missedLog) >= 4096 {
+		c.missedLog = map[LogKey]bool{}
+	}
+	c.missedLog[k] = true
+	return true
 }
 
 // refreshIfStale refreshes unless the last refresh is less than MinRefresh

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +85,29 @@ func TestContainerByLog(t *testing.T) {
 	assert.Equal(t, Container{ID: hexB, PodUID: "uid-2", PodName: "cron-1", Namespace: "ops", ContainerName: "job", Source: SourcePath}, ct)
 	_, ok = c.ContainerByLog(ctx, LogKey{PodUID: "uid-2", Container: "other", Restart: 0})
 	assert.False(t, ok)
+}
+
+// An unknown log file triggers one refresh, not one per batch; the
+// background refresh still finds it later.
+func TestContainerByLogRefreshOnce(t *testing.T) {
+	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	r := &memResolver{src: SourceCRI}
+	c := NewCache(CacheConfig{Resolvers: []Resolver{r}, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	c.Refresh(ctx)
+	require.EqualValues(t, 1, r.lists.Load())
+	k := LogKey{PodUID: "uid-9", Container: "late", Restart: 0}
+	for i := 0; i < 3; i++ {
+		now = now.Add(time.Minute)
+		_, ok := c.ContainerByLog(ctx, k)
+		assert.False(t, ok)
+	}
+	assert.EqualValues(t, 2, r.lists.Load(), "one refresh for the unknown file, then none")
+	r.mu.Lock()
+	r.snap.Containers = []Container{{ID: hexB, PodUID: "uid-9", ContainerName: "late", HasRestart: true, Source: SourceCRI}}
+	r.mu.Unlock()
+	c.Refresh(ctx) // the background loop
+	ct, ok := c.ContainerByLog(ctx, k)
+	require.True(t, ok)
+	assert.Equal(t, hexB, ct.ID)
 }

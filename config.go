@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
@@ -52,6 +54,10 @@ type Config struct {
 	// PodLabels adds every pod label as resource attribute
 	// k8s.pod.label.<key> on pod and container series.
 	PodLabels bool `mapstructure:"pod_labels"`
+
+	// Logs configures the logs signal (container log files under
+	// <root_path>/var/log/pods). Off by default.
+	Logs LogsConfig `mapstructure:"logs"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -113,6 +119,24 @@ type RuntimeConfig struct {
 	PodLogs bool `mapstructure:"pod_logs"`
 	// IncludeSandboxes reports pause/sandbox containers too.
 	IncludeSandboxes bool `mapstructure:"include_sandboxes"`
+}
+
+// LogsConfig configures the logs signal.
+type LogsConfig struct {
+	// Enabled starts file tailing when a logs pipeline uses the receiver.
+	Enabled bool `mapstructure:"enabled"`
+	// Filters select the containers whose logs are read (same syntax as
+	// the metrics' filters, applied to the container's resolved identity).
+	Filters FiltersConfig `mapstructure:"filters"`
+	// StartAt is where reading starts in files found at startup:
+	// "end" (default) or "beginning". Files created later are read from
+	// their beginning. A checkpoint in storage takes precedence.
+	StartAt string `mapstructure:"start_at"`
+	// MaxLogSize bounds one record after partial lines are recombined.
+	MaxLogSize helper.ByteSize `mapstructure:"max_log_size"`
+	// Storage is the ID of a storage extension keeping file offsets across
+	// restarts; unset keeps them in memory.
+	Storage *component.ID `mapstructure:"storage"`
 }
 
 // FiltersConfig holds include/exclude patterns (globs, or regular
@@ -198,6 +222,15 @@ func (cfg *Config) Validate() error {
 	}
 	if _, err := cfg.Filters.compile(); err != nil {
 		errs = errors.Join(errs, err)
+	}
+	if _, err := cfg.Logs.Filters.compile(); err != nil {
+		errs = errors.Join(errs, fmt.Errorf("logs.%w", err))
+	}
+	if cfg.Logs.StartAt != "beginning" && cfg.Logs.StartAt != "end" {
+		errs = errors.Join(errs, fmt.Errorf(`logs.start_at: must be "beginning" or "end", got %q`, cfg.Logs.StartAt))
+	}
+	if cfg.Logs.MaxLogSize <= 0 {
+		errs = errors.Join(errs, fmt.Errorf("logs.max_log_size: must be greater than 0, got %d", cfg.Logs.MaxLogSize))
 	}
 	return errs
 }

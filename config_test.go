@@ -88,6 +88,30 @@ func TestConfigIdentity(t *testing.T) {
 	assert.False(t, f.AllowContainer("default", "web", "app"))
 }
 
+func TestConfigLogsDefaults(t *testing.T) {
+	cfg, err := loadConfig(t, "default.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, LogsConfig{StartAt: "end", MaxLogSize: 1024 * 1024}, cfg.Logs)
+}
+
+func TestConfigLogs(t *testing.T) {
+	cfg, err := loadConfig(t, "logs.yaml")
+	require.NoError(t, err)
+	assert.True(t, cfg.Logs.Enabled)
+	assert.Equal(t, "beginning", cfg.Logs.StartAt)
+	assert.EqualValues(t, 256*1024, cfg.Logs.MaxLogSize)
+	require.NotNil(t, cfg.Logs.Storage)
+	assert.Equal(t, component.MustNewIDWithName("file_storage", "logs"), *cfg.Logs.Storage)
+	f, err := cfg.Logs.Filters.compile()
+	require.NoError(t, err)
+	assert.True(t, f.AllowContainer("team-a", "web-1", "app"))
+	assert.False(t, f.AllowContainer("kube-system", "web-1", "app"))
+	assert.False(t, f.AllowContainer("team-a", "db-1", "app"))
+	assert.False(t, f.AllowContainer("team-a", "web-1", "istio-proxy"))
+	// The metrics' filters are separate.
+	assert.Equal(t, FiltersConfig{}, cfg.Filters)
+}
+
 func TestConfigInvalid(t *testing.T) {
 	cases := []struct {
 		file    string
@@ -105,6 +129,9 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad_runtime.yaml", "runtime.refresh_interval: must be greater than 0"},
 		{"bad_filter.yaml", `filters.pods.include: pattern "regex:("`},
 		{"bad_filter.yaml", `filters.containers.exclude: pattern "[a-"`},
+		{"bad_logs.yaml", `logs.start_at: must be "beginning" or "end", got "middle"`},
+		{"bad_logs.yaml", "logs.max_log_size: must be greater than 0, got 0"},
+		{"bad_logs.yaml", `logs.filters.namespaces.include: pattern "regex:["`},
 	}
 	for _, c := range cases {
 		t.Run(c.file+"/"+c.wantErr, func(t *testing.T) {

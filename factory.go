@@ -6,6 +6,7 @@ package containerstatsreceiver // import "github.com/containerstats/containersta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -25,11 +27,24 @@ import (
 const defaultCollectionInterval = 10 * time.Second
 
 // NewFactory creates the container_stats receiver factory.
+//
+// The metrics and logs receivers created from one configuration (one
+// receiver ID in the collector) share one identity cache, so both signals
+// resolve containers from the same runtime listings.
 func NewFactory() receiver.Factory {
+	return newFactory(newSharedIdentities())
+}
+
+func newFactory(ids *sharedIdentities) receiver.Factory {
 	return receiver.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
+		receiver.WithMetrics(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+			return createMetricsReceiver(ctx, set, cfg, next, ids)
+		}, metadata.MetricsStability),
+		receiver.WithLogs(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
+			return createLogsReceiver(ctx, set, cfg, next, ids)
+		}, metadata.LogsStability),
 	)
 }
 
@@ -57,6 +72,10 @@ func createDefaultConfig() component.Config {
 		},
 		PodSeries:  true,
 		NodeSeries: true,
+		Logs: LogsConfig{
+			StartAt:    logs.DefaultStartAt,
+			MaxLogSize: logs.DefaultMaxLogSize,
+		},
 	}
 }
 
@@ -65,6 +84,7 @@ func createMetricsReceiver(
 	set receiver.Settings,
 	cfg component.Config,
 	next consumer.Metrics,
+	ids *sharedIdentities,
 ) (receiver.Metrics, error) {
 	c, ok := cfg.(*Config)
 	if !ok {
@@ -84,7 +104,7 @@ func createMetricsReceiver(
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
 		GPU:                  gpuOptions(c.GPU),
-		Identity:             newRuntimeIdentity(c.RootPath, c.Runtime, set.Logger),
+		Identity:             ids.get(c, set.Logger),
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		NoPodSeries:          !c.PodSeries,
@@ -107,3 +127,45 @@ func gpuOptions(c GPUConfig) scrape.GPUOptions {
 	}
 	return o
 }
+
+// createLogsReceiver tails container log files when logs.enabled is true.
+// Disabled (the default), it returns a receiver that starts nothing, so a
+// logs pipeline naming the receiver by mistake reads no file.
+func createLogsReceiver(
+	ctx context.Context,
+	set receiver.Settings,
+	cfg component.Config,
+	next consumer.Logs,
+	ids *sharedIdentities,
+) (receiver.Logs, error) {
+	c, ok := cfg.(*Config)
+	if !ok {
+		return nil, errors.New("container_stats: unexpected config type")
+	}
+	if !c.Logs.Enabled {
+		set.Logger.Warn("container_stats is in a logs pipeline but logs.enabled is false: no log file is read")
+		return disabledLogs{}, nil
+	}
+	filter, err := c.Logs.Filters.compile()
+	if err != nil {
+		return nil, fmt.Errorf("logs.%w", err)
+	}
+	return logs.New(ctx, set, logs.Options{
+		RootPath:           c.RootPath,
+		NodeName:           c.NodeName,
+		ResourceAttributes: c.ResourceAttributes,
+		Identity:           ids.get(c, set.Logger),
+		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil),
+		Filter:             filter,
+		PodLabels:          c.PodLabels,
+		StartAt:            c.Logs.StartAt,
+		MaxLogSize:         int64(c.Logs.MaxLogSize),
+		StorageID:          c.Logs.Storage,
+	}, next)
+}
+
+// disabledLogs is the logs receiver when logs.enabled is false.
+type disabledLogs struct{}
+
+func (disabledLogs) Start(context.Context, component.Host) error { return nil }
+func (disabledLogs) Shutdown(context.Context) error              { return nil }

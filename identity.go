@@ -142,3 +142,100 @@ func (r *runtimeIdentity) IsSandbox(id string) bool {
 	}
 	return false
 }
+
+// ContainerByLog resolves a container log file for the logs signal.
+func (r *runtimeIdentity) ContainerByLog(ctx context.Context, k identity.LogKey) (identity.Container, bool) {
+	if c := r.get(); c != nil {
+		return c.ContainerByLog(ctx, k)
+	}
+	return identity.Container{}, false
+}
+
+// sharedIdentities hands the receivers created from one *Config (the
+// metrics and the logs receiver of one receiver ID) one identity cache. It
+// lives in the factory, not in package state.
+type sharedIdentities struct {
+	mu sync.Mutex
+	m  map[*Config]*sharedIdentity
+}
+
+func newSharedIdentities() *sharedIdentities {
+	return &sharedIdentities{m: map[*Config]*sharedIdentity{}}
+}
+
+// get returns a new user of cfg's identity, creating the identity on first
+// use.
+func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger) *identityUser {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x, ok := s.m[cfg]
+	if !ok {
+		x = &sharedIdentity{runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg}
+		s.m[cfg] = x
+	}
+	return &identityUser{runtimeIdentity: x.runtimeIdentity, shared: x}
+}
+
+// sharedIdentity starts the cache with its first started user and stops it
+// with its last; then it forgets cfg (a reloaded collector brings new
+// configs).
+type sharedIdentity struct {
+	*runtimeIdentity
+	owner *sharedIdentities
+	key   *Config
+
+	mu    sync.Mutex
+	users int
+}
+
+// identityUser is one receiver's handle: its Shutdown releases only what
+// its own Start took, so a receiver that failed before starting the
+// identity cannot stop the other signal's cache.
+type identityUser struct {
+	*runtimeIdentity
+	shared *sharedIdentity
+
+	mu      sync.Mutex
+	started bool
+}
+
+func (u *identityUser) Start(ctx context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.started {
+		return nil
+	}
+	x := u.shared
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.users == 0 {
+		if err := x.runtimeIdentity.Start(ctx); err != nil {
+			return err
+		}
+	}
+	x.users++
+	u.started = true
+	return nil
+}
+
+func (u *identityUser) Shutdown(ctx context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.started {
+		return nil
+	}
+	u.started = false
+	x := u.shared
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.users--
+	if x.users > 0 {
+		return nil
+	}
+	x.owner.mu.Lock()
+	if x.owner.m[x.key] == x {
+		delete(x.owner.m, x.key)
+	}
+	x.owner.mu.Unlock()
+	return x.runtimeIdentity.Shutdown(ctx)
+}

@@ -84,6 +84,12 @@ type Containerd struct {
 	t      testing.TB
 	base   string
 	Socket string // containerd's gRPC socket: CRI and containerd API
+	// LogRoot, when set before RunPod, is a host root under which pods
+	// log the way the kubelet lays them out:
+	// <LogRoot>/var/log/pods/<namespace>_<pod>_<uid>/<container>/<attempt>.log
+	// (the test owns LogRoot, e.g. a t.TempDir). Unset: under the private
+	// temp directory.
+	LogRoot string
 
 	mu        sync.Mutex
 	cmd       *exec.Cmd
@@ -290,7 +296,7 @@ func (p *Pod) config(labels map[string]string) *runtimeapi.PodSandboxConfig {
 	return &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: p.Name, Namespace: p.Namespace, Uid: p.UID},
 		Labels:       labels,
-		LogDirectory: filepath.Join(p.c.base, "logs", p.UID),
+		LogDirectory: p.logDir(),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent: p.Parent,
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
@@ -300,16 +306,35 @@ func (p *Pod) config(labels map[string]string) *runtimeapi.PodSandboxConfig {
 	}
 }
 
+func (p *Pod) logDir() string {
+	if p.c.LogRoot != "" {
+		return filepath.Join(p.c.LogRoot, "var/log/pods", p.Namespace+"_"+p.Name+"_"+p.UID)
+	}
+	return filepath.Join(p.c.base, "logs", p.UID)
+}
+
 // StartContainer creates and starts a container named name (restart
 // attempt attempt) running `sleep`, and returns its ID.
 func (p *Pod) StartContainer(t testing.TB, name string, attempt uint32) string {
 	t.Helper()
+	return p.StartContainerCmd(t, name, attempt, []string{"/bin/sleep", "3600"})
+}
+
+// StartContainerCmd is StartContainer running cmd (busybox applets) with
+// its stdout and stderr going to the pod's log directory as the kubelet
+// would have it (the container's log directory is created first, as the
+// kubelet does).
+func (p *Pod) StartContainerCmd(t testing.TB, name string, attempt uint32, cmd []string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(p.logDir(), name), 0o755); err != nil {
+		t.Fatalf("log directory: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
 		Image:    &runtimeapi.ImageSpec{Image: Image},
-		Command:  []string{"/bin/sleep", "3600"},
+		Command:  cmd,
 		Labels: map[string]string{
 			"io.kubernetes.container.name": name, "io.kubernetes.pod.name": p.Name,
 			"io.kubernetes.pod.namespace": p.Namespace, "io.kubernetes.pod.uid": p.UID,

@@ -56,7 +56,12 @@ type Cache struct {
 	sandbox  map[string]bool
 	logPods  map[string]LogPod // pod UID -> /var/log/pods identity
 	logCtrID map[string]string // container ID -> container name from /var/log/containers
+	logLinks map[LogKey]string // log file -> container ID from /var/log/containers links
+	byLog    map[LogKey]string // log file -> container ID from the runtimes
 	missed   map[string]bool   // IDs still unknown after a refresh made for them
+	// log files still unknown after a refresh made for them: they wait for
+	// the background refresh instead of triggering more (under refreshMu)
+	missedLog map[LogKey]bool
 
 	stopMu sync.Mutex
 	cancel context.CancelFunc
@@ -215,8 +220,10 @@ func (c *Cache) Refresh(ctx context.Context) {
 	}
 	var lp map[string]LogPod
 	var lc map[string]string
+	var ll map[LogKey]string
 	if c.cfg.PodLogs != nil {
 		lp, lc = c.cfg.PodLogs.Scan()
+		ll = c.cfg.PodLogs.ScanLinks()
 	}
 
 	c.mu.Lock()
@@ -226,7 +233,7 @@ func (c *Cache) Refresh(ctx context.Context) {
 			c.snaps[i] = snaps[i]
 		}
 	}
-	c.logPods, c.logCtrID = lp, lc
+	c.logPods, c.logCtrID, c.logLinks = lp, lc, ll
 	c.rebuild()
 }
 
@@ -253,7 +260,17 @@ func (c *Cache) rebuild() {
 			}
 		}
 	}
-	c.byID, c.pods, c.sandbox = byID, pods, sandbox
+	byLog := map[LogKey]string{}
+	for id, ct := range byID {
+		if ct.Sandbox || !ct.HasRestart || ct.PodUID == "" || ct.ContainerName == "" {
+			continue
+		}
+		k := LogKey{PodUID: ct.PodUID, Container: ct.ContainerName, Restart: ct.RestartCount}
+		if old, dup := byLog[k]; !dup || id < old { // deterministic on a (never seen) clash
+			byLog[k] = id
+		}
+	}
+	c.byID, c.pods, c.sandbox, c.byLog = byID, pods, sandbox, byLog
 }
 
 // noteState logs a resolver's connection state at warn when it becomes
@@ -303,6 +320,63 @@ func (c *Cache) Container(id, podUID string) (ct Container, known bool) {
 		}
 	}
 	return ct, false
+}
+
+// ContainerByLog returns the container that writes log file k: the
+// runtime's container with that pod UID, name and restart count, else the
+// container ID the /var/log/containers link names (then with what
+// Container gives for a path-only container, exactly as metrics see it).
+// An unknown file triggers one refresh, rate-limited like Prepare; if that
+// does not name it, it waits for the background refresh (no refresh per
+// batch in steady state). ok is false when no source names the container
+// ID.
+func (c *Cache) ContainerByLog(ctx context.Context, k LogKey) (Container, bool) {
+	id, ok := c.logID(k)
+	if !ok && c.takeLogRefresh(k) {
+		c.refreshIfStale(ctx)
+		id, ok = c.logID(k)
+	}
+	if !ok {
+		return Container{}, false
+	}
+	ct, _ := c.Container(id, k.PodUID)
+	return ct, true
+}
+
+func (c *Cache) logID(k LogKey) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if id, ok := c.byLog[k]; ok {
+		return id, true
+	}
+	id, ok := c.logLinks[k]
+	return id, ok
+}
+
+// takeLogRefresh reports whether unknown log file k may trigger a refresh,
+// and records that it did (bounded: the record is reset past 4096 files).
+func (c *Cache) takeLogRefresh(k LogKey) bool {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	if c.missedLog[k] {
+		return false
+	}
+	if c.missedLog == nil || len(c.missedLog) >= 4096 {
+		c.missedLog = map[LogKey]bool{}
+	}
+	c.missedLog[k] = true
+	return true
+}
+
+// refreshIfStale refreshes unless the last refresh is less than MinRefresh
+// old.
+func (c *Cache) refreshIfStale(ctx context.Context) {
+	c.refreshMu.Lock()
+	recent := !c.lastRefresh.IsZero() && c.now().Sub(c.lastRefresh) < c.cfg.MinRefresh
+	c.refreshMu.Unlock()
+	if !recent {
+		c.Refresh(ctx)
+	}
 }
 
 // fillPod completes pod fields from the pod listing or /var/log/pods.

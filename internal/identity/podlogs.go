@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -105,4 +106,64 @@ func parseContainerLogName(name string) (containerLog, error) {
 		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
 	}
 	return l, nil
+}
+
+// LogKey names one container log file of /var/log/pods: the pod UID, the
+// container name and the restart count (<restart>.log).
+type LogKey struct {
+	PodUID    string
+	Container string
+	Restart   int64
+}
+
+// ParseLogPath parses a kubelet container log path
+// ".../<namespace>_<pod>_<uid>/<container>/<restart>.log" (any prefix, so
+// a path under a host root parses too; a rotated ".log.<date>" suffix is
+// accepted). It reuses the /var/log/pods directory parser.
+func ParseLogPath(p string) (LogPod, LogKey, error) {
+	dir, file := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	ctr := filepath.Base(dir)
+	lp, err := parsePodLogDir(filepath.Base(filepath.Dir(dir)))
+	if err != nil {
+		return LogPod{}, LogKey{}, fmt.Errorf("log path %q: %w", p, err)
+	}
+	if i := strings.Index(file, ".log"); i > 0 {
+		file = file[:i]
+	} else {
+		return LogPod{}, LogKey{}, fmt.Errorf("log path %q: %w", p, errLogName)
+	}
+	n, err := strconv.ParseInt(file, 10, 64)
+	if err != nil || n < 0 || ctr == "" || ctr == "." || ctr == string(filepath.Separator) {
+		return LogPod{}, LogKey{}, fmt.Errorf("log path %q: %w", p, errLogName)
+	}
+	lp.Containers = []string{ctr}
+	return lp, LogKey{PodUID: lp.UID, Container: ctr, Restart: n}, nil
+}
+
+// ScanLinks reads the links of /var/log/containers
+// (<pod>_<namespace>_<container>-<id>.log -> /var/log/pods/.../<restart>.log)
+// and returns the container ID of each log file they point to. This is how
+// a log file gets its container ID when no runtime answers. Links that do
+// not parse are skipped.
+func (p *PodLogs) ScanLinks() map[LogKey]string {
+	out := map[LogKey]string{}
+	entries, err := os.ReadDir(p.containers)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		l, err := parseContainerLogName(e.Name())
+		if err != nil {
+			continue
+		}
+		target, err := os.Readlink(filepath.Join(p.containers, e.Name()))
+		if err != nil {
+			continue
+		}
+		if _, k, err := ParseLogPath(target); err == nil && k.Container == l.container {
+			out[k] = l.id
+		}
+	}
+	return out
 }

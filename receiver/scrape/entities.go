@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
@@ -82,9 +83,31 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		return
 	}
 	s.sources[ct.Source]++
-	rb := s.mb.NewResourceBuilder()
-	s.setNodeName(rb)
-	rb.SetContainerID(c.ContainerID)
+	var labels map[string]string
+	if s.opts.PodLabels {
+		podUID := c.PodUID
+		if podUID == "" {
+			podUID = ct.PodUID
+		}
+		if p, ok := s.ident.Pod(podUID); ok && podUID != "" {
+			labels = p.Labels
+		}
+	}
+	s.recordContainerGPU(now, c.ContainerID)
+	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
+	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
+}
+
+// ContainerResource builds the resource of one container: the cgroup c
+// (ID, pod UID, QoS class and runtime the path tells), its identity ct and,
+// when not nil, its pod's labels. Metrics and logs both build container
+// resources with it, so the two signals carry the same attributes. Unknown
+// values are omitted, never empty strings.
+func ContainerResource(rb *metadata.ResourceBuilder, nodeName string, c *cgroupfs.Cgroup, ct *identity.Container, podLabels map[string]string) pcommon.Resource {
+	if nodeName != "" {
+		rb.SetK8sNodeName(nodeName)
+	}
+	setIf(rb.SetContainerID, c.ContainerID) // unknown only for a log file nobody names
 	switch {
 	case ct.Runtime != "":
 		rb.SetContainerRuntimeName(ct.Runtime)
@@ -101,15 +124,10 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 	if c.QoS != "" {
 		rb.SetK8sPodQosClass(c.QoS)
 	}
-	s.recordContainerGPU(now, c.ContainerID)
-	setContainerIdentity(rb, &ct)
+	setContainerIdentity(rb, ct)
 	res := rb.Emit()
-	if s.opts.PodLabels && podUID != "" {
-		if p, ok := s.ident.Pod(podUID); ok {
-			setPodLabels(res, p.Labels)
-		}
-	}
-	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
+	setPodLabels(res, podLabels)
+	return res
 }
 
 // setNodeName sets k8s.node.name when known; an unknown name is omitted,

@@ -1,0 +1,90 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// Disabled (the default), the logs receiver reads nothing: even a file
+// that is there produces no record.
+func TestLogsDisabledByDefault(t *testing.T) {
+	root := logRoot(t)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.Logs.StartAt = "beginning"
+	sink := new(consumertest.LogsSink)
+	r, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	assert.IsType(t, disabledLogs{}, r)
+	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, r.Shutdown(context.Background()))
+	assert.Zero(t, sink.LogRecordCount())
+}
+
+// Enabled through the factory, with no runtime: records carry what the
+// path says.
+func TestLogsFactoryEnabled(t *testing.T) {
+	root := logRoot(t)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.NodeName = "node-f"
+	cfg.Runtime.CRIEnabled, cfg.Runtime.ContainerdEnabled = false, false
+	cfg.Logs.Enabled = true
+	cfg.Logs.StartAt = "beginning"
+	require.NoError(t, cfg.Validate())
+	sink := new(consumertest.LogsSink)
+	r, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
+	require.Eventually(t, func() bool { return sink.LogRecordCount() == 1 }, 10*time.Second, 20*time.Millisecond)
+	res := sink.AllLogs()[0].ResourceLogs().At(0).Resource().Attributes().AsRaw()
+	assert.Equal(t, map[string]any{
+		"k8s.node.name": "node-f", "k8s.pod.uid": "9e8d7c6b-5555-4e4e-8f8f-000000000005", "k8s.pod.name": "lone-3",
+		"k8s.namespace.name": "edge", "k8s.container.name": "probe", "k8s.container.restart_count": int64(6),
+	}, res)
+	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	assert.Equal(t, "edge probe only line", lr.Body().Str())
+}
+
+// A configured storage extension that the collector does not have fails
+// Start (offsets would silently not persist otherwise).
+func TestLogsStorageMissing(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.RootPath = logRoot(t)
+	cfg.Runtime.CRIEnabled, cfg.Runtime.ContainerdEnabled = false, false
+	cfg.Logs.Enabled = true
+	id := component.MustNewIDWithName("file_storage", "logs")
+	cfg.Logs.Storage = &id
+	r, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	err = r.Start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, "storage")
+	require.NoError(t, r.Shutdown(context.Background()))
+}
+
+func logRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "var/log/pods/edge_lone-3_9e8d7c6b-5555-4e4e-8f8f-000000000005/probe")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "6.log"),
+		[]byte("2026-11-22T06:06:01.000000601Z stdout F edge probe only line\n"), 0o644))
+	return root
+}

@@ -63,6 +63,7 @@ type soakLedger struct {
 	misses, ghosts                      int
 	problems                            []string // first few, for the failure message
 	maxTook, maxGap                     time.Duration
+	late                                int // gaps over 1.5 intervals
 	lastAt                              time.Time
 }
 
@@ -86,7 +87,11 @@ func (l *soakLedger) check(s scrapeSummary) {
 	l.scrapes++
 	l.maxTook = max(l.maxTook, s.Took())
 	if !l.lastAt.IsZero() {
-		l.maxGap = max(l.maxGap, s.At.Sub(l.lastAt))
+		gap := s.At.Sub(l.lastAt)
+		if gap > l.interval*3/2 {
+			l.late++
+		}
+		l.maxGap = max(l.maxGap, gap)
 	}
 	l.lastAt = s.At
 	edge := s.At.Add(-l.interval)
@@ -259,8 +264,8 @@ func TestSoakChurn(t *testing.T) {
 	peakHeap, peakG := slices.MaxFunc(samples, func(a, b soakSample) int { return int(a.heap) - int(b.heap) }).heap,
 		slices.MaxFunc(samples, func(a, b soakSample) int { return a.goroutines - b.goroutines }).goroutines
 	first, last := samples[0], samples[len(samples)-1]
-	t.Logf("soak: churn %s, %d containers churned across %d pods, %d scrapes (longest %s, largest gap %s), %d presence and %d absence checks, %d misses, %d ghosts",
-		churnEnd.Sub(start).Round(time.Second), churned, len(pods), ledger.scrapes, ledger.maxTook.Round(time.Millisecond), ledger.maxGap.Round(time.Millisecond),
+	t.Logf("soak: churn %s, %d containers churned across %d pods, %d scrapes (longest %s, largest gap %s, %d gaps over 1.5 intervals), %d presence and %d absence checks, %d misses, %d ghosts",
+		churnEnd.Sub(start).Round(time.Second), churned, len(pods), ledger.scrapes, ledger.maxTook.Round(time.Millisecond), ledger.maxGap.Round(time.Millisecond), ledger.late,
 		ledger.appearChecks, ledger.absentChecks, ledger.misses, ledger.ghosts)
 	t.Logf("soak: live heap after GC start %.2f MiB, peak %.2f MiB, end %.2f MiB; goroutines start %d, peak %d, end %d (%d samples)",
 		float64(first.heap)/mib, float64(peakHeap)/mib, float64(last.heap)/mib, first.goroutines, peakG, last.goroutines, len(samples))
@@ -270,7 +275,12 @@ func TestSoakChurn(t *testing.T) {
 	assert.Empty(t, ledger.problems)
 	assert.GreaterOrEqual(t, churned, int(dur/time.Second), "churn rate")
 	assert.GreaterOrEqual(t, ledger.scrapes, int(dur/interval)*3/4, "scrapes kept their cadence")
-	assert.LessOrEqual(t, ledger.maxGap, interval+time.Second, "no scrape delayed by a full interval")
+	// The receiver's own share of the cadence: no scrape longer than an
+	// interval. The gap between ticks also includes scheduling delays of a
+	// loaded machine (seen: 2.4 s once in 5 min on 2 shared cores), so it
+	// only may not lose two ticks in a row.
+	assert.Less(t, ledger.maxTook, interval, "no scrape longer than the interval")
+	assert.LessOrEqual(t, ledger.maxGap, 3*interval, "no two ticks lost in a row")
 	assert.Positive(t, ledger.appearChecks)
 	assert.Positive(t, ledger.absentChecks)
 	assertBounded(t, samples)

@@ -213,6 +213,12 @@ func (c *Cache) Refresh(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		s, err := r.List(cctx)
 		cancel()
+		if err != nil && ctx.Err() != nil {
+			// Cancelled by our caller (Shutdown, a scrape given up): that
+			// says nothing about the runtime. Keep the last listing and the
+			// logged state.
+			continue
+		}
 		c.noteState(i, r, err)
 		if err == nil {
 			snaps[i], got[i] = s, true

@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 type memResolver struct {
@@ -46,6 +49,28 @@ func TestCacheLifecycle(t *testing.T) {
 	require.NoError(t, c.Shutdown(context.Background()))
 	require.NoError(t, c.Shutdown(context.Background()), "twice")
 	assert.EqualValues(t, 1, r.closed.Load())
+}
+
+// A refresh cancelled by its caller (Shutdown during a refresh, a scrape
+// given up) is not a runtime outage: no warning, the listing stays.
+func TestCacheCancelledRefreshIsNotAnOutage(t *testing.T) {
+	r := &memResolver{src: SourceCRI, snap: Snapshot{Containers: []Container{{ID: hexA, PodName: "kept", Source: SourceCRI}}}}
+	core, logs := observer.New(zapcore.InfoLevel)
+	c := NewCache(CacheConfig{Resolvers: []Resolver{r}, Logger: zap.New(core)})
+	c.Refresh(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.mu.Lock()
+	r.err = context.Canceled
+	r.mu.Unlock()
+	c.Refresh(ctx)
+	assert.Zero(t, logs.FilterLevelExact(zapcore.WarnLevel).Len())
+	ct, ok := c.Container(hexA, "")
+	assert.True(t, ok)
+	assert.Equal(t, "kept", ct.PodName)
+	// The same error with the caller's context alive is an outage.
+	c.Refresh(context.Background())
+	assert.Equal(t, 1, logs.FilterLevelExact(zapcore.WarnLevel).Len())
 }
 
 // CRI first: containerd only fills in what CRI does not know.

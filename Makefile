@@ -49,7 +49,7 @@ RACE_PKGS ?= ./...
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated vet unit race fuzz fuzz-smoke bench test otelcol image e2e run clean
+.PHONY: all generate check-generated vet unit race fuzz fuzz-smoke bench soak test otelcol image e2e run clean
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -120,6 +120,13 @@ e2e: otelcol image
 	$(GO) vet -tags e2e ./test/e2e/
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
 	  $(GO) test -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
+
+# Long soak under container churn on real containerd (root; containerd, runc,
+# busybox-static): make soak SOAK_DURATION=10m. A 30 s form runs in `unit`.
+SOAK_DURATION ?= 5m
+SOAK_TIMEOUT  ?= 60m
+soak:
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoakChurn$$' -timeout $(SOAK_TIMEOUT) -v .
 
 # ocb generates the distribution's sources and go.mod in $(DIST_DIR) and
 # resolves its modules (strict version check on); the compile is ours so that

@@ -171,14 +171,17 @@ func (c *Cache) Prepare(ctx context.Context, ids []string) {
 	}
 	c.mu.RUnlock()
 	refreshed := false
-	if fresh {
-		c.refreshMu.Lock()
+	// A refresh already under way (the background one) is not waited for:
+	// the scrape goes on with the cache, and the new ID is found when that
+	// refresh lands or by the next scrape. So a scrape waits for at most one
+	// refresh of its own, bounded by runtime.timeout.
+	if fresh && c.refreshMu.TryLock() {
 		recent := !c.lastRefresh.IsZero() && c.now().Sub(c.lastRefresh) < c.cfg.MinRefresh
-		c.refreshMu.Unlock()
 		if !recent {
-			c.Refresh(ctx)
+			c.refreshLocked(ctx)
 			refreshed = true
 		}
+		c.refreshMu.Unlock()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -205,24 +208,39 @@ func (c *Cache) unknownLocked(id string) bool {
 func (c *Cache) Refresh(ctx context.Context) {
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
+	c.refreshLocked(ctx)
+}
+
+// refreshLocked lists every resolver at once, each call bounded by
+// runtime.timeout, so a refresh takes at most one timeout however many
+// resolvers hang. Under refreshMu.
+func (c *Cache) refreshLocked(ctx context.Context) {
 	c.lastRefresh = c.now()
 
-	snaps := make([]Snapshot, len(c.cfg.Resolvers))
-	got := make([]bool, len(c.cfg.Resolvers))
+	n := len(c.cfg.Resolvers)
+	snaps := make([]Snapshot, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	for i, r := range c.cfg.Resolvers {
-		cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-		s, err := r.List(cctx)
-		cancel()
-		if err != nil && ctx.Err() != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+			defer cancel()
+			snaps[i], errs[i] = r.List(cctx)
+		}()
+	}
+	wg.Wait()
+	got := make([]bool, n)
+	for i, r := range c.cfg.Resolvers {
+		if errs[i] != nil && ctx.Err() != nil {
 			// Cancelled by our caller (Shutdown, a scrape given up): that
 			// says nothing about the runtime. Keep the last listing and the
 			// logged state.
 			continue
 		}
-		c.noteState(i, r, err)
-		if err == nil {
-			snaps[i], got[i] = s, true
-		}
+		c.noteState(i, r, errs[i])
+		got[i] = errs[i] == nil
 	}
 	var lp map[string]LogPod
 	var lc map[string]string

@@ -108,3 +108,58 @@ func TestCacheUnknownIsPathOnly(t *testing.T) {
 	_, ok = c.Pod("uid-1")
 	assert.False(t, ok)
 }
+
+// hangResolver's List blocks until its context ends or release is closed.
+type hangResolver struct {
+	src     Source
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *hangResolver) Source() Source   { return h.src }
+func (h *hangResolver) Endpoint() string { return "hang" }
+func (h *hangResolver) Close() error     { return nil }
+func (h *hangResolver) List(ctx context.Context) (Snapshot, error) {
+	select {
+	case h.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return Snapshot{}, ctx.Err()
+	case <-h.release:
+		return Snapshot{}, nil
+	}
+}
+
+// A scrape that meets an unknown container while a refresh is already
+// running does not wait for it: Prepare returns at once and the scrape goes
+// on with the cache.
+func TestPrepareDoesNotWaitForARunningRefresh(t *testing.T) {
+	h := &hangResolver{src: SourceCRI, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := NewCache(CacheConfig{Resolvers: []Resolver{h}, Timeout: time.Minute, MinRefresh: time.Nanosecond})
+	done := make(chan struct{})
+	go func() { c.Refresh(context.Background()); close(done) }()
+	<-h.entered
+
+	start := time.Now()
+	c.Prepare(context.Background(), []string{"unknown-id"})
+	assert.Less(t, time.Since(start), time.Second, "Prepare waited for the background refresh")
+
+	close(h.release)
+	<-done
+}
+
+// Resolvers are listed at once: two hanging runtimes cost one timeout, not
+// two.
+func TestRefreshBoundedByOneTimeout(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	a := &hangResolver{src: SourceCRI, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	b := &hangResolver{src: SourceContainerd, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := NewCache(CacheConfig{Resolvers: []Resolver{a, b}, Timeout: timeout})
+	start := time.Now()
+	c.Refresh(context.Background())
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, timeout)
+	assert.Less(t, took, 2*timeout, "resolvers listed one after the other")
+}

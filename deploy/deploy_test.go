@@ -115,6 +115,21 @@ func TestManifestMatchesConfig(t *testing.T) {
 	require.NotNil(t, vm.MountPropagation)
 	assert.Equal(t, corev1.MountPropagationHostToContainer, *vm.MountPropagation, "new host mounts (cgroup, pod volumes) must stay visible")
 
+	// The logs signal reads <root_path>/var/log/pods and /var/log/containers:
+	// under the read-only host-root mount, not a mount of their own.
+	for _, p := range []string{"/var/log/pods", "/var/log/containers"} {
+		var under *corev1.VolumeMount
+		for i := range c.VolumeMounts {
+			m := &c.VolumeMounts[i]
+			if strings.HasPrefix(path.Join(rcfg.RootPath, p), m.MountPath+"/") && (under == nil || len(m.MountPath) > len(under.MountPath)) {
+				under = m
+			}
+		}
+		require.NotNil(t, under, "%s is not mounted", p)
+		assert.Equal(t, rcfg.RootPath, under.MountPath, "%s is read through the host-root mount", p)
+		assert.True(t, under.ReadOnly, "%s must be read-only", p)
+	}
+
 	// CRI socket (the one the config names) and pod-resources socket
 	// directory.
 	assert.Equal(t, "/run/containerd/containerd.sock", rcfg.Runtime.CRIEndpoint)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/cgroups/v3/cgroup2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
@@ -205,6 +206,36 @@ func BenchmarkDiscover(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if _, err := l.Discover(false); err != nil {
 					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportPerContainer(b, n)
+		})
+	}
+}
+
+// BenchmarkCgroupsV3Stat reads the same v2 containers through
+// github.com/containerd/cgroups/v3 (cgroup2.Load with WithMountpoint, then
+// StatFiltered for CPU, memory, memory events and pids: what our CPU and
+// memory metrics need) without building any metric, for the decision
+// recorded in BENCHMARKS.md: its stat path alone against our whole scrape.
+func BenchmarkCgroupsV3Stat(b *testing.B) {
+	for _, spec := range benchSpecs()[:2] { // the v2 layouts
+		n := min(1000, maxBenchN())
+		b.Run(fmt.Sprintf("layout=%s/N=%d", spec.Name(), n), func(b *testing.B) {
+			tree := genTree(b, spec, n)
+			mnt := filepath.Join(tree.Root, "sys/fs/cgroup")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, c := range tree.Containers {
+					m, err := cgroup2.Load(c.Rel, cgroup2.WithMountpoint(mnt))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := m.StatFiltered(cgroup2.StatCPU | cgroup2.StatMemory | cgroup2.StatMemoryEvents | cgroup2.StatPids); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 			b.StopTimer()

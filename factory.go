@@ -40,10 +40,10 @@ func newFactory(ids *sharedIdentities) receiver.Factory {
 		metadata.Type,
 		createDefaultConfig,
 		receiver.WithMetrics(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-			return createMetricsReceiver(ctx, set, cfg, next, ids)
+			return onceShutdown(createMetricsReceiver(ctx, set, cfg, next, ids))
 		}, metadata.MetricsStability),
 		receiver.WithLogs(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-			return createLogsReceiver(ctx, set, cfg, next, ids)
+			return onceShutdown(createLogsReceiver(ctx, set, cfg, next, ids))
 		}, metadata.LogsStability),
 	)
 }

@@ -42,8 +42,7 @@ func (b CPUBandwidth) CPULimitCores() (float64, bool) {
 
 // CPUBandwidth reads what want asks of cgroup rel's CPU controller: the cpu
 // hierarchy on v1 and hybrid nodes, the unified tree on v2. On v2 the
-// throttling keys come from cpu.stat, which CPU also reads; the second read
-// of that small file is the price of keeping the two readers independent.
+// throttling keys come from the cpu.stat that CPU just read (cpuStatV2).
 func (r *Reader) CPUBandwidth(rel string, want CPUWant) (CPUBandwidth, error) {
 	var b CPUBandwidth
 	if r.l.StatsV1() {
@@ -91,7 +90,7 @@ func (r *Reader) cpuBandwidthV1(dir string, want CPUWant, b *CPUBandwidth) error
 
 func (r *Reader) cpuBandwidthV2(dir string, want CPUWant, b *CPUBandwidth) error {
 	if want.Throttling {
-		if _, err := r.readKeyed(dir, "cpu.stat", func(k []byte, v uint64) {
+		if err := r.cpuStatV2(dir, false, func(k []byte, v uint64) {
 			switch string(k) {
 			case "nr_periods":
 				b.Periods = Some(v)

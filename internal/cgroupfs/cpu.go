@@ -3,6 +3,11 @@
 
 package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 
+import (
+	"fmt"
+	"path/filepath"
+)
+
 // userHZ is the tick rate of cpuacct.stat. The kernel exports USER_HZ, which
 // is 100 on every Linux architecture.
 const userHZ = 100
@@ -52,9 +57,34 @@ func (r *Reader) cpuV1(dir string) (CPUStat, error) {
 	return s, err
 }
 
+// cpuStatV2 parses dir's cpu.stat, which holds both CPU time (CPU) and the
+// throttling counters (CPUBandwidth): one read serves both. CPU calls it
+// with fresh set: it reads the file and, when it parses, keeps a copy;
+// CPUBandwidth, called right after for the same cgroup, reuses that copy.
+// Anything else (absent file, read or parse error, another cgroup) reads
+// the file again, so errors are reported exactly as before.
+func (r *Reader) cpuStatV2(dir string, fresh bool, fn func(key []byte, v uint64)) error {
+	if !fresh && r.cpuStat.dir == dir {
+		return parseFlatKeyed(r.cpuStat.data, fn)
+	}
+	r.cpuStat.dir = ""
+	data, ok, err := r.read(dir, "cpu.stat")
+	if err != nil || !ok {
+		return err
+	}
+	if err := parseFlatKeyed(data, fn); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, "cpu.stat"), err)
+	}
+	if fresh {
+		r.cpuStat.data = append(r.cpuStat.data[:0], data...)
+		r.cpuStat.dir = dir
+	}
+	return nil
+}
+
 func (r *Reader) cpuV2(dir string) (CPUStat, error) {
 	var s CPUStat
-	_, err := r.readKeyed(dir, "cpu.stat", func(k []byte, v uint64) {
+	err := r.cpuStatV2(dir, true, func(k []byte, v uint64) {
 		switch string(k) {
 		case "usage_usec":
 			s.Usage = Some(v * 1000)

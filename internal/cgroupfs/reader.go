@@ -20,10 +20,15 @@ var ErrVanished = errors.New("cgroup vanished")
 // Reader reads cgroup files of one Layout. It reuses one buffer across
 // reads, so a Reader serves one goroutine at a time.
 type Reader struct {
-	l     *Layout
-	buf   []byte
-	path  []byte            // NUL-terminated path of the current read, reused
-	subs  []string          // sub-cgroup names of the current walk, reused
+	l    *Layout
+	buf  []byte
+	path []byte   // NUL-terminated path of the current read, reused
+	subs []string // sub-cgroup names of the current walk, reused
+	// cpuStat is the v2 cpu.stat the last CPU call parsed, for CPUBandwidth.
+	cpuStat struct {
+		dir  string
+		data []byte
+	}
 	trace func(path string) // called with every file opened; nil in production
 }
 

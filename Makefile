@@ -15,9 +15,6 @@ SHELL := bash
 .DEFAULT_GOAL := otelcol
 
 GO ?= go
-# The module proxy here is a filtered mirror; without ",direct" a missing
-# version fails fast instead of falling through to a direct fetch.
-export GOPROXY ?= https://proxy.golang.org
 # go-nvml's headers mark many NVML calls deprecated: keep the build log readable.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
@@ -112,7 +109,7 @@ BENCH_PKGS ?= ./receiver/scrape ./internal/cgroupfs ./internal/procfs ./internal
 bench:
 	mkdir -p build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 90m $(BENCH_PKGS) | tee build/bench.out
-	$(GO) run ./internal/benchtable < build/bench.out | tee build/bench-table.md
+	$(GO) run ./internal/testing/benchtable < build/bench.out | tee build/bench-table.md
 
 # The end-to-end test (test/e2e, build tag e2e; docs/e2e.md): the built
 # collector against real workloads, exporting to a real Prometheus and over

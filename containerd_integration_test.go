@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
-	"github.com/containerstats/containerstatsreceiver/internal/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"

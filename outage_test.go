@@ -21,8 +21,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
-	"github.com/containerstats/containerstatsreceiver/internal/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 )
 
 const (

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/containerstats/containerstatsreceiver/internal/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 )
 
 // soakDuration is the churn phase of TestSoakChurn: $SOAK_DURATION (a Go

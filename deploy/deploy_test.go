@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	containerstatsreceiver "github.com/containerstats/containerstatsreceiver"
-	"github.com/containerstats/containerstatsreceiver/internal/podtemplate"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/podtemplate"
 )
 
 // Image is the reference `make image` gives the archive (see

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
-	"github.com/containerstats/containerstatsreceiver/internal/hosttree"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/hosttree"
 )
 
 // benchSizes are the container counts of the scaling benchmarks. BENCH_MAX_N

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/hosttree"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/hosttree"
 )
 
 // heapAfterGC is the live heap once garbage is collected.

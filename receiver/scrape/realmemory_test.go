@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 )
 
 // startRealScraper starts a scraper on the machine's own root.

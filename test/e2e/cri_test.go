@@ -25,8 +25,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/containerstats/containerstatsreceiver/internal/containerdtest"
-	"github.com/containerstats/containerstatsreceiver/internal/podtemplate"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/podtemplate"
 )
 
 // criWorkload is a workload container created through CRI, with what CRI
@@ -89,7 +89,7 @@ func containerStatus(t *testing.T, ctrd *containerdtest.Containerd, id string) *
 }
 
 // TestCollectorWithContainerd: containerd + runc with the CRI plugin
-// (internal/containerdtest) runs three pods the way a kubelet would: busy
+// (internal/testing/containerdtest) runs three pods the way a kubelet would: busy
 // (burstable, spinning under a 0.2 CPU quota), mem (burstable, 32 MiB
 // limit: its first container allocates 64 MiB and is OOM-killed, then the
 // harness restarts it as attempt 1 in the same sandbox, as the kubelet

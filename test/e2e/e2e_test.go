@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 )
 
 // need fails in CI (where every prerequisite is installed by .ci/run) and

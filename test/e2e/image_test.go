@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/ociarchive"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/ociarchive"
 )
 
 // TestImageArchive checks `make image`'s archive: the name the DaemonSet

@@ -15,7 +15,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 )
 
 func TestMain(m *testing.M) {

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 
 import (
 	"bufio"

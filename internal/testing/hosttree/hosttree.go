@@ -6,7 +6,7 @@
 // driver, N containers in pods across QoS classes, T threads per container
 // with /proc/<tid>/stat files. File contents copy the shape of real kernels'
 // files (every memory.stat and cpu.stat key a 6.x kernel prints).
-package hosttree // import "github.com/containerstats/containerstatsreceiver/internal/hosttree"
+package hosttree // import "github.com/containerstats/containerstatsreceiver/internal/testing/hosttree"
 
 import (
 	"fmt"

@@ -11,7 +11,7 @@
 // Children are the test binary itself: a package's TestMain calls
 // MaybeRunChild first, which runs the child's work instead of the tests when
 // the process was started by Container.Start.
-package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/cgrouptest"
+package cgrouptest // import "github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 
 import (
 	"crypto/rand"
@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // Base is where the machine's cgroup hierarchies are mounted.
@@ -91,6 +93,7 @@ func NewContainer(t testing.TB, qos string) *Container {
 	if why := Available(); why != "" {
 		t.Skip(why)
 	}
+	machine.Lock(t) // before any cleanup: released after them
 	u := randomHex(32)
 	c := &Container{
 		PodUID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:32]),

@@ -15,7 +15,7 @@
 // Tests skip (with the reason) only when not root or when containerd, runc,
 // ctr or a static busybox are missing; CI installs them (Debian packages
 // containerd, runc, busybox-static).
-package containerdtest // import "github.com/containerstats/containerstatsreceiver/internal/containerdtest"
+package containerdtest // import "github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 
 import (
 	"context"
@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -117,6 +118,7 @@ func Start(t testing.TB) *Containerd {
 	if why := Available(); why != "" {
 		t.Skip(why)
 	}
+	machine.Lock(t) // before any cleanup: released after them
 	base, err := os.MkdirTemp("", "ctrd-")
 	if err != nil {
 		t.Fatal(err)

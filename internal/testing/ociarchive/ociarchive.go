@@ -5,7 +5,7 @@
 // deploy/image/build-oci.sh writes (`make image`): an OCI image layout in a
 // tar, one manifest, uncompressed layers. Tests use it to check an archive
 // before containerd imports it.
-package ociarchive // import "github.com/containerstats/containerstatsreceiver/internal/ociarchive"
+package ociarchive // import "github.com/containerstats/containerstatsreceiver/internal/testing/ociarchive"
 
 import (
 	"archive/tar"

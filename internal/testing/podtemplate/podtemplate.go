@@ -6,7 +6,7 @@
 // kubelet would send, so the end-to-end test runs the collector through CRI
 // exactly as the manifest says instead of from a second, hand-written copy.
 // It covers what the manifest uses and refuses the rest.
-package podtemplate // import "github.com/containerstats/containerstatsreceiver/internal/podtemplate"
+package podtemplate // import "github.com/containerstats/containerstatsreceiver/internal/testing/podtemplate"
 
 import (
 	"errors"

@@ -5,7 +5,7 @@
 // records: for each layout and container count, the full scrape's cost per
 // container next to the raw-read floor's, and their ratio.
 //
-//	go test -run '^$' -bench 'Benchmark(Scrape|Floor)' ./receiver/scrape | go run ./internal/benchtable
+//	go test -run '^$' -bench 'Benchmark(Scrape|Floor)' ./receiver/scrape | go run ./internal/testing/benchtable
 package main
 
 import (

@@ -36,36 +36,44 @@ func (c *Collector) Collect(ctx context.Context) (*Snapshot, []error) {
 		byUUID: map[string]*Device{},
 		procs:  map[string]*procStats{},
 		users:  map[string]map[string]bool{},
+		host:   map[string]bool{},
 	}
-	var errs []error
+	errs := c.openErrs
+	c.openErrs = nil
+	if c.xid != nil {
+		if err := c.xid.takeErr(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.gen++
 	pids := map[uint32]string{} // this scrape's PID -> container ID ("" for none)
 	for i := 0; i < n; i++ {
+		if c.lost[i] {
+			continue
+		}
 		h, ret := lib.DeviceGetHandleByIndex(i)
+		if ret == nvml.ERROR_GPU_IS_LOST {
+			c.lost[i] = true
+			errs = append(errs, fmt.Errorf("gpu %d: %w: fell off the bus; dropped until the collector restarts", i, ret))
+			continue
+		}
 		if ret != nvml.SUCCESS {
 			errs = append(errs, fmt.Errorf("gpu %d: get handle: %w", i, ret))
 			continue
 		}
-		d, err := c.readDevice(h, "", &errs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gpu %d: %w", i, err))
+		// A GPU is read into its own error list and snapshot part first, so
+		// that a GPU lost half-way contributes nothing but one error.
+		var derrs []error
+		part := &Snapshot{byUUID: map[string]*Device{}, procs: map[string]*procStats{}, users: map[string]map[string]bool{}, host: map[string]bool{}}
+		if lost := c.readGPU(i, h, part, pids, &derrs); lost != nil {
+			c.lost[i] = true
+			errs = append(errs, fmt.Errorf("%w: the GPU fell off the bus; dropped (with its MIG instances) until the collector restarts", lost))
 			continue
 		}
-		s.add(d)
-		migs, isMIG := c.migDevices(h, d, &errs)
-		if !isMIG {
-			c.readProcs(h, d, s, pids, &errs)
-			continue
-		}
-		for _, mh := range migs {
-			md, err := c.readDevice(mh, d.UUID, &errs)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("gpu %s: MIG instance: %w", d.UUID, err))
-				continue
-			}
-			s.add(md)
-			c.readProcs(mh, md, s, pids, &errs)
-		}
+		errs = append(errs, derrs...)
+		s.merge(part)
 	}
+	c.dropGPM(false)
 	// Forget devices that are gone (MIG instances are re-created with new
 	// UUIDs), so the state stays bounded.
 	for u := range c.lastSeen {
@@ -79,6 +87,69 @@ func (c *Collector) Collect(ctx context.Context) (*Snapshot, []error) {
 		}
 	}
 	return s, errs
+}
+
+// readGPU reads GPU i, its MIG instances and their processes into part. It
+// returns the first error that says the GPU is lost (ERROR_GPU_IS_LOST),
+// if any call said so; part is then to be discarded.
+func (c *Collector) readGPU(i int, h nvml.Device, part *Snapshot, pids map[uint32]string, errs *[]error) (lost error) {
+	d, err := c.readDevice(h, "", errs)
+	if err != nil {
+		err = fmt.Errorf("gpu %d: %w", i, err)
+		if errors.Is(err, nvml.ERROR_GPU_IS_LOST) {
+			return err
+		}
+		*errs = append(*errs, err)
+		return nil
+	}
+	readHealth(h, d, func(what string, ret nvml.Return) {
+		if ret != nvml.ERROR_NOT_SUPPORTED {
+			*errs = append(*errs, fmt.Errorf("gpu %s: %s: %w", d.UUID, what, ret))
+		}
+	})
+	if c.xid != nil {
+		d.XID = c.xid.read(d.UUID)
+	}
+	part.add(d)
+	gpm, ret := gpmSupported(h)
+	if ret != nvml.SUCCESS && ret != nvml.ERROR_NOT_SUPPORTED {
+		*errs = append(*errs, fmt.Errorf("gpu %s: GPM support: %w", d.UUID, ret))
+	}
+	migs, isMIG := c.migDevices(h, d, errs)
+	if !isMIG {
+		if gpm {
+			c.readGPM(h, -1, d, errs)
+		}
+		c.readProcs(h, d, part, pids, errs)
+		return lostIn(*errs)
+	}
+	for _, mh := range migs {
+		md, err := c.readDevice(mh, d.UUID, errs)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("gpu %s: MIG instance: %w", d.UUID, err))
+			continue
+		}
+		part.add(md)
+		if gpm {
+			if gi, ret := mh.GetGpuInstanceId(); ret == nvml.SUCCESS {
+				c.readGPM(h, gi, md, errs)
+			} else if ret != nvml.ERROR_NOT_SUPPORTED {
+				*errs = append(*errs, fmt.Errorf("gpu %s: GPU instance ID: %w", md.UUID, ret))
+			}
+		}
+		c.readProcs(mh, md, part, pids, errs)
+	}
+	return lostIn(*errs)
+}
+
+// lostIn returns the first error that says the GPU is lost.
+func lostIn(errs []error) error {
+	for _, err := range errs {
+		if errors.Is(err, nvml.ERROR_GPU_IS_LOST) {
+			return err
+		}
+	}
+	return nil
 }
 
 // readDevice reads one GPU or MIG instance. Only a missing UUID fails the
@@ -206,6 +277,7 @@ func (c *Collector) readProcs(h nvml.Device, d *Device, s *Snapshot, pids map[ui
 			seen[pi.Pid] = true
 			id := c.containerOf(pi.Pid, pids, errs)
 			if id == "" {
+				s.host[d.UUID] = true
 				continue
 			}
 			s.use(id, d.UUID)
@@ -228,8 +300,12 @@ func (c *Collector) readProcs(h nvml.Device, d *Device, s *Snapshot, pids map[ui
 
 	samples, ret := h.GetProcessUtilization(c.lastSeen[d.UUID])
 	switch ret {
-	case nvml.SUCCESS, nvml.ERROR_NOT_FOUND: // NOT_FOUND: no sample since lastSeen, all idle
+	case nvml.SUCCESS:
 		p.utilOK = true
+	case nvml.ERROR_NOT_FOUND: // no sample since lastSeen, all idle
+		// The real NVML (driver 580, H100) hands back its whole, unfilled
+		// buffer with NOT_FOUND: none of it is a sample.
+		p.utilOK, samples = true, nil
 	case nvml.ERROR_NOT_SUPPORTED:
 		return
 	default:
@@ -258,6 +334,8 @@ func (c *Collector) readProcs(h nvml.Device, d *Device, s *Snapshot, pids map[ui
 		if id := c.containerOf(pid, pids, errs); id != "" {
 			s.use(id, d.UUID)
 			p.util[id] += a.sum / float64(a.n)
+		} else {
+			s.host[d.UUID] = true
 		}
 	}
 }

@@ -22,6 +22,7 @@ type Options struct {
 	Library      Library
 	Procs        Procs
 	PodResources AllocationLister
+	NoXIDEvents  bool
 }
 
 // Collector is inert without cgo.

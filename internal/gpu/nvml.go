@@ -6,6 +6,7 @@
 package gpu // import "github.com/containerstats/containerstatsreceiver/internal/gpu"
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -21,6 +22,9 @@ type Library interface {
 	Shutdown() nvml.Return
 	DeviceGetCount() (int, nvml.Return)
 	DeviceGetHandleByIndex(int) (nvml.Device, nvml.Return)
+	EventSetCreate() (nvml.EventSet, nvml.Return)
+	GpmSampleAlloc() (nvml.GpmSample, nvml.Return)
+	GpmMetricsGet(*nvml.GpmMetricsGetType) nvml.Return
 }
 
 // Options configure a Collector. Nil Procs turns process attribution off;
@@ -29,6 +33,8 @@ type Options struct {
 	Library      Library
 	Procs        Procs
 	PodResources AllocationLister
+	// NoXIDEvents leaves NVML's XID events unwatched (no goroutine).
+	NoXIDEvents bool
 }
 
 // Collector reads NVML. Open, Collect and Close are called from one
@@ -37,11 +43,18 @@ type Collector struct {
 	opts     Options
 	open     bool
 	lastSeen map[string]uint64 // device UUID -> newest process-utilization sample seen (µs)
+	gpm      map[string]*gpmState
+	gen      uint64
+	lost     map[int]bool // GPU index -> fell off the bus (reported once, then skipped)
+	xid      *xidWatcher
+	// openErrs are the XID watcher's setup errors, reported by the first
+	// Collect.
+	openErrs []error
 }
 
 // New returns a collector; nothing is loaded until Open.
 func New(opts Options) *Collector {
-	return &Collector{opts: opts, lastSeen: map[string]uint64{}}
+	return &Collector{opts: opts, lastSeen: map[string]uint64{}, gpm: map[string]*gpmState{}, lost: map[int]bool{}}
 }
 
 // Open loads and initialises NVML and counts the GPUs. It returns the
@@ -72,6 +85,19 @@ func (c *Collector) Open() (int, error) {
 		_ = c.Close()
 		return 0, fmt.Errorf("%w: no GPU found by NVML", ErrUnavailable)
 	}
+	if !c.opts.NoXIDEvents {
+		gpus := map[string]nvml.Device{}
+		for i := 0; i < n; i++ {
+			h, ret := c.opts.Library.DeviceGetHandleByIndex(i)
+			if ret != nvml.SUCCESS {
+				continue // Collect reports it
+			}
+			if u, ret := h.GetUUID(); ret == nvml.SUCCESS {
+				gpus[u] = h
+			}
+		}
+		c.openErrs = c.startXID(gpus)
+	}
 	return n, nil
 }
 
@@ -81,8 +107,16 @@ func (c *Collector) Close() error {
 		return nil
 	}
 	c.open = false
-	if ret := c.opts.Library.Shutdown(); ret != nvml.SUCCESS {
-		return fmt.Errorf("nvml shutdown: %w", ret)
+	var errs []error
+	if c.xid != nil {
+		if !c.xid.stop() {
+			errs = append(errs, fmt.Errorf("XID event watcher still in nvmlEventSetWait after %v; NVML shut down regardless", stopWait))
+		}
+		c.xid = nil
 	}
-	return nil
+	c.dropGPM(true)
+	if ret := c.opts.Library.Shutdown(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("nvml shutdown: %w", ret))
+	}
+	return errors.Join(errs...)
 }

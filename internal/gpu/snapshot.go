@@ -39,7 +39,55 @@ type Device struct {
 	PowerW             Opt[float64]
 	EnergyJ            Opt[float64] // since the driver was loaded
 	TemperatureC       Opt[float64]
+
+	// Health and speed (whole GPUs; NVML supports none of them on MIG
+	// instances except the GPM activities).
+	ClockSMMHz, ClockMemMHz       Opt[float64]
+	MaxClockSMMHz, MaxClockMemMHz Opt[float64]
+	// ClockEventReasons is NVML's bit mask of why the clocks are below
+	// their maximum (nvmlClocksEventReason*).
+	ClockEventReasons    Opt[uint64]
+	PCIeTxBps, PCIeRxBps Opt[float64] // bytes/s over NVML's 20 ms sample
+	PCIeReplays          Opt[uint64]
+	// ECC[counter][type]: counter 0 volatile, 1 aggregate; type 0
+	// corrected, 1 uncorrected.
+	ECC                                        [2][2]Opt[uint64]
+	RemappedCorrectable, RemappedUncorrectable Opt[uint64]
+	RemapPending, RemapFailure                 Opt[bool]
+	PowerLimitW                                Opt[float64]
+	FanSpeed                                   Opt[float64] // ratio 0..1
+	PerformanceState                           Opt[int64]   // 0 (P0, fastest) .. 15
+	MemoryTemperatureC                         Opt[float64]
+	NVLinks                                    []NVLink
+	// Activity is GPM's profiling-level activity (Hopper and later), by
+	// metric; empty when GPM is not supported or on the first scrape.
+	Activity map[Activity]float64
+	// XID counts critical XID errors by code since the collector started
+	// watching (whole GPUs only).
+	XID map[uint64]uint64
 }
+
+// NVLink is one active NVLink's cumulative data throughput.
+type NVLink struct {
+	Link    int
+	TxBytes Opt[uint64]
+	RxBytes Opt[uint64]
+}
+
+// Activity names a GPM metric.
+type Activity string
+
+// The GPM metrics read (nvmlGpmMetricId_t), reported as ratios 0..1.
+const (
+	ActivityGraphics    Activity = "graphics"
+	ActivitySM          Activity = "sm"
+	ActivitySMOccupancy Activity = "sm_occupancy"
+	ActivityTensor      Activity = "tensor"
+	ActivityDRAM        Activity = "dram"
+	ActivityFP64        Activity = "fp64"
+	ActivityFP32        Activity = "fp32"
+	ActivityFP16        Activity = "fp16"
+)
 
 // MemoryUtilization is used/total, absent when either is absent or total is 0.
 func (d *Device) MemoryUtilization() Opt[float64] {
@@ -84,6 +132,57 @@ type Snapshot struct {
 	users  map[string]map[string]bool // container ID -> device UUIDs its processes use
 	alloc  map[Ref][]string           // container -> allocated device UUIDs (known devices only)
 	owners map[string]int             // device UUID -> number of containers it is allocated to
+	host   map[string]bool            // device UUID -> a process outside any container uses it
+}
+
+// Owner is the one container a device belongs to.
+type Owner struct {
+	ContainerID string // empty when known by allocation alone
+	Ref         *Ref   // nil when not known
+}
+
+// Owner returns the container a device (GPU or MIG instance) belongs to
+// when exactly one container uses it (its processes) or was allocated it
+// (pod-resources), and no process outside a container uses it. names maps
+// a container ID to its Kubernetes names (may be nil). ok is false for a
+// shared, idle or unallocated device.
+func (s *Snapshot) Owner(uuid string, names func(id string) (Ref, bool)) (Owner, bool) {
+	if s.host[uuid] {
+		return Owner{}, false
+	}
+	var ids []string
+	for id, us := range s.users {
+		if us[uuid] {
+			ids = append(ids, id)
+		}
+	}
+	var refs []Ref
+	for r, us := range s.alloc {
+		for _, u := range us {
+			if u == uuid {
+				refs = append(refs, r)
+			}
+		}
+	}
+	switch {
+	case len(ids) > 1 || len(refs) > 1 || len(ids)+len(refs) == 0:
+		return Owner{}, false
+	case len(ids) == 1:
+		o := Owner{ContainerID: ids[0]}
+		if names != nil {
+			if r, ok := names(ids[0]); ok {
+				o.Ref = &r
+			}
+		}
+		if len(refs) == 1 && (o.Ref == nil || *o.Ref != refs[0]) {
+			// Allocated to one container, used by another.
+			return Owner{}, false
+		}
+		return o, true
+	default:
+		r := refs[0]
+		return Owner{Ref: &r}, true
+	}
 }
 
 // Device returns the device with that UUID, or nil.
@@ -142,6 +241,24 @@ func (s *Snapshot) Container(id string, ref *Ref) []ContainerDevice {
 func (s *Snapshot) add(d *Device) {
 	s.Devices = append(s.Devices, d)
 	s.byUUID[d.UUID] = d
+}
+
+// merge adds one GPU's part (devices, processes, users).
+func (s *Snapshot) merge(p *Snapshot) {
+	for _, d := range p.Devices {
+		s.add(d)
+	}
+	for u, ps := range p.procs {
+		s.procs[u] = ps
+	}
+	for id, us := range p.users {
+		for u := range us {
+			s.use(id, u)
+		}
+	}
+	for u := range p.host {
+		s.host[u] = true
+	}
 }
 
 func (s *Snapshot) use(id, uuid string) {

@@ -10,6 +10,7 @@ package gputest // import "github.com/containerstats/containerstatsreceiver/inte
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -26,7 +27,51 @@ type Node struct {
 	MIGs   map[int][]*mock.Device // GPU index -> its MIG instances
 	// Initialised counts Init minus Shutdown calls.
 	Initialised int
+	// Events is the node's XID event set (one, as NVML hands out).
+	Events *EventSet
+
+	spec     Spec
+	gpmMu    sync.Mutex
+	gpmLive  int // GPM samples allocated and not freed
+	gpmTicks int // GpmSampleGet calls
 }
+
+// Spec is what a simulated GPU model supports. Values NVML does not
+// support on the model answer ERROR_NOT_SUPPORTED, as the real driver does
+// (H100 figures checked against a real H100 80GB HBM3, driver 580.159.04:
+// docs/gpu.md).
+type Spec struct {
+	Name      string
+	MemTotal  uint64
+	Arch      nvml.DeviceArchitecture
+	ECC       bool // ECC counters and remapped rows
+	MIG       bool // MIG capable (GetMigMode supported)
+	GPM       bool // nvmlGpmQueryDeviceSupport says yes
+	Fan       bool // a fan NVML can read (SXM boards have none)
+	MemTemp   bool // FI_DEV_MEMORY_TEMP (HBM boards)
+	NVLinks   int  // links; the first two are up, the rest down
+	MaxLinks  int  // links the model has (GetNvLinkState beyond: INVALID_ARGUMENT)
+	PowerCapW uint32
+	MaxSMMHz  uint32
+	MemMHz    uint32
+}
+
+// Models.
+var (
+	// SpecA100 is an A100-SXM4-40GB: ECC, MIG and NVLink, no GPM (Ampere),
+	// no fan.
+	SpecA100 = Spec{Name: "NVIDIA A100-SXM4-40GB", MemTotal: 40 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_AMPERE,
+		ECC: true, MIG: true, MemTemp: true, NVLinks: 12, MaxLinks: 12, PowerCapW: 400, MaxSMMHz: 1410, MemMHz: 1215}
+	// SpecH100 is an H100 80GB HBM3 as the real one answered in a VM
+	// without NVSwitch: ECC, MIG, GPM, memory temperature; no fan, no
+	// NVLink (GetNvLinkState ERROR_NOT_SUPPORTED).
+	SpecH100 = Spec{Name: "NVIDIA H100 80GB HBM3", MemTotal: 80 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_HOPPER,
+		ECC: true, MIG: true, GPM: true, MemTemp: true, PowerCapW: 700, MaxSMMHz: 1980, MemMHz: 2619}
+	// SpecRTX4090 is a consumer GPU: a fan, no ECC, no remapped rows, no
+	// MIG, no GPM, no NVLink, no memory temperature.
+	SpecRTX4090 = Spec{Name: "NVIDIA GeForce RTX 4090", MemTotal: 24 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_ADA,
+		Fan: true, PowerCapW: 450, MaxSMMHz: 2520, MemMHz: 10501}
+)
 
 // Proc is a process on a device: its host PID, device memory and the SM
 // utilization samples NVML keeps for it (percent).
@@ -49,21 +94,32 @@ func MIGUUID(i, j int) string {
 // utilization general 41+i %, encoder 21+i %, decoder 31+i %, power
 // 201.001*(i+1) W, energy 5,000,000+12,345.678i J, temperature 51+i C; no
 // processes.
-func A100(n int) *Node {
-	return build(n, "NVIDIA A100-SXM4-40GB", 40*1024*MiB, nvml.DEVICE_ARCH_AMPERE)
-}
+func A100(n int) *Node { return Build(n, SpecA100) }
 
 // H100 returns a node with n H100 80GB HBM3 GPUs. go-nvml v0.13.3-0 (the
 // newest version the module proxy serves) has no dgxh100 server, so this
 // is the dgxa100 server with H100 name, memory and architecture; readings
 // as for A100.
-func H100(n int) *Node {
-	return build(n, "NVIDIA H100 80GB HBM3", 80*1024*MiB, nvml.DEVICE_ARCH_HOPPER)
-}
+func H100(n int) *Node { return Build(n, SpecH100) }
 
-func build(n int, name string, total uint64, arch nvml.DeviceArchitecture) *Node {
+// Consumer returns a node with n GeForce RTX 4090s (SpecRTX4090).
+func Consumer(n int) *Node { return Build(n, SpecRTX4090) }
+
+// Build returns a node with n GPUs of the model. Every reading is
+// distinct per GPU i; see setHealth for the health figures.
+func Build(n int, spec Spec) *Node {
+	name, total, arch := spec.Name, spec.MemTotal, spec.Arch
 	s := dgxa100.New()
-	nd := &Node{Server: s, MIGs: map[int][]*mock.Device{}}
+	nd := &Node{Server: s, MIGs: map[int][]*mock.Device{}, spec: spec}
+	nd.Events = newEventSet()
+	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return nd.Events, nvml.SUCCESS }
+	s.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
+		nd.gpmMu.Lock()
+		defer nd.gpmMu.Unlock()
+		nd.gpmLive++
+		return &gpmSample{node: nd}, nvml.SUCCESS
+	}
+	s.GpmMetricsGetFunc = nd.gpmMetricsGet
 	s.InitFunc = func() nvml.Return { nd.Initialised++; return nvml.SUCCESS }
 	s.ShutdownFunc = func() nvml.Return { nd.Initialised--; return nvml.SUCCESS }
 	s.DeviceGetCountFunc = func() (int, nvml.Return) { return n, nvml.SUCCESS }
@@ -96,7 +152,11 @@ func build(n int, name string, total uint64, arch nvml.DeviceArchitecture) *Node
 		}
 		d.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
 		d.GetMigDeviceHandleByIndexFunc = func(int) (nvml.Device, nvml.Return) { return nil, nvml.ERROR_NOT_FOUND }
+		if !spec.MIG {
+			d.GetMigModeFunc = func() (int, int, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED }
+		}
 		setProcs(&d.Device, nil, true)
+		nd.setHealth(i, d)
 		nd.GPUs = append(nd.GPUs, d)
 	}
 	return nd
@@ -164,6 +224,7 @@ func (n *Node) EnableMIG(i int, migs ...MIG) {
 	d.GetEncoderUtilizationFunc, d.GetDecoderUtilizationFunc = notSup3, notSup3
 	var handles []*mock.Device
 	for j, m := range migs {
+		j := j
 		uuid, name, m := MIGUUID(i, j), d.Name+" MIG "+m.Profile, m
 		md := &mock.Device{
 			GetUUIDFunc: func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
@@ -182,6 +243,7 @@ func (n *Node) EnableMIG(i int, migs ...MIG) {
 				return 0, nvml.ERROR_NOT_SUPPORTED
 			},
 			IsMigDeviceHandleFunc: func() (bool, nvml.Return) { return true, nvml.SUCCESS },
+			GetGpuInstanceIdFunc:  func() (int, nvml.Return) { return MIGInstanceID(j), nvml.SUCCESS },
 		}
 		setProcs(md, m.Procs, false)
 		handles = append(handles, md)

@@ -67,6 +67,24 @@ type Device struct {
 	XID map[uint64]uint64
 }
 
+// ClockEventReasons names NVML's clock-event reason bits
+// (nvmlClocksEventReason*, nvml.h; the same bits as the older
+// nvmlClocksThrottleReason*).
+var ClockEventReasons = []struct {
+	Bit  uint64
+	Name string
+}{
+	{0x1, "gpu_idle"},
+	{0x2, "applications_clocks_setting"},
+	{0x4, "sw_power_cap"},
+	{0x8, "hw_slowdown"},
+	{0x10, "sync_boost"},
+	{0x20, "sw_thermal_slowdown"},
+	{0x40, "hw_thermal_slowdown"},
+	{0x80, "hw_power_brake_slowdown"},
+	{0x100, "display_clock_setting"},
+}
+
 // NVLink is one active NVLink's cumulative data throughput.
 type NVLink struct {
 	Link    int

@@ -859,6 +859,267 @@ func (ms *HwEnergyMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// HwFanSpeedRatioMetricConfig provides config for the hw.fan.speed_ratio metric.
+type HwFanSpeedRatioMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwFanSpeedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuActivityMetricAttributeKey specifies the key of an attribute for the hw.gpu.activity metric.
+type HwGpuActivityMetricAttributeKey string
+
+const (
+	HwGpuActivityMetricAttributeKeyHwGpuActivityKind HwGpuActivityMetricAttributeKey = "hw.gpu.activity.kind"
+)
+
+// HwGpuActivityMetricConfig provides config for the hw.gpu.activity metric.
+type HwGpuActivityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuActivityMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuActivityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuActivityMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuActivityMetricAttributeKeyHwGpuActivityKind:
+		default:
+			return fmt.Errorf("metric hw.gpu.activity doesn't have an attribute %v, valid attributes: [hw.gpu.activity.kind]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuClockEventReasonsMetricAttributeKey specifies the key of an attribute for the hw.gpu.clock.event_reasons metric.
+type HwGpuClockEventReasonsMetricAttributeKey string
+
+const (
+	HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason HwGpuClockEventReasonsMetricAttributeKey = "hw.gpu.clock.event_reason"
+)
+
+// HwGpuClockEventReasonsMetricConfig provides config for the hw.gpu.clock.event_reasons metric.
+type HwGpuClockEventReasonsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuClockEventReasonsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuClockEventReasonsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuClockEventReasonsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason:
+		default:
+			return fmt.Errorf("metric hw.gpu.clock.event_reasons doesn't have an attribute %v, valid attributes: [hw.gpu.clock.event_reason]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuClockFrequencyMetricAttributeKey specifies the key of an attribute for the hw.gpu.clock.frequency metric.
+type HwGpuClockFrequencyMetricAttributeKey string
+
+const (
+	HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain HwGpuClockFrequencyMetricAttributeKey = "hw.gpu.clock.domain"
+)
+
+// HwGpuClockFrequencyMetricConfig provides config for the hw.gpu.clock.frequency metric.
+type HwGpuClockFrequencyMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuClockFrequencyMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuClockFrequencyMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuClockFrequencyMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain:
+		default:
+			return fmt.Errorf("metric hw.gpu.clock.frequency doesn't have an attribute %v, valid attributes: [hw.gpu.clock.domain]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuClockFrequencyLimitMetricAttributeKey specifies the key of an attribute for the hw.gpu.clock.frequency.limit metric.
+type HwGpuClockFrequencyLimitMetricAttributeKey string
+
+const (
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain HwGpuClockFrequencyLimitMetricAttributeKey = "hw.gpu.clock.domain"
+)
+
+// HwGpuClockFrequencyLimitMetricConfig provides config for the hw.gpu.clock.frequency.limit metric.
+type HwGpuClockFrequencyLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuClockFrequencyLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuClockFrequencyLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuClockFrequencyLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain:
+		default:
+			return fmt.Errorf("metric hw.gpu.clock.frequency.limit doesn't have an attribute %v, valid attributes: [hw.gpu.clock.domain]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryEccErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.ecc.errors metric.
+type HwGpuMemoryEccErrorsMetricAttributeKey string
+
+const (
+	HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter   HwGpuMemoryEccErrorsMetricAttributeKey = "hw.gpu.ecc.counter"
+	HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType HwGpuMemoryEccErrorsMetricAttributeKey = "hw.gpu.ecc.error_type"
+)
+
+// HwGpuMemoryEccErrorsMetricConfig provides config for the hw.gpu.memory.ecc.errors metric.
+type HwGpuMemoryEccErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryEccErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuMemoryEccErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuMemoryEccErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.ecc.errors doesn't have an attribute %v, valid attributes: [hw.gpu.ecc.counter, hw.gpu.ecc.error_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuMemoryLimitMetricConfig provides config for the hw.gpu.memory.limit metric.
 type HwGpuMemoryLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -866,6 +1127,122 @@ type HwGpuMemoryLimitMetricConfig struct {
 }
 
 func (ms *HwGpuMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuMemoryRemapRowsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.remap.rows metric.
+type HwGpuMemoryRemapRowsMetricAttributeKey string
+
+const (
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause HwGpuMemoryRemapRowsMetricAttributeKey = "hw.gpu.memory.remap.cause"
+)
+
+// HwGpuMemoryRemapRowsMetricConfig provides config for the hw.gpu.memory.remap.rows metric.
+type HwGpuMemoryRemapRowsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryRemapRowsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuMemoryRemapRowsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuMemoryRemapRowsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.remap.rows doesn't have an attribute %v, valid attributes: [hw.gpu.memory.remap.cause]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryRemapStatusMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.remap.status metric.
+type HwGpuMemoryRemapStatusMetricAttributeKey string
+
+const (
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState HwGpuMemoryRemapStatusMetricAttributeKey = "hw.gpu.memory.remap.state"
+)
+
+// HwGpuMemoryRemapStatusMetricConfig provides config for the hw.gpu.memory.remap.status metric.
+type HwGpuMemoryRemapStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryRemapStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuMemoryRemapStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuMemoryRemapStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.remap.status doesn't have an attribute %v, valid attributes: [hw.gpu.memory.remap.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryTemperatureMetricConfig provides config for the hw.gpu.memory.temperature metric.
+type HwGpuMemoryTemperatureMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuMemoryTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -919,6 +1296,163 @@ func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
+// HwGpuNvlinkIoMetricAttributeKey specifies the key of an attribute for the hw.gpu.nvlink.io metric.
+type HwGpuNvlinkIoMetricAttributeKey string
+
+const (
+	HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink    HwGpuNvlinkIoMetricAttributeKey = "hw.gpu.nvlink.link"
+	HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection HwGpuNvlinkIoMetricAttributeKey = "network.io.direction"
+)
+
+// HwGpuNvlinkIoMetricConfig provides config for the hw.gpu.nvlink.io metric.
+type HwGpuNvlinkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuNvlinkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuNvlinkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuNvlinkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric hw.gpu.nvlink.io doesn't have an attribute %v, valid attributes: [hw.gpu.nvlink.link, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuPcieReplaysMetricConfig provides config for the hw.gpu.pcie.replays metric.
+type HwGpuPcieReplaysMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuPcieThroughputMetricAttributeKey specifies the key of an attribute for the hw.gpu.pcie.throughput metric.
+type HwGpuPcieThroughputMetricAttributeKey string
+
+const (
+	HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection HwGpuPcieThroughputMetricAttributeKey = "network.io.direction"
+)
+
+// HwGpuPcieThroughputMetricConfig provides config for the hw.gpu.pcie.throughput metric.
+type HwGpuPcieThroughputMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPcieThroughputMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuPcieThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuPcieThroughputMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric hw.gpu.pcie.throughput doesn't have an attribute %v, valid attributes: [network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuPerformanceStateMetricConfig provides config for the hw.gpu.performance_state metric.
+type HwGpuPerformanceStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuPerformanceStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwGpuPowerLimitMetricConfig provides config for the hw.gpu.power.limit metric.
+type HwGpuPowerLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // HwGpuUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.utilization metric.
 type HwGpuUtilizationMetricAttributeKey string
 
@@ -955,6 +1489,54 @@ func (ms *HwGpuUtilizationMetricConfig) Validate() error {
 		case HwGpuUtilizationMetricAttributeKeyHwGpuTask:
 		default:
 			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuXidErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.xid.errors metric.
+type HwGpuXidErrorsMetricAttributeKey string
+
+const (
+	HwGpuXidErrorsMetricAttributeKeyHwGpuXid HwGpuXidErrorsMetricAttributeKey = "hw.gpu.xid"
+)
+
+// HwGpuXidErrorsMetricConfig provides config for the hw.gpu.xid.errors metric.
+type HwGpuXidErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuXidErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuXidErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuXidErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuXidErrorsMetricAttributeKeyHwGpuXid:
+		default:
+			return fmt.Errorf("metric hw.gpu.xid.errors doesn't have an attribute %v, valid attributes: [hw.gpu.xid]", val)
 		}
 	}
 
@@ -2189,10 +2771,25 @@ type MetricsConfig struct {
 	ContainerPressureStallTime             ContainerPressureStallTimeMetricConfig             `mapstructure:"container.pressure.stall_time"`
 	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
 	HwEnergy                               HwEnergyMetricConfig                               `mapstructure:"hw.energy"`
+	HwFanSpeedRatio                        HwFanSpeedRatioMetricConfig                        `mapstructure:"hw.fan.speed_ratio"`
+	HwGpuActivity                          HwGpuActivityMetricConfig                          `mapstructure:"hw.gpu.activity"`
+	HwGpuClockEventReasons                 HwGpuClockEventReasonsMetricConfig                 `mapstructure:"hw.gpu.clock.event_reasons"`
+	HwGpuClockFrequency                    HwGpuClockFrequencyMetricConfig                    `mapstructure:"hw.gpu.clock.frequency"`
+	HwGpuClockFrequencyLimit               HwGpuClockFrequencyLimitMetricConfig               `mapstructure:"hw.gpu.clock.frequency.limit"`
+	HwGpuMemoryEccErrors                   HwGpuMemoryEccErrorsMetricConfig                   `mapstructure:"hw.gpu.memory.ecc.errors"`
 	HwGpuMemoryLimit                       HwGpuMemoryLimitMetricConfig                       `mapstructure:"hw.gpu.memory.limit"`
+	HwGpuMemoryRemapRows                   HwGpuMemoryRemapRowsMetricConfig                   `mapstructure:"hw.gpu.memory.remap.rows"`
+	HwGpuMemoryRemapStatus                 HwGpuMemoryRemapStatusMetricConfig                 `mapstructure:"hw.gpu.memory.remap.status"`
+	HwGpuMemoryTemperature                 HwGpuMemoryTemperatureMetricConfig                 `mapstructure:"hw.gpu.memory.temperature"`
 	HwGpuMemoryUsage                       HwGpuMemoryUsageMetricConfig                       `mapstructure:"hw.gpu.memory.usage"`
 	HwGpuMemoryUtilization                 HwGpuMemoryUtilizationMetricConfig                 `mapstructure:"hw.gpu.memory.utilization"`
+	HwGpuNvlinkIo                          HwGpuNvlinkIoMetricConfig                          `mapstructure:"hw.gpu.nvlink.io"`
+	HwGpuPcieReplays                       HwGpuPcieReplaysMetricConfig                       `mapstructure:"hw.gpu.pcie.replays"`
+	HwGpuPcieThroughput                    HwGpuPcieThroughputMetricConfig                    `mapstructure:"hw.gpu.pcie.throughput"`
+	HwGpuPerformanceState                  HwGpuPerformanceStateMetricConfig                  `mapstructure:"hw.gpu.performance_state"`
+	HwGpuPowerLimit                        HwGpuPowerLimitMetricConfig                        `mapstructure:"hw.gpu.power.limit"`
 	HwGpuUtilization                       HwGpuUtilizationMetricConfig                       `mapstructure:"hw.gpu.utilization"`
+	HwGpuXidErrors                         HwGpuXidErrorsMetricConfig                         `mapstructure:"hw.gpu.xid.errors"`
 	HwPower                                HwPowerMetricConfig                                `mapstructure:"hw.power"`
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
@@ -2342,7 +2939,48 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwEnergy: HwEnergyMetricConfig{
 			Enabled: true,
 		},
+		HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
+			Enabled: true,
+		},
+		HwGpuActivity: HwGpuActivityMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+		},
+		HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+		},
+		HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+		},
+		HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+		},
+		HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+		},
 		HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
+			Enabled: true,
+		},
+		HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+		},
+		HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+		},
+		HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
 			Enabled: true,
 		},
 		HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
@@ -2351,10 +2989,34 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
 			Enabled: true,
 		},
+		HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+		},
+		HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
+			Enabled: true,
+		},
+		HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+		},
+		HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
+			Enabled: true,
+		},
+		HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
+			Enabled: true,
+		},
 		HwGpuUtilization: HwGpuUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+		},
+		HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 		},
 		HwPower: HwPowerMetricConfig{
 			Enabled: true,

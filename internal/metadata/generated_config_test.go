@@ -130,7 +130,48 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: true,
 					},
+					HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
+						Enabled: true,
+					},
+					HwGpuActivity: HwGpuActivityMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+					},
+					HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+					},
+					HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+					},
+					HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+					},
+					HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+					},
 					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
+						Enabled: true,
+					},
+					HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+					},
+					HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+					},
+					HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
 						Enabled: true,
 					},
 					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
@@ -139,10 +180,34 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
 						Enabled: true,
 					},
+					HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+					},
+					HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
+						Enabled: true,
+					},
+					HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+					},
+					HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
+						Enabled: true,
+					},
+					HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
+						Enabled: true,
+					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+					},
+					HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 					},
 					HwPower: HwPowerMetricConfig{
 						Enabled: true,
@@ -423,7 +488,48 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: false,
 					},
+					HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
+						Enabled: false,
+					},
+					HwGpuActivity: HwGpuActivityMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+					},
+					HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+					},
+					HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+					},
+					HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+					},
+					HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+					},
 					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
+						Enabled: false,
+					},
+					HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+					},
+					HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+					},
+					HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
 						Enabled: false,
 					},
 					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
@@ -432,10 +538,34 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
 						Enabled: false,
 					},
+					HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+					},
+					HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
+						Enabled: false,
+					},
+					HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+					},
+					HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
+						Enabled: false,
+					},
+					HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
+						Enabled: false,
+					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+					},
+					HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 					},
 					HwPower: HwPowerMetricConfig{
 						Enabled: false,
@@ -612,7 +742,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, HwEnergyMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -737,6 +867,114 @@ func TestContainerTasksMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestHwGpuActivityMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuActivity
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuActivityMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.activity doesn't have an attribute invalid, valid attributes: [hw.gpu.activity.kind]")
+
+	cfg = DefaultMetricsConfig().HwGpuActivity
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuClockEventReasonsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuClockEventReasons
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuClockEventReasonsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.event_reasons doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.event_reason]")
+
+	cfg = DefaultMetricsConfig().HwGpuClockEventReasons
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuClockFrequencyMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuClockFrequency
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuClockFrequencyMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.domain]")
+
+	cfg = DefaultMetricsConfig().HwGpuClockFrequency
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuClockFrequencyLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuClockFrequencyLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuClockFrequencyLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency.limit doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.domain]")
+
+	cfg = DefaultMetricsConfig().HwGpuClockFrequencyLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryEccErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryEccErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryEccErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.ecc.errors doesn't have an attribute invalid, valid attributes: [hw.gpu.ecc.counter, hw.gpu.ecc.error_type]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryEccErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryRemapRowsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryRemapRows
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryRemapRowsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.rows doesn't have an attribute invalid, valid attributes: [hw.gpu.memory.remap.cause]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryRemapRows
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryRemapStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryRemapStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryRemapStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.status doesn't have an attribute invalid, valid attributes: [hw.gpu.memory.remap.state]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryRemapStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuNvlinkIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuNvlinkIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuNvlinkIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.nvlink.io doesn't have an attribute invalid, valid attributes: [hw.gpu.nvlink.link, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwGpuNvlinkIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPcieThroughputMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPcieThroughput
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPcieThroughputMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.throughput doesn't have an attribute invalid, valid attributes: [network.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwGpuPcieThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwGpuUtilization
 	require.NoError(t, cfg.Validate())
@@ -745,6 +983,18 @@ func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
 
 	cfg = DefaultMetricsConfig().HwGpuUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuXidErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuXidErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuXidErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [hw.gpu.xid]")
+
+	cfg = DefaultMetricsConfig().HwGpuXidErrors
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -45,6 +45,240 @@ var MapAttributeCPUMode = map[string]AttributeCPUMode{
 	"system": AttributeCPUModeSystem,
 }
 
+// AttributeHwGpuActivityKind specifies the value hw.gpu.activity.kind attribute.
+type AttributeHwGpuActivityKind int
+
+const (
+	_ AttributeHwGpuActivityKind = iota
+	AttributeHwGpuActivityKindGraphics
+	AttributeHwGpuActivityKindSm
+	AttributeHwGpuActivityKindSmOccupancy
+	AttributeHwGpuActivityKindTensor
+	AttributeHwGpuActivityKindDram
+	AttributeHwGpuActivityKindFp64
+	AttributeHwGpuActivityKindFp32
+	AttributeHwGpuActivityKindFp16
+)
+
+// String returns the string representation of the AttributeHwGpuActivityKind.
+func (av AttributeHwGpuActivityKind) String() string {
+	switch av {
+	case AttributeHwGpuActivityKindGraphics:
+		return "graphics"
+	case AttributeHwGpuActivityKindSm:
+		return "sm"
+	case AttributeHwGpuActivityKindSmOccupancy:
+		return "sm_occupancy"
+	case AttributeHwGpuActivityKindTensor:
+		return "tensor"
+	case AttributeHwGpuActivityKindDram:
+		return "dram"
+	case AttributeHwGpuActivityKindFp64:
+		return "fp64"
+	case AttributeHwGpuActivityKindFp32:
+		return "fp32"
+	case AttributeHwGpuActivityKindFp16:
+		return "fp16"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuActivityKind is a helper map of string to AttributeHwGpuActivityKind attribute value.
+var MapAttributeHwGpuActivityKind = map[string]AttributeHwGpuActivityKind{
+	"graphics":     AttributeHwGpuActivityKindGraphics,
+	"sm":           AttributeHwGpuActivityKindSm,
+	"sm_occupancy": AttributeHwGpuActivityKindSmOccupancy,
+	"tensor":       AttributeHwGpuActivityKindTensor,
+	"dram":         AttributeHwGpuActivityKindDram,
+	"fp64":         AttributeHwGpuActivityKindFp64,
+	"fp32":         AttributeHwGpuActivityKindFp32,
+	"fp16":         AttributeHwGpuActivityKindFp16,
+}
+
+// AttributeHwGpuClockDomain specifies the value hw.gpu.clock.domain attribute.
+type AttributeHwGpuClockDomain int
+
+const (
+	_ AttributeHwGpuClockDomain = iota
+	AttributeHwGpuClockDomainSm
+	AttributeHwGpuClockDomainMemory
+)
+
+// String returns the string representation of the AttributeHwGpuClockDomain.
+func (av AttributeHwGpuClockDomain) String() string {
+	switch av {
+	case AttributeHwGpuClockDomainSm:
+		return "sm"
+	case AttributeHwGpuClockDomainMemory:
+		return "memory"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuClockDomain is a helper map of string to AttributeHwGpuClockDomain attribute value.
+var MapAttributeHwGpuClockDomain = map[string]AttributeHwGpuClockDomain{
+	"sm":     AttributeHwGpuClockDomainSm,
+	"memory": AttributeHwGpuClockDomainMemory,
+}
+
+// AttributeHwGpuClockEventReason specifies the value hw.gpu.clock.event_reason attribute.
+type AttributeHwGpuClockEventReason int
+
+const (
+	_ AttributeHwGpuClockEventReason = iota
+	AttributeHwGpuClockEventReasonGpuIdle
+	AttributeHwGpuClockEventReasonApplicationsClocksSetting
+	AttributeHwGpuClockEventReasonSwPowerCap
+	AttributeHwGpuClockEventReasonHwSlowdown
+	AttributeHwGpuClockEventReasonSyncBoost
+	AttributeHwGpuClockEventReasonSwThermalSlowdown
+	AttributeHwGpuClockEventReasonHwThermalSlowdown
+	AttributeHwGpuClockEventReasonHwPowerBrakeSlowdown
+	AttributeHwGpuClockEventReasonDisplayClockSetting
+)
+
+// String returns the string representation of the AttributeHwGpuClockEventReason.
+func (av AttributeHwGpuClockEventReason) String() string {
+	switch av {
+	case AttributeHwGpuClockEventReasonGpuIdle:
+		return "gpu_idle"
+	case AttributeHwGpuClockEventReasonApplicationsClocksSetting:
+		return "applications_clocks_setting"
+	case AttributeHwGpuClockEventReasonSwPowerCap:
+		return "sw_power_cap"
+	case AttributeHwGpuClockEventReasonHwSlowdown:
+		return "hw_slowdown"
+	case AttributeHwGpuClockEventReasonSyncBoost:
+		return "sync_boost"
+	case AttributeHwGpuClockEventReasonSwThermalSlowdown:
+		return "sw_thermal_slowdown"
+	case AttributeHwGpuClockEventReasonHwThermalSlowdown:
+		return "hw_thermal_slowdown"
+	case AttributeHwGpuClockEventReasonHwPowerBrakeSlowdown:
+		return "hw_power_brake_slowdown"
+	case AttributeHwGpuClockEventReasonDisplayClockSetting:
+		return "display_clock_setting"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuClockEventReason is a helper map of string to AttributeHwGpuClockEventReason attribute value.
+var MapAttributeHwGpuClockEventReason = map[string]AttributeHwGpuClockEventReason{
+	"gpu_idle":                    AttributeHwGpuClockEventReasonGpuIdle,
+	"applications_clocks_setting": AttributeHwGpuClockEventReasonApplicationsClocksSetting,
+	"sw_power_cap":                AttributeHwGpuClockEventReasonSwPowerCap,
+	"hw_slowdown":                 AttributeHwGpuClockEventReasonHwSlowdown,
+	"sync_boost":                  AttributeHwGpuClockEventReasonSyncBoost,
+	"sw_thermal_slowdown":         AttributeHwGpuClockEventReasonSwThermalSlowdown,
+	"hw_thermal_slowdown":         AttributeHwGpuClockEventReasonHwThermalSlowdown,
+	"hw_power_brake_slowdown":     AttributeHwGpuClockEventReasonHwPowerBrakeSlowdown,
+	"display_clock_setting":       AttributeHwGpuClockEventReasonDisplayClockSetting,
+}
+
+// AttributeHwGpuEccCounter specifies the value hw.gpu.ecc.counter attribute.
+type AttributeHwGpuEccCounter int
+
+const (
+	_ AttributeHwGpuEccCounter = iota
+	AttributeHwGpuEccCounterVolatile
+	AttributeHwGpuEccCounterAggregate
+)
+
+// String returns the string representation of the AttributeHwGpuEccCounter.
+func (av AttributeHwGpuEccCounter) String() string {
+	switch av {
+	case AttributeHwGpuEccCounterVolatile:
+		return "volatile"
+	case AttributeHwGpuEccCounterAggregate:
+		return "aggregate"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuEccCounter is a helper map of string to AttributeHwGpuEccCounter attribute value.
+var MapAttributeHwGpuEccCounter = map[string]AttributeHwGpuEccCounter{
+	"volatile":  AttributeHwGpuEccCounterVolatile,
+	"aggregate": AttributeHwGpuEccCounterAggregate,
+}
+
+// AttributeHwGpuEccErrorType specifies the value hw.gpu.ecc.error_type attribute.
+type AttributeHwGpuEccErrorType int
+
+const (
+	_ AttributeHwGpuEccErrorType = iota
+	AttributeHwGpuEccErrorTypeCorrected
+	AttributeHwGpuEccErrorTypeUncorrected
+)
+
+// String returns the string representation of the AttributeHwGpuEccErrorType.
+func (av AttributeHwGpuEccErrorType) String() string {
+	switch av {
+	case AttributeHwGpuEccErrorTypeCorrected:
+		return "corrected"
+	case AttributeHwGpuEccErrorTypeUncorrected:
+		return "uncorrected"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuEccErrorType is a helper map of string to AttributeHwGpuEccErrorType attribute value.
+var MapAttributeHwGpuEccErrorType = map[string]AttributeHwGpuEccErrorType{
+	"corrected":   AttributeHwGpuEccErrorTypeCorrected,
+	"uncorrected": AttributeHwGpuEccErrorTypeUncorrected,
+}
+
+// AttributeHwGpuMemoryRemapCause specifies the value hw.gpu.memory.remap.cause attribute.
+type AttributeHwGpuMemoryRemapCause int
+
+const (
+	_ AttributeHwGpuMemoryRemapCause = iota
+	AttributeHwGpuMemoryRemapCauseCorrectable
+	AttributeHwGpuMemoryRemapCauseUncorrectable
+)
+
+// String returns the string representation of the AttributeHwGpuMemoryRemapCause.
+func (av AttributeHwGpuMemoryRemapCause) String() string {
+	switch av {
+	case AttributeHwGpuMemoryRemapCauseCorrectable:
+		return "correctable"
+	case AttributeHwGpuMemoryRemapCauseUncorrectable:
+		return "uncorrectable"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuMemoryRemapCause is a helper map of string to AttributeHwGpuMemoryRemapCause attribute value.
+var MapAttributeHwGpuMemoryRemapCause = map[string]AttributeHwGpuMemoryRemapCause{
+	"correctable":   AttributeHwGpuMemoryRemapCauseCorrectable,
+	"uncorrectable": AttributeHwGpuMemoryRemapCauseUncorrectable,
+}
+
+// AttributeHwGpuMemoryRemapState specifies the value hw.gpu.memory.remap.state attribute.
+type AttributeHwGpuMemoryRemapState int
+
+const (
+	_ AttributeHwGpuMemoryRemapState = iota
+	AttributeHwGpuMemoryRemapStatePending
+	AttributeHwGpuMemoryRemapStateFailed
+)
+
+// String returns the string representation of the AttributeHwGpuMemoryRemapState.
+func (av AttributeHwGpuMemoryRemapState) String() string {
+	switch av {
+	case AttributeHwGpuMemoryRemapStatePending:
+		return "pending"
+	case AttributeHwGpuMemoryRemapStateFailed:
+		return "failed"
+	}
+	return ""
+}
+
+// MapAttributeHwGpuMemoryRemapState is a helper map of string to AttributeHwGpuMemoryRemapState attribute value.
+var MapAttributeHwGpuMemoryRemapState = map[string]AttributeHwGpuMemoryRemapState{
+	"pending": AttributeHwGpuMemoryRemapStatePending,
+	"failed":  AttributeHwGpuMemoryRemapStateFailed,
+}
+
 // AttributeHwGpuTask specifies the value hw.gpu.task attribute.
 type AttributeHwGpuTask int
 
@@ -73,6 +307,32 @@ var MapAttributeHwGpuTask = map[string]AttributeHwGpuTask{
 	"general": AttributeHwGpuTaskGeneral,
 	"encoder": AttributeHwGpuTaskEncoder,
 	"decoder": AttributeHwGpuTaskDecoder,
+}
+
+// AttributeNetworkIoDirection specifies the value network.io.direction attribute.
+type AttributeNetworkIoDirection int
+
+const (
+	_ AttributeNetworkIoDirection = iota
+	AttributeNetworkIoDirectionTransmit
+	AttributeNetworkIoDirectionReceive
+)
+
+// String returns the string representation of the AttributeNetworkIoDirection.
+func (av AttributeNetworkIoDirection) String() string {
+	switch av {
+	case AttributeNetworkIoDirectionTransmit:
+		return "transmit"
+	case AttributeNetworkIoDirectionReceive:
+		return "receive"
+	}
+	return ""
+}
+
+// MapAttributeNetworkIoDirection is a helper map of string to AttributeNetworkIoDirection attribute value.
+var MapAttributeNetworkIoDirection = map[string]AttributeNetworkIoDirection{
+	"transmit": AttributeNetworkIoDirectionTransmit,
+	"receive":  AttributeNetworkIoDirectionReceive,
 }
 
 // AttributePressureResource specifies the value pressure.resource attribute.
@@ -294,8 +554,42 @@ var MetricsInfo = metricsInfo{
 	HwEnergy: metricInfo{
 		Name: "hw.energy",
 	},
+	HwFanSpeedRatio: metricInfo{
+		Name: "hw.fan.speed_ratio",
+	},
+	HwGpuActivity: metricInfo{
+		Name:       "hw.gpu.activity",
+		Attributes: []string{"hw.gpu.activity.kind"},
+	},
+	HwGpuClockEventReasons: metricInfo{
+		Name:       "hw.gpu.clock.event_reasons",
+		Attributes: []string{"hw.gpu.clock.event_reason"},
+	},
+	HwGpuClockFrequency: metricInfo{
+		Name:       "hw.gpu.clock.frequency",
+		Attributes: []string{"hw.gpu.clock.domain"},
+	},
+	HwGpuClockFrequencyLimit: metricInfo{
+		Name:       "hw.gpu.clock.frequency.limit",
+		Attributes: []string{"hw.gpu.clock.domain"},
+	},
+	HwGpuMemoryEccErrors: metricInfo{
+		Name:       "hw.gpu.memory.ecc.errors",
+		Attributes: []string{"hw.gpu.ecc.counter", "hw.gpu.ecc.error_type"},
+	},
 	HwGpuMemoryLimit: metricInfo{
 		Name: "hw.gpu.memory.limit",
+	},
+	HwGpuMemoryRemapRows: metricInfo{
+		Name:       "hw.gpu.memory.remap.rows",
+		Attributes: []string{"hw.gpu.memory.remap.cause"},
+	},
+	HwGpuMemoryRemapStatus: metricInfo{
+		Name:       "hw.gpu.memory.remap.status",
+		Attributes: []string{"hw.gpu.memory.remap.state"},
+	},
+	HwGpuMemoryTemperature: metricInfo{
+		Name: "hw.gpu.memory.temperature",
 	},
 	HwGpuMemoryUsage: metricInfo{
 		Name: "hw.gpu.memory.usage",
@@ -303,9 +597,30 @@ var MetricsInfo = metricsInfo{
 	HwGpuMemoryUtilization: metricInfo{
 		Name: "hw.gpu.memory.utilization",
 	},
+	HwGpuNvlinkIo: metricInfo{
+		Name:       "hw.gpu.nvlink.io",
+		Attributes: []string{"hw.gpu.nvlink.link", "network.io.direction"},
+	},
+	HwGpuPcieReplays: metricInfo{
+		Name: "hw.gpu.pcie.replays",
+	},
+	HwGpuPcieThroughput: metricInfo{
+		Name:       "hw.gpu.pcie.throughput",
+		Attributes: []string{"network.io.direction"},
+	},
+	HwGpuPerformanceState: metricInfo{
+		Name: "hw.gpu.performance_state",
+	},
+	HwGpuPowerLimit: metricInfo{
+		Name: "hw.gpu.power.limit",
+	},
 	HwGpuUtilization: metricInfo{
 		Name:       "hw.gpu.utilization",
 		Attributes: []string{"hw.gpu.task"},
+	},
+	HwGpuXidErrors: metricInfo{
+		Name:       "hw.gpu.xid.errors",
+		Attributes: []string{"hw.gpu.xid"},
 	},
 	HwPower: metricInfo{
 		Name: "hw.power",
@@ -474,10 +789,25 @@ type metricsInfo struct {
 	ContainerPressureStallTime             metricInfo
 	ContainerTasks                         metricInfo
 	HwEnergy                               metricInfo
+	HwFanSpeedRatio                        metricInfo
+	HwGpuActivity                          metricInfo
+	HwGpuClockEventReasons                 metricInfo
+	HwGpuClockFrequency                    metricInfo
+	HwGpuClockFrequencyLimit               metricInfo
+	HwGpuMemoryEccErrors                   metricInfo
 	HwGpuMemoryLimit                       metricInfo
+	HwGpuMemoryRemapRows                   metricInfo
+	HwGpuMemoryRemapStatus                 metricInfo
+	HwGpuMemoryTemperature                 metricInfo
 	HwGpuMemoryUsage                       metricInfo
 	HwGpuMemoryUtilization                 metricInfo
+	HwGpuNvlinkIo                          metricInfo
+	HwGpuPcieReplays                       metricInfo
+	HwGpuPcieThroughput                    metricInfo
+	HwGpuPerformanceState                  metricInfo
+	HwGpuPowerLimit                        metricInfo
 	HwGpuUtilization                       metricInfo
+	HwGpuXidErrors                         metricInfo
 	HwPower                                metricInfo
 	HwTemperature                          metricInfo
 	K8sNodeCPUTime                         metricInfo
@@ -2362,6 +2692,506 @@ func newMetricHwEnergy(cfg HwEnergyMetricConfig) metricHwEnergy {
 	return m
 }
 
+type metricHwFanSpeedRatio struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   HwFanSpeedRatioMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills hw.fan.speed_ratio metric with initial data.
+func (m *metricHwFanSpeedRatio) init() {
+	m.data.SetName("hw.fan.speed_ratio")
+	m.data.SetDescription("The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwFanSpeedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwFanSpeedRatio) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwFanSpeedRatio) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwFanSpeedRatio(cfg HwFanSpeedRatioMetricConfig) metricHwFanSpeedRatio {
+	m := metricHwFanSpeedRatio{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuActivity struct {
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        HwGpuActivityMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.activity metric with initial data.
+func (m *metricHwGpuActivity) init() {
+	m.data.SetName("hw.gpu.activity")
+	m.data.SetDescription("Profiling-level activity (ratio 0-1) from NVML's GPU Performance Monitoring (nvmlGpmMetricsGet on two nvmlGpmSampleGet samples: this scrape's and the previous one, so the first scrape of a device has no point), per GPU and, with nvmlGpmMigSampleGet, per MIG instance. Only where nvmlGpmQueryDeviceSupport says the GPU supports GPM (Hopper and later); no point otherwise, and none for a metric NVML does not give on the device. The DCGM profiling fields' (DCGM_FI_PROF_*) counterparts without the DCGM host engine.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuActivityKindAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwGpuActivityKind) {
+		dp.Attributes().PutStr("hw.gpu.activity.kind", hwGpuActivityKindAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuActivity) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuActivity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuActivity(cfg HwGpuActivityMetricConfig) metricHwGpuActivity {
+	m := metricHwGpuActivity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuClockEventReasons struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        HwGpuClockEventReasonsMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.clock.event_reasons metric with initial data.
+func (m *metricHwGpuClockEventReasons) init() {
+	m.data.SetName("hw.gpu.clock.event_reasons")
+	m.data.SetDescription("Why the GPU's clocks are below their maximum, as a state set: one point per reason, 1 when NVML reports it active, 0 when not (nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksThrottleReasons on drivers before 535).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockEventReasonAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason) {
+		dp.Attributes().PutStr("hw.gpu.clock.event_reason", hwGpuClockEventReasonAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuClockEventReasons) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuClockEventReasons) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuClockEventReasons(cfg HwGpuClockEventReasonsMetricConfig) metricHwGpuClockEventReasons {
+	m := metricHwGpuClockEventReasons{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuClockFrequency struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        HwGpuClockFrequencyMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.clock.frequency metric with initial data.
+func (m *metricHwGpuClockFrequency) init() {
+	m.data.SetName("hw.gpu.clock.frequency")
+	m.data.SetDescription("Current clock frequency (nvmlDeviceGetClockInfo, MHz converted to Hz) of the SMs and of the memory.")
+	m.data.SetUnit("Hz")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain) {
+		dp.Attributes().PutStr("hw.gpu.clock.domain", hwGpuClockDomainAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuClockFrequency) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuClockFrequency) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuClockFrequency(cfg HwGpuClockFrequencyMetricConfig) metricHwGpuClockFrequency {
+	m := metricHwGpuClockFrequency{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuClockFrequencyLimit struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        HwGpuClockFrequencyLimitMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.clock.frequency.limit metric with initial data.
+func (m *metricHwGpuClockFrequencyLimit) init() {
+	m.data.SetName("hw.gpu.clock.frequency.limit")
+	m.data.SetDescription("Maximum clock frequency (nvmlDeviceGetMaxClockInfo, MHz converted to Hz) of the SMs and of the memory.")
+	m.data.SetUnit("Hz")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain) {
+		dp.Attributes().PutStr("hw.gpu.clock.domain", hwGpuClockDomainAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuClockFrequencyLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuClockFrequencyLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuClockFrequencyLimit(cfg HwGpuClockFrequencyLimitMetricConfig) metricHwGpuClockFrequencyLimit {
+	m := metricHwGpuClockFrequencyLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryEccErrors struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        HwGpuMemoryEccErrorsMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.ecc.errors metric with initial data.
+func (m *metricHwGpuMemoryEccErrors) init() {
+	m.data.SetName("hw.gpu.memory.ecc.errors")
+	m.data.SetDescription("ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuEccCounterAttributeValue string, hwGpuEccErrorTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter) {
+		dp.Attributes().PutStr("hw.gpu.ecc.counter", hwGpuEccCounterAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType) {
+		dp.Attributes().PutStr("hw.gpu.ecc.error_type", hwGpuEccErrorTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryEccErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryEccErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryEccErrors(cfg HwGpuMemoryEccErrorsMetricConfig) metricHwGpuMemoryEccErrors {
+	m := metricHwGpuMemoryEccErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwGpuMemoryLimit struct {
 	data     pmetric.Metric               // data buffer for generated metric.
 	config   HwGpuMemoryLimitMetricConfig // metric config provided by user.
@@ -2406,6 +3236,236 @@ func (m *metricHwGpuMemoryLimit) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwGpuMemoryLimit(cfg HwGpuMemoryLimitMetricConfig) metricHwGpuMemoryLimit {
 	m := metricHwGpuMemoryLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryRemapRows struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        HwGpuMemoryRemapRowsMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.remap.rows metric with initial data.
+func (m *metricHwGpuMemoryRemapRows) init() {
+	m.data.SetName("hw.gpu.memory.remap.rows")
+	m.data.SetDescription("Memory rows remapped (nvmlDeviceGetRemappedRows), by cause. Ampere and later data-center GPUs; no point where not supported.")
+	m.data.SetUnit("{row}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuMemoryRemapCauseAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause) {
+		dp.Attributes().PutStr("hw.gpu.memory.remap.cause", hwGpuMemoryRemapCauseAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryRemapRows) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryRemapRows) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryRemapRows(cfg HwGpuMemoryRemapRowsMetricConfig) metricHwGpuMemoryRemapRows {
+	m := metricHwGpuMemoryRemapRows{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryRemapStatus struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        HwGpuMemoryRemapStatusMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.remap.status metric with initial data.
+func (m *metricHwGpuMemoryRemapStatus) init() {
+	m.data.SetName("hw.gpu.memory.remap.status")
+	m.data.SetDescription("Row-remapping state (nvmlDeviceGetRemappedRows isPending, failureOccurred): 1 when the state holds, 0 when not. No point where not supported.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuMemoryRemapStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState) {
+		dp.Attributes().PutStr("hw.gpu.memory.remap.state", hwGpuMemoryRemapStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryRemapStatus) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryRemapStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryRemapStatus(cfg HwGpuMemoryRemapStatusMetricConfig) metricHwGpuMemoryRemapStatus {
+	m := metricHwGpuMemoryRemapStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryTemperature struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   HwGpuMemoryTemperatureMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.memory.temperature metric with initial data.
+func (m *metricHwGpuMemoryTemperature) init() {
+	m.data.SetName("hw.gpu.memory.temperature")
+	m.data.SetDescription("Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwGpuMemoryTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryTemperature) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryTemperature) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryTemperature(cfg HwGpuMemoryTemperatureMetricConfig) metricHwGpuMemoryTemperature {
+	m := metricHwGpuMemoryTemperature{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2516,6 +3576,341 @@ func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) met
 	return m
 }
 
+type metricHwGpuNvlinkIo struct {
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        HwGpuNvlinkIoMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.nvlink.io metric with initial data.
+func (m *metricHwGpuNvlinkIo) init() {
+	m.data.SetName("hw.gpu.nvlink.io")
+	m.data.SetDescription("Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuNvlinkLinkAttributeValue int64, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink) {
+		dp.Attributes().PutInt("hw.gpu.nvlink.link", hwGpuNvlinkLinkAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuNvlinkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuNvlinkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuNvlinkIo(cfg HwGpuNvlinkIoMetricConfig) metricHwGpuNvlinkIo {
+	m := metricHwGpuNvlinkIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuPcieReplays struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   HwGpuPcieReplaysMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.pcie.replays metric with initial data.
+func (m *metricHwGpuPcieReplays) init() {
+	m.data.SetName("hw.gpu.pcie.replays")
+	m.data.SetDescription("PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).")
+	m.data.SetUnit("{replay}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuPcieReplays) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuPcieReplays) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuPcieReplays(cfg HwGpuPcieReplaysMetricConfig) metricHwGpuPcieReplays {
+	m := metricHwGpuPcieReplays{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuPcieThroughput struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        HwGpuPcieThroughputMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []float64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.pcie.throughput metric with initial data.
+func (m *metricHwGpuPcieThroughput) init() {
+	m.data.SetName("hw.gpu.pcie.throughput")
+	m.data.SetDescription("PCIe throughput by direction over NVML's 20 ms sample (nvmlDeviceGetPcieThroughput, KB/s converted to bytes/s).")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuPcieThroughput) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuPcieThroughput) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuPcieThroughput(cfg HwGpuPcieThroughputMetricConfig) metricHwGpuPcieThroughput {
+	m := metricHwGpuPcieThroughput{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuPerformanceState struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   HwGpuPerformanceStateMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.performance_state metric with initial data.
+func (m *metricHwGpuPerformanceState) init() {
+	m.data.SetName("hw.gpu.performance_state")
+	m.data.SetDescription("The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwGpuPerformanceState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuPerformanceState) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuPerformanceState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuPerformanceState(cfg HwGpuPerformanceStateMetricConfig) metricHwGpuPerformanceState {
+	m := metricHwGpuPerformanceState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuPowerLimit struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   HwGpuPowerLimitMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.power.limit metric with initial data.
+func (m *metricHwGpuPowerLimit) init() {
+	m.data.SetName("hw.gpu.power.limit")
+	m.data.SetDescription("The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).")
+	m.data.SetUnit("W")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwGpuPowerLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuPowerLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuPowerLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuPowerLimit(cfg HwGpuPowerLimitMetricConfig) metricHwGpuPowerLimit {
+	m := metricHwGpuPowerLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwGpuUtilization struct {
 	data          pmetric.Metric               // data buffer for generated metric.
 	config        HwGpuUtilizationMetricConfig // metric config provided by user.
@@ -2597,6 +3992,97 @@ func (m *metricHwGpuUtilization) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwGpuUtilization(cfg HwGpuUtilizationMetricConfig) metricHwGpuUtilization {
 	m := metricHwGpuUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuXidErrors struct {
+	data          pmetric.Metric             // data buffer for generated metric.
+	config        HwGpuXidErrorsMetricConfig // metric config provided by user.
+	capacity      int                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.xid.errors metric with initial data.
+func (m *metricHwGpuXidErrors) init() {
+	m.data.SetName("hw.gpu.xid.errors")
+	m.data.SetDescription("NVIDIA driver XID error events per XID code since the collector started watching (NVML event set, nvmlEventTypeXidCriticalError, waited on in a goroutine of its own that a scrape never waits for). A point for each code seen on the GPU; none for codes never seen. Events of MIG instances count on their GPU.")
+	m.data.SetUnit("{event}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuXidAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwGpuXid) {
+		dp.Attributes().PutInt("hw.gpu.xid", hwGpuXidAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuXidErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuXidErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuXidErrors(cfg HwGpuXidErrorsMetricConfig) metricHwGpuXidErrors {
+	m := metricHwGpuXidErrors{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -5246,10 +6732,25 @@ type MetricsBuilder struct {
 	metricContainerPressureStallTime             metricContainerPressureStallTime
 	metricContainerTasks                         metricContainerTasks
 	metricHwEnergy                               metricHwEnergy
+	metricHwFanSpeedRatio                        metricHwFanSpeedRatio
+	metricHwGpuActivity                          metricHwGpuActivity
+	metricHwGpuClockEventReasons                 metricHwGpuClockEventReasons
+	metricHwGpuClockFrequency                    metricHwGpuClockFrequency
+	metricHwGpuClockFrequencyLimit               metricHwGpuClockFrequencyLimit
+	metricHwGpuMemoryEccErrors                   metricHwGpuMemoryEccErrors
 	metricHwGpuMemoryLimit                       metricHwGpuMemoryLimit
+	metricHwGpuMemoryRemapRows                   metricHwGpuMemoryRemapRows
+	metricHwGpuMemoryRemapStatus                 metricHwGpuMemoryRemapStatus
+	metricHwGpuMemoryTemperature                 metricHwGpuMemoryTemperature
 	metricHwGpuMemoryUsage                       metricHwGpuMemoryUsage
 	metricHwGpuMemoryUtilization                 metricHwGpuMemoryUtilization
+	metricHwGpuNvlinkIo                          metricHwGpuNvlinkIo
+	metricHwGpuPcieReplays                       metricHwGpuPcieReplays
+	metricHwGpuPcieThroughput                    metricHwGpuPcieThroughput
+	metricHwGpuPerformanceState                  metricHwGpuPerformanceState
+	metricHwGpuPowerLimit                        metricHwGpuPowerLimit
 	metricHwGpuUtilization                       metricHwGpuUtilization
+	metricHwGpuXidErrors                         metricHwGpuXidErrors
 	metricHwPower                                metricHwPower
 	metricHwTemperature                          metricHwTemperature
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
@@ -5344,10 +6845,25 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerPressureStallTime:             newMetricContainerPressureStallTime(mbc.Metrics.ContainerPressureStallTime),
 		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
 		metricHwEnergy:                               newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwFanSpeedRatio:                        newMetricHwFanSpeedRatio(mbc.Metrics.HwFanSpeedRatio),
+		metricHwGpuActivity:                          newMetricHwGpuActivity(mbc.Metrics.HwGpuActivity),
+		metricHwGpuClockEventReasons:                 newMetricHwGpuClockEventReasons(mbc.Metrics.HwGpuClockEventReasons),
+		metricHwGpuClockFrequency:                    newMetricHwGpuClockFrequency(mbc.Metrics.HwGpuClockFrequency),
+		metricHwGpuClockFrequencyLimit:               newMetricHwGpuClockFrequencyLimit(mbc.Metrics.HwGpuClockFrequencyLimit),
+		metricHwGpuMemoryEccErrors:                   newMetricHwGpuMemoryEccErrors(mbc.Metrics.HwGpuMemoryEccErrors),
 		metricHwGpuMemoryLimit:                       newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
+		metricHwGpuMemoryRemapRows:                   newMetricHwGpuMemoryRemapRows(mbc.Metrics.HwGpuMemoryRemapRows),
+		metricHwGpuMemoryRemapStatus:                 newMetricHwGpuMemoryRemapStatus(mbc.Metrics.HwGpuMemoryRemapStatus),
+		metricHwGpuMemoryTemperature:                 newMetricHwGpuMemoryTemperature(mbc.Metrics.HwGpuMemoryTemperature),
 		metricHwGpuMemoryUsage:                       newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
 		metricHwGpuMemoryUtilization:                 newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
+		metricHwGpuNvlinkIo:                          newMetricHwGpuNvlinkIo(mbc.Metrics.HwGpuNvlinkIo),
+		metricHwGpuPcieReplays:                       newMetricHwGpuPcieReplays(mbc.Metrics.HwGpuPcieReplays),
+		metricHwGpuPcieThroughput:                    newMetricHwGpuPcieThroughput(mbc.Metrics.HwGpuPcieThroughput),
+		metricHwGpuPerformanceState:                  newMetricHwGpuPerformanceState(mbc.Metrics.HwGpuPerformanceState),
+		metricHwGpuPowerLimit:                        newMetricHwGpuPowerLimit(mbc.Metrics.HwGpuPowerLimit),
 		metricHwGpuUtilization:                       newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
+		metricHwGpuXidErrors:                         newMetricHwGpuXidErrors(mbc.Metrics.HwGpuXidErrors),
 		metricHwPower:                                newMetricHwPower(mbc.Metrics.HwPower),
 		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
@@ -5591,10 +7107,25 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerPressureStallTime.emit(ils.Metrics())
 	mb.metricContainerTasks.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
+	mb.metricHwFanSpeedRatio.emit(ils.Metrics())
+	mb.metricHwGpuActivity.emit(ils.Metrics())
+	mb.metricHwGpuClockEventReasons.emit(ils.Metrics())
+	mb.metricHwGpuClockFrequency.emit(ils.Metrics())
+	mb.metricHwGpuClockFrequencyLimit.emit(ils.Metrics())
+	mb.metricHwGpuMemoryEccErrors.emit(ils.Metrics())
 	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
+	mb.metricHwGpuMemoryRemapRows.emit(ils.Metrics())
+	mb.metricHwGpuMemoryRemapStatus.emit(ils.Metrics())
+	mb.metricHwGpuMemoryTemperature.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUtilization.emit(ils.Metrics())
+	mb.metricHwGpuNvlinkIo.emit(ils.Metrics())
+	mb.metricHwGpuPcieReplays.emit(ils.Metrics())
+	mb.metricHwGpuPcieThroughput.emit(ils.Metrics())
+	mb.metricHwGpuPerformanceState.emit(ils.Metrics())
+	mb.metricHwGpuPowerLimit.emit(ils.Metrics())
 	mb.metricHwGpuUtilization.emit(ils.Metrics())
+	mb.metricHwGpuXidErrors.emit(ils.Metrics())
 	mb.metricHwPower.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
@@ -5807,9 +7338,54 @@ func (mb *MetricsBuilder) RecordHwEnergyDataPoint(ts pcommon.Timestamp, val floa
 	mb.metricHwEnergy.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordHwFanSpeedRatioDataPoint adds a data point to hw.fan.speed_ratio metric.
+func (mb *MetricsBuilder) RecordHwFanSpeedRatioDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwFanSpeedRatio.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuActivityDataPoint adds a data point to hw.gpu.activity metric.
+func (mb *MetricsBuilder) RecordHwGpuActivityDataPoint(ts pcommon.Timestamp, val float64, hwGpuActivityKindAttributeValue AttributeHwGpuActivityKind) {
+	mb.metricHwGpuActivity.recordDataPoint(mb.startTime, ts, val, hwGpuActivityKindAttributeValue.String())
+}
+
+// RecordHwGpuClockEventReasonsDataPoint adds a data point to hw.gpu.clock.event_reasons metric.
+func (mb *MetricsBuilder) RecordHwGpuClockEventReasonsDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockEventReasonAttributeValue AttributeHwGpuClockEventReason) {
+	mb.metricHwGpuClockEventReasons.recordDataPoint(mb.startTime, ts, val, hwGpuClockEventReasonAttributeValue.String())
+}
+
+// RecordHwGpuClockFrequencyDataPoint adds a data point to hw.gpu.clock.frequency metric.
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
+	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+}
+
+// RecordHwGpuClockFrequencyLimitDataPoint adds a data point to hw.gpu.clock.frequency.limit metric.
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyLimitDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
+	mb.metricHwGpuClockFrequencyLimit.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+}
+
+// RecordHwGpuMemoryEccErrorsDataPoint adds a data point to hw.gpu.memory.ecc.errors metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryEccErrorsDataPoint(ts pcommon.Timestamp, val int64, hwGpuEccCounterAttributeValue AttributeHwGpuEccCounter, hwGpuEccErrorTypeAttributeValue AttributeHwGpuEccErrorType) {
+	mb.metricHwGpuMemoryEccErrors.recordDataPoint(mb.startTime, ts, val, hwGpuEccCounterAttributeValue.String(), hwGpuEccErrorTypeAttributeValue.String())
+}
+
 // RecordHwGpuMemoryLimitDataPoint adds a data point to hw.gpu.memory.limit metric.
 func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuMemoryRemapRowsDataPoint adds a data point to hw.gpu.memory.remap.rows metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryRemapRowsDataPoint(ts pcommon.Timestamp, val int64, hwGpuMemoryRemapCauseAttributeValue AttributeHwGpuMemoryRemapCause) {
+	mb.metricHwGpuMemoryRemapRows.recordDataPoint(mb.startTime, ts, val, hwGpuMemoryRemapCauseAttributeValue.String())
+}
+
+// RecordHwGpuMemoryRemapStatusDataPoint adds a data point to hw.gpu.memory.remap.status metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryRemapStatusDataPoint(ts pcommon.Timestamp, val int64, hwGpuMemoryRemapStateAttributeValue AttributeHwGpuMemoryRemapState) {
+	mb.metricHwGpuMemoryRemapStatus.recordDataPoint(mb.startTime, ts, val, hwGpuMemoryRemapStateAttributeValue.String())
+}
+
+// RecordHwGpuMemoryTemperatureDataPoint adds a data point to hw.gpu.memory.temperature metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwGpuMemoryTemperature.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
@@ -5822,9 +7398,39 @@ func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Times
 	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordHwGpuNvlinkIoDataPoint adds a data point to hw.gpu.nvlink.io metric.
+func (mb *MetricsBuilder) RecordHwGpuNvlinkIoDataPoint(ts pcommon.Timestamp, val int64, hwGpuNvlinkLinkAttributeValue int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricHwGpuNvlinkIo.recordDataPoint(mb.startTime, ts, val, hwGpuNvlinkLinkAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordHwGpuPcieReplaysDataPoint adds a data point to hw.gpu.pcie.replays metric.
+func (mb *MetricsBuilder) RecordHwGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwGpuPcieReplays.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuPcieThroughputDataPoint adds a data point to hw.gpu.pcie.throughput metric.
+func (mb *MetricsBuilder) RecordHwGpuPcieThroughputDataPoint(ts pcommon.Timestamp, val float64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricHwGpuPcieThroughput.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String())
+}
+
+// RecordHwGpuPerformanceStateDataPoint adds a data point to hw.gpu.performance_state metric.
+func (mb *MetricsBuilder) RecordHwGpuPerformanceStateDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwGpuPerformanceState.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwGpuPowerLimitDataPoint adds a data point to hw.gpu.power.limit metric.
+func (mb *MetricsBuilder) RecordHwGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.
 func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
 	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
+}
+
+// RecordHwGpuXidErrorsDataPoint adds a data point to hw.gpu.xid.errors metric.
+func (mb *MetricsBuilder) RecordHwGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, hwGpuXidAttributeValue int64) {
+	mb.metricHwGpuXidErrors.recordDataPoint(mb.startTime, ts, val, hwGpuXidAttributeValue)
 }
 
 // RecordHwPowerDataPoint adds a data point to hw.power metric.

@@ -77,7 +77,17 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.pressure.avg60"] = mb.metricContainerPressureAvg60.config.AggregationStrategy
 			aggMap["container.pressure.stall_time"] = mb.metricContainerPressureStallTime.config.AggregationStrategy
 			aggMap["container.tasks"] = mb.metricContainerTasks.config.AggregationStrategy
+			aggMap["hw.gpu.activity"] = mb.metricHwGpuActivity.config.AggregationStrategy
+			aggMap["hw.gpu.clock.event_reasons"] = mb.metricHwGpuClockEventReasons.config.AggregationStrategy
+			aggMap["hw.gpu.clock.frequency"] = mb.metricHwGpuClockFrequency.config.AggregationStrategy
+			aggMap["hw.gpu.clock.frequency.limit"] = mb.metricHwGpuClockFrequencyLimit.config.AggregationStrategy
+			aggMap["hw.gpu.memory.ecc.errors"] = mb.metricHwGpuMemoryEccErrors.config.AggregationStrategy
+			aggMap["hw.gpu.memory.remap.rows"] = mb.metricHwGpuMemoryRemapRows.config.AggregationStrategy
+			aggMap["hw.gpu.memory.remap.status"] = mb.metricHwGpuMemoryRemapStatus.config.AggregationStrategy
+			aggMap["hw.gpu.nvlink.io"] = mb.metricHwGpuNvlinkIo.config.AggregationStrategy
+			aggMap["hw.gpu.pcie.throughput"] = mb.metricHwGpuPcieThroughput.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
+			aggMap["hw.gpu.xid.errors"] = mb.metricHwGpuXidErrors.config.AggregationStrategy
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
 			aggMap["k8s.node.paging.faults"] = mb.metricK8sNodePagingFaults.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
@@ -215,7 +225,55 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwEnergyDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwFanSpeedRatioDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuActivityDataPoint(ts, 1, AttributeHwGpuActivityKindGraphics)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuActivityDataPoint(ts, 3, AttributeHwGpuActivityKindSm)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuClockEventReasonsDataPoint(ts, 1, AttributeHwGpuClockEventReasonGpuIdle)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuClockEventReasonsDataPoint(ts, 3, AttributeHwGpuClockEventReasonApplicationsClocksSetting)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, AttributeHwGpuClockDomainSm)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuClockFrequencyDataPoint(ts, 3, AttributeHwGpuClockDomainMemory)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 1, AttributeHwGpuClockDomainSm)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 3, AttributeHwGpuClockDomainMemory)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 1, AttributeHwGpuEccCounterVolatile, AttributeHwGpuEccErrorTypeCorrected)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 3, AttributeHwGpuEccCounterAggregate, AttributeHwGpuEccErrorTypeUncorrected)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 1, AttributeHwGpuMemoryRemapCauseCorrectable)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 3, AttributeHwGpuMemoryRemapCauseUncorrectable)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 1, AttributeHwGpuMemoryRemapStatePending)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 3, AttributeHwGpuMemoryRemapStateFailed)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1)
@@ -224,9 +282,36 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwGpuNvlinkIoDataPoint(ts, 1, 18, AttributeNetworkIoDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuNvlinkIoDataPoint(ts, 3, 19, AttributeNetworkIoDirectionReceive)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPcieReplaysDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, AttributeNetworkIoDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, AttributeNetworkIoDirectionReceive)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPerformanceStateDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPowerLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordHwGpuUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwGpuUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuXidErrorsDataPoint(ts, 1, 10)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuXidErrorsDataPoint(ts, 3, 11)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -422,7 +507,17 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerPressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricContainerTasks.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuActivity.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuClockEventReasons.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuClockFrequency.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuClockFrequencyLimit.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryEccErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryRemapRows.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryRemapStatus.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuNvlinkIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPcieThroughput.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuXidErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
@@ -1151,6 +1246,227 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.fan.speed_ratio":
+					assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
+					validatedMetrics["hw.fan.speed_ratio"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.gpu.activity":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.activity"], "Found a duplicate in the metrics slice: hw.gpu.activity")
+						validatedMetrics["hw.gpu.activity"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Profiling-level activity (ratio 0-1) from NVML's GPU Performance Monitoring (nvmlGpmMetricsGet on two nvmlGpmSampleGet samples: this scrape's and the previous one, so the first scrape of a device has no point), per GPU and, with nvmlGpmMigSampleGet, per MIG instance. Only where nvmlGpmQueryDeviceSupport says the GPU supports GPM (Hopper and later); no point otherwise, and none for a metric NVML does not give on the device. The DCGM profiling fields' (DCGM_FI_PROF_*) counterparts without the DCGM host engine.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwGpuActivityKindAttrVal, ok := dp.Attributes().Get("hw.gpu.activity.kind")
+						assert.True(t, ok)
+						assert.Equal(t, "graphics", hwGpuActivityKindAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.activity"], "Found a duplicate in the metrics slice: hw.gpu.activity")
+						validatedMetrics["hw.gpu.activity"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Profiling-level activity (ratio 0-1) from NVML's GPU Performance Monitoring (nvmlGpmMetricsGet on two nvmlGpmSampleGet samples: this scrape's and the previous one, so the first scrape of a device has no point), per GPU and, with nvmlGpmMigSampleGet, per MIG instance. Only where nvmlGpmQueryDeviceSupport says the GPU supports GPM (Hopper and later); no point otherwise, and none for a metric NVML does not give on the device. The DCGM profiling fields' (DCGM_FI_PROF_*) counterparts without the DCGM host engine.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.activity"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.activity.kind")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.clock.event_reasons":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.clock.event_reasons"], "Found a duplicate in the metrics slice: hw.gpu.clock.event_reasons")
+						validatedMetrics["hw.gpu.clock.event_reasons"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Why the GPU's clocks are below their maximum, as a state set: one point per reason, 1 when NVML reports it active, 0 when not (nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksThrottleReasons on drivers before 535).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuClockEventReasonAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.event_reason")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu_idle", hwGpuClockEventReasonAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.clock.event_reasons"], "Found a duplicate in the metrics slice: hw.gpu.clock.event_reasons")
+						validatedMetrics["hw.gpu.clock.event_reasons"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Why the GPU's clocks are below their maximum, as a state set: one point per reason, 1 when NVML reports it active, 0 when not (nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksThrottleReasons on drivers before 535).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.clock.event_reasons"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.clock.event_reason")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.clock.frequency":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.clock.frequency"], "Found a duplicate in the metrics slice: hw.gpu.clock.frequency")
+						validatedMetrics["hw.gpu.clock.frequency"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Current clock frequency (nvmlDeviceGetClockInfo, MHz converted to Hz) of the SMs and of the memory.", mi.Description())
+						assert.Equal(t, "Hz", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuClockDomainAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "sm", hwGpuClockDomainAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.clock.frequency"], "Found a duplicate in the metrics slice: hw.gpu.clock.frequency")
+						validatedMetrics["hw.gpu.clock.frequency"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Current clock frequency (nvmlDeviceGetClockInfo, MHz converted to Hz) of the SMs and of the memory.", mi.Description())
+						assert.Equal(t, "Hz", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.clock.frequency"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.clock.frequency.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.clock.frequency.limit"], "Found a duplicate in the metrics slice: hw.gpu.clock.frequency.limit")
+						validatedMetrics["hw.gpu.clock.frequency.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Maximum clock frequency (nvmlDeviceGetMaxClockInfo, MHz converted to Hz) of the SMs and of the memory.", mi.Description())
+						assert.Equal(t, "Hz", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuClockDomainAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "sm", hwGpuClockDomainAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.clock.frequency.limit"], "Found a duplicate in the metrics slice: hw.gpu.clock.frequency.limit")
+						validatedMetrics["hw.gpu.clock.frequency.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Maximum clock frequency (nvmlDeviceGetMaxClockInfo, MHz converted to Hz) of the SMs and of the memory.", mi.Description())
+						assert.Equal(t, "Hz", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.clock.frequency.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.ecc.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")
+						validatedMetrics["hw.gpu.memory.ecc.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuEccCounterAttrVal, ok := dp.Attributes().Get("hw.gpu.ecc.counter")
+						assert.True(t, ok)
+						assert.Equal(t, "volatile", hwGpuEccCounterAttrVal.Str())
+						hwGpuEccErrorTypeAttrVal, ok := dp.Attributes().Get("hw.gpu.ecc.error_type")
+						assert.True(t, ok)
+						assert.Equal(t, "corrected", hwGpuEccErrorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")
+						validatedMetrics["hw.gpu.memory.ecc.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.ecc.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.ecc.counter")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.ecc.error_type")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.memory.limit":
 					assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
 					validatedMetrics["hw.gpu.memory.limit"] = true
@@ -1165,6 +1481,102 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.gpu.memory.remap.rows":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.remap.rows"], "Found a duplicate in the metrics slice: hw.gpu.memory.remap.rows")
+						validatedMetrics["hw.gpu.memory.remap.rows"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory rows remapped (nvmlDeviceGetRemappedRows), by cause. Ampere and later data-center GPUs; no point where not supported.", mi.Description())
+						assert.Equal(t, "{row}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuMemoryRemapCauseAttrVal, ok := dp.Attributes().Get("hw.gpu.memory.remap.cause")
+						assert.True(t, ok)
+						assert.Equal(t, "correctable", hwGpuMemoryRemapCauseAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.remap.rows"], "Found a duplicate in the metrics slice: hw.gpu.memory.remap.rows")
+						validatedMetrics["hw.gpu.memory.remap.rows"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory rows remapped (nvmlDeviceGetRemappedRows), by cause. Ampere and later data-center GPUs; no point where not supported.", mi.Description())
+						assert.Equal(t, "{row}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.remap.rows"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.memory.remap.cause")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.remap.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.remap.status"], "Found a duplicate in the metrics slice: hw.gpu.memory.remap.status")
+						validatedMetrics["hw.gpu.memory.remap.status"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Row-remapping state (nvmlDeviceGetRemappedRows isPending, failureOccurred): 1 when the state holds, 0 when not. No point where not supported.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuMemoryRemapStateAttrVal, ok := dp.Attributes().Get("hw.gpu.memory.remap.state")
+						assert.True(t, ok)
+						assert.Equal(t, "pending", hwGpuMemoryRemapStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.remap.status"], "Found a duplicate in the metrics slice: hw.gpu.memory.remap.status")
+						validatedMetrics["hw.gpu.memory.remap.status"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Row-remapping state (nvmlDeviceGetRemappedRows isPending, failureOccurred): 1 when the state holds, 0 when not. No point where not supported.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.remap.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.memory.remap.state")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.temperature":
+					assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
+					validatedMetrics["hw.gpu.memory.temperature"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
+					assert.Equal(t, "Cel", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.gpu.memory.usage":
 					assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
 					validatedMetrics["hw.gpu.memory.usage"] = true
@@ -1186,6 +1598,133 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.gpu.nvlink.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
+						validatedMetrics["hw.gpu.nvlink.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuNvlinkLinkAttrVal, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, hwGpuNvlinkLinkAttrVal.Int())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
+						validatedMetrics["hw.gpu.nvlink.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.nvlink.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.pcie.replays":
+					assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
+					validatedMetrics["hw.gpu.pcie.replays"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
+					assert.Equal(t, "{replay}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.gpu.pcie.throughput":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.pcie.throughput"], "Found a duplicate in the metrics slice: hw.gpu.pcie.throughput")
+						validatedMetrics["hw.gpu.pcie.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe throughput by direction over NVML's 20 ms sample (nvmlDeviceGetPcieThroughput, KB/s converted to bytes/s).", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.pcie.throughput"], "Found a duplicate in the metrics slice: hw.gpu.pcie.throughput")
+						validatedMetrics["hw.gpu.pcie.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "PCIe throughput by direction over NVML's 20 ms sample (nvmlDeviceGetPcieThroughput, KB/s converted to bytes/s).", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.pcie.throughput"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.performance_state":
+					assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
+					validatedMetrics["hw.gpu.performance_state"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.gpu.power.limit":
+					assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
+					validatedMetrics["hw.gpu.power.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
+					assert.Equal(t, "W", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
@@ -1229,6 +1768,50 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("hw.gpu.task")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.xid.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.xid.errors"], "Found a duplicate in the metrics slice: hw.gpu.xid.errors")
+						validatedMetrics["hw.gpu.xid.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVIDIA driver XID error events per XID code since the collector started watching (NVML event set, nvmlEventTypeXidCriticalError, waited on in a goroutine of its own that a scrape never waits for). A point for each code seen on the GPU; none for codes never seen. Events of MIG instances count on their GPU.", mi.Description())
+						assert.Equal(t, "{event}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwGpuXidAttrVal, ok := dp.Attributes().Get("hw.gpu.xid")
+						assert.True(t, ok)
+						assert.EqualValues(t, 10, hwGpuXidAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.xid.errors"], "Found a duplicate in the metrics slice: hw.gpu.xid.errors")
+						validatedMetrics["hw.gpu.xid.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVIDIA driver XID error events per XID code since the collector started watching (NVML event set, nvmlEventTypeXidCriticalError, waited on in a goroutine of its own that a scrape never waits for). A point for each code seen on the GPU; none for codes never seen. Events of MIG instances count on their GPU.", mi.Description())
+						assert.Equal(t, "{event}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.xid.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.gpu.xid")
 						assert.False(t, ok)
 					}
 				case "hw.power":

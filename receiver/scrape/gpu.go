@@ -111,6 +111,14 @@ func (s *Scraper) startGPU() {
 		zap.Bool("process_attribution", gopts.Procs != nil), zap.Bool("pod_resources", podres != nil))
 }
 
+// namesFunc resolves container IDs to Kubernetes names, or nil.
+func (g *gpuState) namesFunc(ctx context.Context) func(string) (gpu.Ref, bool) {
+	if g.names == nil {
+		return nil
+	}
+	return func(id string) (gpu.Ref, bool) { return g.names.ContainerRef(ctx, id) }
+}
+
 // shutdownGPU releases NVML and the pod-resources connection; safe twice.
 func (s *Scraper) shutdownGPU() error {
 	g := s.gpu
@@ -160,6 +168,19 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererr
 		if d.Parent != "" {
 			rb.SetHwParent(d.Parent)
 		}
+		// A device (GPU or MIG instance) that belongs to exactly one
+		// container carries that container's identity, so that its
+		// device-level metrics are the container's; a shared one does not.
+		if o, ok := snap.Owner(d.UUID, g.namesFunc(ctx)); ok {
+			if o.ContainerID != "" {
+				rb.SetContainerID(o.ContainerID)
+			}
+			if o.Ref != nil {
+				rb.SetK8sNamespaceName(o.Ref.Namespace)
+				rb.SetK8sPodName(o.Ref.Pod)
+				rb.SetK8sContainerName(o.Ref.Container)
+			}
+		}
 		s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
 	}
 	for k, st := range g.devices {
@@ -205,6 +226,99 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 	if d.TemperatureC.OK {
 		s.mb.RecordHwTemperatureDataPoint(ts, d.TemperatureC.V)
 	}
+	s.recordGPUHealth(ts, d)
+}
+
+// recordGPUHealth records clocks, PCIe, ECC, remapped rows, power limit,
+// fan, P-state, memory temperature, NVLink, GPM activity and XID counts;
+// each only when NVML gave it.
+func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device) {
+	for _, c := range []struct {
+		cur, max gpu.Opt[float64]
+		dom      metadata.AttributeHwGpuClockDomain
+	}{
+		{d.ClockSMMHz, d.MaxClockSMMHz, metadata.AttributeHwGpuClockDomainSm},
+		{d.ClockMemMHz, d.MaxClockMemMHz, metadata.AttributeHwGpuClockDomainMemory},
+	} {
+		if c.cur.OK {
+			s.mb.RecordHwGpuClockFrequencyDataPoint(ts, int64(c.cur.V*1e6), c.dom)
+		}
+		if c.max.OK {
+			s.mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, int64(c.max.V*1e6), c.dom)
+		}
+	}
+	if d.ClockEventReasons.OK {
+		for _, r := range gpu.ClockEventReasons {
+			v := int64(0)
+			if d.ClockEventReasons.V&r.Bit != 0 {
+				v = 1
+			}
+			s.mb.RecordHwGpuClockEventReasonsDataPoint(ts, v, metadata.MapAttributeHwGpuClockEventReason[r.Name])
+		}
+	}
+	if d.PCIeTxBps.OK {
+		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeTxBps.V, metadata.AttributeNetworkIoDirectionTransmit)
+	}
+	if d.PCIeRxBps.OK {
+		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeRxBps.V, metadata.AttributeNetworkIoDirectionReceive)
+	}
+	if d.PCIeReplays.OK {
+		s.mb.RecordHwGpuPcieReplaysDataPoint(ts, clampInt64(d.PCIeReplays.V))
+	}
+	for c, counter := range []metadata.AttributeHwGpuEccCounter{metadata.AttributeHwGpuEccCounterVolatile, metadata.AttributeHwGpuEccCounterAggregate} {
+		for t, typ := range []metadata.AttributeHwGpuEccErrorType{metadata.AttributeHwGpuEccErrorTypeCorrected, metadata.AttributeHwGpuEccErrorTypeUncorrected} {
+			if v := d.ECC[c][t]; v.OK {
+				s.mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, clampInt64(v.V), counter, typ)
+			}
+		}
+	}
+	if d.RemappedCorrectable.OK {
+		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedCorrectable.V), metadata.AttributeHwGpuMemoryRemapCauseCorrectable)
+	}
+	if d.RemappedUncorrectable.OK {
+		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedUncorrectable.V), metadata.AttributeHwGpuMemoryRemapCauseUncorrectable)
+	}
+	if d.RemapPending.OK {
+		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapPending.V), metadata.AttributeHwGpuMemoryRemapStatePending)
+	}
+	if d.RemapFailure.OK {
+		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapFailure.V), metadata.AttributeHwGpuMemoryRemapStateFailed)
+	}
+	if d.PowerLimitW.OK {
+		s.mb.RecordHwGpuPowerLimitDataPoint(ts, d.PowerLimitW.V)
+	}
+	if d.FanSpeed.OK {
+		s.mb.RecordHwFanSpeedRatioDataPoint(ts, d.FanSpeed.V)
+	}
+	if d.PerformanceState.OK {
+		s.mb.RecordHwGpuPerformanceStateDataPoint(ts, d.PerformanceState.V)
+	}
+	if d.MemoryTemperatureC.OK {
+		s.mb.RecordHwGpuMemoryTemperatureDataPoint(ts, d.MemoryTemperatureC.V)
+	}
+	for _, l := range d.NVLinks {
+		if l.TxBytes.OK {
+			s.mb.RecordHwGpuNvlinkIoDataPoint(ts, clampInt64(l.TxBytes.V), int64(l.Link), metadata.AttributeNetworkIoDirectionTransmit)
+		}
+		if l.RxBytes.OK {
+			s.mb.RecordHwGpuNvlinkIoDataPoint(ts, clampInt64(l.RxBytes.V), int64(l.Link), metadata.AttributeNetworkIoDirectionReceive)
+		}
+	}
+	for k, v := range d.Activity {
+		if a, ok := metadata.MapAttributeHwGpuActivityKind[string(k)]; ok {
+			s.mb.RecordHwGpuActivityDataPoint(ts, v, a)
+		}
+	}
+	for xid, n := range d.XID {
+		s.mb.RecordHwGpuXidErrorsDataPoint(ts, clampInt64(n), clampInt64(xid))
+	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // recordContainerGPU records a container's use of each GPU it uses or was

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,19 @@ func a100Node() *gputest.Node {
 	return node
 }
 
+// h100MIGNode: two H100s; GPU 0 in MIG mode with c3 alone on its 1g.10gb
+// instance and an idle 3g.40gb; GPU 1 whole, d4's alone.
+func h100MIGNode() *gputest.Node {
+	n := gputest.H100(2)
+	n.EnableMIG(0,
+		gputest.MIG{Profile: "1g.10gb", MemTotal: 9984 * gputest.MiB, MemUsed: 310 * gputest.MiB,
+			Procs: []gputest.Proc{{PID: 4104, Mem: 210 * gputest.MiB}}},
+		gputest.MIG{Profile: "3g.40gb", MemTotal: 40192 * gputest.MiB, MemUsed: 17 * gputest.MiB},
+	)
+	n.SetProcs(1, true, gputest.Proc{PID: 4105, Mem: 4321 * gputest.MiB, SM: []uint32{77, 79}})
+	return n
+}
+
 var kubeletAllocations = &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{
 	{Name: "trainer", Namespace: "ml", Containers: []*v1.ContainerResources{
 		{Name: "main", Devices: []*v1.ContainerDevices{{ResourceName: "nvidia.com/gpu", DeviceIds: []string{gputest.UUID(2)}}}},
@@ -164,6 +178,7 @@ func TestScrapeGPUGolden(t *testing.T) {
 		node   func() *gputest.Node
 		podres bool
 		procs  bool
+		xid    func(*gputest.Node)
 	}{
 		// A100 with MIG, a shared GPU, attribution by processes and by
 		// pod-resources allocations.
@@ -174,6 +189,25 @@ func TestScrapeGPUGolden(t *testing.T) {
 		{name: "gpu-h100", node: func() *gputest.Node {
 			n := gputest.H100(2)
 			n.SetProcs(1, true, gputest.Proc{PID: 4104, Mem: 777 * gputest.MiB, SM: []uint32{63}})
+			return n
+		}, procs: true},
+		// H100 with MIG and GPM: GPU 0 in MIG mode (c3 alone on its
+		// 1g.10gb instance, the 3g.40gb idle), GPU 1 whole and d4's alone;
+		// GPM activity per GPU and per MIG instance (no fp64 on MIG);
+		// XID events injected between the scrapes.
+		{name: "gpu-h100-mig-gpm", node: h100MIGNode, procs: true, xid: func(n *gputest.Node) {
+			n.InjectXID(1, 13, 3)
+			n.InjectXID(1, 48, 1)
+			n.InjectXID(0, 31, 2)
+		}},
+		// A consumer GPU: fan, no ECC, remapped rows, MIG, GPM, NVLink or
+		// memory temperature; GPU 0 shared by a1 and a host daemon (no
+		// owner), GPU 1 idle.
+		{name: "gpu-consumer", node: func() *gputest.Node {
+			n := gputest.Consumer(2)
+			n.SetProcs(0, true,
+				gputest.Proc{PID: 4101, Mem: 900 * gputest.MiB, SM: []uint32{40}},
+				gputest.Proc{PID: 4106, Mem: 90 * gputest.MiB, SM: []uint32{4}})
 			return n
 		}, procs: true},
 	} {
@@ -189,6 +223,10 @@ func TestScrapeGPUGolden(t *testing.T) {
 			s := newGPUScraper(t, root, clk, node, opts)
 			_, err := s.Scrape(context.Background())
 			require.NoError(t, err)
+			if tc.xid != nil {
+				tc.xid(node)
+				require.Eventually(t, node.Events.Drained, 5*time.Second, time.Millisecond)
+			}
 			clk.now = t0.Add(10 * time.Second)
 			got, err := s.Scrape(context.Background())
 			require.NoError(t, err)
@@ -402,4 +440,62 @@ func TestScrapeGPUDeadPodResourcesSocket(t *testing.T) {
 	assert.Equal(t, map[string]int64{ctrA1: 576 * gputest.MiB, ctrB2: 256 * gputest.MiB, ctrC3: 200 * gputest.MiB, ctrD4: 600 * gputest.MiB}, used,
 		"process attribution unaffected")
 	assert.False(t, d4Duty, "without allocations, d4's exclusive duty cycle is unknown: no point")
+}
+
+// TestScrapeGPULostMidRun: GPU 1 of three falls off the bus between the
+// first and the second scrape. The second scrape reports it once (a
+// partial error naming its UUID), without any of its points; the other
+// GPUs keep theirs. The third scrape has no error and no point of it.
+func TestScrapeGPULostMidRun(t *testing.T) {
+	node := gputest.A100(3)
+	clk := &fakeClock{now: t0}
+	s := newGPUScraper(t, gpuRoot(t), clk, node, GPUOptions{})
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	require.Contains(t, gpuIDs(m), gputest.UUID(1))
+
+	node.Lose(1)
+	clk.now = t0.Add(10 * time.Second)
+	m, err = s.Scrape(context.Background())
+	require.Error(t, err)
+	require.True(t, scrapererror.IsPartialScrapeError(err))
+	assert.Equal(t, 1, strings.Count(err.Error(), "ERROR_GPU_IS_LOST"), "reported once: %v", err)
+	assert.Contains(t, err.Error(), "gpu "+gputest.UUID(1)+":")
+	assert.Equal(t, []string{gputest.UUID(0), gputest.UUID(2)}, gpuIDs(m))
+	requireGolden(t, filepath.Join("..", "..", "testdata", "golden", "gpu-lost.yaml"), onlyGPU(m))
+
+	clk.now = t0.Add(20 * time.Second)
+	m, err = s.Scrape(context.Background())
+	require.NoError(t, err, "the lost GPU is not reported again")
+	assert.Equal(t, []string{gputest.UUID(0), gputest.UUID(2)}, gpuIDs(m))
+}
+
+// gpuIDs lists the hw.id of the GPU resources, sorted.
+func gpuIDs(m pmetric.Metrics) []string {
+	var ids []string
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		if v, ok := m.ResourceMetrics().At(i).Resource().Attributes().Get("hw.id"); ok {
+			ids = append(ids, v.Str())
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// TestScrapeGPUXIDHangingWait: an event wait that never returns (a driver
+// that hangs) does not hold up a scrape, and the scrape has no XID point.
+func TestScrapeGPUXIDHangingWait(t *testing.T) {
+	node := gputest.H100(1)
+	node.Events.Hang()
+	node.InjectXID(0, 79, 1) // never handed out: the wait hangs first
+	s := newGPUScraper(t, gpuRoot(t), &fakeClock{now: t0}, node, GPUOptions{})
+	t.Cleanup(node.Events.Release) // runs before Shutdown's cleanup
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		m, err := s.Scrape(context.Background())
+		require.NoError(t, err)
+		assert.Less(t, time.Since(start), 2*time.Second)
+		requireNoMetric(t, m, "hw.gpu.xid.errors")
+		assert.Equal(t, []string{gputest.UUID(0)}, gpuIDs(m))
+	}
 }

@@ -6,6 +6,7 @@
 #                the distribution build, the end-to-end test)
 #   make image   the collector as an OCI image archive (no docker engine)
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
+#   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
 
 # Each recipe runs as ONE bash script with -e: a failing line stops it, and
 # `cd` or variables carry over to the following lines.
@@ -48,7 +49,7 @@ RACE_PKGS ?= ./...
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated vet unit race fuzz fuzz-smoke bench soak test otelcol image e2e run clean
+.PHONY: all generate check-generated vet unit race fuzz fuzz-smoke bench soak test otelcol image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -144,6 +145,17 @@ image: otelcol
 	deploy/image/rootfs.sh "$(OTELCOL_BIN)" "$$rootfs"
 	deploy/image/build-oci.sh "$$rootfs" "$(IMAGE_NAME)" "$(IMAGE_ARCHIVE)" \
 	  /otelcol-containerstats -- --config /etc/otelcol/config.yaml
+
+# On a node with an NVIDIA GPU and driver: read every GPU once through the
+# collector's NVML code (internal/gpu, the real libnvidia-ml.so.1) and
+# compare each figure with nvidia-smi --query-gpu taken between two of our
+# reads; fails beyond the tolerances it prints (docs/gpu.md has a real
+# run). GPUCHECK_BIN alone builds it (cgo) for another machine.
+GPUCHECK_BIN ?= bin/gpucheck
+gpu-check:
+	mkdir -p $(dir $(GPUCHECK_BIN))
+	CGO_ENABLED=1 $(GO) build -o "$(GPUCHECK_BIN)" ./internal/testing/gpucheck
+	"$(CURDIR)/$(GPUCHECK_BIN)"
 
 # HOSTNAME is a bash variable but usually not exported; config/local.yaml
 # reads it for node_name.

@@ -178,6 +178,7 @@ func (c *Collector) readDevice(h nvml.Device, parent string, errs *[]error) (*De
 	}
 	if u, ret := h.GetUtilizationRates(); ret == nvml.SUCCESS {
 		d.Utilization = some(percent(u.Gpu))
+		d.MemoryControllerUtilization = some(percent(u.Memory))
 	} else {
 		fail("utilization rates", ret)
 	}

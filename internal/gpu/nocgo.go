@@ -22,7 +22,6 @@ type Options struct {
 	Library      Library
 	Procs        Procs
 	PodResources AllocationLister
-	NoXIDEvents  bool
 }
 
 // Collector is inert without cgo.

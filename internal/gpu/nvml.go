@@ -33,8 +33,6 @@ type Options struct {
 	Library      Library
 	Procs        Procs
 	PodResources AllocationLister
-	// NoXIDEvents leaves NVML's XID events unwatched (no goroutine).
-	NoXIDEvents bool
 }
 
 // Collector reads NVML. Open, Collect and Close are called from one
@@ -85,19 +83,17 @@ func (c *Collector) Open() (int, error) {
 		_ = c.Close()
 		return 0, fmt.Errorf("%w: no GPU found by NVML", ErrUnavailable)
 	}
-	if !c.opts.NoXIDEvents {
-		gpus := map[string]nvml.Device{}
-		for i := 0; i < n; i++ {
-			h, ret := c.opts.Library.DeviceGetHandleByIndex(i)
-			if ret != nvml.SUCCESS {
-				continue // Collect reports it
-			}
-			if u, ret := h.GetUUID(); ret == nvml.SUCCESS {
-				gpus[u] = h
-			}
+	gpus := map[string]nvml.Device{}
+	for i := 0; i < n; i++ {
+		h, ret := c.opts.Library.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue // Collect reports it
 		}
-		c.openErrs = c.startXID(gpus)
+		if u, ret := h.GetUUID(); ret == nvml.SUCCESS {
+			gpus[u] = h
+		}
 	}
+	c.openErrs = c.startXID(gpus)
 	return n, nil
 }
 

@@ -33,12 +33,15 @@ type Device struct {
 	MemoryTotal Opt[uint64] // bytes
 	// Utilization, EncoderUtilization, DecoderUtilization and
 	// MemoryUtilization are ratios 0..1.
-	Utilization        Opt[float64]
-	EncoderUtilization Opt[float64]
-	DecoderUtilization Opt[float64]
-	PowerW             Opt[float64]
-	EnergyJ            Opt[float64] // since the driver was loaded
-	TemperatureC       Opt[float64]
+	Utilization Opt[float64]
+	// MemoryControllerUtilization is the ratio of time device memory was
+	// read or written (nvmlDeviceGetUtilizationRates memory).
+	MemoryControllerUtilization Opt[float64]
+	EncoderUtilization          Opt[float64]
+	DecoderUtilization          Opt[float64]
+	PowerW                      Opt[float64]
+	EnergyJ                     Opt[float64] // since the driver was loaded
+	TemperatureC                Opt[float64]
 
 	// Health and speed (whole GPUs; NVML supports none of them on MIG
 	// instances except the GPM activities).

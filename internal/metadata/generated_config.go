@@ -1071,6 +1071,26 @@ func (ms *HwGpuClockFrequencyLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuMemoryControllerUtilizationMetricConfig provides config for the hw.gpu.memory.controller.utilization metric.
+type HwGpuMemoryControllerUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // HwGpuMemoryEccErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.ecc.errors metric.
 type HwGpuMemoryEccErrorsMetricAttributeKey string
 
@@ -2776,6 +2796,7 @@ type MetricsConfig struct {
 	HwGpuClockEventReasons                 HwGpuClockEventReasonsMetricConfig                 `mapstructure:"hw.gpu.clock.event_reasons"`
 	HwGpuClockFrequency                    HwGpuClockFrequencyMetricConfig                    `mapstructure:"hw.gpu.clock.frequency"`
 	HwGpuClockFrequencyLimit               HwGpuClockFrequencyLimitMetricConfig               `mapstructure:"hw.gpu.clock.frequency.limit"`
+	HwGpuMemoryControllerUtilization       HwGpuMemoryControllerUtilizationMetricConfig       `mapstructure:"hw.gpu.memory.controller.utilization"`
 	HwGpuMemoryEccErrors                   HwGpuMemoryEccErrorsMetricConfig                   `mapstructure:"hw.gpu.memory.ecc.errors"`
 	HwGpuMemoryLimit                       HwGpuMemoryLimitMetricConfig                       `mapstructure:"hw.gpu.memory.limit"`
 	HwGpuMemoryRemapRows                   HwGpuMemoryRemapRowsMetricConfig                   `mapstructure:"hw.gpu.memory.remap.rows"`
@@ -2961,6 +2982,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+		},
+		HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+			Enabled: true,
 		},
 		HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
 			Enabled:             true,

@@ -573,6 +573,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.gpu.clock.frequency.limit",
 		Attributes: []string{"hw.gpu.clock.domain"},
 	},
+	HwGpuMemoryControllerUtilization: metricInfo{
+		Name: "hw.gpu.memory.controller.utilization",
+	},
 	HwGpuMemoryEccErrors: metricInfo{
 		Name:       "hw.gpu.memory.ecc.errors",
 		Attributes: []string{"hw.gpu.ecc.counter", "hw.gpu.ecc.error_type"},
@@ -794,6 +797,7 @@ type metricsInfo struct {
 	HwGpuClockEventReasons                 metricInfo
 	HwGpuClockFrequency                    metricInfo
 	HwGpuClockFrequencyLimit               metricInfo
+	HwGpuMemoryControllerUtilization       metricInfo
 	HwGpuMemoryEccErrors                   metricInfo
 	HwGpuMemoryLimit                       metricInfo
 	HwGpuMemoryRemapRows                   metricInfo
@@ -3090,6 +3094,56 @@ func (m *metricHwGpuClockFrequencyLimit) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwGpuClockFrequencyLimit(cfg HwGpuClockFrequencyLimitMetricConfig) metricHwGpuClockFrequencyLimit {
 	m := metricHwGpuClockFrequencyLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryControllerUtilization struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   HwGpuMemoryControllerUtilizationMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.memory.controller.utilization metric with initial data.
+func (m *metricHwGpuMemoryControllerUtilization) init() {
+	m.data.SetName("hw.gpu.memory.controller.utilization")
+	m.data.SetDescription("Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwGpuMemoryControllerUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryControllerUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryControllerUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryControllerUtilization(cfg HwGpuMemoryControllerUtilizationMetricConfig) metricHwGpuMemoryControllerUtilization {
+	m := metricHwGpuMemoryControllerUtilization{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -6737,6 +6791,7 @@ type MetricsBuilder struct {
 	metricHwGpuClockEventReasons                 metricHwGpuClockEventReasons
 	metricHwGpuClockFrequency                    metricHwGpuClockFrequency
 	metricHwGpuClockFrequencyLimit               metricHwGpuClockFrequencyLimit
+	metricHwGpuMemoryControllerUtilization       metricHwGpuMemoryControllerUtilization
 	metricHwGpuMemoryEccErrors                   metricHwGpuMemoryEccErrors
 	metricHwGpuMemoryLimit                       metricHwGpuMemoryLimit
 	metricHwGpuMemoryRemapRows                   metricHwGpuMemoryRemapRows
@@ -6850,6 +6905,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwGpuClockEventReasons:                 newMetricHwGpuClockEventReasons(mbc.Metrics.HwGpuClockEventReasons),
 		metricHwGpuClockFrequency:                    newMetricHwGpuClockFrequency(mbc.Metrics.HwGpuClockFrequency),
 		metricHwGpuClockFrequencyLimit:               newMetricHwGpuClockFrequencyLimit(mbc.Metrics.HwGpuClockFrequencyLimit),
+		metricHwGpuMemoryControllerUtilization:       newMetricHwGpuMemoryControllerUtilization(mbc.Metrics.HwGpuMemoryControllerUtilization),
 		metricHwGpuMemoryEccErrors:                   newMetricHwGpuMemoryEccErrors(mbc.Metrics.HwGpuMemoryEccErrors),
 		metricHwGpuMemoryLimit:                       newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
 		metricHwGpuMemoryRemapRows:                   newMetricHwGpuMemoryRemapRows(mbc.Metrics.HwGpuMemoryRemapRows),
@@ -7112,6 +7168,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwGpuClockEventReasons.emit(ils.Metrics())
 	mb.metricHwGpuClockFrequency.emit(ils.Metrics())
 	mb.metricHwGpuClockFrequencyLimit.emit(ils.Metrics())
+	mb.metricHwGpuMemoryControllerUtilization.emit(ils.Metrics())
 	mb.metricHwGpuMemoryEccErrors.emit(ils.Metrics())
 	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
 	mb.metricHwGpuMemoryRemapRows.emit(ils.Metrics())
@@ -7361,6 +7418,11 @@ func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestam
 // RecordHwGpuClockFrequencyLimitDataPoint adds a data point to hw.gpu.clock.frequency.limit metric.
 func (mb *MetricsBuilder) RecordHwGpuClockFrequencyLimitDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
 	mb.metricHwGpuClockFrequencyLimit.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+}
+
+// RecordHwGpuMemoryControllerUtilizationDataPoint adds a data point to hw.gpu.memory.controller.utilization metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryControllerUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwGpuMemoryControllerUtilization.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordHwGpuMemoryEccErrorsDataPoint adds a data point to hw.gpu.memory.ecc.errors metric.

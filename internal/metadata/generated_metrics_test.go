@@ -252,6 +252,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 1, AttributeHwGpuEccCounterVolatile, AttributeHwGpuEccErrorTypeCorrected)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 3, AttributeHwGpuEccCounterAggregate, AttributeHwGpuEccErrorTypeUncorrected)
@@ -1418,6 +1421,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.False(t, ok)
 					}
+				case "hw.gpu.memory.controller.utilization":
+					assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
+					validatedMetrics["hw.gpu.memory.controller.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.gpu.memory.ecc.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")

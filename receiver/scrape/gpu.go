@@ -212,6 +212,9 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 			s.mb.RecordHwGpuUtilizationDataPoint(ts, u.v.V, u.task)
 		}
 	}
+	if d.MemoryControllerUtilization.OK {
+		s.mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, d.MemoryControllerUtilization.V)
+	}
 	if d.PowerW.OK {
 		s.mb.RecordHwPowerDataPoint(ts, d.PowerW.V)
 	}

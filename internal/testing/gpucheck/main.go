@@ -49,6 +49,7 @@ var figures = []figure{
 	{"memory.used,memory.reserved", 1, "MiB", func(d *gpu.Device) (float64, bool) { return opt(d.MemoryUsed, 1.0/(1<<20)) }},
 	{"memory.total", 0, "MiB", func(d *gpu.Device) (float64, bool) { return opt(d.MemoryTotal, 1.0/(1<<20)) }},
 	{"utilization.gpu", 10, "%", func(d *gpu.Device) (float64, bool) { return opt(d.Utilization, 100) }},
+	{"utilization.memory", 10, "%", func(d *gpu.Device) (float64, bool) { return opt(d.MemoryControllerUtilization, 100) }},
 	{"power.draw", 25, "W", func(d *gpu.Device) (float64, bool) { return opt(d.PowerW, 1) }},
 	{"temperature.gpu", 2, "C", func(d *gpu.Device) (float64, bool) { return opt(d.TemperatureC, 1) }},
 	{"temperature.memory", 2, "C", func(d *gpu.Device) (float64, bool) { return opt(d.MemoryTemperatureC, 1) }},
@@ -91,11 +92,16 @@ func run(interval time.Duration) int {
 	fmt.Printf("NVML open: %d GPU(s)\n", n)
 	probe(n)
 
-	first, errs := c.Collect(context.Background())
-	printErrs("first read", errs)
+	collect := func(what string) *gpu.Snapshot {
+		t := time.Now()
+		s, errs := c.Collect(context.Background())
+		fmt.Printf("%s: Collect took %v\n", what, time.Since(t).Round(time.Microsecond))
+		printErrs(what, errs)
+		return s
+	}
+	first := collect("first read")
 	time.Sleep(interval)
-	before, errs := c.Collect(context.Background())
-	printErrs("second read", errs)
+	before := collect("second read")
 	smi := map[string]map[string]string{} // uuid -> field -> value
 	for _, f := range append([]figure{{query: "uuid"}}, figures...) {
 		if f.query == "uuid" {
@@ -117,8 +123,7 @@ func run(interval time.Duration) int {
 			smi[uuid][f.query] = sumSMI(f.query, v)
 		}
 	}
-	after, errs := c.Collect(context.Background())
-	printErrs("third read", errs)
+	after := collect("third read")
 	if first == nil || before == nil || after == nil {
 		fmt.Println("gpu-check: a read returned nothing")
 		return 1

@@ -382,3 +382,22 @@ func TestFieldValue(t *testing.T) {
 	_, ok = fieldValue(f(nvml.VALUE_TYPE_COUNT, 1))
 	assert.False(t, ok)
 }
+
+// FuzzFieldValue: any type and bytes decode without panic; a failed field
+// never decodes; unsigned 32-bit values round-trip.
+func FuzzFieldValue(f *testing.F) {
+	f.Add(uint32(nvml.VALUE_TYPE_UNSIGNED_INT), uint32(0), uint64(35))
+	f.Add(uint32(nvml.VALUE_TYPE_DOUBLE), uint32(0), math.Float64bits(1.5))
+	f.Add(uint32(99), uint32(3), uint64(1))
+	f.Fuzz(func(t *testing.T, typ, ret uint32, bits uint64) {
+		fv := nvml.FieldValue{ValueType: typ, NvmlReturn: ret}
+		binary.NativeEndian.PutUint64(fv.Value[:], bits)
+		v, ok := fieldValue(fv)
+		if ret != 0 && ok {
+			t.Fatalf("field with NVML return %d decoded", ret)
+		}
+		if ok && nvml.ValueType(typ) == nvml.VALUE_TYPE_UNSIGNED_INT && v != float64(uint32(bits)) {
+			t.Fatalf("uint32 %d decoded as %v", uint32(bits), v)
+		}
+	})
+}

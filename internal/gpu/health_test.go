@@ -189,6 +189,7 @@ func TestXIDHangingWait(t *testing.T) {
 	c := New(Options{Library: node.Server})
 	_, err := c.Open()
 	require.NoError(t, err)
+	require.Eventually(t, func() bool { return node.Events.Waits() > 0 }, 5*time.Second, time.Millisecond, "the watcher is in its wait")
 	node.InjectXID(0, 48, 1)
 	for i := 0; i < 3; i++ {
 		start := time.Now()

@@ -490,6 +490,7 @@ func TestScrapeGPUXIDHangingWait(t *testing.T) {
 	node.InjectXID(0, 79, 1) // never handed out: the wait hangs first
 	s := newGPUScraper(t, gpuRoot(t), &fakeClock{now: t0}, node, GPUOptions{})
 	t.Cleanup(node.Events.Release) // runs before Shutdown's cleanup
+	require.Eventually(t, func() bool { return node.Events.Waits() > 0 }, 5*time.Second, time.Millisecond, "the watcher is in its wait")
 	for i := 0; i < 3; i++ {
 		start := time.Now()
 		m, err := s.Scrape(context.Background())

@@ -294,6 +294,13 @@ func (e *EventSet) Drained() bool {
 	return len(e.queue) == 0 && e.waits > e.popped
 }
 
+// Waits is the number of Wait calls so far (a hanging one included).
+func (e *EventSet) Waits() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.waits
+}
+
 // Freed reports whether Free was called.
 func (e *EventSet) Freed() bool {
 	e.mu.Lock()

@@ -4,7 +4,6 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,9 +15,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
-
-// cpuPoints is what a failed CPU read costs: user time, system time, usage.
-const cpuPoints = 3
 
 // cpuRecorders are the CPU metrics of one entity kind, so the node, pods and
 // containers share one recording path and one set of definitions.
@@ -73,10 +69,6 @@ func (s *Scraper) recordCPU(ts pcommon.Timestamp, now time.Time, e entity, cpu c
 	e.st.lastCPU, e.st.hasCPU = cur, true
 }
 
-// bandwidthPoints is what a failed CFS bandwidth read costs: periods,
-// throttled periods, throttled time, limit, shares or weight.
-const bandwidthPoints = 5
-
 // cpuExtra is what one scrape reads for an entity beyond CPU time and
 // memory: CFS bandwidth (here), thread states (tasks.go) and PSI (psi.go).
 // Each part is read only when a metric that needs it is enabled.
@@ -90,11 +82,6 @@ type cpuExtra struct {
 
 	psi    [len(psiResources)]cgroupfs.PSI
 	psiErr error
-}
-
-func (x *cpuExtra) vanished() bool {
-	return errors.Is(x.bwErr, cgroupfs.ErrVanished) || errors.Is(x.tasksErr, cgroupfs.ErrVanished) ||
-		errors.Is(x.psiErr, cgroupfs.ErrVanished)
 }
 
 // cpuExtraState is the scraper's state for these reads: the thread-state
@@ -113,47 +100,29 @@ func newCPUExtraState(proc procfs.FS) cpuExtraState {
 	return cpuExtraState{states: proc.NewTaskStateReader(), tids: make([]int, 0, 256), pods: map[string]*podTasks{}}
 }
 
-func (s *Scraper) readCPUExtra(e entity, x *cpuExtra) {
-	if want := s.cpuWant(e.kind); want.Any() {
-		x.bw, x.bwErr = s.reader.CPUBandwidth(e.rel, want)
+func (s *Scraper) readCPUExtra(e entity, p *kindPlan, x *cpuExtra) {
+	if p.bw.Any() {
+		x.bw, x.bwErr = s.reader.CPUBandwidth(e.rel, p.bw)
 	}
-	if e.kind == kindContainer && s.wantTasks() {
+	if p.tasks {
 		s.readTasks(e, x)
 	}
-	if s.wantPSI(e.kind) {
+	if p.psi {
 		s.readPSI(e, x)
 	}
 }
 
-func (s *Scraper) recordCPUExtra(ts pcommon.Timestamp, now time.Time, e entity, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
-	if x.bwErr != nil {
-		errs.AddPartial(bandwidthPoints, fmt.Errorf("%s: %w", e.name, x.bwErr))
-	} else if e.kind != kindNode {
+func (s *Scraper) recordCPUExtra(ts pcommon.Timestamp, now time.Time, e entity, p *kindPlan, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+	switch {
+	case x.bwErr != nil:
+		errs.AddPartial(p.bwPts, fmt.Errorf("%s: %w", e.name, x.bwErr))
+	case p.bw.Any():
 		s.recordBandwidth(ts, e.kind, x.bw)
 	}
-	s.recordTasks(ts, now, e, x, errs)
-	s.recordPSI(ts, e, x, errs)
-}
-
-// cpuWant says which CFS bandwidth files the enabled metrics of kind need.
-// The node has none: the root cgroup has no quota.
-func (s *Scraper) cpuWant(k cgroupKind) cgroupfs.CPUWant {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	switch k {
-	case kindContainer:
-		return cgroupfs.CPUWant{
-			Throttling: m.ContainerCPUThrottlingPeriods.Enabled || m.ContainerCPUThrottlingThrottledPeriods.Enabled || m.ContainerCPUThrottlingThrottledTime.Enabled,
-			Limit:      m.ContainerCPULimit.Enabled,
-			Shares:     m.ContainerCPUShares.Enabled || m.ContainerCPUWeight.Enabled,
-		}
-	case kindPod:
-		return cgroupfs.CPUWant{
-			Throttling: m.K8sPodCPUThrottlingPeriods.Enabled || m.K8sPodCPUThrottlingThrottledPeriods.Enabled || m.K8sPodCPUThrottlingThrottledTime.Enabled,
-			Limit:      m.K8sPodCPULimit.Enabled,
-			Shares:     m.K8sPodCPUShares.Enabled || m.K8sPodCPUWeight.Enabled,
-		}
+	s.recordTasks(ts, now, e, p, x, errs)
+	if p.psi {
+		s.recordPSI(ts, e, p, x, errs)
 	}
-	return cgroupfs.CPUWant{}
 }
 
 // bandwidthRecorders are the CFS bandwidth metrics of pods or containers.

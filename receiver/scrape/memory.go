@@ -17,17 +17,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// memoryPoints is what a failed memory read costs: usage, working set, rss,
-// cache, mapped file, swap, limit, available, OOM kills, major and minor
-// faults.
-const memoryPoints = 11
-
-// Points lost when a node-wide /proc file cannot be read.
-const (
-	vmstatPoints  = 3 // OOM kills, major and minor faults
-	meminfoPoints = 1 // available (and, on v2 without a root memory.stat, everything else)
-)
-
 type gaugeFn func(pcommon.Timestamp, int64)
 
 // memoryRecorders are the memory metrics of one entity kind, so the node,
@@ -82,9 +71,9 @@ func (s *Scraper) newMemoryRecorders(k cgroupKind) memoryRecorders {
 // readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
 // are summed over its subtree, since the kernel counts a kill only in the
 // victim's own cgroup there (v2's memory.events is already hierarchical).
-func (s *Scraper) readMemory(e entity) (cgroupfs.MemoryStat, error) {
-	mem, err := s.reader.Memory(e.rel)
-	if err != nil || e.kind != kindPod || !s.layout.StatsV1() {
+func (s *Scraper) readMemory(e entity, want cgroupfs.MemoryWant) (cgroupfs.MemoryStat, error) {
+	mem, err := s.reader.Memory(e.rel, want)
+	if err != nil || e.kind != kindPod || !want.OOM || !s.layout.StatsV1() {
 		return mem, err
 	}
 	if e.st.oom == nil {
@@ -136,10 +125,10 @@ func recordIf(fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
 // every entity: working set = usage - inactive file, floored at 0;
 // available = limit - working set where a finite limit exists. A value the
 // kernel did not provide gives no point.
-func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, p *kindPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
 	capacity := mem.Limit
 	if e.kind == kindNode {
-		mem, capacity = s.nodeMemory(mem, errs)
+		mem, capacity = s.nodeMemory(p, mem, errs)
 	}
 	rec := s.memoryRecordersFor(e.kind)
 	recordIf(rec.usage, ts, mem.Usage)
@@ -173,33 +162,40 @@ func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.Memo
 // Swap on v2 is SwapTotal - SwapFree. The node's capacity for available is
 // MemTotal; its OOM kills and faults
 // come from /proc/vmstat, the only place that counts them node-wide.
-func (s *Scraper) nodeMemory(mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
+func (s *Scraper) nodeMemory(p *kindPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
 	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
 	var capacity cgroupfs.Limit
-	mi, err := s.proc.Meminfo()
-	if err != nil {
-		lost := meminfoPoints
-		if !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK) {
-			lost = 6 // usage, working set, rss, cache and mapped file depended on it too
+	var mi procfs.Meminfo
+	fallback := p.meminfoFallback && !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK)
+	if p.meminfo || fallback {
+		var err error
+		if mi, err = s.proc.Meminfo(); err != nil {
+			lost := p.meminfoPts
+			if fallback {
+				lost += p.fallbackPts // usage, working set, rss, cache and mapped file depended on it too
+			}
+			errs.AddPartial(lost, fmt.Errorf("node memory: %w", err))
+		} else if mi.MemTotal != nil && p.meminfo {
+			capacity = cgroupfs.Limit{V: *mi.MemTotal, OK: true}
 		}
-		errs.AddPartial(lost, fmt.Errorf("node memory: %w", err))
-	} else if mi.MemTotal != nil {
-		capacity = cgroupfs.Limit{V: *mi.MemTotal, OK: true}
 	}
-	if !mem.Usage.OK {
+	if !mem.Usage.OK && p.meminfoFallback {
 		mem = nodeUsageV2(mem, mi)
 	}
 	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal != nil && mi.SwapFree != nil {
 		// The v2 root has no memory.swap.current: swap in use on the node.
 		mem.Swap = cgroupfs.Some(calc.Available(*mi.SwapTotal, *mi.SwapFree))
 	}
-	vm, err := s.proc.Vmstat()
 	mem.OOMKills, mem.PgFault, mem.PgMajFault = cgroupfs.U64{}, cgroupfs.U64{}, cgroupfs.U64{}
+	if !p.vmstat {
+		return mem, capacity
+	}
+	vm, err := s.proc.Vmstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return mem, capacity // no /proc/vmstat: absent, no points
 	}
 	if err != nil {
-		errs.AddPartial(vmstatPoints, fmt.Errorf("node memory: %w", err))
+		errs.AddPartial(p.vmstatPts, fmt.Errorf("node memory: %w", err))
 		return mem, capacity
 	}
 	mem.OOMKills = fromPtr(vm.OOMKill)

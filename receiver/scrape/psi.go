@@ -24,10 +24,6 @@ var psiResources = [...]struct {
 	{cgroupfs.PSIIO, metadata.AttributePressureResourceIo},
 }
 
-// psiPoints is what a failed pressure read costs: 3 resources x some/full x
-// stall time and three averages.
-const psiPoints = len(psiResources) * 2 * 4
-
 type psiRecorder func(pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
 
 // psiRecorders are the PSI metrics of one entity kind.
@@ -58,19 +54,6 @@ func (s *Scraper) newPsiRecorders(k cgroupKind) psiRecorders {
 	default:
 		return psiRecorders{mb.RecordContainerPressureStallTimeDataPoint, mb.RecordContainerPressureAvg10DataPoint,
 			mb.RecordContainerPressureAvg60DataPoint, mb.RecordContainerPressureAvg300DataPoint}
-	}
-}
-
-// wantPSI reports whether any PSI metric of kind is enabled.
-func (s *Scraper) wantPSI(k cgroupKind) bool {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	switch k {
-	case kindNode:
-		return m.K8sNodePressureStallTime.Enabled || m.K8sNodePressureAvg10.Enabled || m.K8sNodePressureAvg60.Enabled || m.K8sNodePressureAvg300.Enabled
-	case kindPod:
-		return m.K8sPodPressureStallTime.Enabled || m.K8sPodPressureAvg10.Enabled || m.K8sPodPressureAvg60.Enabled || m.K8sPodPressureAvg300.Enabled
-	default:
-		return m.ContainerPressureStallTime.Enabled || m.ContainerPressureAvg10.Enabled || m.ContainerPressureAvg60.Enabled || m.ContainerPressureAvg300.Enabled
 	}
 }
 
@@ -106,9 +89,9 @@ func (s *Scraper) readPSI(e entity, x *cpuExtra) {
 // recordPSI records stall time in seconds (the kernel's total is in µs) and
 // the averages as ratios 0-1 (the kernel prints percentages), for each line
 // the file has. A pressure read error costs the entity's PSI points only.
-func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, p *kindPlan, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
 	if x.psiErr != nil {
-		errs.AddPartial(psiPoints, fmt.Errorf("%s: %w", e.name, x.psiErr))
+		errs.AddPartial(p.psiPts, fmt.Errorf("%s: %w", e.name, x.psiErr))
 	}
 	rec := s.psiRecordersFor(e.kind)
 	for i, r := range psiResources {

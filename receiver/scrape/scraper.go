@@ -79,6 +79,7 @@ type Scraper struct {
 	gpu    *gpuState     // nil when GPU metrics are off
 
 	recorders recorderCache
+	plan      [3]kindPlan // what to read per entity kind, from the enabled metrics
 
 	ident   Identity
 	sources [3]int64 // containers reported by the current scrape, by identity.Source
@@ -120,6 +121,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		s.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
 	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
+	s.plan = newPlan(&s.opts.MetricsBuilderConfig.Metrics, l.StatsV1())
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
@@ -184,7 +186,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 			s.scrapePod(now, &tree.Pods[i], &errs)
 		}
 	}
-	s.evict()
+	s.evict(&tree, &errs)
 	return s.mb.Emit(), errs.Combine()
 }
 

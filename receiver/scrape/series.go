@@ -5,8 +5,10 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/calc"
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 )
 
 // seriesKey identifies one reported entity across scrapes.
@@ -33,26 +35,40 @@ type series struct {
 	load         calc.LoadAverage // running threads smoothed over 10 s (containers)
 	oom          *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree
 	seen         uint64           // generation of the last scrape that saw it
+	rel          string           // cgroup path when last seen, for eviction
 }
 
-// get returns the state of key, creating it with start time start.
-func (s *Scraper) get(key seriesKey, start pcommon.Timestamp) *series {
+// get returns the state of key at cgroup path rel, creating it with start
+// time start.
+func (s *Scraper) get(key seriesKey, rel string, start pcommon.Timestamp) *series {
 	st, ok := s.series[key]
 	if !ok {
 		st = &series{start: start}
 		s.series[key] = st
 	}
-	st.seen = s.gen
+	st.seen, st.rel = s.gen, rel
 	return st
 }
 
 // evict forgets entities the last scrape did not see, so state stays
-// bounded on a node where containers come and go.
-func (s *Scraper) evict() {
+// bounded on a node where containers come and go. An entity below a
+// directory discovery could not list was not seen, but is not gone: it
+// keeps its state (start time, last CPU sample), and its points count in
+// that directory's partial error.
+func (s *Scraper) evict(tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
+	lost := make([]int, len(tree.Unlisted))
 	for k, st := range s.series {
-		if st.seen != s.gen {
-			delete(s.series, k)
+		if st.seen == s.gen {
+			continue
 		}
+		if i := tree.UnlistedAbove(st.rel); i >= 0 {
+			lost[i] += s.plan[k.kind].points()
+			continue
+		}
+		delete(s.series, k)
+	}
+	for i, u := range tree.Unlisted {
+		errs.AddPartial(lost[i], u)
 	}
 }
 

@@ -1,0 +1,142 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+)
+
+const besteffortRel = "/kubepods.slice/kubepods-besteffort.slice" // holds pod 2b3c and container c3 (v2-systemd)
+
+// startTimes returns the start time of every cumulative point of the
+// resources with attr=val.
+func startTimes(m pmetric.Metrics, attr, val string) map[pcommon.Timestamp]bool {
+	out := map[pcommon.Timestamp]bool{}
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		rm := m.ResourceMetrics().At(i)
+		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
+			continue
+		}
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if ms.At(j).Type() != pmetric.MetricTypeSum {
+				continue
+			}
+			dps := ms.At(j).Sum().DataPoints()
+			for k := 0; k < dps.Len(); k++ {
+				out[dps.At(k).StartTimestamp()] = true
+			}
+		}
+	}
+	return out
+}
+
+// checkUnlisted runs three scrapes: a clean one, one during which
+// fault makes the besteffort QoS directory unreadable, and a clean one
+// again. The middle one must be a partial error naming the directory and
+// the errno, counting the points of the pod and container below it; those
+// two are not forgotten: after the fault their cumulative points keep the
+// first scrape's start time and the container's CPU usage rate comes back
+// at once (its last CPU sample was kept).
+func checkUnlisted(t *testing.T, root string, fault func(s *Scraper, scrape func() (pmetric.Metrics, error)) (pmetric.Metrics, error), errno string) {
+	clk := &fakeClock{now: t0}
+	s := newTestScraper(t, root, false, clk)
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, points(m, "container.id", v2Ctr3))
+	want := startTimes(m, "container.id", v2Ctr3)
+	require.Equal(t, map[pcommon.Timestamp]bool{pcommon.NewTimestampFromTime(t0): true}, want)
+
+	clk.now = t0.Add(10 * time.Second)
+	bumpCPU(t, root)
+	m, err = fault(s, func() (pmetric.Metrics, error) { return s.Scrape(context.Background()) })
+	require.Error(t, err, "a directory that cannot be listed is not silently skipped")
+	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
+	assert.Contains(t, err.Error(), filepath.Join(root, "sys/fs/cgroup", besteffortRel))
+	assert.Contains(t, err.Error(), errno)
+	var pe scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, s.plan[kindPod].points()+s.plan[kindContainer].points(), pe.Failed,
+		"the points of the pod and container below the directory")
+	assert.Empty(t, points(m, "container.id", v2Ctr3))
+	assert.Empty(t, points(m, "k8s.pod.uid", victimPod))
+	assert.NotEmpty(t, points(m, "container.id", v2Ctr1), "the rest of the tree is scraped")
+	assert.Contains(t, s.series, seriesKey{kind: kindContainer, id: v2Ctr3}, "not evicted as gone")
+	assert.Contains(t, s.series, seriesKey{kind: kindPod, id: victimPod}, "not evicted as gone")
+
+	clk.now = t0.Add(20 * time.Second)
+	bumpCPU(t, root)
+	m, err = s.Scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, want, startTimes(m, "container.id", v2Ctr3), "no start-time reset")
+	assert.Equal(t, map[pcommon.Timestamp]bool{pcommon.NewTimestampFromTime(t0): true}, startTimes(m, "k8s.pod.uid", victimPod))
+	assert.Contains(t, points(m, "container.id", v2Ctr3), "container.cpu.usage", "the last CPU sample survived")
+}
+
+// TestScrapeListingErrorInjected: EIO, EMFILE and EACCES injected on the
+// listing of one QoS directory.
+func TestScrapeListingErrorInjected(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.EMFILE, syscall.EACCES} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			root := copyFixture(t, "v2-systemd")
+			dir := filepath.Join(root, "sys/fs/cgroup", besteffortRel)
+			checkUnlisted(t, root, func(s *Scraper, scrape func() (pmetric.Metrics, error)) (pmetric.Metrics, error) {
+				s.layout.SetListFault(func(d string) error {
+					if d == dir {
+						return &os.PathError{Op: "open", Path: d, Err: errno}
+					}
+					return nil
+				})
+				defer s.layout.SetListFault(nil)
+				return scrape()
+			}, errno.Error())
+		})
+	}
+}
+
+// TestScrapeUnreadableDirectory: a real mode-000 directory in a fixture
+// tree. Root ignores permission bits, so as root the faulty scrape runs on a
+// locked OS thread whose filesystem UID is nobody (setfsuid also drops
+// CAP_DAC_OVERRIDE for that thread); the thread is discarded afterwards.
+func TestScrapeUnreadableDirectory(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	// Let nobody reach the tree: t.TempDir's directories are 0700.
+	for d := filepath.Dir(root); d != filepath.Dir(filepath.Dir(filepath.Dir(root))); d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	dir := filepath.Join(root, "sys/fs/cgroup", besteffortRel)
+	checkUnlisted(t, root, func(s *Scraper, scrape func() (pmetric.Metrics, error)) (pmetric.Metrics, error) {
+		require.NoError(t, os.Chmod(dir, 0))
+		defer func() { require.NoError(t, os.Chmod(dir, 0o755)) }()
+		if os.Geteuid() != 0 {
+			return scrape()
+		}
+		type result struct {
+			m   pmetric.Metrics
+			err error
+		}
+		done := make(chan result)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			const nobody = 65534
+			syscall.RawSyscall(syscall.SYS_SETFSUID, nobody, 0, 0)
+			m, err := scrape()
+			done <- result{m, err}
+		}()
+		r := <-done
+		return r.m, r.err
+	}, "permission denied")
+}

@@ -19,7 +19,7 @@ func TestConfigGPUDefault(t *testing.T) {
 	assert.True(t, cfg.GPU.ProcessAttribution)
 	assert.False(t, cfg.GPU.PodResources.Enabled)
 	assert.Equal(t, "/var/lib/kubelet/pod-resources/kubelet.sock", cfg.GPU.PodResources.Endpoint)
-	assert.Equal(t, scrape.GPUOptions{Enabled: true, ProcessAttribution: true}, gpuOptions(cfg.GPU),
+	assert.Equal(t, scrape.GPUOptions{Enabled: true, ProcessAttribution: true}, gpuOptions(cfg.GPU, nil),
 		"pod-resources off by default: no endpoint handed to the scraper")
 }
 
@@ -29,7 +29,7 @@ func TestConfigGPUFull(t *testing.T) {
 	assert.False(t, cfg.GPU.Enabled)
 	assert.False(t, cfg.GPU.ProcessAttribution)
 	assert.True(t, cfg.GPU.PodResources.Enabled)
-	assert.Equal(t, scrape.GPUOptions{PodResourcesEndpoint: "/run/kubelet/pod-resources.sock"}, gpuOptions(cfg.GPU))
+	assert.Equal(t, scrape.GPUOptions{PodResourcesEndpoint: "/run/kubelet/pod-resources.sock"}, gpuOptions(cfg.GPU, nil))
 }
 
 func TestConfigGPUInvalid(t *testing.T) {

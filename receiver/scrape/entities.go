@@ -93,7 +93,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 			labels = p.Labels
 		}
 	}
-	s.recordContainerGPU(now, c.ContainerID)
+	s.recordContainerGPU(now, c.ContainerID, &ct)
 	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }

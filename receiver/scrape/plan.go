@@ -147,7 +147,7 @@ func planMemory(p *kindPlan, k cgroupKind, m *metadata.MetricsConfig, statsV1 bo
 	if k != kindNode {
 		return
 	}
-	p.mem.Limit, p.mem.OOM = false, false // the root has no limit; kills from vmstat
+	p.mem.Limit, p.mem.OOM = false, false           // the root has no limit; kills from vmstat
 	p.mem.Stat = ws || e.rss || e.cache || e.mapped // faults from vmstat
 	p.vmstat = e.oomKills || e.faults
 	p.vmstatPts = count(e.oomKills) + 2*count(e.faults)

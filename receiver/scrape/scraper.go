@@ -102,6 +102,9 @@ func New(set receiver.Settings, opts Options) *Scraper {
 // when nothing there is a cgroup filesystem: a DaemonSet without the host
 // mount should not run silently empty.
 func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
+	if err := cgroupfs.CheckPlatform(s.opts.RootPath); err != nil {
+		return err
+	}
 	l, err := cgroupfs.Detect(s.opts.RootPath)
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)

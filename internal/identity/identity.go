@@ -81,6 +81,10 @@ type Snapshot struct {
 	Pods       []Pod
 	// SandboxIDs are the IDs of pod sandboxes (pause containers).
 	SandboxIDs []string
+	// Errors are details the listing could not read (one container's
+	// image name, say): the listing stands without them and the cache
+	// logs them.
+	Errors []error
 }
 
 // Resolver lists one runtime API. Implementations must only call read-only

@@ -164,7 +164,7 @@ func createLogsReceiver(
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
 		Identity:           ids.get(c, set.Logger),
-		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil),
+		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil, set.Logger),
 		Filter:             filter,
 		PodLabels:          c.PodLabels,
 		StartAt:            c.Logs.StartAt,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -139,4 +140,57 @@ func TestScrapeUnreadableDirectory(t *testing.T) {
 		r := <-done
 		return r.m, r.err
 	}, "permission denied")
+}
+
+// TestScrapeStopsWhenContextEnds: the scrape's context ending half-way (a
+// timeout) stops the walk: no further container or pod is read, one partial
+// error counts the points of those left out and names the cause, and their
+// state is kept (no start-time reset on the next scrape).
+func TestScrapeStopsWhenContextEnds(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	clk := &fakeClock{now: t0}
+	var cancel context.CancelFunc
+	var after []string // files opened after the cancel
+	cancelled := false
+	containerDir := filepath.Join(root, "sys/fs/cgroup/kubepods.slice")
+	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+		TraceRead: func(p string) {
+			switch {
+			case cancelled:
+				after = append(after, p)
+			case cancel != nil && strings.HasPrefix(p, containerDir) && strings.Contains(p, ".scope/"):
+				cancel() // during the first container's reads
+				cancelled = true
+			}
+		}})
+	require.NoError(t, s.Start(context.Background(), nil))
+	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	containers := len(s.series) - 1 - 3 // the node and 3 pods
+	require.Equal(t, 4, containers)
+	starts := startTimes(m, "container.id", v2Ctr3)
+
+	ctx, c := context.WithCancel(context.Background())
+	cancel = c
+	clk.now = t0.Add(10 * time.Second)
+	_, err = s.Scrape(ctx)
+	require.True(t, cancelled)
+	require.Error(t, err)
+	require.True(t, scrapererror.IsPartialScrapeError(err), "%v", err)
+	assert.Contains(t, err.Error(), "scrape stopped before 3 of 4 containers and 3 of 3 pods: context canceled")
+	var pe scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 3*s.plan[kindContainer].points()+3*s.plan[kindPod].points(), pe.Failed)
+	for _, p := range after {
+		assert.True(t, strings.HasPrefix(p, filepath.Join(root, victimDir)+"/") || strings.HasPrefix(p, filepath.Join(root, "proc")+"/"),
+			"only the container being read finishes: %s", p)
+	}
+	assert.Len(t, s.series, 1+3+4, "nothing evicted")
+
+	clk.now = t0.Add(20 * time.Second)
+	cancel = nil
+	m, err = s.Scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, starts, startTimes(m, "container.id", v2Ctr3), "no start-time reset")
 }

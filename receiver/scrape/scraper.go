@@ -181,16 +181,45 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// Containers before pods: a pod's load average and task counts are the
 	// sums over its containers (tasks.go).
 	s.cpuExt.resetPods()
-	for i := range tree.Containers {
-		s.scrapeContainer(now, &tree.Containers[i], &errs)
+	// The scrape's context (scraperhelper's timeout) bounds the whole walk:
+	// once it is done no further entity is read.
+	ci, pi := 0, 0
+	for ; ci < len(tree.Containers) && ctx.Err() == nil; ci++ {
+		s.scrapeContainer(now, &tree.Containers[ci], &errs)
 	}
-	if !s.opts.NoPodSeries {
-		for i := range tree.Pods {
-			s.scrapePod(now, &tree.Pods[i], &errs)
-		}
+	if s.opts.NoPodSeries {
+		pi = len(tree.Pods)
+	}
+	for ; pi < len(tree.Pods) && ctx.Err() == nil; pi++ {
+		s.scrapePod(now, &tree.Pods[pi], &errs)
+	}
+	if ci < len(tree.Containers) || pi < len(tree.Pods) {
+		s.stopped(ctx, &tree, ci, pi, &errs)
 	}
 	s.evict(&tree, &errs)
 	return s.mb.Emit(), errs.Combine()
+}
+
+// stopped reports the entities a scrape whose context ended did not read
+// (containers from ci on, pods from pi on) as one partial error counting
+// their points, and keeps their state: they were not seen, but they are not
+// gone.
+func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, errs *scrapererror.ScrapeErrors) {
+	keep := func(k seriesKey) {
+		if st, ok := s.series[k]; ok {
+			st.seen = s.gen
+		}
+	}
+	for _, c := range tree.Containers[ci:] {
+		keep(seriesKey{kind: kindContainer, id: c.ContainerID})
+	}
+	for _, p := range tree.Pods[pi:] {
+		keep(seriesKey{kind: kindPod, id: p.PodUID})
+	}
+	nc, np := len(tree.Containers)-ci, len(tree.Pods)-pi
+	errs.AddPartial(nc*s.plan[kindContainer].points()+np*s.plan[kindPod].points(),
+		fmt.Errorf("scrape stopped before %d of %d containers and %d of %d pods: %w",
+			nc, len(tree.Containers), np, len(tree.Pods), context.Cause(ctx)))
 }
 
 // recordTelemetry records the scrape's duration (on the scraper's clock)

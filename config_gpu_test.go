@@ -34,7 +34,7 @@ func TestConfigGPUFull(t *testing.T) {
 
 func TestConfigGPUInvalid(t *testing.T) {
 	for file, want := range map[string]string{
-		"gpu_relative_endpoint.yaml": `gpu.pod_resources.endpoint: must be an absolute path on the host (root_path is prefixed), got "var/lib/kubelet/pod-resources/kubelet.sock"`,
+		"gpu_relative_endpoint.yaml": `gpu::pod_resources: endpoint: must be an absolute path on the host (root_path is prefixed), got "var/lib/kubelet/pod-resources/kubelet.sock"`,
 		"gpu_unknown_key.yaml":       "pod_resource",
 	} {
 		t.Run(file, func(t *testing.T) {

@@ -96,7 +96,7 @@ func createMetricsReceiver(
 	}
 	filter, err := c.Filters.compile()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("filters: %w", err)
 	}
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
@@ -157,7 +157,7 @@ func createLogsReceiver(
 	}
 	filter, err := c.Logs.Filters.compile()
 	if err != nil {
-		return nil, fmt.Errorf("logs.%w", err)
+		return nil, fmt.Errorf("logs: filters: %w", err)
 	}
 	return logs.New(ctx, set, logs.Options{
 		RootPath:           c.RootPath,

@@ -175,16 +175,16 @@ func (s *Scraper) nodeMemory(p *kindPlan, mem cgroupfs.MemoryStat, errs *scraper
 				lost += p.fallbackPts // usage, working set, rss, cache and mapped file depended on it too
 			}
 			errs.AddPartial(lost, fmt.Errorf("node memory: %w", err))
-		} else if mi.MemTotal != nil && p.meminfo {
-			capacity = cgroupfs.Limit{V: *mi.MemTotal, OK: true}
+		} else if mi.MemTotal.OK && p.meminfo {
+			capacity = cgroupfs.Limit{V: mi.MemTotal.V, OK: true}
 		}
 	}
 	if !mem.Usage.OK && p.meminfoFallback {
 		mem = nodeUsageV2(mem, mi)
 	}
-	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal != nil && mi.SwapFree != nil {
+	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal.OK && mi.SwapFree.OK {
 		// The v2 root has no memory.swap.current: swap in use on the node.
-		mem.Swap = cgroupfs.Some(calc.Available(*mi.SwapTotal, *mi.SwapFree))
+		mem.Swap = cgroupfs.Some(calc.Available(mi.SwapTotal.V, mi.SwapFree.V))
 	}
 	mem.OOMKills, mem.PgFault, mem.PgMajFault = cgroupfs.U64{}, cgroupfs.U64{}, cgroupfs.U64{}
 	if !p.vmstat {
@@ -198,9 +198,7 @@ func (s *Scraper) nodeMemory(p *kindPlan, mem cgroupfs.MemoryStat, errs *scraper
 		errs.AddPartial(p.vmstatPts, fmt.Errorf("node memory: %w", err))
 		return mem, capacity
 	}
-	mem.OOMKills = fromPtr(vm.OOMKill)
-	mem.PgFault = fromPtr(vm.PgFault)
-	mem.PgMajFault = fromPtr(vm.PgMajFault)
+	mem.OOMKills, mem.PgFault, mem.PgMajFault = vm.OOMKill, vm.PgFault, vm.PgMajFault
 	return mem, capacity
 }
 
@@ -211,24 +209,17 @@ func nodeUsageV2(mem cgroupfs.MemoryStat, mi procfs.Meminfo) cgroupfs.MemoryStat
 		mem.Usage = cgroupfs.Some(mem.Anon.V + mem.File.V)
 		return mem
 	}
-	if mi.ActiveAnon == nil || mi.InactiveAnon == nil || mi.ActiveFile == nil || mi.InactiveFile == nil {
+	if !mi.ActiveAnon.OK || !mi.InactiveAnon.OK || !mi.ActiveFile.OK || !mi.InactiveFile.OK {
 		return mem
 	}
-	anon := *mi.ActiveAnon + *mi.InactiveAnon
-	file := *mi.ActiveFile + *mi.InactiveFile
+	anon := mi.ActiveAnon.V + mi.InactiveAnon.V
+	file := mi.ActiveFile.V + mi.InactiveFile.V
 	return cgroupfs.MemoryStat{
 		Usage:        cgroupfs.Some(anon + file),
-		InactiveFile: cgroupfs.Some(*mi.InactiveFile),
+		InactiveFile: mi.InactiveFile,
 		Anon:         cgroupfs.Some(anon),
 		File:         cgroupfs.Some(file),
-		MappedFile:   fromPtr(mi.Mapped),
+		MappedFile:   mi.Mapped,
 		Swap:         mem.Swap,
 	}
-}
-
-func fromPtr(p *uint64) cgroupfs.U64 {
-	if p == nil {
-		return cgroupfs.U64{}
-	}
-	return cgroupfs.Some(*p)
 }

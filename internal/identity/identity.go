@@ -13,6 +13,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 )
 
 // Source is where a container's identity came from.
@@ -104,7 +106,7 @@ type Resolver interface {
 // ("sha256:<hex>" or 64 hex) has no name: both are empty.
 func SplitImage(ref string) (name, tag string) {
 	ref = strings.TrimSpace(ref)
-	if ref == "" || strings.HasPrefix(ref, "sha256:") || isHex64(ref) {
+	if ref == "" || strings.HasPrefix(ref, "sha256:") || cgroupfs.IsHex64(ref) {
 		return "", ""
 	}
 	if i := strings.IndexByte(ref, '@'); i >= 0 {
@@ -120,19 +122,6 @@ func SplitImage(ref string) (name, tag string) {
 		return "", "" // ":tag" or "@digest" alone names nothing
 	}
 	return name, tag
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Kubernetes labels the kubelet puts on sandboxes and containers.

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 )
 
 // The kubelet's log directories are the last identity source when no
@@ -102,7 +104,7 @@ func parseContainerLogName(name string) (containerLog, error) {
 		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
 	}
 	l := containerLog{pod: parts[0], namespace: parts[1], container: parts[2][:len(parts[2])-65], id: parts[2][len(parts[2])-64:]}
-	if l.pod == "" || l.namespace == "" || l.container == "" || !isHex64(l.id) {
+	if l.pod == "" || l.namespace == "" || l.container == "" || !cgroupfs.IsHex64(l.id) {
 		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
 	}
 	return l, nil

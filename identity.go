@@ -5,8 +5,6 @@ package containerstatsreceiver // import "github.com/containerstats/containersta
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"go.uber.org/zap"
@@ -42,7 +40,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.CRIEnabled {
 		ep := r.cfg.CRIEndpoint
 		if ep == "" {
-			if p, ok := cri.Detect(r.root); ok {
+			if p, ok := identity.DetectSocket(r.root, cri.Sockets()); ok {
 				ep = p
 			}
 		}
@@ -61,13 +59,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.ContainerdEnabled {
 		ep := r.cfg.ContainerdEndpoint
 		if ep == "" {
-			for _, s := range containerd.Sockets() {
-				p := filepath.Join(r.root, s)
-				if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-					ep = p
-					break
-				}
-			}
+			ep, _ = identity.DetectSocket(r.root, containerd.Sockets())
 		}
 		if ep != "" {
 			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.RefreshInterval)

@@ -11,8 +11,6 @@ package cri // import "github.com/containerstats/containerstatsreceiver/internal
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -35,17 +33,6 @@ func Sockets() []string {
 		"var/run/cri-dockerd.sock",
 		"run/k3s/containerd/containerd.sock",
 	}
-}
-
-// Detect returns the first of Sockets that exists as a socket under root.
-func Detect(root string) (string, bool) {
-	for _, s := range Sockets() {
-		p := filepath.Join(root, s)
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return p, true
-		}
-	}
-	return "", false
 }
 
 // Resolver lists a CRI runtime. It is safe for one List at a time (the

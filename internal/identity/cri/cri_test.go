@@ -252,7 +252,7 @@ func TestNoSocket(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	root := t.TempDir()
-	_, ok := Detect(root)
+	_, ok := identity.DetectSocket(root, Sockets())
 	assert.False(t, ok)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/crio"), 0o755))
 	// A regular file named like a socket is not a socket.
@@ -260,7 +260,7 @@ func TestDetect(t *testing.T) {
 	l, err := net.Listen("unix", filepath.Join(root, "run/crio/crio.sock"))
 	require.NoError(t, err)
 	defer l.Close()
-	p, ok := Detect(root)
+	p, ok := identity.DetectSocket(root, Sockets())
 	require.True(t, ok)
 	assert.Equal(t, filepath.Join(root, "run/crio/crio.sock"), p)
 }

@@ -16,45 +16,29 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// cpuRecorders are the CPU metrics of one entity kind, so the node, pods and
-// containers share one recording path and one set of definitions.
+// cpuRecorders are the CPU metrics of one entity kind, as method
+// expressions of the MetricsBuilder: the node, pods and containers share
+// one recording path, and a static table needs no binding and no cache.
 type cpuRecorders struct {
-	time  func(pcommon.Timestamp, float64, metadata.AttributeCPUMode)
-	usage func(pcommon.Timestamp, float64)
+	time  func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributeCPUMode)
+	usage func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
 }
 
-func (s *Scraper) cpuRecordersFor(k cgroupKind) cpuRecorders {
-	if r := s.recorders.cpu[k]; r != nil {
-		return *r
-	}
-	r := s.newCpuRecorders(k)
-	s.recorders.cpu[k] = &r
-	return r
-}
-
-// newCpuRecorders binds the MetricsBuilder's methods once per kind: a
-// method value allocates, so building them per entity per scrape would.
-func (s *Scraper) newCpuRecorders(k cgroupKind) cpuRecorders {
-	mb := s.mb
-	switch k {
-	case kindNode:
-		return cpuRecorders{mb.RecordK8sNodeCPUTimeDataPoint, mb.RecordK8sNodeCPUUsageDataPoint}
-	case kindPod:
-		return cpuRecorders{mb.RecordK8sPodCPUTimeDataPoint, mb.RecordK8sPodCPUUsageDataPoint}
-	default:
-		return cpuRecorders{mb.RecordContainerCPUTimeDataPoint, mb.RecordContainerCPUUsageDataPoint}
-	}
+var cpuRec = [...]cpuRecorders{
+	kindNode:      {mbT.RecordK8sNodeCPUTimeDataPoint, mbT.RecordK8sNodeCPUUsageDataPoint},
+	kindPod:       {mbT.RecordK8sPodCPUTimeDataPoint, mbT.RecordK8sPodCPUUsageDataPoint},
+	kindContainer: {mbT.RecordContainerCPUTimeDataPoint, mbT.RecordContainerCPUUsageDataPoint},
 }
 
 // recordCPU records CPU time by mode and, from the second scrape of the
 // entity on, the usage in cores over the real time elapsed since the last.
 func (s *Scraper) recordCPU(ts pcommon.Timestamp, now time.Time, e entity, cpu cgroupfs.CPUStat) {
-	rec := s.cpuRecordersFor(e.kind)
+	rec := &cpuRec[e.kind]
 	if cpu.User.OK {
-		rec.time(ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
+		rec.time(s.mb, ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
 	}
 	if cpu.System.OK {
-		rec.time(ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
+		rec.time(s.mb, ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
 	}
 	if !cpu.Usage.OK {
 		e.st.hasCPU = false
@@ -63,7 +47,7 @@ func (s *Scraper) recordCPU(ts pcommon.Timestamp, now time.Time, e entity, cpu c
 	cur := calc.Sample{Value: cpu.Usage.V, At: now}
 	if e.st.hasCPU {
 		if cores, ok := calc.CPUCores(e.st.lastCPU, cur); ok {
-			rec.usage(ts, cores)
+			rec.usage(s.mb, ts, cores)
 		}
 	}
 	e.st.lastCPU, e.st.hasCPU = cur, true
@@ -125,57 +109,44 @@ func (s *Scraper) recordCPUExtra(ts pcommon.Timestamp, now time.Time, e entity, 
 	}
 }
 
-// bandwidthRecorders are the CFS bandwidth metrics of pods or containers.
+// bandwidthRecorders are the CFS bandwidth metrics of pods or containers
+// (the node has none), as method expressions.
 type bandwidthRecorders struct {
-	periods, throttledPeriods func(pcommon.Timestamp, int64)
-	throttledTime, limit      func(pcommon.Timestamp, float64)
-	shares, weight            func(pcommon.Timestamp, int64)
+	periods, throttledPeriods func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+	throttledTime, limit      func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	shares, weight            func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 }
 
-func (s *Scraper) bandwidthRecordersFor(k cgroupKind) bandwidthRecorders {
-	if r := s.recorders.bandwidth[k]; r != nil {
-		return *r
-	}
-	r := s.newBandwidthRecorders(k)
-	s.recorders.bandwidth[k] = &r
-	return r
-}
-
-// newBandwidthRecorders binds the MetricsBuilder's methods once per kind: a
-// method value allocates, so building them per entity per scrape would.
-func (s *Scraper) newBandwidthRecorders(k cgroupKind) bandwidthRecorders {
-	mb := s.mb
-	if k == kindPod {
-		return bandwidthRecorders{mb.RecordK8sPodCPUThrottlingPeriodsDataPoint, mb.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint,
-			mb.RecordK8sPodCPUThrottlingThrottledTimeDataPoint, mb.RecordK8sPodCPULimitDataPoint,
-			mb.RecordK8sPodCPUSharesDataPoint, mb.RecordK8sPodCPUWeightDataPoint}
-	}
-	return bandwidthRecorders{mb.RecordContainerCPUThrottlingPeriodsDataPoint, mb.RecordContainerCPUThrottlingThrottledPeriodsDataPoint,
-		mb.RecordContainerCPUThrottlingThrottledTimeDataPoint, mb.RecordContainerCPULimitDataPoint,
-		mb.RecordContainerCPUSharesDataPoint, mb.RecordContainerCPUWeightDataPoint}
+var bandwidthRec = [...]bandwidthRecorders{
+	kindPod: {mbT.RecordK8sPodCPUThrottlingPeriodsDataPoint, mbT.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint,
+		mbT.RecordK8sPodCPUThrottlingThrottledTimeDataPoint, mbT.RecordK8sPodCPULimitDataPoint,
+		mbT.RecordK8sPodCPUSharesDataPoint, mbT.RecordK8sPodCPUWeightDataPoint},
+	kindContainer: {mbT.RecordContainerCPUThrottlingPeriodsDataPoint, mbT.RecordContainerCPUThrottlingThrottledPeriodsDataPoint,
+		mbT.RecordContainerCPUThrottlingThrottledTimeDataPoint, mbT.RecordContainerCPULimitDataPoint,
+		mbT.RecordContainerCPUSharesDataPoint, mbT.RecordContainerCPUWeightDataPoint},
 }
 
 // recordBandwidth records throttling counters (time in seconds on v1 and
 // v2), the limit in cores only when a finite quota is set, and the raw
 // shares (v1) or weight (v2), each only when its file or key exists.
 func (s *Scraper) recordBandwidth(ts pcommon.Timestamp, k cgroupKind, bw cgroupfs.CPUBandwidth) {
-	rec := s.bandwidthRecordersFor(k)
+	rec, mb := &bandwidthRec[k], s.mb
 	if bw.Periods.OK {
-		rec.periods(ts, clampInt64(bw.Periods.V))
+		rec.periods(mb, ts, clampInt64(bw.Periods.V))
 	}
 	if bw.ThrottledPeriods.OK {
-		rec.throttledPeriods(ts, clampInt64(bw.ThrottledPeriods.V))
+		rec.throttledPeriods(mb, ts, clampInt64(bw.ThrottledPeriods.V))
 	}
 	if bw.ThrottledTime.OK {
-		rec.throttledTime(ts, float64(bw.ThrottledTime.V)/1e9)
+		rec.throttledTime(mb, ts, float64(bw.ThrottledTime.V)/1e9)
 	}
 	if cores, ok := bw.CPULimitCores(); ok {
-		rec.limit(ts, cores)
+		rec.limit(mb, ts, cores)
 	}
 	if bw.Shares.OK {
-		rec.shares(ts, clampInt64(bw.Shares.V))
+		rec.shares(mb, ts, clampInt64(bw.Shares.V))
 	}
 	if bw.Weight.OK {
-		rec.weight(ts, clampInt64(bw.Weight.V))
+		rec.weight(mb, ts, clampInt64(bw.Weight.V))
 	}
 }

@@ -17,55 +17,39 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-type gaugeFn func(pcommon.Timestamp, int64)
+type gaugeFn func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 
-// memoryRecorders are the memory metrics of one entity kind, so the node,
-// pods and containers share one recording path and one set of definitions.
-// limit is nil for the node: the root cgroup has no limit.
+// memoryRecorders are the memory metrics of one entity kind, as method
+// expressions: the node, pods and containers share one recording path and
+// one set of definitions. limit is nil for the node: the root cgroup has
+// no limit.
 type memoryRecorders struct {
 	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills gaugeFn
-	faults                                                                  func(pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
+	faults                                                                  func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
 }
 
-func (s *Scraper) memoryRecordersFor(k cgroupKind) memoryRecorders {
-	if r := s.recorders.memory[k]; r != nil {
-		return *r
-	}
-	r := s.newMemoryRecorders(k)
-	s.recorders.memory[k] = &r
-	return r
-}
-
-// newMemoryRecorders binds the MetricsBuilder's methods once per kind: a
-// method value allocates, so building them per entity per scrape would.
-func (s *Scraper) newMemoryRecorders(k cgroupKind) memoryRecorders {
-	mb := s.mb
-	switch k {
-	case kindNode:
-		return memoryRecorders{
-			usage: mb.RecordK8sNodeMemoryUsageDataPoint, workingSet: mb.RecordK8sNodeMemoryWorkingSetDataPoint,
-			rss: mb.RecordK8sNodeMemoryRssDataPoint, cache: mb.RecordK8sNodeMemoryCacheDataPoint,
-			mapped: mb.RecordK8sNodeMemoryMappedFileDataPoint, swap: mb.RecordK8sNodeMemorySwapDataPoint,
-			available: mb.RecordK8sNodeMemoryAvailableDataPoint, oomKills: mb.RecordK8sNodeMemoryOomKillsDataPoint,
-			faults: mb.RecordK8sNodePagingFaultsDataPoint,
-		}
-	case kindPod:
-		return memoryRecorders{
-			usage: mb.RecordK8sPodMemoryUsageDataPoint, workingSet: mb.RecordK8sPodMemoryWorkingSetDataPoint,
-			rss: mb.RecordK8sPodMemoryRssDataPoint, cache: mb.RecordK8sPodMemoryCacheDataPoint,
-			mapped: mb.RecordK8sPodMemoryMappedFileDataPoint, swap: mb.RecordK8sPodMemorySwapDataPoint,
-			limit: mb.RecordK8sPodMemoryLimitDataPoint, available: mb.RecordK8sPodMemoryAvailableDataPoint,
-			oomKills: mb.RecordK8sPodMemoryOomKillsDataPoint, faults: mb.RecordK8sPodPagingFaultsDataPoint,
-		}
-	default:
-		return memoryRecorders{
-			usage: mb.RecordContainerMemoryUsageDataPoint, workingSet: mb.RecordContainerMemoryWorkingSetDataPoint,
-			rss: mb.RecordContainerMemoryRssDataPoint, cache: mb.RecordContainerMemoryCacheDataPoint,
-			mapped: mb.RecordContainerMemoryMappedFileDataPoint, swap: mb.RecordContainerMemorySwapDataPoint,
-			limit: mb.RecordContainerMemoryLimitDataPoint, available: mb.RecordContainerMemoryAvailableDataPoint,
-			oomKills: mb.RecordContainerMemoryOomKillsDataPoint, faults: mb.RecordContainerPagingFaultsDataPoint,
-		}
-	}
+var memoryRec = [...]memoryRecorders{
+	kindNode: {
+		usage: mbT.RecordK8sNodeMemoryUsageDataPoint, workingSet: mbT.RecordK8sNodeMemoryWorkingSetDataPoint,
+		rss: mbT.RecordK8sNodeMemoryRssDataPoint, cache: mbT.RecordK8sNodeMemoryCacheDataPoint,
+		mapped: mbT.RecordK8sNodeMemoryMappedFileDataPoint, swap: mbT.RecordK8sNodeMemorySwapDataPoint,
+		available: mbT.RecordK8sNodeMemoryAvailableDataPoint, oomKills: mbT.RecordK8sNodeMemoryOomKillsDataPoint,
+		faults: mbT.RecordK8sNodePagingFaultsDataPoint,
+	},
+	kindPod: {
+		usage: mbT.RecordK8sPodMemoryUsageDataPoint, workingSet: mbT.RecordK8sPodMemoryWorkingSetDataPoint,
+		rss: mbT.RecordK8sPodMemoryRssDataPoint, cache: mbT.RecordK8sPodMemoryCacheDataPoint,
+		mapped: mbT.RecordK8sPodMemoryMappedFileDataPoint, swap: mbT.RecordK8sPodMemorySwapDataPoint,
+		limit: mbT.RecordK8sPodMemoryLimitDataPoint, available: mbT.RecordK8sPodMemoryAvailableDataPoint,
+		oomKills: mbT.RecordK8sPodMemoryOomKillsDataPoint, faults: mbT.RecordK8sPodPagingFaultsDataPoint,
+	},
+	kindContainer: {
+		usage: mbT.RecordContainerMemoryUsageDataPoint, workingSet: mbT.RecordContainerMemoryWorkingSetDataPoint,
+		rss: mbT.RecordContainerMemoryRssDataPoint, cache: mbT.RecordContainerMemoryCacheDataPoint,
+		mapped: mbT.RecordContainerMemoryMappedFileDataPoint, swap: mbT.RecordContainerMemorySwapDataPoint,
+		limit: mbT.RecordContainerMemoryLimitDataPoint, available: mbT.RecordContainerMemoryAvailableDataPoint,
+		oomKills: mbT.RecordContainerMemoryOomKillsDataPoint, faults: mbT.RecordContainerPagingFaultsDataPoint,
+	},
 }
 
 // readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
@@ -115,9 +99,9 @@ func (o *oomTree) update(walk func(func(string, uint64)) error) (cgroupfs.U64, e
 	return cgroupfs.Some(total), nil
 }
 
-func recordIf(fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
+func recordIf(mb *metadata.MetricsBuilder, fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
 	if fn != nil && v.OK {
-		fn(ts, clampInt64(v.V))
+		fn(mb, ts, clampInt64(v.V))
 	}
 }
 
@@ -130,28 +114,28 @@ func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, p *kindPlan, mem 
 	if e.kind == kindNode {
 		mem, capacity = s.nodeMemory(p, mem, errs)
 	}
-	rec := s.memoryRecordersFor(e.kind)
-	recordIf(rec.usage, ts, mem.Usage)
-	recordIf(rec.rss, ts, mem.Anon)
-	recordIf(rec.cache, ts, mem.File)
-	recordIf(rec.mapped, ts, mem.MappedFile)
-	recordIf(rec.swap, ts, mem.Swap)
-	recordIf(rec.oomKills, ts, mem.OOMKills)
+	rec, mb := &memoryRec[e.kind], s.mb
+	recordIf(mb, rec.usage, ts, mem.Usage)
+	recordIf(mb, rec.rss, ts, mem.Anon)
+	recordIf(mb, rec.cache, ts, mem.File)
+	recordIf(mb, rec.mapped, ts, mem.MappedFile)
+	recordIf(mb, rec.swap, ts, mem.Swap)
+	recordIf(mb, rec.oomKills, ts, mem.OOMKills)
 	if rec.limit != nil && mem.Limit.Finite() {
-		rec.limit(ts, clampInt64(mem.Limit.V))
+		rec.limit(mb, ts, clampInt64(mem.Limit.V))
 	}
 	if mem.PgFault.OK && mem.PgMajFault.OK {
-		rec.faults(ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
+		rec.faults(mb, ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
 		// The kernel's pgfault counts major faults too.
-		rec.faults(ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
+		rec.faults(mb, ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
 	}
 	if !mem.Usage.OK || !mem.InactiveFile.OK {
 		return
 	}
 	ws := calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)
-	rec.workingSet(ts, clampInt64(ws))
+	rec.workingSet(mb, ts, clampInt64(ws))
 	if capacity.Finite() {
-		rec.available(ts, clampInt64(calc.Available(capacity.V, ws)))
+		rec.available(mb, ts, clampInt64(calc.Available(capacity.V, ws)))
 	}
 }
 

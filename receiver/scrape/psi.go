@@ -24,37 +24,21 @@ var psiResources = [...]struct {
 	{cgroupfs.PSIIO, metadata.AttributePressureResourceIo},
 }
 
-type psiRecorder func(pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
+type psiRecorder func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
 
-// psiRecorders are the PSI metrics of one entity kind.
+// psiRecorders are the PSI metrics of one entity kind, as method
+// expressions.
 type psiRecorders struct {
 	stall, avg10, avg60, avg300 psiRecorder
 }
 
-func (s *Scraper) psiRecordersFor(k cgroupKind) psiRecorders {
-	if r := s.recorders.psi[k]; r != nil {
-		return *r
-	}
-	r := s.newPsiRecorders(k)
-	s.recorders.psi[k] = &r
-	return r
-}
-
-// newPsiRecorders binds the MetricsBuilder's methods once per kind: a
-// method value allocates, so building them per entity per scrape would.
-func (s *Scraper) newPsiRecorders(k cgroupKind) psiRecorders {
-	mb := s.mb
-	switch k {
-	case kindNode:
-		return psiRecorders{mb.RecordK8sNodePressureStallTimeDataPoint, mb.RecordK8sNodePressureAvg10DataPoint,
-			mb.RecordK8sNodePressureAvg60DataPoint, mb.RecordK8sNodePressureAvg300DataPoint}
-	case kindPod:
-		return psiRecorders{mb.RecordK8sPodPressureStallTimeDataPoint, mb.RecordK8sPodPressureAvg10DataPoint,
-			mb.RecordK8sPodPressureAvg60DataPoint, mb.RecordK8sPodPressureAvg300DataPoint}
-	default:
-		return psiRecorders{mb.RecordContainerPressureStallTimeDataPoint, mb.RecordContainerPressureAvg10DataPoint,
-			mb.RecordContainerPressureAvg60DataPoint, mb.RecordContainerPressureAvg300DataPoint}
-	}
+var psiRec = [...]psiRecorders{
+	kindNode: {mbT.RecordK8sNodePressureStallTimeDataPoint, mbT.RecordK8sNodePressureAvg10DataPoint,
+		mbT.RecordK8sNodePressureAvg60DataPoint, mbT.RecordK8sNodePressureAvg300DataPoint},
+	kindPod: {mbT.RecordK8sPodPressureStallTimeDataPoint, mbT.RecordK8sPodPressureAvg10DataPoint,
+		mbT.RecordK8sPodPressureAvg60DataPoint, mbT.RecordK8sPodPressureAvg300DataPoint},
+	kindContainer: {mbT.RecordContainerPressureStallTimeDataPoint, mbT.RecordContainerPressureAvg10DataPoint,
+		mbT.RecordContainerPressureAvg60DataPoint, mbT.RecordContainerPressureAvg300DataPoint},
 }
 
 // readPSI reads the entity's cpu, memory and io pressure: the cgroup's
@@ -93,7 +77,7 @@ func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, p *kindPlan, x *cpuE
 	if x.psiErr != nil {
 		errs.AddPartial(p.psiPts, fmt.Errorf("%s: %w", e.name, x.psiErr))
 	}
-	rec := s.psiRecordersFor(e.kind)
+	rec, mb := &psiRec[e.kind], s.mb
 	for i, r := range psiResources {
 		p := x.psi[i]
 		if !p.OK {
@@ -106,10 +90,10 @@ func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, p *kindPlan, x *cpuE
 			if !l.line.OK {
 				continue
 			}
-			rec.stall(ts, float64(l.line.Total)/1e6, r.attr, l.attr)
-			rec.avg10(ts, l.line.Avg10/100, r.attr, l.attr)
-			rec.avg60(ts, l.line.Avg60/100, r.attr, l.attr)
-			rec.avg300(ts, l.line.Avg300/100, r.attr, l.attr)
+			rec.stall(mb, ts, float64(l.line.Total)/1e6, r.attr, l.attr)
+			rec.avg10(mb, ts, l.line.Avg10/100, r.attr, l.attr)
+			rec.avg60(mb, ts, l.line.Avg60/100, r.attr, l.attr)
+			rec.avg300(mb, ts, l.line.Avg300/100, r.attr, l.attr)
 		}
 	}
 }

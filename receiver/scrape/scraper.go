@@ -78,8 +78,7 @@ type Scraper struct {
 	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
 	gpu    *gpuState     // nil when GPU metrics are off
 
-	recorders recorderCache
-	plan      [3]kindPlan // what to read per entity kind, from the enabled metrics
+	plan [3]kindPlan // what to read per entity kind, from the enabled metrics
 
 	ident   Identity
 	sources [3]int64 // containers reported by the current scrape, by identity.Source

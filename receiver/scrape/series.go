@@ -9,6 +9,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // seriesKey identifies one reported entity across scrapes.
@@ -72,10 +73,9 @@ func (s *Scraper) evict(tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 	}
 }
 
-// recorderCache holds each entity kind's bound MetricsBuilder methods.
-type recorderCache struct {
-	cpu       [3]*cpuRecorders
-	bandwidth [3]*bandwidthRecorders
-	memory    [3]*memoryRecorders
-	psi       [3]*psiRecorders
-}
+// mbT is the MetricsBuilder as a method receiver: the recorder tables
+// (cpuRec, bandwidthRec, memoryRec, psiRec) hold its methods as method
+// expressions, indexed by entity kind, the way kubeletstats'
+// internal/metadata/metrics.go does: static, no binding per scraper, no
+// allocation per call.
+type mbT = *metadata.MetricsBuilder

@@ -17,9 +17,11 @@ import (
 // The kubelet's log directories are the last identity source when no
 // runtime answers: /var/log/pods/<namespace>_<pod>_<uid>/<container>/ and
 // the links /var/log/containers/<pod>_<namespace>_<container>-<id>.log.
-// contrib's pkg/stanza container parser knows the same layout, but it pulls
-// ~170 modules and its regular expression is unexported, so these two small
-// parsers (fuzz-tested) are our own.
+// contrib's pkg/stanza container parser (which the logs signal uses) knows
+// the file path layout, but it parses one log file's path per record and
+// keeps its regular expression unexported; identity needs the directory
+// names themselves, listed in bulk, so these two small parsers
+// (fuzz-tested) are our own.
 
 // LogPod is one pod directory of /var/log/pods.
 type LogPod struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
@@ -139,19 +140,21 @@ type LogsConfig struct {
 	Storage *component.ID `mapstructure:"storage"`
 }
 
-// FiltersConfig holds include/exclude patterns (globs, or regular
-// expressions prefixed with "regex:") for namespace, pod and container
-// names.
+// FiltersConfig holds include/exclude patterns for namespace, pod and
+// container names, in the collector's filter syntax (filter.Config:
+// `strict: <name>` or `regexp: <RE2>`).
 type FiltersConfig struct {
 	Namespaces MatchConfig `mapstructure:"namespaces"`
 	Pods       MatchConfig `mapstructure:"pods"`
 	Containers MatchConfig `mapstructure:"containers"`
 }
 
-// MatchConfig is one include/exclude pair.
+// MatchConfig is one include/exclude pair. Each entry validates itself
+// (filter.Config.Validate), so errors read
+// "filters::pods::include::0: error parsing regexp: ...".
 type MatchConfig struct {
-	Include []string `mapstructure:"include"`
-	Exclude []string `mapstructure:"exclude"`
+	Include []filter.Config `mapstructure:"include"`
+	Exclude []filter.Config `mapstructure:"exclude"`
 }
 
 func (f FiltersConfig) compile() (identity.Filter, error) {
@@ -171,7 +174,9 @@ func (f FiltersConfig) compile() (identity.Filter, error) {
 	return out, errs
 }
 
-func (m MatchConfig) compile() (identity.Rules, error) { return identity.CompileRules(m.Include, m.Exclude) }
+func (m MatchConfig) compile() (identity.Rules, error) {
+	return identity.CompileRules(m.Include, m.Exclude)
+}
 
 // Each section validates its own keys: confmap.Validate calls every
 // Validate of the configuration tree and prefixes the errors with the
@@ -261,12 +266,6 @@ func (rt *RuntimeConfig) Validate() error {
 		}
 	}
 	return joinKeys(errs...)
-}
-
-// Validate compiles the patterns of one include/exclude pair.
-func (m *MatchConfig) Validate() error {
-	_, err := m.compile()
-	return err
 }
 
 // Validate checks the logs section (its filters validate themselves).

@@ -128,11 +128,11 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad_runtime.yaml", "; containerd_namespaces: must not be empty"},
 		{"bad_runtime.yaml", "; timeout: must be greater than 0"},
 		{"bad_runtime.yaml", "; refresh_interval: must be greater than 0"},
-		{"bad_filter.yaml", `filters::pods: include: pattern "regex:("`},
-		{"bad_filter.yaml", `filters::containers: exclude: pattern "[a-"`},
+		{"bad_filter.yaml", "filters::pods::include::0: error parsing regexp: missing closing )"},
+		{"bad_filter.yaml", "filters::containers::exclude::0: strict and regex cannot be used together"},
 		{"bad_logs.yaml", `logs: start_at: must be "beginning" or "end", got "middle"`},
 		{"bad_logs.yaml", "; max_log_size: must be greater than 0, got 0"},
-		{"bad_logs.yaml", `logs::filters::namespaces: include: pattern "regex:["`},
+		{"bad_logs.yaml", "logs::filters::namespaces::include::0: error parsing regexp: missing closing ]"},
 	}
 	for _, c := range cases {
 		t.Run(c.file+"/"+c.wantErr, func(t *testing.T) {

@@ -26,22 +26,14 @@ const besteffortRel = "/kubepods.slice/kubepods-besteffort.slice" // holds pod 2
 // resources with attr=val.
 func startTimes(m pmetric.Metrics, attr, val string) map[pcommon.Timestamp]bool {
 	out := map[pcommon.Timestamp]bool{}
-	for i := 0; i < m.ResourceMetrics().Len(); i++ {
-		rm := m.ResourceMetrics().At(i)
-		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
-			continue
+	eachMetric(m, attr, val, func(x pmetric.Metric) {
+		if x.Type() != pmetric.MetricTypeSum {
+			return
 		}
-		ms := rm.ScopeMetrics().At(0).Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			if ms.At(j).Type() != pmetric.MetricTypeSum {
-				continue
-			}
-			dps := ms.At(j).Sum().DataPoints()
-			for k := 0; k < dps.Len(); k++ {
-				out[dps.At(k).StartTimestamp()] = true
-			}
+		for k := 0; k < x.Sum().DataPoints().Len(); k++ {
+			out[x.Sum().DataPoints().At(k).StartTimestamp()] = true
 		}
-	}
+	})
 	return out
 }
 

@@ -154,9 +154,8 @@ func TestDisabledMetricsFileErrorsAreSilent(t *testing.T) {
 	}
 }
 
-// dataPoints counts the data points of the resources with attr=val.
-func dataPoints(m pmetric.Metrics, attr, val string) int {
-	n := 0
+// eachMetric calls fn with every metric of the resources with attr=val.
+func eachMetric(m pmetric.Metrics, attr, val string, fn func(pmetric.Metric)) {
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
 		rm := m.ResourceMetrics().At(i)
 		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
@@ -164,13 +163,21 @@ func dataPoints(m pmetric.Metrics, attr, val string) int {
 		}
 		ms := rm.ScopeMetrics().At(0).Metrics()
 		for j := 0; j < ms.Len(); j++ {
-			if ms.At(j).Type() == pmetric.MetricTypeSum {
-				n += ms.At(j).Sum().DataPoints().Len()
-			} else {
-				n += ms.At(j).Gauge().DataPoints().Len()
-			}
+			fn(ms.At(j))
 		}
 	}
+}
+
+// dataPoints counts the data points of the resources with attr=val.
+func dataPoints(m pmetric.Metrics, attr, val string) int {
+	n := 0
+	eachMetric(m, attr, val, func(x pmetric.Metric) {
+		if x.Type() == pmetric.MetricTypeSum {
+			n += x.Sum().DataPoints().Len()
+		} else {
+			n += x.Gauge().DataPoints().Len()
+		}
+	})
 	return n
 }
 

@@ -252,8 +252,7 @@ func (c *Cache) refreshLocked(ctx context.Context) {
 	var lc map[string]string
 	var ll map[LogKey]string
 	if c.cfg.PodLogs != nil {
-		lp, lc = c.cfg.PodLogs.Scan()
-		ll = c.cfg.PodLogs.ScanLinks()
+		lp, lc, ll = c.cfg.PodLogs.Scan()
 	}
 
 	c.mu.Lock()

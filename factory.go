@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -102,13 +103,19 @@ func createMetricsReceiver(
 	if err != nil {
 		return nil, err
 	}
+	ident := ids.get(c, set.Logger)
+	var discovered func(*cgroupfs.Tree)
+	if c.Logs.Enabled {
+		discovered = ident.shared.cgroups.Update // the logs signal reuses the scrape's discovery
+	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
 		GPU:                  gpuOptions(c.GPU, nvml),
-		Identity:             ids.get(c, set.Logger),
+		Discovered:           discovered,
+		Identity:             ident,
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		NoPodSeries:          !c.PodSeries,
@@ -159,12 +166,13 @@ func createLogsReceiver(
 	if err != nil {
 		return nil, fmt.Errorf("logs: filters: %w", err)
 	}
+	ident := ids.get(c, set.Logger)
 	return logs.New(ctx, set, logs.Options{
 		RootPath:           c.RootPath,
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
-		Identity:           ids.get(c, set.Logger),
-		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil, set.Logger),
+		Identity:           ident,
+		Cgroups:            ident.shared.cgroups,
 		Filter:             filter,
 		PodLabels:          c.PodLabels,
 		StartAt:            c.Logs.StartAt,

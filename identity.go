@@ -12,6 +12,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 )
 
 // runtimeIdentity builds the identity cache in Start (sockets are detected
@@ -162,7 +163,10 @@ func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger) *identityUser {
 	defer s.mu.Unlock()
 	x, ok := s.m[cfg]
 	if !ok {
-		x = &sharedIdentity{runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg}
+		x = &sharedIdentity{
+			runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg,
+			cgroups: logs.NewCgroupIndex(cfg.RootPath, cfg.StandaloneContainers, nil, logger),
+		}
 		s.m[cfg] = x
 	}
 	return &identityUser{runtimeIdentity: x.runtimeIdentity, shared: x}
@@ -175,6 +179,9 @@ type sharedIdentity struct {
 	*runtimeIdentity
 	owner *sharedIdentities
 	key   *Config
+	// cgroups is the logs signal's container -> cgroup index; with both
+	// signals on, the metrics scraper feeds it every discovered tree.
+	cgroups *logs.CgroupIndex
 
 	mu    sync.Mutex
 	users int

@@ -68,6 +68,31 @@ func (x *CgroupIndex) note(err error) {
 	x.lastErr = msg
 }
 
+// Update replaces the index with a tree discovered elsewhere (the metrics
+// scraper's, when both signals run from one configuration), so the logs
+// signal does not walk the tree again; it counts as a walk for the
+// rediscovery interval. Containers below a directory the tree could not
+// list keep their last known cgroup.
+func (x *CgroupIndex) Update(t *cgroupfs.Tree) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.last = x.now()
+	x.replace(t)
+}
+
+func (x *CgroupIndex) replace(t *cgroupfs.Tree) {
+	byID := make(map[string]cgroupfs.Cgroup, len(t.Containers))
+	for _, c := range t.Containers {
+		byID[c.ContainerID] = c
+	}
+	for cid, c := range x.byID {
+		if _, ok := byID[cid]; !ok && t.UnlistedAbove(c.Path) >= 0 {
+			byID[cid] = c
+		}
+	}
+	x.byID = byID
+}
+
 // Cgroup returns the cgroup of container id.
 func (x *CgroupIndex) Cgroup(_ context.Context, id string) (cgroupfs.Cgroup, bool) {
 	x.mu.Lock()
@@ -97,18 +122,7 @@ func (x *CgroupIndex) Cgroup(_ context.Context, id string) (cgroupfs.Cgroup, boo
 		unlisted[i] = t.Unlisted[i]
 	}
 	x.note(errors.Join(unlisted...))
-	byID := make(map[string]cgroupfs.Cgroup, len(t.Containers))
-	for _, c := range t.Containers {
-		byID[c.ContainerID] = c
-	}
-	// Containers below a directory that could not be listed keep their
-	// last known cgroup.
-	for cid, c := range x.byID {
-		if _, ok := byID[cid]; !ok && t.UnlistedAbove(c.Path) >= 0 {
-			byID[cid] = c
-		}
-	}
-	x.byID = byID
+	x.replace(&t)
 	c, ok := x.byID[id]
 	return c, ok
 }

@@ -17,6 +17,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 )
 
 // TestCgroupIndex finds containers of the v1-cgroupfs fixture with their
@@ -109,4 +111,26 @@ func TestCgroupIndexErrorsAreLogged(t *testing.T) {
 	now = now.Add(DefaultRediscover)
 	_, _ = x.Cgroup(ctx, strings.Repeat("e5", 32))
 	assert.Equal(t, 1, logs.FilterMessageSnippet("readable again").Len())
+}
+
+// TestCgroupIndexUpdate: a tree discovered elsewhere (the metrics scrape's)
+// answers lookups without a walk of the index's own (its root here has no
+// cgroup tree at all, so a walk would find nothing), and counts as a walk
+// for the rediscovery interval.
+func TestCgroupIndexUpdate(t *testing.T) {
+	l, err := cgroupfs.Detect(filepath.Join("..", "..", "testdata", "fixtures", "v1-cgroupfs"))
+	require.NoError(t, err)
+	tree, err := l.Discover(false)
+	require.NoError(t, err)
+
+	core, logs := observer.New(zapcore.InfoLevel)
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	x := NewCgroupIndex(t.TempDir(), false, func() time.Time { return now }, zap.New(core))
+	x.Update(&tree)
+	c, ok := x.Cgroup(context.Background(), strings.Repeat("c3", 32))
+	require.True(t, ok)
+	assert.Equal(t, "besteffort", c.QoS)
+	_, ok = x.Cgroup(context.Background(), strings.Repeat("e5", 32))
+	assert.False(t, ok)
+	assert.Zero(t, logs.Len(), "no walk of its own within the rediscovery interval")
 }

@@ -38,6 +38,10 @@ type Options struct {
 	// opens. Benchmarks use it to replay the scrape's exact file set as the
 	// raw-read floor; nil in production.
 	TraceRead func(path string)
+	// Discovered, when set, is called with every scrape's discovered tree
+	// (the logs signal's cgroup index reuses it instead of walking the
+	// tree again); nil when nothing else needs it.
+	Discovered func(*cgroupfs.Tree)
 	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
 	GPU GPUOptions
 
@@ -164,6 +168,9 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	tree, err := s.layout.Discover(s.opts.StandaloneContainers)
 	if err != nil {
 		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
+	}
+	if s.opts.Discovered != nil {
+		s.opts.Discovered(&tree)
 	}
 
 	ids := make([]string, len(tree.Containers))

@@ -3,7 +3,8 @@
 #
 #   make run     build the collector and run it with config/local.yaml
 #   make test    everything CI checks (generated code, vet, unit + race tests,
-#                the distribution build, the end-to-end test)
+#                the no-cgo build and tests, the darwin/windows builds, the
+#                distribution build, the end-to-end test)
 #   make image   the collector as an OCI image archive (no docker engine)
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
@@ -49,7 +50,7 @@ RACE_PKGS ?= ./...
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated vet unit race fuzz fuzz-smoke bench soak test otelcol image e2e run clean gpu-check
+.PHONY: all generate check-generated vet unit race nocgo cross fuzz fuzz-smoke bench soak test otelcol image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -84,9 +85,29 @@ unit:
 race:
 	CGO_ENABLED=1 $(GO) test -race -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
 
+# Without cgo (go-nvml needs it) GPU metrics are off (internal/gpu/nocgo.go):
+# vet compiles every package and test that way, then the packages with a
+# cgo/no-cgo split run their tests (gpu_nocgo_test.go among them).
+NOCGO_PKGS ?= ./internal/gpu/... ./receiver/scrape/ .
+nocgo:
+	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) test -timeout $(TEST_TIMEOUT) -run 'GPU|Gpu|Nvml|NVML|Factory' $(GOTESTFLAGS) $(NOCGO_PKGS)
+
+# The module and the distribution build where the collector builds: darwin
+# and windows too, without cgo (the receiver refuses to start there, naming
+# root_path). Measured on the 2-core dev VM: ~15 s warm for both systems,
+# ~3 min cold (the first cross build compiles every dependency).
+CROSS_GOOS ?= darwin windows
+cross: otelcol
+	for os in $(CROSS_GOOS); do
+	  echo "=== GOOS=$$os: module and $(DIST_DIR)"
+	  GOOS=$$os CGO_ENABLED=0 $(GO) build ./...
+	  (cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .)
+	done
+
 # Add end-to-end pieces as further prerequisites (they can rely on
 # $(OTELCOL_BIN), built by the otelcol prerequisite).
-test: check-generated vet unit race fuzz-smoke otelcol e2e
+test: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e
 
 # Every Fuzz target of every package, FUZZTIME each (make fuzz FUZZTIME=5m).
 # The seed corpora also run as plain tests in `unit`.

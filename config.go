@@ -12,6 +12,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
@@ -139,19 +140,21 @@ type LogsConfig struct {
 	Storage *component.ID `mapstructure:"storage"`
 }
 
-// FiltersConfig holds include/exclude patterns (globs, or regular
-// expressions prefixed with "regex:") for namespace, pod and container
-// names.
+// FiltersConfig holds include/exclude patterns for namespace, pod and
+// container names, in the collector's filter syntax (filter.Config:
+// `strict: <name>` or `regexp: <RE2>`).
 type FiltersConfig struct {
 	Namespaces MatchConfig `mapstructure:"namespaces"`
 	Pods       MatchConfig `mapstructure:"pods"`
 	Containers MatchConfig `mapstructure:"containers"`
 }
 
-// MatchConfig is one include/exclude pair.
+// MatchConfig is one include/exclude pair. Each entry validates itself
+// (filter.Config.Validate), so errors read
+// "filters::pods::include::0: error parsing regexp: ...".
 type MatchConfig struct {
-	Include []string `mapstructure:"include"`
-	Exclude []string `mapstructure:"exclude"`
+	Include []filter.Config `mapstructure:"include"`
+	Exclude []filter.Config `mapstructure:"exclude"`
 }
 
 func (f FiltersConfig) compile() (identity.Filter, error) {
@@ -162,13 +165,72 @@ func (f FiltersConfig) compile() (identity.Filter, error) {
 		m   MatchConfig
 		dst *identity.Rules
 	}{{"namespaces", f.Namespaces, &out.Namespaces}, {"pods", f.Pods, &out.Pods}, {"containers", f.Containers, &out.Containers}} {
-		r, err := identity.CompileRules(x.m.Include, x.m.Exclude)
+		r, err := x.m.compile()
 		if err != nil {
-			errs = errors.Join(errs, fmt.Errorf("filters.%s.%w", x.key, err))
+			errs = errors.Join(errs, fmt.Errorf("%s: %w", x.key, err))
 		}
 		*x.dst = r
 	}
 	return out, errs
+}
+
+func (m MatchConfig) compile() (identity.Rules, error) {
+	return identity.CompileRules(m.Include, m.Exclude)
+}
+
+// Each section validates its own keys: confmap.Validate calls every
+// Validate of the configuration tree and prefixes the errors with the
+// section's path (e.g. "runtime: cri_endpoint: ...",
+// "logs::filters::pods: include: ..."). The collection interval and
+// timeout are scraperhelper.ControllerConfig's to check.
+
+// keyErrors are one section's errors, each naming its key, on one line
+// ("runtime: timeout: ...; refresh_interval: ...") so that every key stays
+// under the section prefix confmap adds.
+type keyErrors []error
+
+func (e keyErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e keyErrors) Unwrap() []error { return e }
+
+// joinKeys returns the non-nil errors as one keyErrors, nil if none.
+func joinKeys(errs ...error) error {
+	var out keyErrors
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Validate checks the configuration without touching the filesystem; the
+// cgroup layout under root_path is detected in Start.
+func (cfg *Config) Validate() error {
+	switch {
+	case cfg.RootPath == "":
+		return errors.New(`root_path: must not be empty (use "/" when the collector runs on the host)`)
+	case !filepath.IsAbs(cfg.RootPath):
+		return fmt.Errorf("root_path: must be an absolute path, got %q", cfg.RootPath)
+	}
+	return nil
+}
+
+// Validate checks the endpoint when allocation attribution is on.
+func (c *PodResourcesConfig) Validate() error {
+	if c.Enabled && !filepath.IsAbs(c.Endpoint) {
+		return fmt.Errorf("endpoint: must be an absolute path on the host (root_path is prefixed), got %q", c.Endpoint)
+	}
+	return nil
 }
 
 func validEndpoint(key, ep string) error {
@@ -181,56 +243,39 @@ func validEndpoint(key, ep string) error {
 	return nil
 }
 
-// Validate checks the configuration without touching the filesystem; the
-// cgroup layout under root_path is detected in Start.
-func (cfg *Config) Validate() error {
-	var errs error
-	if cfg.CollectionInterval <= 0 {
-		errs = errors.Join(errs, fmt.Errorf("collection_interval: must be greater than 0, got %s", cfg.CollectionInterval))
+// Validate checks the runtime section.
+func (rt *RuntimeConfig) Validate() error {
+	errs := []error{
+		validEndpoint("cri_endpoint", rt.CRIEndpoint),
+		validEndpoint("containerd_endpoint", rt.ContainerdEndpoint),
 	}
-	if cfg.Timeout < 0 {
-		errs = errors.Join(errs, fmt.Errorf("timeout: must not be negative, got %s", cfg.Timeout))
-	}
-	switch {
-	case cfg.RootPath == "":
-		errs = errors.Join(errs, errors.New(`root_path: must not be empty (use "/" when the collector runs on the host)`))
-	case !filepath.IsAbs(cfg.RootPath):
-		errs = errors.Join(errs, fmt.Errorf("root_path: must be an absolute path, got %q", cfg.RootPath))
-	}
-	if cfg.GPU.PodResources.Enabled && !filepath.IsAbs(cfg.GPU.PodResources.Endpoint) {
-		errs = errors.Join(errs, fmt.Errorf("gpu.pod_resources.endpoint: must be an absolute path on the host (root_path is prefixed), got %q", cfg.GPU.PodResources.Endpoint))
-	}
-	rt := cfg.Runtime
-	errs = errors.Join(errs,
-		validEndpoint("runtime.cri_endpoint", rt.CRIEndpoint),
-		validEndpoint("runtime.containerd_endpoint", rt.ContainerdEndpoint))
 	if rt.ContainerdEnabled && len(rt.ContainerdNamespaces) == 0 {
-		errs = errors.Join(errs, errors.New("runtime.containerd_namespaces: must not be empty when containerd_enabled is true"))
+		errs = append(errs, errors.New("containerd_namespaces: must not be empty when containerd_enabled is true"))
 	}
 	for _, ns := range rt.ContainerdNamespaces {
 		if ns == "" {
-			errs = errors.Join(errs, errors.New("runtime.containerd_namespaces: must not contain an empty name"))
+			errs = append(errs, errors.New("containerd_namespaces: must not contain an empty name"))
 		}
 	}
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"runtime.timeout", rt.Timeout}, {"runtime.refresh_interval", rt.RefreshInterval}, {"runtime.min_refresh_interval", rt.MinRefreshInterval}} {
+	}{{"timeout", rt.Timeout}, {"refresh_interval", rt.RefreshInterval}, {"min_refresh_interval", rt.MinRefreshInterval}} {
 		if d.v <= 0 {
-			errs = errors.Join(errs, fmt.Errorf("%s: must be greater than 0, got %s", d.key, d.v))
+			errs = append(errs, fmt.Errorf("%s: must be greater than 0, got %s", d.key, d.v))
 		}
 	}
-	if _, err := cfg.Filters.compile(); err != nil {
-		errs = errors.Join(errs, err)
+	return joinKeys(errs...)
+}
+
+// Validate checks the logs section (its filters validate themselves).
+func (c *LogsConfig) Validate() error {
+	var errs []error
+	if c.StartAt != "beginning" && c.StartAt != "end" {
+		errs = append(errs, fmt.Errorf(`start_at: must be "beginning" or "end", got %q`, c.StartAt))
 	}
-	if _, err := cfg.Logs.Filters.compile(); err != nil {
-		errs = errors.Join(errs, fmt.Errorf("logs.%w", err))
+	if c.MaxLogSize <= 0 {
+		errs = append(errs, fmt.Errorf("max_log_size: must be greater than 0, got %d", c.MaxLogSize))
 	}
-	if cfg.Logs.StartAt != "beginning" && cfg.Logs.StartAt != "end" {
-		errs = errors.Join(errs, fmt.Errorf(`logs.start_at: must be "beginning" or "end", got %q`, cfg.Logs.StartAt))
-	}
-	if cfg.Logs.MaxLogSize <= 0 {
-		errs = errors.Join(errs, fmt.Errorf("logs.max_log_size: must be greater than 0, got %d", cfg.Logs.MaxLogSize))
-	}
-	return errs
+	return joinKeys(errs...)
 }

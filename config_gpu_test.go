@@ -19,7 +19,7 @@ func TestConfigGPUDefault(t *testing.T) {
 	assert.True(t, cfg.GPU.ProcessAttribution)
 	assert.False(t, cfg.GPU.PodResources.Enabled)
 	assert.Equal(t, "/var/lib/kubelet/pod-resources/kubelet.sock", cfg.GPU.PodResources.Endpoint)
-	assert.Equal(t, scrape.GPUOptions{Enabled: true, ProcessAttribution: true}, gpuOptions(cfg.GPU),
+	assert.Equal(t, scrape.GPUOptions{Enabled: true, ProcessAttribution: true}, gpuOptions(cfg.GPU, nil),
 		"pod-resources off by default: no endpoint handed to the scraper")
 }
 
@@ -29,12 +29,12 @@ func TestConfigGPUFull(t *testing.T) {
 	assert.False(t, cfg.GPU.Enabled)
 	assert.False(t, cfg.GPU.ProcessAttribution)
 	assert.True(t, cfg.GPU.PodResources.Enabled)
-	assert.Equal(t, scrape.GPUOptions{PodResourcesEndpoint: "/run/kubelet/pod-resources.sock"}, gpuOptions(cfg.GPU))
+	assert.Equal(t, scrape.GPUOptions{PodResourcesEndpoint: "/run/kubelet/pod-resources.sock"}, gpuOptions(cfg.GPU, nil))
 }
 
 func TestConfigGPUInvalid(t *testing.T) {
 	for file, want := range map[string]string{
-		"gpu_relative_endpoint.yaml": `gpu.pod_resources.endpoint: must be an absolute path on the host (root_path is prefixed), got "var/lib/kubelet/pod-resources/kubelet.sock"`,
+		"gpu_relative_endpoint.yaml": `gpu::pod_resources: endpoint: must be an absolute path on the host (root_path is prefixed), got "var/lib/kubelet/pod-resources/kubelet.sock"`,
 		"gpu_unknown_key.yaml":       "pod_resource",
 	} {
 		t.Run(file, func(t *testing.T) {

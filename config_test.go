@@ -5,6 +5,7 @@ package containerstatsreceiver
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,19 +120,19 @@ func TestConfigInvalid(t *testing.T) {
 	}{
 		{"relative_root.yaml", `root_path: must be an absolute path, got "hostfs"`},
 		{"empty_root.yaml", "root_path: must not be empty"},
-		{"zero_interval.yaml", "collection_interval"},
-		{"negative_timeout.yaml", "timeout"},
+		{"zero_interval.yaml", `"collection_interval": requires positive value`},
+		{"negative_timeout.yaml", `"timeout": requires positive value`},
 		{"unknown_key.yaml", "root_pth"},
 		{"bad_metric.yaml", "container.cpu.nonexistent"},
-		{"bad_runtime.yaml", `runtime.cri_endpoint: must be an absolute unix socket path, got "run/containerd/containerd.sock"`},
-		{"bad_runtime.yaml", "runtime.containerd_namespaces: must not be empty"},
-		{"bad_runtime.yaml", "runtime.timeout: must be greater than 0"},
-		{"bad_runtime.yaml", "runtime.refresh_interval: must be greater than 0"},
-		{"bad_filter.yaml", `filters.pods.include: pattern "regex:("`},
-		{"bad_filter.yaml", `filters.containers.exclude: pattern "[a-"`},
-		{"bad_logs.yaml", `logs.start_at: must be "beginning" or "end", got "middle"`},
-		{"bad_logs.yaml", "logs.max_log_size: must be greater than 0, got 0"},
-		{"bad_logs.yaml", `logs.filters.namespaces.include: pattern "regex:["`},
+		{"bad_runtime.yaml", `runtime: cri_endpoint: must be an absolute unix socket path, got "run/containerd/containerd.sock"`},
+		{"bad_runtime.yaml", "; containerd_namespaces: must not be empty"},
+		{"bad_runtime.yaml", "; timeout: must be greater than 0"},
+		{"bad_runtime.yaml", "; refresh_interval: must be greater than 0"},
+		{"bad_filter.yaml", "filters::pods::include::0: error parsing regexp: missing closing )"},
+		{"bad_filter.yaml", "filters::containers::exclude::0: strict and regex cannot be used together"},
+		{"bad_logs.yaml", `logs: start_at: must be "beginning" or "end", got "middle"`},
+		{"bad_logs.yaml", "; max_log_size: must be greater than 0, got 0"},
+		{"bad_logs.yaml", "logs::filters::namespaces::include::0: error parsing regexp: missing closing ]"},
 	}
 	for _, c := range cases {
 		t.Run(c.file+"/"+c.wantErr, func(t *testing.T) {
@@ -140,4 +141,21 @@ func TestConfigInvalid(t *testing.T) {
 			assert.Contains(t, err.Error(), c.wantErr)
 		})
 	}
+}
+
+// Each key is checked once: a zero collection_interval or a negative
+// timeout is scraperhelper's error alone, not reported twice; every error
+// of a section carries the section's path.
+func TestConfigErrorsReportedOnce(t *testing.T) {
+	for file, key := range map[string]string{"zero_interval.yaml": "collection_interval", "negative_timeout.yaml": "timeout"} {
+		_, err := loadConfig(t, file)
+		require.Error(t, err)
+		assert.Equal(t, 1, strings.Count(err.Error(), key), "%s reported once: %v", key, err)
+		assert.Len(t, strings.Split(err.Error(), "\n"), 1, "one error: %v", err)
+	}
+	_, err := loadConfig(t, "bad_runtime.yaml")
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 1, "the runtime section's errors are one line under its prefix: %v", err)
+	assert.True(t, strings.HasPrefix(lines[0], "runtime: "), lines[0])
 }

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/gpu"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
@@ -32,15 +34,17 @@ const defaultCollectionInterval = 10 * time.Second
 // receiver ID in the collector) share one identity cache, so both signals
 // resolve containers from the same runtime listings.
 func NewFactory() receiver.Factory {
-	return newFactory(newSharedIdentities())
+	return newFactory(newSharedIdentities(), nil)
 }
 
-func newFactory(ids *sharedIdentities) receiver.Factory {
+// newFactory is NewFactory with its dependencies: the identity caches and
+// the NVML library (nil: the real one; tests inject go-nvml's mocks).
+func newFactory(ids *sharedIdentities, nvml gpu.Library) receiver.Factory {
 	return receiver.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
 		receiver.WithMetrics(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-			return onceShutdown(createMetricsReceiver(ctx, set, cfg, next, ids))
+			return onceShutdown(createMetricsReceiver(ctx, set, cfg, next, ids, nvml))
 		}, metadata.MetricsStability),
 		receiver.WithLogs(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
 			return onceShutdown(createLogsReceiver(ctx, set, cfg, next, ids))
@@ -85,6 +89,7 @@ func createMetricsReceiver(
 	cfg component.Config,
 	next consumer.Metrics,
 	ids *sharedIdentities,
+	nvml gpu.Library,
 ) (receiver.Metrics, error) {
 	c, ok := cfg.(*Config)
 	if !ok {
@@ -92,19 +97,25 @@ func createMetricsReceiver(
 	}
 	filter, err := c.Filters.compile()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("filters: %w", err)
 	}
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
+	}
+	ident := ids.get(c, set.Logger)
+	var discovered func(*cgroupfs.Tree)
+	if c.Logs.Enabled {
+		discovered = ident.shared.cgroups.Update // the logs signal reuses the scrape's discovery
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
-		GPU:                  gpuOptions(c.GPU),
-		Identity:             ids.get(c, set.Logger),
+		GPU:                  gpuOptions(c.GPU, nvml),
+		Discovered:           discovered,
+		Identity:             ident,
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		NoPodSeries:          !c.PodSeries,
@@ -120,8 +131,13 @@ func createMetricsReceiver(
 		scraperhelper.AddMetricsScraper(metadata.Type, sc))
 }
 
-func gpuOptions(c GPUConfig) scrape.GPUOptions {
-	o := scrape.GPUOptions{Enabled: c.Enabled, ProcessAttribution: c.ProcessAttribution}
+// gpuOptions maps the gpu section to the scraper's options. With
+// gpu.pod_resources on, the kubelet's allocations are joined to containers
+// by the namespace, pod and container names the receiver's identity gives
+// each container (scrape.GPUOptions.Names left nil): the same identity
+// cache that names the container's resource.
+func gpuOptions(c GPUConfig, nvml gpu.Library) scrape.GPUOptions {
+	o := scrape.GPUOptions{Enabled: c.Enabled, ProcessAttribution: c.ProcessAttribution, NVML: nvml}
 	if c.PodResources.Enabled {
 		o.PodResourcesEndpoint = c.PodResources.Endpoint
 	}
@@ -148,14 +164,15 @@ func createLogsReceiver(
 	}
 	filter, err := c.Logs.Filters.compile()
 	if err != nil {
-		return nil, fmt.Errorf("logs.%w", err)
+		return nil, fmt.Errorf("logs: filters: %w", err)
 	}
+	ident := ids.get(c, set.Logger)
 	return logs.New(ctx, set, logs.Options{
 		RootPath:           c.RootPath,
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
-		Identity:           ids.get(c, set.Logger),
-		Cgroups:            logs.NewCgroupIndex(c.RootPath, c.StandaloneContainers, nil),
+		Identity:           ident,
+		Cgroups:            ident.shared.cgroups,
 		Filter:             filter,
 		PodLabels:          c.PodLabels,
 		StartAt:            c.Logs.StartAt,

@@ -5,8 +5,6 @@ package containerstatsreceiver // import "github.com/containerstats/containersta
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"go.uber.org/zap"
@@ -14,6 +12,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 )
 
 // runtimeIdentity builds the identity cache in Start (sockets are detected
@@ -42,7 +41,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.CRIEnabled {
 		ep := r.cfg.CRIEndpoint
 		if ep == "" {
-			if p, ok := cri.Detect(r.root); ok {
+			if p, ok := identity.DetectSocket(r.root, cri.Sockets()); ok {
 				ep = p
 			}
 		}
@@ -61,13 +60,7 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 	if r.cfg.ContainerdEnabled {
 		ep := r.cfg.ContainerdEndpoint
 		if ep == "" {
-			for _, s := range containerd.Sockets() {
-				p := filepath.Join(r.root, s)
-				if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-					ep = p
-					break
-				}
-			}
+			ep, _ = identity.DetectSocket(r.root, containerd.Sockets())
 		}
 		if ep != "" {
 			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.RefreshInterval)
@@ -170,7 +163,10 @@ func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger) *identityUser {
 	defer s.mu.Unlock()
 	x, ok := s.m[cfg]
 	if !ok {
-		x = &sharedIdentity{runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg}
+		x = &sharedIdentity{
+			runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg,
+			cgroups: logs.NewCgroupIndex(cfg.RootPath, cfg.StandaloneContainers, nil, logger),
+		}
 		s.m[cfg] = x
 	}
 	return &identityUser{runtimeIdentity: x.runtimeIdentity, shared: x}
@@ -183,6 +179,9 @@ type sharedIdentity struct {
 	*runtimeIdentity
 	owner *sharedIdentities
 	key   *Config
+	// cgroups is the logs signal's container -> cgroup index; with both
+	// signals on, the metrics scraper feeds it every discovered tree.
+	cgroups *logs.CgroupIndex
 
 	mu    sync.Mutex
 	users int

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -88,4 +90,34 @@ func logRoot(t *testing.T) string {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "6.log"),
 		[]byte("2026-11-22T06:06:01.000000601Z stdout F edge probe only line\n"), 0o644))
 	return root
+}
+
+// With both signals on from one configuration, the logs signal's cgroup
+// index is fed by the metrics scrape's discovery: once the cgroup tree is
+// gone, a container the last scrape saw is still found (a walk of the
+// index's own would find nothing).
+func TestLogsReuseScrapeDiscovery(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	require.NoError(t, os.CopyFS(root, os.DirFS("testdata/fixtures/v2-systemd")))
+	ids := newSharedIdentities()
+	f := newFactory(ids, nil)
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.CollectionInterval = 20 * time.Millisecond
+	cfg.Runtime.CRIEnabled, cfg.Runtime.ContainerdEnabled = false, false
+	cfg.GPU.Enabled = false
+	cfg.Logs.Enabled = true
+	require.NoError(t, cfg.Validate())
+	sink := new(consumertest.MetricsSink)
+	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	idx := ids.get(cfg, zap.NewNop()).shared.cgroups
+	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, r.Shutdown(context.Background()))
+
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "sys")))
+	c, ok := idx.Cgroup(context.Background(), strings.Repeat("c3", 32))
+	require.True(t, ok, "known from the scrape's discovery")
+	assert.Equal(t, "besteffort", c.QoS)
 }

@@ -65,7 +65,7 @@ func TestRealContainerdLogs(t *testing.T) {
 	r, err := logs.New(ctx, set, logs.Options{
 		RootPath: h.LogRoot, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
 		Identity: newRuntimeIdentity(h.LogRoot, rt, set.Logger),
-		Cgroups:  logs.NewCgroupIndex("/", false, nil), PodLabels: true,
+		Cgroups:  logs.NewCgroupIndex("/", false, nil, nil), PodLabels: true,
 		StartAt: "beginning", PollInterval: 20 * time.Millisecond,
 	}, sink)
 	require.NoError(t, err)

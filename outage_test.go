@@ -22,6 +22,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 )
 
@@ -139,9 +140,7 @@ func pathOnly(c *cgrouptest.Container) map[string]string {
 // however many refreshes fail, and when a working CRI appears on the same
 // socket identity recovers with one "reachable again".
 func TestRuntimeOutages(t *testing.T) {
-	if why := cgrouptest.Available(); why != "" {
-		t.Skip(why)
-	}
+	machine.Need(t, cgrouptest.Available())
 	const (
 		interval = time.Second
 		timeout  = 200 * time.Millisecond
@@ -293,9 +292,7 @@ func assertReadOnly(t *testing.T, f *recordingCRI) {
 // every RPC reaching the socket, whatever its service. Only list, status,
 // version and stats calls may appear.
 func TestReadOnlyRuntimeRPCs(t *testing.T) {
-	if why := cgrouptest.Available(); why != "" {
-		t.Skip(why)
-	}
+	machine.Need(t, cgrouptest.Available())
 	known := cgrouptest.NewContainer(t, "besteffort")
 	dir, err := os.MkdirTemp("", "cri-")
 	require.NoError(t, err)

@@ -5,9 +5,11 @@ package cgroupfs // import "github.com/containerstats/containerstatsreceiver/int
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // standaloneMaxDepth bounds the walk for containers outside kubepods
@@ -19,13 +21,41 @@ type Tree struct {
 	Driver     Driver
 	Pods       []Cgroup
 	Containers []Cgroup // one per container ID, pod containers first
+	// Unlisted are the directories that could not be listed (EACCES, EIO,
+	// EMFILE...): what lies below them is missing from Pods and Containers
+	// but is not gone. A directory that no longer exists is not one.
+	Unlisted []ListError
+}
+
+// ListError is a cgroup directory discovery could not list.
+type ListError struct {
+	Rel string // cgroup path relative to the hierarchy root, e.g. "/kubepods/burstable"
+	Dir string // the directory as listed (host root prefix included)
+	Err error
+}
+
+func (e ListError) Error() string { return fmt.Sprintf("list cgroup directory %s: %v", e.Dir, e.Err) }
+func (e ListError) Unwrap() error { return e.Err }
+
+// UnlistedAbove returns the index in Unlisted of the directory that holds
+// cgroup path rel, or -1: discovery could not see below it, so rel's
+// absence from the tree says nothing.
+func (t *Tree) UnlistedAbove(rel string) int {
+	for i, u := range t.Unlisted {
+		if rel == u.Rel || strings.HasPrefix(rel, strings.TrimSuffix(u.Rel, "/")+"/") {
+			return i
+		}
+	}
+	return -1
 }
 
 // Discover walks the hierarchy and classifies kubepods, QoS, pod and
 // container cgroups. With standalone set it also reports container cgroups
 // outside kubepods. A container ID seen under several paths is reported once
 // (the kubepods path wins, then the shortest). Directories that vanish during
-// the walk are skipped: the walk reads a live tree.
+// the walk are skipped: the walk reads a live tree. A directory below the
+// root that cannot be listed is recorded in Tree.Unlisted and the walk goes
+// on; only failing to list the root itself is an error.
 func (l *Layout) Discover(standalone bool) (Tree, error) {
 	var t Tree
 	root := l.WalkRoot()
@@ -43,7 +73,7 @@ func (l *Layout) Discover(standalone bool) (Tree, error) {
 	}
 	top, err := l.readDirNames(root)
 	if err != nil {
-		return t, err
+		return t, fmt.Errorf("list cgroup directory %s: %w", root, err)
 	}
 	for _, name := range top {
 		if name != "kubepods" && name != "kubepods.slice" {
@@ -54,13 +84,13 @@ func (l *Layout) Discover(standalone bool) (Tree, error) {
 		l.walkKubepods(root, kp, &t, add)
 	}
 	if standalone {
-		l.walkStandalone(root, "", 1, add)
+		l.walkStandalone(root, "", 1, &t, add)
 	}
 	return t, nil
 }
 
 func (l *Layout) walkKubepods(root string, kp Cgroup, t *Tree, add func(Cgroup)) {
-	children, _ := l.readDirNames(filepath.Join(root, kp.Path))
+	children := l.list(root, kp.Path, t)
 	for _, name := range children {
 		c, ok := ParsePath(kp.Path + "/" + name)
 		if !ok {
@@ -68,7 +98,7 @@ func (l *Layout) walkKubepods(root string, kp Cgroup, t *Tree, add func(Cgroup))
 		}
 		switch c.Kind {
 		case KindQoS:
-			pods, _ := l.readDirNames(filepath.Join(root, c.Path))
+			pods := l.list(root, c.Path, t)
 			for _, pn := range pods {
 				if p, ok := ParsePath(c.Path + "/" + pn); ok && p.Kind == KindPod {
 					l.walkPod(root, p, t, add)
@@ -82,7 +112,7 @@ func (l *Layout) walkKubepods(root string, kp Cgroup, t *Tree, add func(Cgroup))
 
 func (l *Layout) walkPod(root string, pod Cgroup, t *Tree, add func(Cgroup)) {
 	t.Pods = append(t.Pods, pod)
-	names, _ := l.readDirNames(filepath.Join(root, pod.Path))
+	names := l.list(root, pod.Path, t)
 	for _, name := range names {
 		if c, ok := ParsePath(pod.Path + "/" + name); ok && c.Kind == KindContainer {
 			add(c)
@@ -90,8 +120,13 @@ func (l *Layout) walkPod(root string, pod Cgroup, t *Tree, add func(Cgroup)) {
 	}
 }
 
-func (l *Layout) walkStandalone(root, rel string, depth int, add func(Cgroup)) {
-	names, _ := l.readDirNames(filepath.Join(root, rel))
+func (l *Layout) walkStandalone(root, rel string, depth int, t *Tree, add func(Cgroup)) {
+	var names []string
+	if rel == "" {
+		names, _ = l.readDirNames(root) // listed by Discover a moment ago
+	} else {
+		names = l.list(root, rel, t)
+	}
 	for _, name := range names {
 		if depth == 1 && (name == "kubepods" || name == "kubepods.slice") {
 			continue
@@ -104,15 +139,33 @@ func (l *Layout) walkStandalone(root, rel string, depth int, add func(Cgroup)) {
 			continue // a container's sub-cgroups are part of it
 		}
 		if depth < standaloneMaxDepth {
-			l.walkStandalone(root, p, depth+1, add)
+			l.walkStandalone(root, p, depth+1, t, add)
 		}
 	}
+}
+
+// list returns the sub-directories of cgroup rel; a listing error is
+// recorded in t.Unlisted, naming the directory, and gives none.
+func (l *Layout) list(root, rel string, t *Tree) []string {
+	dir := filepath.Join(root, rel)
+	names, err := l.readDirNames(dir)
+	if err != nil {
+		t.Unlisted = append(t.Unlisted, ListError{Rel: rel, Dir: dir, Err: err})
+	}
+	return names
 }
 
 // readDirNames lists the sub-directories of dir, sorted. A directory that
 // does not exist (any more) has none.
 func (l *Layout) readDirNames(dir string) ([]string, error) {
-	names, err := l.subdirs(dir, nil)
+	var names []string
+	var err error
+	if l.listFault != nil {
+		err = l.listFault(dir)
+	}
+	if err == nil {
+		names, err = l.subdirs(dir, nil)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

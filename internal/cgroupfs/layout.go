@@ -56,14 +56,20 @@ type Layout struct {
 	Unified string            // v2 hierarchy mount, "" on pure v1
 	V1      map[string]string // v1 controller -> hierarchy mount
 
-	trace   func(path string) // called with every directory listed; nil in production
-	dirPath []byte            // reused by subdirs: Discover and a Reader of one Layout run on one goroutine
-	dirBuf  []byte
+	trace     func(path string)      // called with every directory listed; nil in production
+	listFault func(dir string) error // fault injection for discovery's listings; nil in production
+	dirPath   []byte                 // reused by subdirs: Discover and a Reader of one Layout run on one goroutine
+	dirBuf    []byte
 }
 
 // SetTrace makes discovery call fn with every directory it lists, with a
 // trailing "/" (benchmarks replay the set of files a scrape reads).
 func (l *Layout) SetTrace(fn func(path string)) { l.trace = fn }
+
+// SetListFault makes discovery call fn before listing each directory; a
+// non-nil error stands for the listing's error. Tests inject EACCES, EIO or
+// EMFILE with it (root ignores permission bits); nil in production.
+func (l *Layout) SetListFault(fn func(dir string) error) { l.listFault = fn }
 
 // subdirs appends the names of dir's sub-directories (hidden ones skipped)
 // to dst, in no particular order. It allocates only the names it returns.

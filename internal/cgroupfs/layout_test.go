@@ -104,7 +104,7 @@ func TestReaderAbsentVsVanished(t *testing.T) {
 	assert.Equal(t, Some(5000), cpu.Usage)
 	assert.False(t, cpu.User.OK, "a key the kernel did not print is absent, not zero")
 
-	mem, err := r.Memory("/a")
+	mem, err := r.Memory("/a", MemoryAll)
 	require.NoError(t, err, "missing memory files mean no data, not an error")
 	assert.False(t, mem.Usage.OK)
 
@@ -112,7 +112,7 @@ func TestReaderAbsentVsVanished(t *testing.T) {
 	require.ErrorIs(t, err, ErrVanished)
 
 	require.NoError(t, os.WriteFile(filepath.Join(cg, "a", "memory.current"), []byte("lots\n"), 0o644))
-	_, err = r.Memory("/a")
+	_, err = r.Memory("/a", MemoryAll)
 	require.ErrorIs(t, err, errMalformed)
 	assert.Contains(t, err.Error(), filepath.Join(cg, "a", "memory.current"), "errors name the file")
 }

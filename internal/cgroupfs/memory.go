@@ -27,24 +27,83 @@ type MemoryStat struct {
 	PgMajFault   U64   // major page faults: v1 total_pgmajfault, v2 pgmajfault
 }
 
-// Memory reads the memory accounting of cgroup rel.
-func (r *Reader) Memory(rel string) (MemoryStat, error) {
-	if r.l.StatsV1() {
-		return r.memoryV1(r.l.Dir(CtrlMemory, rel))
-	}
-	return r.memoryV2(r.l.Dir("", rel))
+// MemoryWant says which memory files to read, so a scrape reads only the
+// files its enabled metrics need. Fields of MemoryStat whose file is not
+// wanted stay !OK.
+type MemoryWant struct {
+	Usage bool // v1 memory.usage_in_bytes, v2 memory.current
+	Stat  bool // memory.stat: inactive file, anon, file, mapped file, faults
+	Swap  bool // v1 memory.memsw.usage_in_bytes (with usage), v2 memory.swap.current
+	Limit bool // v1 memory.limit_in_bytes, v2 memory.max
+	OOM   bool // v1 memory.oom_control, v2 memory.events
 }
 
-func (r *Reader) memoryV1(dir string) (MemoryStat, error) {
+// Any reports whether anything is wanted.
+func (w MemoryWant) Any() bool { return w.Usage || w.Stat || w.Swap || w.Limit || w.OOM }
+
+// MemoryAll wants every memory file.
+var MemoryAll = MemoryWant{Usage: true, Stat: true, Swap: true, Limit: true, OOM: true}
+
+// Memory reads what want asks of the memory accounting of cgroup rel.
+func (r *Reader) Memory(rel string, want MemoryWant) (MemoryStat, error) {
+	if r.l.StatsV1() {
+		return r.memoryV1(r.l.Dir(CtrlMemory, rel), want)
+	}
+	return r.memoryV2(r.l.Dir("", rel), want)
+}
+
+func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 	var s MemoryStat
 	if dir == "" {
 		return s, nil
 	}
 	var err error
-	if s.Usage, err = r.readUint(dir, "memory.usage_in_bytes"); err != nil {
-		return s, err
+	var usage U64 // swap needs it too
+	if want.Usage || want.Swap {
+		if usage, err = r.readUint(dir, "memory.usage_in_bytes"); err != nil {
+			return s, err
+		}
 	}
-	if _, err = r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+	if want.Usage {
+		s.Usage = usage
+	}
+	if want.Stat {
+		if err = r.memoryStatV1(dir, &s); err != nil {
+			return s, err
+		}
+	}
+	if want.Swap {
+		// memsw exists only with swap accounting (swapaccount=1); it counts
+		// memory + swap, so swap alone is the difference.
+		memsw, err := r.readUint(dir, "memory.memsw.usage_in_bytes")
+		if err != nil {
+			return s, err
+		}
+		if memsw.OK && usage.OK {
+			s.Swap = Some(0)
+			if memsw.V > usage.V { // the two files are read at different instants
+				s.Swap = Some(memsw.V - usage.V)
+			}
+		}
+	}
+	if want.Limit {
+		if s.Limit, err = r.readLimit(dir, "memory.limit_in_bytes"); err != nil {
+			return s, err
+		}
+	}
+	if want.OOM {
+		// oom_kill appeared in memory.oom_control with Linux 4.13.
+		_, err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+			if string(k) == "oom_kill" {
+				s.OOMKills = Some(v)
+			}
+		})
+	}
+	return s, err
+}
+
+func (r *Reader) memoryStatV1(dir string, s *MemoryStat) error {
+	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "total_inactive_file":
 			s.InactiveFile = Some(v)
@@ -59,40 +118,45 @@ func (r *Reader) memoryV1(dir string) (MemoryStat, error) {
 		case "total_pgmajfault":
 			s.PgMajFault = Some(v)
 		}
-	}); err != nil {
-		return s, err
-	}
-	// memsw exists only with swap accounting (swapaccount=1); it counts
-	// memory + swap, so swap alone is the difference.
-	memsw, err := r.readUint(dir, "memory.memsw.usage_in_bytes")
-	if err != nil {
-		return s, err
-	}
-	if memsw.OK && s.Usage.OK {
-		s.Swap = Some(0)
-		if memsw.V > s.Usage.V { // the two files are read at different instants
-			s.Swap = Some(memsw.V - s.Usage.V)
-		}
-	}
-	if s.Limit, err = r.readLimit(dir, "memory.limit_in_bytes"); err != nil {
-		return s, err
-	}
-	// oom_kill appeared in memory.oom_control with Linux 4.13.
-	_, err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
-		if string(k) == "oom_kill" {
-			s.OOMKills = Some(v)
-		}
 	})
+	return err
+}
+
+func (r *Reader) memoryV2(dir string, want MemoryWant) (MemoryStat, error) {
+	var s MemoryStat
+	var err error
+	if want.Usage {
+		if s.Usage, err = r.readUint(dir, "memory.current"); err != nil {
+			return s, err
+		}
+	}
+	if want.Stat {
+		if err = r.memoryStatV2(dir, &s); err != nil {
+			return s, err
+		}
+	}
+	if want.Swap {
+		if s.Swap, err = r.readUint(dir, "memory.swap.current"); err != nil {
+			return s, err
+		}
+	}
+	if want.Limit {
+		if s.Limit, err = r.readLimit(dir, "memory.max"); err != nil {
+			return s, err
+		}
+	}
+	if want.OOM {
+		_, err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
+			if string(k) == "oom_kill" {
+				s.OOMKills = Some(v)
+			}
+		})
+	}
 	return s, err
 }
 
-func (r *Reader) memoryV2(dir string) (MemoryStat, error) {
-	var s MemoryStat
-	var err error
-	if s.Usage, err = r.readUint(dir, "memory.current"); err != nil {
-		return s, err
-	}
-	if _, err = r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+func (r *Reader) memoryStatV2(dir string, s *MemoryStat) error {
+	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "inactive_file":
 			s.InactiveFile = Some(v)
@@ -107,21 +171,8 @@ func (r *Reader) memoryV2(dir string) (MemoryStat, error) {
 		case "pgmajfault":
 			s.PgMajFault = Some(v)
 		}
-	}); err != nil {
-		return s, err
-	}
-	if s.Swap, err = r.readUint(dir, "memory.swap.current"); err != nil {
-		return s, err
-	}
-	if s.Limit, err = r.readLimit(dir, "memory.max"); err != nil {
-		return s, err
-	}
-	_, err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
-		if string(k) == "oom_kill" {
-			s.OOMKills = Some(v)
-		}
 	})
-	return s, err
+	return err
 }
 
 // OOMKillsTreeV1 calls fn with the memory.oom_control oom_kill counter of
@@ -167,7 +218,7 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if top {
-				return ErrVanished
+				return fmt.Errorf("%s: %w", dir, ErrVanished)
 			}
 			return nil
 		}

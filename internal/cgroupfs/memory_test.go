@@ -73,7 +73,7 @@ func TestMemoryV1Mapping(t *testing.T) {
 		"memory/pod/nomemsw/memory.oom_control":     "oom_kill_disable 0\nunder_oom 1\noom_kill 7\n",
 		"memory/pod/nomemsw/sub/memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 11\n",
 	})
-	got, err := r.Memory("/pod/c")
+	got, err := r.Memory("/pod/c", MemoryAll)
 	require.NoError(t, err)
 	assert.Equal(t, MemoryStat{
 		Usage:        Some(99614720),
@@ -88,13 +88,13 @@ func TestMemoryV1Mapping(t *testing.T) {
 		PgMajFault:   Some(4321),
 	}, got)
 
-	got, err = r.Memory("/pod")
+	got, err = r.Memory("/pod", MemoryAll)
 	require.NoError(t, err)
 	assert.Equal(t, Some(0), got.Swap, "memsw below usage (two reads) floors at 0")
 	assert.False(t, got.Limit.Finite(), "page-rounded LONG_MAX is no limit")
 	assert.False(t, got.OOMKills.OK, "no oom_kill key: no value, not 0")
 
-	got, err = r.Memory("/pod/nomemsw")
+	got, err = r.Memory("/pod/nomemsw", MemoryAll)
 	require.NoError(t, err)
 	assert.False(t, got.Swap.OK, "no memsw (swap accounting off): no swap value")
 	assert.False(t, got.InactiveFile.OK)
@@ -119,7 +119,7 @@ func TestMemoryV2Mapping(t *testing.T) {
 		"bad/memory.current":        "1\n",
 		"bad/memory.events":         "oom_kill three\n",
 	})
-	got, err := r.Memory("/pod/c")
+	got, err := r.Memory("/pod/c", MemoryAll)
 	require.NoError(t, err)
 	assert.Equal(t, MemoryStat{
 		Usage:        Some(99614720),
@@ -134,17 +134,17 @@ func TestMemoryV2Mapping(t *testing.T) {
 		PgMajFault:   Some(4321),
 	}, got)
 
-	got, err = r.Memory("/pod")
+	got, err = r.Memory("/pod", MemoryAll)
 	require.NoError(t, err)
 	assert.Equal(t, Limit{OK: true, Unlimited: true}, got.Limit, `"max" is no limit`)
 	assert.False(t, got.Swap.OK, "no memory.swap.current: no swap value, not 0")
 	assert.False(t, got.OOMKills.OK, "no memory.events: no value")
 
-	_, err = r.Memory("/bad")
+	_, err = r.Memory("/bad", MemoryAll)
 	require.ErrorIs(t, err, errMalformed)
 	assert.Contains(t, err.Error(), "memory.events")
 
-	_, err = r.Memory("/gone")
+	_, err = r.Memory("/gone", MemoryAll)
 	require.ErrorIs(t, err, ErrVanished)
 
 	var none []string

@@ -196,7 +196,7 @@ func parsePodLevel(s string, drv Driver) (qos, uid string, isPod, ok bool) {
 func parseContainerName(s string) (id, runtime string, ok bool) {
 	name := strings.TrimSuffix(s, ".scope")
 	scoped := len(name) != len(s)
-	if !scoped && isHex64(name) {
+	if !scoped && IsHex64(name) {
 		return name, "", true
 	}
 	for _, p := range []struct{ prefix, runtime string }{
@@ -204,7 +204,7 @@ func parseContainerName(s string) (id, runtime string, ok bool) {
 		{"crio-", RuntimeCRIO},
 		{"docker-", RuntimeDocker},
 	} {
-		if rest, found := strings.CutPrefix(name, p.prefix); found && isHex64(rest) {
+		if rest, found := strings.CutPrefix(name, p.prefix); found && IsHex64(rest) {
 			if !scoped && p.runtime != RuntimeCRIO {
 				return "", "", false
 			}
@@ -214,7 +214,10 @@ func parseContainerName(s string) (id, runtime string, ok bool) {
 	return "", "", false
 }
 
-func isHex64(s string) bool { return len(s) == 64 && isHexRange(s) }
+// IsHex64 reports whether s is a 64-hex-digit (lower-case) container ID,
+// the form docker, containerd and CRI-O use. The one check the receiver
+// has: cgroup names, log file names and image references all use it.
+func IsHex64(s string) bool { return len(s) == 64 && isHexRange(s) }
 
 // validUID accepts the 36-character UUID form Kubernetes uses (and, for
 // static pods, the 32-hex config hash), in lower case.

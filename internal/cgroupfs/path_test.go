@@ -102,7 +102,7 @@ func FuzzParsePath(f *testing.F) {
 		require.Equal(t, c, again)
 		switch c.Kind {
 		case KindContainer:
-			require.True(t, isHex64(c.ContainerID))
+			require.True(t, IsHex64(c.ContainerID))
 		case KindPod:
 			require.True(t, validUID(c.PodUID))
 			require.NotEmpty(t, c.QoS)

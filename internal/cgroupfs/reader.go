@@ -13,8 +13,9 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
 )
 
-// ErrVanished is returned when a cgroup directory no longer exists: the
-// container or pod went away between discovery and the read.
+// ErrVanished is returned (wrapped, naming the directory or file) when a
+// cgroup directory no longer exists: the container or pod went away between
+// discovery and the read.
 var ErrVanished = errors.New("cgroup vanished")
 
 // Reader reads cgroup files of one Layout. It reuses one buffer across
@@ -57,7 +58,7 @@ func (r *Reader) read(dir, name string) (data []byte, ok bool, err error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
-				return nil, false, ErrVanished
+				return nil, false, fmt.Errorf("%s: %w", dir, ErrVanished)
 			}
 			return nil, false, nil
 		}
@@ -71,7 +72,7 @@ func (r *Reader) read(dir, name string) (data []byte, ok bool, err error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNoDevice) {
 			// The cgroup was removed while its file was open.
-			return nil, false, ErrVanished
+			return nil, false, fmt.Errorf("read %s: %w", rawfile.String(r.path), ErrVanished)
 		}
 		return nil, false, fmt.Errorf("read %s: %w", rawfile.String(r.path), err)
 	}

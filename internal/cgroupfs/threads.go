@@ -59,7 +59,7 @@ func (r *Reader) threadsUnder(dir, file string, dst []int, top bool) (tids []int
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if top {
-				return dst, false, ErrVanished
+				return dst, false, fmt.Errorf("%s: %w", dir, ErrVanished)
 			}
 			return dst, true, nil
 		}

@@ -3,15 +3,14 @@
 
 package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 
+import "github.com/containerstats/containerstatsreceiver/internal/opt"
+
 // U64 is a counter or gauge read from a cgroup file, with its presence:
 // OK is false when the file or key does not exist on this kernel/cgroup.
-type U64 struct {
-	V  uint64
-	OK bool
-}
+type U64 = opt.Value[uint64]
 
 // Some returns a present value.
-func Some(v uint64) U64 { return U64{V: v, OK: true} }
+func Some(v uint64) U64 { return opt.Some(v) }
 
 // Limit is a cgroup limit: absent (no file), unlimited ("max" or v1's
 // page-rounded huge value) or a finite number of units.

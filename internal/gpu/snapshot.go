@@ -9,19 +9,19 @@ import (
 	"sort"
 
 	"github.com/containerstats/containerstatsreceiver/internal/podresources"
+
+	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
 
 // Vendor is reported as hw.vendor.
 const Vendor = "NVIDIA"
 
 // Opt is a value with its presence: OK is false when NVML did not give it
-// (not supported on this device, or the call failed).
-type Opt[T any] struct {
-	V  T
-	OK bool
-}
+// (not supported on this device, or the call failed). It is the receiver's
+// one optional-value type, opt.Value.
+type Opt[T any] = opt.Value[T]
 
-func some[T any](v T) Opt[T] { return Opt[T]{V: v, OK: true} }
+func some[T any](v T) Opt[T] { return opt.Some(v) }
 
 // Device is one GPU or one MIG instance (Parent set to its GPU's UUID).
 type Device struct {

@@ -71,6 +71,9 @@ type Cache struct {
 type resolverState struct {
 	known bool // a first outcome was logged
 	ok    bool
+	// detailErrs: the last listing had Snapshot.Errors (logged at warn
+	// when they appear, at info when a listing is clean again).
+	detailErrs bool
 }
 
 // NewCache returns a cache; nothing is called until Start or Refresh.
@@ -241,13 +244,15 @@ func (c *Cache) refreshLocked(ctx context.Context) {
 		}
 		c.noteState(i, r, errs[i])
 		got[i] = errs[i] == nil
+		if got[i] {
+			c.noteDetails(i, r, snaps[i].Errors)
+		}
 	}
 	var lp map[string]LogPod
 	var lc map[string]string
 	var ll map[LogKey]string
 	if c.cfg.PodLogs != nil {
-		lp, lc = c.cfg.PodLogs.Scan()
-		ll = c.cfg.PodLogs.ScanLinks()
+		lp, lc, ll = c.cfg.PodLogs.Scan()
 	}
 
 	c.mu.Lock()
@@ -317,6 +322,23 @@ func (c *Cache) noteState(i int, r Resolver, err error) {
 	default:
 		c.log.Info("Container runtime reachable again", zap.String("source", r.Source().String()), zap.String("endpoint", r.Endpoint()))
 	}
+}
+
+// noteDetails logs the details a listing could not read: at warn when they
+// appear (how many, and the first), at info when a listing is complete
+// again; not per refresh. Under refreshMu.
+func (c *Cache) noteDetails(i int, r Resolver, errs []error) {
+	st := &c.state[i]
+	switch {
+	case len(errs) > 0 && !st.detailErrs:
+		c.log.Warn("The container runtime's listing is missing details (e.g. image names); they are retried on every refresh",
+			zap.String("source", r.Source().String()), zap.String("endpoint", r.Endpoint()),
+			zap.Int("errors", len(errs)), zap.Error(errs[0]))
+	case len(errs) == 0 && st.detailErrs:
+		c.log.Info("The container runtime's listing is complete again",
+			zap.String("source", r.Source().String()), zap.String("endpoint", r.Endpoint()))
+	}
+	st.detailErrs = len(errs) > 0
 }
 
 // Container returns the identity of container id found under pod podUID

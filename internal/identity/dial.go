@@ -5,6 +5,7 @@ package identity // import "github.com/containerstats/containerstatsreceiver/int
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -36,4 +37,18 @@ func DialUnix(what, endpoint string, maxBackoff time.Duration) (*grpc.ClientConn
 		return nil, "", fmt.Errorf("%s endpoint %q: %w", what, endpoint, err)
 	}
 	return conn, path, nil
+}
+
+// DetectSocket returns the first of candidates (paths relative to the host
+// root) that exists under root as a unix socket: a regular file or a
+// directory of that name does not count. The CRI and containerd resolvers
+// detect their endpoints with it.
+func DetectSocket(root string, candidates []string) (string, bool) {
+	for _, s := range candidates {
+		p := filepath.Join(root, s)
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }

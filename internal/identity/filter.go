@@ -5,75 +5,37 @@ package identity // import "github.com/containerstats/containerstatsreceiver/int
 
 import (
 	"fmt"
-	"path"
-	"regexp"
-	"strings"
+
+	"go.opentelemetry.io/collector/filter"
 )
 
-// RegexPrefix marks a filter pattern as a regular expression (Go RE2,
-// unanchored unless the pattern anchors itself); other patterns are globs
-// (path.Match syntax: *, ?, [a-z]).
-const RegexPrefix = "regex:"
-
-// Pattern is one compiled filter pattern.
-type Pattern struct {
-	src  string
-	re   *regexp.Regexp
-	glob string
-}
-
-// CompilePattern compiles a glob or, with RegexPrefix, a regular expression.
-func CompilePattern(p string) (Pattern, error) {
-	if expr, ok := strings.CutPrefix(p, RegexPrefix); ok {
-		re, err := regexp.Compile(expr)
-		if err != nil {
-			return Pattern{}, fmt.Errorf("pattern %q: %w", p, err)
-		}
-		return Pattern{src: p, re: re}, nil
-	}
-	if p == "" {
-		return Pattern{}, fmt.Errorf("pattern %q: empty", p)
-	}
-	if _, err := path.Match(p, ""); err != nil {
-		return Pattern{}, fmt.Errorf("pattern %q: %w", p, err)
-	}
-	return Pattern{src: p, glob: p}, nil
-}
-
-// Match reports whether v matches.
-func (p Pattern) Match(v string) bool {
-	if p.re != nil {
-		return p.re.MatchString(v)
-	}
-	ok, _ := path.Match(p.glob, v)
-	return ok
-}
-
-// String is the pattern as configured.
-func (p Pattern) String() string { return p.src }
-
-// Rules are include and exclude patterns for one name.
+// Rules are include and exclude patterns for one name, in the collector's
+// own filter syntax (filter.Config: `strict: <name>` or `regexp: <RE2>`, the
+// syntax mdatagen's metrics_include/metrics_exclude use).
 type Rules struct {
-	Include []Pattern
-	Exclude []Pattern
+	include, exclude       filter.Filter
+	hasInclude, hasExclude bool
 }
 
-// CompileRules compiles both lists.
-func CompileRules(include, exclude []string) (Rules, error) {
-	var r Rules
-	for _, s := range include {
-		p, err := CompilePattern(s)
-		if err != nil {
-			return Rules{}, fmt.Errorf("include: %w", err)
+// CompileRules validates and compiles both lists; an error names the list
+// and the entry's index.
+func CompileRules(include, exclude []filter.Config) (Rules, error) {
+	for _, l := range []struct {
+		key string
+		cs  []filter.Config
+	}{{"include", include}, {"exclude", exclude}} {
+		for i, c := range l.cs {
+			if err := c.Validate(); err != nil {
+				return Rules{}, fmt.Errorf("%s::%d: %w", l.key, i, err)
+			}
 		}
-		r.Include = append(r.Include, p)
 	}
-	for _, s := range exclude {
-		p, err := CompilePattern(s)
-		if err != nil {
-			return Rules{}, fmt.Errorf("exclude: %w", err)
-		}
-		r.Exclude = append(r.Exclude, p)
+	r := Rules{hasInclude: len(include) > 0, hasExclude: len(exclude) > 0}
+	if r.hasInclude {
+		r.include = filter.CreateFilter(include)
+	}
+	if r.hasExclude {
+		r.exclude = filter.CreateFilter(exclude)
 	}
 	return r, nil
 }
@@ -83,22 +45,12 @@ func CompileRules(include, exclude []string) (Rules, error) {
 // matches no pattern: it passes only when there are no include patterns.
 func (r Rules) Allow(v string) bool {
 	if v == "" {
-		return len(r.Include) == 0
+		return !r.hasInclude
 	}
-	for _, p := range r.Exclude {
-		if p.Match(v) {
-			return false
-		}
+	if r.hasExclude && r.exclude.Matches(v) {
+		return false
 	}
-	if len(r.Include) == 0 {
-		return true
-	}
-	for _, p := range r.Include {
-		if p.Match(v) {
-			return true
-		}
-	}
-	return false
+	return !r.hasInclude || r.include.Matches(v)
 }
 
 // Filter selects the pods and containers a scrape reports.

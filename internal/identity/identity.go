@@ -13,6 +13,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 )
 
 // Source is where a container's identity came from.
@@ -81,6 +83,10 @@ type Snapshot struct {
 	Pods       []Pod
 	// SandboxIDs are the IDs of pod sandboxes (pause containers).
 	SandboxIDs []string
+	// Errors are details the listing could not read (one container's
+	// image name, say): the listing stands without them and the cache
+	// logs them.
+	Errors []error
 }
 
 // Resolver lists one runtime API. Implementations must only call read-only
@@ -100,7 +106,7 @@ type Resolver interface {
 // ("sha256:<hex>" or 64 hex) has no name: both are empty.
 func SplitImage(ref string) (name, tag string) {
 	ref = strings.TrimSpace(ref)
-	if ref == "" || strings.HasPrefix(ref, "sha256:") || isHex64(ref) {
+	if ref == "" || strings.HasPrefix(ref, "sha256:") || cgroupfs.IsHex64(ref) {
 		return "", ""
 	}
 	if i := strings.IndexByte(ref, '@'); i >= 0 {
@@ -116,19 +122,6 @@ func SplitImage(ref string) (name, tag string) {
 		return "", "" // ":tag" or "@digest" alone names nothing
 	}
 	return name, tag
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Kubernetes labels the kubelet puts on sandboxes and containers.

@@ -10,14 +10,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 )
 
 // The kubelet's log directories are the last identity source when no
 // runtime answers: /var/log/pods/<namespace>_<pod>_<uid>/<container>/ and
 // the links /var/log/containers/<pod>_<namespace>_<container>-<id>.log.
-// contrib's pkg/stanza container parser knows the same layout, but it pulls
-// ~170 modules and its regular expression is unexported, so these two small
-// parsers (fuzz-tested) are our own.
+// contrib's pkg/stanza container parser (which the logs signal uses) knows
+// the file path layout, but it parses one log file's path per record and
+// keeps its regular expression unexported; identity needs the directory
+// names themselves, listed in bulk, so these two small parsers
+// (fuzz-tested) are our own.
 
 // LogPod is one pod directory of /var/log/pods.
 type LogPod struct {
@@ -42,11 +46,15 @@ func NewPodLogs(root string) *PodLogs {
 	}
 }
 
-// Scan lists both directories. Unreadable directories and names that do not
-// parse are skipped: the fallback gives what it can.
-func (p *PodLogs) Scan() (pods map[string]LogPod, ctrNames map[string]string) {
+// Scan lists both directories, each once: the pod directories, the
+// container ID -> container name of every /var/log/containers link, and
+// the container ID of each log file those links point to (how a log file
+// gets its container ID when no runtime answers). Unreadable directories
+// and names that do not parse are skipped: the fallback gives what it can.
+func (p *PodLogs) Scan() (pods map[string]LogPod, ctrNames map[string]string, links map[LogKey]string) {
 	pods = map[string]LogPod{}
 	ctrNames = map[string]string{}
+	links = map[LogKey]string{}
 	if entries, err := os.ReadDir(p.pods); err == nil {
 		for _, e := range entries {
 			if !e.IsDir() {
@@ -66,14 +74,26 @@ func (p *PodLogs) Scan() (pods map[string]LogPod, ctrNames map[string]string) {
 			pods[lp.UID] = lp
 		}
 	}
-	if entries, err := os.ReadDir(p.containers); err == nil {
-		for _, e := range entries {
-			if l, err := parseContainerLogName(e.Name()); err == nil {
-				ctrNames[l.id] = l.container
-			}
+	entries, err := os.ReadDir(p.containers)
+	if err != nil {
+		return pods, ctrNames, links
+	}
+	for _, e := range entries {
+		l, err := parseContainerLogName(e.Name())
+		if err != nil {
+			continue
+		}
+		ctrNames[l.id] = l.container
+		// <pod>_<namespace>_<container>-<id>.log -> /var/log/pods/.../<restart>.log
+		target, err := os.Readlink(filepath.Join(p.containers, e.Name()))
+		if err != nil {
+			continue
+		}
+		if _, k, err := ParseLogPath(target); err == nil && k.Container == l.container {
+			links[k] = l.id
 		}
 	}
-	return pods, ctrNames
+	return pods, ctrNames, links
 }
 
 var errLogName = errors.New("not a kubelet log name")
@@ -102,7 +122,7 @@ func parseContainerLogName(name string) (containerLog, error) {
 		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
 	}
 	l := containerLog{pod: parts[0], namespace: parts[1], container: parts[2][:len(parts[2])-65], id: parts[2][len(parts[2])-64:]}
-	if l.pod == "" || l.namespace == "" || l.container == "" || !isHex64(l.id) {
+	if l.pod == "" || l.namespace == "" || l.container == "" || !cgroupfs.IsHex64(l.id) {
 		return containerLog{}, fmt.Errorf("/var/log/containers/%q: %w", name, errLogName)
 	}
 	return l, nil
@@ -139,31 +159,4 @@ func ParseLogPath(p string) (LogPod, LogKey, error) {
 	}
 	lp.Containers = []string{ctr}
 	return lp, LogKey{PodUID: lp.UID, Container: ctr, Restart: n}, nil
-}
-
-// ScanLinks reads the links of /var/log/containers
-// (<pod>_<namespace>_<container>-<id>.log -> /var/log/pods/.../<restart>.log)
-// and returns the container ID of each log file they point to. This is how
-// a log file gets its container ID when no runtime answers. Links that do
-// not parse are skipped.
-func (p *PodLogs) ScanLinks() map[LogKey]string {
-	out := map[LogKey]string{}
-	entries, err := os.ReadDir(p.containers)
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		l, err := parseContainerLogName(e.Name())
-		if err != nil {
-			continue
-		}
-		target, err := os.Readlink(filepath.Join(p.containers, e.Name()))
-		if err != nil {
-			continue
-		}
-		if _, k, err := ParseLogPath(target); err == nil && k.Container == l.container {
-			out[k] = l.id
-		}
-	}
-	return out
 }

@@ -73,7 +73,7 @@ func TestPodLogsScan(t *testing.T) {
 	mk("var/log/pods/not-a-pod")
 	mk("var/log/containers")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+hexA+".log"), nil, 0o644))
-	pods, names := NewPodLogs(root).Scan()
+	pods, names, _ := NewPodLogs(root).Scan()
 	assert.Equal(t, map[string]LogPod{
 		"uid-1": {Namespace: "shop", Name: "web-0", UID: "uid-1", Containers: []string{"nginx", "sidecar"}},
 		"uid-2": {Namespace: "ops", Name: "agent-x", UID: "uid-2", Containers: []string{"agent"}},
@@ -81,7 +81,7 @@ func TestPodLogsScan(t *testing.T) {
 	assert.Equal(t, map[string]string{hexA: "sidecar"}, names)
 
 	// Absent directories: nothing, no error.
-	pods, names = NewPodLogs(t.TempDir()).Scan()
+	pods, names, _ = NewPodLogs(t.TempDir()).Scan()
 	assert.Empty(t, pods)
 	assert.Empty(t, names)
 }

@@ -7,19 +7,21 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+
+	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
 
 // Meminfo holds the /proc/meminfo fields the receiver uses, in bytes. A field
-// the kernel did not print stays nil.
+// the kernel did not print is absent (!OK), not zero.
 type Meminfo struct {
-	MemTotal     *uint64
-	ActiveAnon   *uint64
-	InactiveAnon *uint64
-	ActiveFile   *uint64
-	InactiveFile *uint64
-	Mapped       *uint64
-	SwapTotal    *uint64
-	SwapFree     *uint64
+	MemTotal     opt.Value[uint64]
+	ActiveAnon   opt.Value[uint64]
+	InactiveAnon opt.Value[uint64]
+	ActiveFile   opt.Value[uint64]
+	InactiveFile opt.Value[uint64]
+	Mapped       opt.Value[uint64]
+	SwapTotal    opt.Value[uint64]
+	SwapFree     opt.Value[uint64]
 }
 
 // Meminfo reads /proc/meminfo.
@@ -43,7 +45,7 @@ func parseMeminfo(data []byte) (Meminfo, error) {
 		if !found {
 			continue
 		}
-		var dst **uint64
+		var dst *opt.Value[uint64]
 		switch string(key) {
 		case "MemTotal":
 			dst = &m.MemTotal
@@ -81,7 +83,7 @@ func parseMeminfo(data []byte) (Meminfo, error) {
 			}
 			v *= 1024
 		}
-		*dst = &v
+		*dst = opt.Some(v)
 	}
 	return m, nil
 }

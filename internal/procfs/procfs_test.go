@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
 
 func TestMeminfoFieldNotes(t *testing.T) {
@@ -18,18 +20,18 @@ func TestMeminfoFieldNotes(t *testing.T) {
 	fs := NewFS(filepath.Join("..", "..", "testdata", "fixtures", "v2-cgroupfs"))
 	m, err := fs.Meminfo()
 	require.NoError(t, err)
-	require.NotNil(t, m.MemTotal)
-	assert.Equal(t, uint64(16374584*1024), *m.MemTotal)
-	assert.Equal(t, uint64(2568*1024), *m.ActiveAnon)
-	assert.Equal(t, uint64(791340*1024), *m.InactiveAnon)
-	assert.Equal(t, uint64(869852*1024), *m.ActiveFile)
-	assert.Equal(t, uint64(4608000*1024), *m.InactiveFile)
+	require.True(t, m.MemTotal.OK)
+	assert.Equal(t, uint64(16374584*1024), m.MemTotal.V)
+	assert.Equal(t, uint64(2568*1024), m.ActiveAnon.V)
+	assert.Equal(t, uint64(791340*1024), m.InactiveAnon.V)
+	assert.Equal(t, uint64(869852*1024), m.ActiveFile.V)
+	assert.Equal(t, uint64(4608000*1024), m.InactiveFile.V)
 }
 
 func TestMeminfoAbsentFields(t *testing.T) {
 	m, err := parseMeminfo([]byte("MemTotal: 10 kB\nHugePages_Total: 0\n"))
 	require.NoError(t, err)
-	assert.Nil(t, m.ActiveAnon, "a field the kernel did not print is nil, not zero")
+	assert.False(t, m.ActiveAnon.OK, "a field the kernel did not print is absent, not zero")
 	_, err = parseMeminfo([]byte("Active(anon): x kB\n"))
 	require.Error(t, err)
 	_, err = parseMeminfo([]byte("Active(anon): 1 MB\n"))
@@ -51,13 +53,13 @@ func FuzzParseMeminfo(f *testing.F) {
 	f.Add([]byte("Active(file): 18014398509481983 kB\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseMeminfo(data)
-		if err != nil || m.ActiveAnon == nil {
+		if err != nil || !m.ActiveAnon.OK {
 			return
 		}
 		// Round trip in bytes (no unit).
-		back, err := parseMeminfo([]byte(fmt.Sprintf("Active(anon): %d\n", *m.ActiveAnon)))
+		back, err := parseMeminfo([]byte(fmt.Sprintf("Active(anon): %d\n", m.ActiveAnon.V)))
 		require.NoError(t, err)
-		require.Equal(t, *m.ActiveAnon, *back.ActiveAnon)
+		require.Equal(t, m.ActiveAnon.V, back.ActiveAnon.V)
 	})
 }
 
@@ -78,14 +80,14 @@ func FuzzParseBootTime(f *testing.F) {
 func TestVmstat(t *testing.T) {
 	v, err := parseVmstat([]byte("nr_free_pages 1\npgfault 52000001\npgmajfault 52003\noom_kill 5\npgsteal_kswapd 9\n"))
 	require.NoError(t, err)
-	require.NotNil(t, v.PgFault)
-	assert.Equal(t, uint64(52000001), *v.PgFault)
-	assert.Equal(t, uint64(52003), *v.PgMajFault)
-	assert.Equal(t, uint64(5), *v.OOMKill)
+	require.True(t, v.PgFault.OK)
+	assert.Equal(t, uint64(52000001), v.PgFault.V)
+	assert.Equal(t, uint64(52003), v.PgMajFault.V)
+	assert.Equal(t, uint64(5), v.OOMKill.V)
 
 	v, err = parseVmstat([]byte("pgfault 7\n"))
 	require.NoError(t, err)
-	assert.Nil(t, v.OOMKill, "a counter the kernel did not print is nil, not zero")
+	assert.False(t, v.OOMKill.OK, "a counter the kernel did not print is absent, not zero")
 	_, err = parseVmstat([]byte("oom_kill -1\n"))
 	require.Error(t, err)
 	_, err = NewFS(t.TempDir()).Vmstat()
@@ -102,13 +104,13 @@ func FuzzParseVmstat(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, p := range []*uint64{v.PgFault, v.PgMajFault, v.OOMKill} {
-			if p == nil {
+		for _, p := range []opt.Value[uint64]{v.PgFault, v.PgMajFault, v.OOMKill} {
+			if !p.OK {
 				continue
 			}
-			back, err := parseVmstat([]byte(fmt.Sprintf("pgfault %d\n", *p)))
+			back, err := parseVmstat([]byte(fmt.Sprintf("pgfault %d\n", p.V)))
 			require.NoError(t, err)
-			require.Equal(t, *p, *back.PgFault)
+			require.Equal(t, p, back.PgFault)
 		}
 	})
 }

@@ -81,30 +81,18 @@ func (r *TaskStateReader) State(tid int) (st TaskState, ok bool, err error) {
 		}
 		return 0, false, fmt.Errorf("procfs: open %s: %w", r.pathString(), err)
 	}
-	defer syscall.Close(fd)
+	defer rawfile.Close(fd)
 	if r.trace != nil {
 		r.trace(r.pathString())
 	}
-	n := 0
-	for {
-		if n == len(r.buf) {
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+	r.buf, err = rawfile.ReadAll(fd, r.buf)
+	if err != nil {
+		if errors.Is(err, syscall.ESRCH) || errors.Is(err, fs.ErrNotExist) {
+			return 0, false, nil // exited after the open
 		}
-		m, err := syscall.Read(fd, r.buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			if errors.Is(err, syscall.ESRCH) || errors.Is(err, fs.ErrNotExist) {
-				return 0, false, nil // exited after the open
-			}
-			return 0, false, fmt.Errorf("procfs: read %s: %w", r.pathString(), err)
-		}
-		if m == 0 {
-			break
-		}
-		n += m
+		return 0, false, fmt.Errorf("procfs: read %s: %w", r.pathString(), err)
 	}
+	n := len(r.buf)
 	if n == 0 {
 		return 0, false, nil // an exiting task can show an empty file
 	}

@@ -7,14 +7,16 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+
+	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
 
 // Vmstat holds the /proc/vmstat event counters the receiver uses: node-wide
-// totals since boot. A counter the kernel did not print stays nil.
+// totals since boot. A counter the kernel did not print is absent (!OK), not zero.
 type Vmstat struct {
-	PgFault    *uint64 // all page faults, major included
-	PgMajFault *uint64 // major page faults
-	OOMKill    *uint64 // processes killed by the OOM killer, global and cgroup OOM alike
+	PgFault    opt.Value[uint64] // all page faults, major included
+	PgMajFault opt.Value[uint64] // major page faults
+	OOMKill    opt.Value[uint64] // processes killed by the OOM killer, global and cgroup OOM alike
 }
 
 // Vmstat reads /proc/vmstat.
@@ -39,7 +41,7 @@ func parseVmstat(data []byte) (Vmstat, error) {
 		if !found {
 			continue
 		}
-		var dst **uint64
+		var dst *opt.Value[uint64]
 		switch string(key) {
 		case "pgfault":
 			dst = &v.PgFault
@@ -54,7 +56,7 @@ func parseVmstat(data []byte) (Vmstat, error) {
 		if err != nil {
 			return Vmstat{}, fmt.Errorf("malformed line %q: %w", line, err)
 		}
-		*dst = &n
+		*dst = opt.Some(n)
 	}
 	return v, nil
 }

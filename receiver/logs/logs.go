@@ -136,7 +136,7 @@ func New(ctx context.Context, set receiver.Settings, opts Options, next consumer
 	if err != nil {
 		return nil, fmt.Errorf("container logs: %w", err)
 	}
-	r := &logsReceiver{inner: inner}
+	r := &logsReceiver{inner: inner, root: opts.RootPath}
 	for _, x := range []any{opts.Identity, opts.Cgroups} {
 		if lc, ok := x.(Lifecycle); ok {
 			r.lifecycles = append(r.lifecycles, lc)
@@ -157,12 +157,16 @@ func (l *logType) BaseConfig(component.Config) adapter.BaseConfig { return l.bas
 func (l *logType) InputConfig(component.Config) operator.Config   { return l.input }
 
 type logsReceiver struct {
+	root       string
 	inner      receiver.Logs
 	lifecycles []Lifecycle
 	started    []Lifecycle
 }
 
 func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
+	if err := cgroupfs.CheckPlatform(r.root); err != nil {
+		return err
+	}
 	for _, lc := range r.lifecycles {
 		if err := lc.Start(ctx); err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
@@ -205,9 +206,9 @@ func TestFilters(t *testing.T) {
 	root := hostRoot(t)
 	opts := testOptions(root)
 	var err error
-	opts.Filter.Namespaces, err = identity.CompileRules(nil, []string{"billing"})
+	opts.Filter.Namespaces, err = identity.CompileRules(nil, []filter.Config{{Strict: "billing"}})
 	require.NoError(t, err)
-	opts.Filter.Containers, err = identity.CompileRules(nil, []string{"regex:^side"})
+	opts.Filter.Containers, err = identity.CompileRules(nil, []filter.Config{{Regex: "^side"}})
 	require.NoError(t, err)
 	sink := run(t, opts, 4+3, nil)
 	got := map[string]bool{}

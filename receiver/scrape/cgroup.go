@@ -33,32 +33,52 @@ type stats struct {
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
-// Everything is read before anything is recorded, so a cgroup that vanishes
-// half-way leaves nothing in the builder. It returns false when the cgroup
-// vanished: its points are dropped and reported as a partial error. Other
-// read errors cost the points of the group they belong to only.
+// What it reads is the kind's plan (plan.go): the files its enabled metrics
+// need, nothing else. Everything is read before anything is recorded, so a
+// cgroup that vanishes half-way leaves nothing in the builder. It returns
+// false when the cgroup vanished: every point the entity would have had is
+// dropped and counted in one partial error naming what vanished. Other read
+// errors cost the points of the group they belong to only.
 func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.ScrapeErrors) bool {
+	p := &s.plan[e.kind]
 	var st stats
-	st.cpu, st.cpuErr = s.reader.CPU(e.rel)
-	st.mem, st.memErr = s.readMemory(e)
-	s.readCPUExtra(e, &st.cpuExt)
-	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) || st.cpuExt.vanished() {
-		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))
+	if p.cpu {
+		st.cpu, st.cpuErr = s.reader.CPU(e.rel)
+	}
+	if p.mem.Any() {
+		st.mem, st.memErr = s.readMemory(e, p.mem)
+	}
+	s.readCPUExtra(e, p, &st.cpuExt)
+	if err := st.vanished(); err != nil {
+		errs.AddPartial(p.points(), fmt.Errorf("%s: %w", e.name, err))
 		return false
 	}
 	ts := pcommon.NewTimestampFromTime(now)
-	if st.cpuErr != nil {
-		errs.AddPartial(cpuPoints, fmt.Errorf("%s: %w", e.name, st.cpuErr))
-	} else {
+	switch {
+	case st.cpuErr != nil:
+		errs.AddPartial(p.cpuPts, fmt.Errorf("%s: %w", e.name, st.cpuErr))
+	case p.cpu:
 		s.recordCPU(ts, now, e, st.cpu)
 	}
-	if st.memErr != nil {
-		errs.AddPartial(memoryPoints, fmt.Errorf("%s: %w", e.name, st.memErr))
-	} else {
-		s.recordMemory(ts, e, st.mem, errs)
+	switch {
+	case st.memErr != nil:
+		errs.AddPartial(p.memPts, fmt.Errorf("%s: %w", e.name, st.memErr))
+	case p.mem.Any() || e.kind == kindNode:
+		s.recordMemory(ts, e, p, st.mem, errs)
 	}
-	s.recordCPUExtra(ts, now, e, &st.cpuExt, errs)
+	s.recordCPUExtra(ts, now, e, p, &st.cpuExt, errs)
 	return true
+}
+
+// vanished returns the first error that says the cgroup is gone (it names
+// the directory or file), or nil.
+func (st *stats) vanished() error {
+	for _, err := range [...]error{st.cpuErr, st.memErr, st.cpuExt.bwErr, st.cpuExt.tasksErr, st.cpuExt.psiErr} {
+		if errors.Is(err, cgroupfs.ErrVanished) {
+			return err
+		}
+	}
+	return nil
 }
 
 func clampInt64(v uint64) int64 {

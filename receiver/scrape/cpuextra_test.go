@@ -174,7 +174,8 @@ func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
 	require.Error(t, err)
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, tasksPoints+psiPoints, pe.Failed)
+	assert.Equal(t, 7+6, pe.Failed, "6 task states + load average; 3 resources x some/full of the one PSI metric on by default (stall time)")
+	assert.Equal(t, s.plan[kindContainer].tasksPts+s.plan[kindContainer].psiPts, pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr1+": threads:")
 	assert.Contains(t, err.Error(), filepath.Join("proc", "2101", "stat"))
 	assert.Contains(t, err.Error(), "io.pressure")
@@ -205,7 +206,7 @@ func TestScrapeMalformedCPUMax(t *testing.T) {
 	m, err := s.Scrape(context.Background())
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, bandwidthPoints, pe.Failed)
+	assert.Equal(t, s.plan[kindContainer].bwPts, pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr1)
 	assert.Contains(t, err.Error(), "cpu.max")
 	a1 := points(m, "container.id", v2Ctr1)

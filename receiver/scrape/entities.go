@@ -19,7 +19,7 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 	if start == 0 {
 		start = pcommon.NewTimestampFromTime(now)
 	}
-	st := s.get(seriesKey{kind: kindNode}, start)
+	st := s.get(seriesKey{kind: kindNode}, "/", start)
 	if !s.scrapeCgroup(now, entity{kind: kindNode, rel: "/", name: "node", st: st}, errs) {
 		return
 	}
@@ -37,7 +37,7 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 	if !p.StartTime.IsZero() {
 		start = pcommon.NewTimestampFromTime(p.StartTime)
 	}
-	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, start)
+	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pod.Path, start)
 	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, pod: pod.PodUID, st: st}, errs) {
 		return
 	}
@@ -71,7 +71,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 	if !ct.StartTime.IsZero() {
 		start = pcommon.NewTimestampFromTime(ct.StartTime)
 	}
-	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, start)
+	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, c.Path, start)
 	if !ct.StartTime.IsZero() && !st.runtimeStart {
 		// A runtime that answers late replaces the first-seen time, once:
 		// after that the start time never moves, even when the identity
@@ -93,7 +93,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 			labels = p.Labels
 		}
 	}
-	s.recordContainerGPU(now, c.ContainerID)
+	s.recordContainerGPU(now, c.ContainerID, &ct)
 	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }

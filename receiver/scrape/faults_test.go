@@ -36,7 +36,7 @@ func TestScrapeMalformedFileIsPartial(t *testing.T) {
 	require.Error(t, err)
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, memoryPoints, pe.Failed)
+	assert.Equal(t, s.plan[kindContainer].memPts, pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr3)
 	assert.Contains(t, err.Error(), "memory.current")
 
@@ -56,14 +56,14 @@ func TestScrapeVanishedCgroup(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	s := newTestScraper(t, root, false, &fakeClock{now: t0})
 	var errs scrapererror.ScrapeErrors
-	st := s.get(seriesKey{kind: kindContainer, id: "gone"}, pcommon.Timestamp(1))
+	st := s.get(seriesKey{kind: kindContainer, id: "gone"}, "/kubepods.slice/gone", pcommon.Timestamp(1))
 	ok := s.scrapeCgroup(t0, entity{kind: kindContainer, rel: "/kubepods.slice/gone", name: "container gone", st: st}, &errs)
 	assert.False(t, ok)
 	err := errs.Combine()
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, cpuPoints+memoryPoints, pe.Failed)
-	assert.Contains(t, err.Error(), "container gone: "+cgroupfs.ErrVanished.Error())
+	assert.Equal(t, s.plan[kindContainer].points(), pe.Failed)
+	assert.Contains(t, err.Error(), "container gone: "+filepath.Join(root, "sys/fs/cgroup/kubepods.slice/gone")+": "+cgroupfs.ErrVanished.Error())
 	assert.Equal(t, 0, s.mb.Emit().DataPointCount(), "nothing recorded for a vanished cgroup")
 }
 

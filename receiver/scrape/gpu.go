@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/podresources"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -33,7 +34,8 @@ type GPUOptions struct {
 	// inject go-nvml's mocks.
 	NVML gpu.Library
 	// Names resolves a container ID to its Kubernetes names, to join
-	// pod-resources allocations; nil leaves allocations unused.
+	// pod-resources allocations; nil uses the names the scraper's Identity
+	// gives the container (runtime, else the kubelet's log directories).
 	Names ContainerNamer
 }
 
@@ -101,10 +103,6 @@ func (s *Scraper) startGPU() {
 			s.logger.Warn("Cannot initialise NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
 		}
 		return
-	}
-	if podres != nil && o.Names == nil {
-		s.logger.Info("pod-resources allocations need container names (namespace/pod/container) to be joined to containers; none are available yet, so only process attribution is used",
-			zap.String("endpoint", podres.Endpoint()))
 	}
 	s.gpu = &gpuState{coll: coll, podres: podres, names: o.Names, devices: map[string]*gpuSeries{}}
 	s.logger.Info("NVIDIA GPU metrics on", zap.Int("gpus", n),
@@ -326,17 +324,22 @@ func boolInt(b bool) int64 {
 
 // recordContainerGPU records a container's use of each GPU it uses or was
 // allocated, on the container's resource (called just before it is
-// emitted).
-func (s *Scraper) recordContainerGPU(now time.Time, containerID string) {
+// emitted). ct is the container's identity: its namespace, pod and
+// container names join the kubelet's allocations unless Names is set.
+func (s *Scraper) recordContainerGPU(now time.Time, containerID string, ct *identity.Container) {
 	g := s.gpu
 	if g == nil || g.snap == nil {
 		return
 	}
 	var ref *gpu.Ref
-	if g.names != nil {
+	switch {
+	case g.podres == nil:
+	case g.names != nil:
 		if r, ok := g.names.ContainerRef(g.ctx, containerID); ok {
 			ref = &r
 		}
+	case ct.Namespace != "" && ct.PodName != "" && ct.ContainerName != "":
+		ref = &gpu.Ref{Namespace: ct.Namespace, Pod: ct.PodName, Container: ct.ContainerName}
 	}
 	ts := pcommon.NewTimestampFromTime(now)
 	for _, cd := range g.snap.Container(containerID, ref) {

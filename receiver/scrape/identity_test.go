@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
@@ -174,7 +175,7 @@ func TestExitedFilteredAndSwitches(t *testing.T) {
 	c := fi.containers[idB2]
 	c.Exited = true
 	fi.containers[idB2] = c
-	ns, err := identity.CompileRules(nil, []string{"ops"})
+	ns, err := identity.CompileRules(nil, []filter.Config{{Strict: "ops"}})
 	require.NoError(t, err)
 	clk := &fakeClock{now: t0}
 	s := startScraper(t, root, false, clk, func(o *Options) {

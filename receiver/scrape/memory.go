@@ -17,74 +17,47 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// memoryPoints is what a failed memory read costs: usage, working set, rss,
-// cache, mapped file, swap, limit, available, OOM kills, major and minor
-// faults.
-const memoryPoints = 11
+type gaugeFn func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 
-// Points lost when a node-wide /proc file cannot be read.
-const (
-	vmstatPoints  = 3 // OOM kills, major and minor faults
-	meminfoPoints = 1 // available (and, on v2 without a root memory.stat, everything else)
-)
-
-type gaugeFn func(pcommon.Timestamp, int64)
-
-// memoryRecorders are the memory metrics of one entity kind, so the node,
-// pods and containers share one recording path and one set of definitions.
-// limit is nil for the node: the root cgroup has no limit.
+// memoryRecorders are the memory metrics of one entity kind, as method
+// expressions: the node, pods and containers share one recording path and
+// one set of definitions. limit is nil for the node: the root cgroup has
+// no limit.
 type memoryRecorders struct {
 	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills gaugeFn
-	faults                                                                  func(pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
+	faults                                                                  func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
 }
 
-func (s *Scraper) memoryRecordersFor(k cgroupKind) memoryRecorders {
-	if r := s.recorders.memory[k]; r != nil {
-		return *r
-	}
-	r := s.newMemoryRecorders(k)
-	s.recorders.memory[k] = &r
-	return r
-}
-
-// newMemoryRecorders binds the MetricsBuilder's methods once per kind: a
-// method value allocates, so building them per entity per scrape would.
-func (s *Scraper) newMemoryRecorders(k cgroupKind) memoryRecorders {
-	mb := s.mb
-	switch k {
-	case kindNode:
-		return memoryRecorders{
-			usage: mb.RecordK8sNodeMemoryUsageDataPoint, workingSet: mb.RecordK8sNodeMemoryWorkingSetDataPoint,
-			rss: mb.RecordK8sNodeMemoryRssDataPoint, cache: mb.RecordK8sNodeMemoryCacheDataPoint,
-			mapped: mb.RecordK8sNodeMemoryMappedFileDataPoint, swap: mb.RecordK8sNodeMemorySwapDataPoint,
-			available: mb.RecordK8sNodeMemoryAvailableDataPoint, oomKills: mb.RecordK8sNodeMemoryOomKillsDataPoint,
-			faults: mb.RecordK8sNodePagingFaultsDataPoint,
-		}
-	case kindPod:
-		return memoryRecorders{
-			usage: mb.RecordK8sPodMemoryUsageDataPoint, workingSet: mb.RecordK8sPodMemoryWorkingSetDataPoint,
-			rss: mb.RecordK8sPodMemoryRssDataPoint, cache: mb.RecordK8sPodMemoryCacheDataPoint,
-			mapped: mb.RecordK8sPodMemoryMappedFileDataPoint, swap: mb.RecordK8sPodMemorySwapDataPoint,
-			limit: mb.RecordK8sPodMemoryLimitDataPoint, available: mb.RecordK8sPodMemoryAvailableDataPoint,
-			oomKills: mb.RecordK8sPodMemoryOomKillsDataPoint, faults: mb.RecordK8sPodPagingFaultsDataPoint,
-		}
-	default:
-		return memoryRecorders{
-			usage: mb.RecordContainerMemoryUsageDataPoint, workingSet: mb.RecordContainerMemoryWorkingSetDataPoint,
-			rss: mb.RecordContainerMemoryRssDataPoint, cache: mb.RecordContainerMemoryCacheDataPoint,
-			mapped: mb.RecordContainerMemoryMappedFileDataPoint, swap: mb.RecordContainerMemorySwapDataPoint,
-			limit: mb.RecordContainerMemoryLimitDataPoint, available: mb.RecordContainerMemoryAvailableDataPoint,
-			oomKills: mb.RecordContainerMemoryOomKillsDataPoint, faults: mb.RecordContainerPagingFaultsDataPoint,
-		}
-	}
+var memoryRec = [...]memoryRecorders{
+	kindNode: {
+		usage: mbT.RecordK8sNodeMemoryUsageDataPoint, workingSet: mbT.RecordK8sNodeMemoryWorkingSetDataPoint,
+		rss: mbT.RecordK8sNodeMemoryRssDataPoint, cache: mbT.RecordK8sNodeMemoryCacheDataPoint,
+		mapped: mbT.RecordK8sNodeMemoryMappedFileDataPoint, swap: mbT.RecordK8sNodeMemorySwapDataPoint,
+		available: mbT.RecordK8sNodeMemoryAvailableDataPoint, oomKills: mbT.RecordK8sNodeMemoryOomKillsDataPoint,
+		faults: mbT.RecordK8sNodePagingFaultsDataPoint,
+	},
+	kindPod: {
+		usage: mbT.RecordK8sPodMemoryUsageDataPoint, workingSet: mbT.RecordK8sPodMemoryWorkingSetDataPoint,
+		rss: mbT.RecordK8sPodMemoryRssDataPoint, cache: mbT.RecordK8sPodMemoryCacheDataPoint,
+		mapped: mbT.RecordK8sPodMemoryMappedFileDataPoint, swap: mbT.RecordK8sPodMemorySwapDataPoint,
+		limit: mbT.RecordK8sPodMemoryLimitDataPoint, available: mbT.RecordK8sPodMemoryAvailableDataPoint,
+		oomKills: mbT.RecordK8sPodMemoryOomKillsDataPoint, faults: mbT.RecordK8sPodPagingFaultsDataPoint,
+	},
+	kindContainer: {
+		usage: mbT.RecordContainerMemoryUsageDataPoint, workingSet: mbT.RecordContainerMemoryWorkingSetDataPoint,
+		rss: mbT.RecordContainerMemoryRssDataPoint, cache: mbT.RecordContainerMemoryCacheDataPoint,
+		mapped: mbT.RecordContainerMemoryMappedFileDataPoint, swap: mbT.RecordContainerMemorySwapDataPoint,
+		limit: mbT.RecordContainerMemoryLimitDataPoint, available: mbT.RecordContainerMemoryAvailableDataPoint,
+		oomKills: mbT.RecordContainerMemoryOomKillsDataPoint, faults: mbT.RecordContainerPagingFaultsDataPoint,
+	},
 }
 
 // readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
 // are summed over its subtree, since the kernel counts a kill only in the
 // victim's own cgroup there (v2's memory.events is already hierarchical).
-func (s *Scraper) readMemory(e entity) (cgroupfs.MemoryStat, error) {
-	mem, err := s.reader.Memory(e.rel)
-	if err != nil || e.kind != kindPod || !s.layout.StatsV1() {
+func (s *Scraper) readMemory(e entity, want cgroupfs.MemoryWant) (cgroupfs.MemoryStat, error) {
+	mem, err := s.reader.Memory(e.rel, want)
+	if err != nil || e.kind != kindPod || !want.OOM || !s.layout.StatsV1() {
 		return mem, err
 	}
 	if e.st.oom == nil {
@@ -126,9 +99,9 @@ func (o *oomTree) update(walk func(func(string, uint64)) error) (cgroupfs.U64, e
 	return cgroupfs.Some(total), nil
 }
 
-func recordIf(fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
+func recordIf(mb *metadata.MetricsBuilder, fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
 	if fn != nil && v.OK {
-		fn(ts, clampInt64(v.V))
+		fn(mb, ts, clampInt64(v.V))
 	}
 }
 
@@ -136,33 +109,33 @@ func recordIf(fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
 // every entity: working set = usage - inactive file, floored at 0;
 // available = limit - working set where a finite limit exists. A value the
 // kernel did not provide gives no point.
-func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, p *kindPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
 	capacity := mem.Limit
 	if e.kind == kindNode {
-		mem, capacity = s.nodeMemory(mem, errs)
+		mem, capacity = s.nodeMemory(p, mem, errs)
 	}
-	rec := s.memoryRecordersFor(e.kind)
-	recordIf(rec.usage, ts, mem.Usage)
-	recordIf(rec.rss, ts, mem.Anon)
-	recordIf(rec.cache, ts, mem.File)
-	recordIf(rec.mapped, ts, mem.MappedFile)
-	recordIf(rec.swap, ts, mem.Swap)
-	recordIf(rec.oomKills, ts, mem.OOMKills)
+	rec, mb := &memoryRec[e.kind], s.mb
+	recordIf(mb, rec.usage, ts, mem.Usage)
+	recordIf(mb, rec.rss, ts, mem.Anon)
+	recordIf(mb, rec.cache, ts, mem.File)
+	recordIf(mb, rec.mapped, ts, mem.MappedFile)
+	recordIf(mb, rec.swap, ts, mem.Swap)
+	recordIf(mb, rec.oomKills, ts, mem.OOMKills)
 	if rec.limit != nil && mem.Limit.Finite() {
-		rec.limit(ts, clampInt64(mem.Limit.V))
+		rec.limit(mb, ts, clampInt64(mem.Limit.V))
 	}
 	if mem.PgFault.OK && mem.PgMajFault.OK {
-		rec.faults(ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
+		rec.faults(mb, ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
 		// The kernel's pgfault counts major faults too.
-		rec.faults(ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
+		rec.faults(mb, ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
 	}
 	if !mem.Usage.OK || !mem.InactiveFile.OK {
 		return
 	}
 	ws := calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)
-	rec.workingSet(ts, clampInt64(ws))
+	rec.workingSet(mb, ts, clampInt64(ws))
 	if capacity.Finite() {
-		rec.available(ts, clampInt64(calc.Available(capacity.V, ws)))
+		rec.available(mb, ts, clampInt64(calc.Available(capacity.V, ws)))
 	}
 }
 
@@ -173,38 +146,43 @@ func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, mem cgroupfs.Memo
 // Swap on v2 is SwapTotal - SwapFree. The node's capacity for available is
 // MemTotal; its OOM kills and faults
 // come from /proc/vmstat, the only place that counts them node-wide.
-func (s *Scraper) nodeMemory(mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
+func (s *Scraper) nodeMemory(p *kindPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
 	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
 	var capacity cgroupfs.Limit
-	mi, err := s.proc.Meminfo()
-	if err != nil {
-		lost := meminfoPoints
-		if !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK) {
-			lost = 6 // usage, working set, rss, cache and mapped file depended on it too
+	var mi procfs.Meminfo
+	fallback := p.meminfoFallback && !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK)
+	if p.meminfo || fallback {
+		var err error
+		if mi, err = s.proc.Meminfo(); err != nil {
+			lost := p.meminfoPts
+			if fallback {
+				lost += p.fallbackPts // usage, working set, rss, cache and mapped file depended on it too
+			}
+			errs.AddPartial(lost, fmt.Errorf("node memory: %w", err))
+		} else if mi.MemTotal.OK && p.meminfo {
+			capacity = cgroupfs.Limit{V: mi.MemTotal.V, OK: true}
 		}
-		errs.AddPartial(lost, fmt.Errorf("node memory: %w", err))
-	} else if mi.MemTotal != nil {
-		capacity = cgroupfs.Limit{V: *mi.MemTotal, OK: true}
 	}
-	if !mem.Usage.OK {
+	if !mem.Usage.OK && p.meminfoFallback {
 		mem = nodeUsageV2(mem, mi)
 	}
-	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal != nil && mi.SwapFree != nil {
+	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal.OK && mi.SwapFree.OK {
 		// The v2 root has no memory.swap.current: swap in use on the node.
-		mem.Swap = cgroupfs.Some(calc.Available(*mi.SwapTotal, *mi.SwapFree))
+		mem.Swap = cgroupfs.Some(calc.Available(mi.SwapTotal.V, mi.SwapFree.V))
+	}
+	mem.OOMKills, mem.PgFault, mem.PgMajFault = cgroupfs.U64{}, cgroupfs.U64{}, cgroupfs.U64{}
+	if !p.vmstat {
+		return mem, capacity
 	}
 	vm, err := s.proc.Vmstat()
-	mem.OOMKills, mem.PgFault, mem.PgMajFault = cgroupfs.U64{}, cgroupfs.U64{}, cgroupfs.U64{}
 	if errors.Is(err, fs.ErrNotExist) {
 		return mem, capacity // no /proc/vmstat: absent, no points
 	}
 	if err != nil {
-		errs.AddPartial(vmstatPoints, fmt.Errorf("node memory: %w", err))
+		errs.AddPartial(p.vmstatPts, fmt.Errorf("node memory: %w", err))
 		return mem, capacity
 	}
-	mem.OOMKills = fromPtr(vm.OOMKill)
-	mem.PgFault = fromPtr(vm.PgFault)
-	mem.PgMajFault = fromPtr(vm.PgMajFault)
+	mem.OOMKills, mem.PgFault, mem.PgMajFault = vm.OOMKill, vm.PgFault, vm.PgMajFault
 	return mem, capacity
 }
 
@@ -215,24 +193,17 @@ func nodeUsageV2(mem cgroupfs.MemoryStat, mi procfs.Meminfo) cgroupfs.MemoryStat
 		mem.Usage = cgroupfs.Some(mem.Anon.V + mem.File.V)
 		return mem
 	}
-	if mi.ActiveAnon == nil || mi.InactiveAnon == nil || mi.ActiveFile == nil || mi.InactiveFile == nil {
+	if !mi.ActiveAnon.OK || !mi.InactiveAnon.OK || !mi.ActiveFile.OK || !mi.InactiveFile.OK {
 		return mem
 	}
-	anon := *mi.ActiveAnon + *mi.InactiveAnon
-	file := *mi.ActiveFile + *mi.InactiveFile
+	anon := mi.ActiveAnon.V + mi.InactiveAnon.V
+	file := mi.ActiveFile.V + mi.InactiveFile.V
 	return cgroupfs.MemoryStat{
 		Usage:        cgroupfs.Some(anon + file),
-		InactiveFile: cgroupfs.Some(*mi.InactiveFile),
+		InactiveFile: mi.InactiveFile,
 		Anon:         cgroupfs.Some(anon),
 		File:         cgroupfs.Some(file),
-		MappedFile:   fromPtr(mi.Mapped),
+		MappedFile:   mi.Mapped,
 		Swap:         mem.Swap,
 	}
-}
-
-func fromPtr(p *uint64) cgroupfs.U64 {
-	if p == nil {
-		return cgroupfs.U64{}
-	}
-	return cgroupfs.Some(*p)
 }

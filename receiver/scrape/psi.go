@@ -24,54 +24,21 @@ var psiResources = [...]struct {
 	{cgroupfs.PSIIO, metadata.AttributePressureResourceIo},
 }
 
-// psiPoints is what a failed pressure read costs: 3 resources x some/full x
-// stall time and three averages.
-const psiPoints = len(psiResources) * 2 * 4
+type psiRecorder func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
 
-type psiRecorder func(pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
-
-// psiRecorders are the PSI metrics of one entity kind.
+// psiRecorders are the PSI metrics of one entity kind, as method
+// expressions.
 type psiRecorders struct {
 	stall, avg10, avg60, avg300 psiRecorder
 }
 
-func (s *Scraper) psiRecordersFor(k cgroupKind) psiRecorders {
-	if r := s.recorders.psi[k]; r != nil {
-		return *r
-	}
-	r := s.newPsiRecorders(k)
-	s.recorders.psi[k] = &r
-	return r
-}
-
-// newPsiRecorders binds the MetricsBuilder's methods once per kind: a
-// method value allocates, so building them per entity per scrape would.
-func (s *Scraper) newPsiRecorders(k cgroupKind) psiRecorders {
-	mb := s.mb
-	switch k {
-	case kindNode:
-		return psiRecorders{mb.RecordK8sNodePressureStallTimeDataPoint, mb.RecordK8sNodePressureAvg10DataPoint,
-			mb.RecordK8sNodePressureAvg60DataPoint, mb.RecordK8sNodePressureAvg300DataPoint}
-	case kindPod:
-		return psiRecorders{mb.RecordK8sPodPressureStallTimeDataPoint, mb.RecordK8sPodPressureAvg10DataPoint,
-			mb.RecordK8sPodPressureAvg60DataPoint, mb.RecordK8sPodPressureAvg300DataPoint}
-	default:
-		return psiRecorders{mb.RecordContainerPressureStallTimeDataPoint, mb.RecordContainerPressureAvg10DataPoint,
-			mb.RecordContainerPressureAvg60DataPoint, mb.RecordContainerPressureAvg300DataPoint}
-	}
-}
-
-// wantPSI reports whether any PSI metric of kind is enabled.
-func (s *Scraper) wantPSI(k cgroupKind) bool {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	switch k {
-	case kindNode:
-		return m.K8sNodePressureStallTime.Enabled || m.K8sNodePressureAvg10.Enabled || m.K8sNodePressureAvg60.Enabled || m.K8sNodePressureAvg300.Enabled
-	case kindPod:
-		return m.K8sPodPressureStallTime.Enabled || m.K8sPodPressureAvg10.Enabled || m.K8sPodPressureAvg60.Enabled || m.K8sPodPressureAvg300.Enabled
-	default:
-		return m.ContainerPressureStallTime.Enabled || m.ContainerPressureAvg10.Enabled || m.ContainerPressureAvg60.Enabled || m.ContainerPressureAvg300.Enabled
-	}
+var psiRec = [...]psiRecorders{
+	kindNode: {mbT.RecordK8sNodePressureStallTimeDataPoint, mbT.RecordK8sNodePressureAvg10DataPoint,
+		mbT.RecordK8sNodePressureAvg60DataPoint, mbT.RecordK8sNodePressureAvg300DataPoint},
+	kindPod: {mbT.RecordK8sPodPressureStallTimeDataPoint, mbT.RecordK8sPodPressureAvg10DataPoint,
+		mbT.RecordK8sPodPressureAvg60DataPoint, mbT.RecordK8sPodPressureAvg300DataPoint},
+	kindContainer: {mbT.RecordContainerPressureStallTimeDataPoint, mbT.RecordContainerPressureAvg10DataPoint,
+		mbT.RecordContainerPressureAvg60DataPoint, mbT.RecordContainerPressureAvg300DataPoint},
 }
 
 // readPSI reads the entity's cpu, memory and io pressure: the cgroup's
@@ -106,11 +73,11 @@ func (s *Scraper) readPSI(e entity, x *cpuExtra) {
 // recordPSI records stall time in seconds (the kernel's total is in µs) and
 // the averages as ratios 0-1 (the kernel prints percentages), for each line
 // the file has. A pressure read error costs the entity's PSI points only.
-func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, p *kindPlan, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
 	if x.psiErr != nil {
-		errs.AddPartial(psiPoints, fmt.Errorf("%s: %w", e.name, x.psiErr))
+		errs.AddPartial(p.psiPts, fmt.Errorf("%s: %w", e.name, x.psiErr))
 	}
-	rec := s.psiRecordersFor(e.kind)
+	rec, mb := &psiRec[e.kind], s.mb
 	for i, r := range psiResources {
 		p := x.psi[i]
 		if !p.OK {
@@ -123,10 +90,10 @@ func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, x *cpuExtra, errs *s
 			if !l.line.OK {
 				continue
 			}
-			rec.stall(ts, float64(l.line.Total)/1e6, r.attr, l.attr)
-			rec.avg10(ts, l.line.Avg10/100, r.attr, l.attr)
-			rec.avg60(ts, l.line.Avg60/100, r.attr, l.attr)
-			rec.avg300(ts, l.line.Avg300/100, r.attr, l.attr)
+			rec.stall(mb, ts, float64(l.line.Total)/1e6, r.attr, l.attr)
+			rec.avg10(mb, ts, l.line.Avg10/100, r.attr, l.attr)
+			rec.avg60(mb, ts, l.line.Avg60/100, r.attr, l.attr)
+			rec.avg300(mb, ts, l.line.Avg300/100, r.attr, l.attr)
 		}
 	}
 }

@@ -38,6 +38,10 @@ type Options struct {
 	// opens. Benchmarks use it to replay the scrape's exact file set as the
 	// raw-read floor; nil in production.
 	TraceRead func(path string)
+	// Discovered, when set, is called with every scrape's discovered tree
+	// (the logs signal's cgroup index reuses it instead of walking the
+	// tree again); nil when nothing else needs it.
+	Discovered func(*cgroupfs.Tree)
 	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
 	GPU GPUOptions
 
@@ -78,7 +82,7 @@ type Scraper struct {
 	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
 	gpu    *gpuState     // nil when GPU metrics are off
 
-	recorders recorderCache
+	plan [3]kindPlan // what to read per entity kind, from the enabled metrics
 
 	ident   Identity
 	sources [3]int64 // containers reported by the current scrape, by identity.Source
@@ -101,6 +105,9 @@ func New(set receiver.Settings, opts Options) *Scraper {
 // when nothing there is a cgroup filesystem: a DaemonSet without the host
 // mount should not run silently empty.
 func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
+	if err := cgroupfs.CheckPlatform(s.opts.RootPath); err != nil {
+		return err
+	}
 	l, err := cgroupfs.Detect(s.opts.RootPath)
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
@@ -120,6 +127,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		s.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
 	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
+	s.plan = newPlan(&s.opts.MetricsBuilderConfig.Metrics, l.StatsV1())
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
@@ -161,6 +169,9 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if err != nil {
 		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
 	}
+	if s.opts.Discovered != nil {
+		s.opts.Discovered(&tree)
+	}
 
 	ids := make([]string, len(tree.Containers))
 	for i := range tree.Containers {
@@ -176,16 +187,45 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// Containers before pods: a pod's load average and task counts are the
 	// sums over its containers (tasks.go).
 	s.cpuExt.resetPods()
-	for i := range tree.Containers {
-		s.scrapeContainer(now, &tree.Containers[i], &errs)
+	// The scrape's context (scraperhelper's timeout) bounds the whole walk:
+	// once it is done no further entity is read.
+	ci, pi := 0, 0
+	for ; ci < len(tree.Containers) && ctx.Err() == nil; ci++ {
+		s.scrapeContainer(now, &tree.Containers[ci], &errs)
 	}
-	if !s.opts.NoPodSeries {
-		for i := range tree.Pods {
-			s.scrapePod(now, &tree.Pods[i], &errs)
+	if s.opts.NoPodSeries {
+		pi = len(tree.Pods)
+	}
+	for ; pi < len(tree.Pods) && ctx.Err() == nil; pi++ {
+		s.scrapePod(now, &tree.Pods[pi], &errs)
+	}
+	if ci < len(tree.Containers) || pi < len(tree.Pods) {
+		s.stopped(ctx, &tree, ci, pi, &errs)
+	}
+	s.evict(&tree, &errs)
+	return s.mb.Emit(), errs.Combine()
+}
+
+// stopped reports the entities a scrape whose context ended did not read
+// (containers from ci on, pods from pi on) as one partial error counting
+// their points, and keeps their state: they were not seen, but they are not
+// gone.
+func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, errs *scrapererror.ScrapeErrors) {
+	keep := func(k seriesKey) {
+		if st, ok := s.series[k]; ok {
+			st.seen = s.gen
 		}
 	}
-	s.evict()
-	return s.mb.Emit(), errs.Combine()
+	for _, c := range tree.Containers[ci:] {
+		keep(seriesKey{kind: kindContainer, id: c.ContainerID})
+	}
+	for _, p := range tree.Pods[pi:] {
+		keep(seriesKey{kind: kindPod, id: p.PodUID})
+	}
+	nc, np := len(tree.Containers)-ci, len(tree.Pods)-pi
+	errs.AddPartial(nc*s.plan[kindContainer].points()+np*s.plan[kindPod].points(),
+		fmt.Errorf("scrape stopped before %d of %d containers and %d of %d pods: %w",
+			nc, len(tree.Containers), np, len(tree.Pods), context.Cause(ctx)))
 }
 
 // recordTelemetry records the scrape's duration (on the scraper's clock)

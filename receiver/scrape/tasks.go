@@ -16,10 +16,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// tasksPoints is what a failed thread-state read costs: one point per
-// state and the load average.
-const tasksPoints = procfs.NumTaskStates + 1
-
 // taskStateAttr maps procfs states to the task.state attribute.
 var taskStateAttr = [procfs.NumTaskStates]metadata.AttributeTaskState{
 	procfs.StateRunning:         metadata.AttributeTaskStateRunning,
@@ -50,14 +46,6 @@ func (x *cpuExtraState) pod(uid string) *podTasks {
 
 func (x *cpuExtraState) resetPods() { clear(x.pods) }
 
-// wantTasks reports whether any metric needs the containers' thread states:
-// the pod metrics are sums over containers, so they need them too.
-func (s *Scraper) wantTasks() bool {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	return m.ContainerTasks.Enabled || m.ContainerCPULoadAverage10s.Enabled ||
-		m.K8sPodTasks.Enabled || m.K8sPodCPULoadAverage10s.Enabled
-}
-
 // readTasks lists the container's threads (its sub-cgroups included) and
 // counts them by the state in /proc/<tid>/stat. One file per thread: the
 // reader and the ID buffer are reused.
@@ -86,11 +74,11 @@ func (s *Scraper) readTasks(e entity, x *cpuExtra) {
 // recordTasks records a container's thread counts by state and its load
 // average, updated with the running count over the real time since the
 // previous scrape, and adds both to its pod's sums; a pod records the sums.
-func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, p *kindPlan, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
 	switch e.kind {
 	case kindContainer:
 		if x.tasksErr != nil {
-			errs.AddPartial(tasksPoints, fmt.Errorf("%s: threads: %w", e.name, x.tasksErr))
+			errs.AddPartial(p.tasksPts, fmt.Errorf("%s: threads: %w", e.name, x.tasksErr))
 			if e.pod != "" {
 				s.cpuExt.pod(e.pod).incomplete = true
 			}
@@ -105,20 +93,20 @@ func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, x *
 		load := e.st.load.Update(float64(x.tasks[procfs.StateRunning]), now)
 		s.mb.RecordContainerCPULoadAverage10sDataPoint(ts, load)
 		if e.pod != "" {
-			p := s.cpuExt.pod(e.pod)
-			p.load += load
+			sum := s.cpuExt.pod(e.pod)
+			sum.load += load
 			for st, n := range x.tasks {
-				p.tasks[st] += n
+				sum.tasks[st] += n
 			}
 		}
 	case kindPod:
-		p := s.cpuExt.pods[e.pod]
-		if p == nil || p.incomplete {
+		sum := s.cpuExt.pods[e.pod]
+		if sum == nil || sum.incomplete {
 			return // no container of the pod had a thread list, or one failed
 		}
-		for st, n := range p.tasks {
+		for st, n := range sum.tasks {
 			s.mb.RecordK8sPodTasksDataPoint(ts, n, taskStateAttr[st])
 		}
-		s.mb.RecordK8sPodCPULoadAverage10sDataPoint(ts, p.load)
+		s.mb.RecordK8sPodCPULoadAverage10sDataPoint(ts, sum.load)
 	}
 }

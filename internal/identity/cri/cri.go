@@ -11,8 +11,6 @@ package cri // import "github.com/containerstats/containerstatsreceiver/internal
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -35,17 +33,6 @@ func Sockets() []string {
 		"var/run/cri-dockerd.sock",
 		"run/k3s/containerd/containerd.sock",
 	}
-}
-
-// Detect returns the first of Sockets that exists as a socket under root.
-func Detect(root string) (string, bool) {
-	for _, s := range Sockets() {
-		p := filepath.Join(root, s)
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return p, true
-		}
-	}
-	return "", false
 }
 
 // Resolver lists a CRI runtime. It is safe for one List at a time (the
@@ -120,6 +107,7 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 
 	bySandbox := make(map[string]*runtimeapi.PodSandbox, len(sb.GetItems()))
 	podIdx := map[string]int{}
+	var podReady []bool // per snap.Pods entry: described by a READY sandbox
 	for _, s := range sb.GetItems() {
 		bySandbox[s.GetId()] = s
 		snap.SandboxIDs = append(snap.SandboxIDs, s.GetId())
@@ -132,17 +120,21 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 			continue
 		}
 		// Several sandboxes per pod after a sandbox restart: the ready one,
-		// else the newest, describes the pod.
+		// else the newest, describes the pod. A NOTREADY sandbox never
+		// replaces a READY one, however new.
+		ready := s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
 		if i, dup := podIdx[p.UID]; dup {
-			if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY || p.StartTime.After(snap.Pods[i].StartTime) {
-				snap.Pods[i] = p
+			if ready && !podReady[i] || ready == podReady[i] && p.StartTime.After(snap.Pods[i].StartTime) {
+				snap.Pods[i], podReady[i] = p, ready
 			}
 			continue
 		}
 		podIdx[p.UID] = len(snap.Pods)
 		snap.Pods = append(snap.Pods, p)
+		podReady = append(podReady, ready)
 	}
 
+	used := map[string]bool{} // image keys of this listing
 	for _, c := range cs.GetContainers() {
 		md := c.GetMetadata()
 		ct := identity.Container{
@@ -175,44 +167,61 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 			ct.Namespace = l[identity.LabelPodNamespace]
 		}
 		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING || c.GetState() == runtimeapi.ContainerState_CONTAINER_CREATED {
-			ct.ImageName, ct.ImageTag = identity.SplitImage(r.imageName(ctx, c))
+			name, key, err := r.imageName(ctx, c)
+			if err != nil {
+				snap.Errors = append(snap.Errors, err)
+			}
+			if key != "" {
+				used[key] = true
+			}
+			ct.ImageName, ct.ImageTag = identity.SplitImage(name)
 		}
 		snap.Containers = append(snap.Containers, ct)
+	}
+	// Forget the images no listed container uses any more: the map stays
+	// as small as the node's set of images in use.
+	for key := range r.images {
+		if !used[key] {
+			delete(r.images, key)
+		}
 	}
 	return snap, nil
 }
 
-// imageName returns the image's name reference. The list may give an image
-// ID only (the kubelet creates containers by image ID); then the image name
-// comes from ContainerStatus, once per image ID. Under mu.
-func (r *Resolver) imageName(ctx context.Context, c *runtimeapi.Container) string {
+// imageName returns the image's name reference and the key it is cached
+// under ("" when the list names the image). The list may give an image ID
+// only (the kubelet creates containers by image ID); then the image name
+// comes from ContainerStatus, once per image ID. A failed ContainerStatus
+// is returned (the name is retried on the next refresh); an answer without
+// a name is not cached either, so a later refresh can still learn it.
+// Under mu.
+func (r *Resolver) imageName(ctx context.Context, c *runtimeapi.Container) (name, key string, err error) {
 	for _, ref := range []string{c.GetImage().GetUserSpecifiedImage(), c.GetImage().GetImage()} {
 		if n, _ := identity.SplitImage(ref); n != "" {
-			return ref
+			return ref, "", nil
 		}
 	}
-	key := c.GetImageRef()
+	key = c.GetImageRef()
 	if key == "" {
 		key = c.GetImage().GetImage()
 	}
 	if n, ok := r.images[key]; ok {
-		return n
+		return n, key, nil
 	}
 	st, err := r.client.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.GetId()})
 	if err != nil {
-		return "" // unknown image: omitted, retried on the next refresh
+		return "", key, fmt.Errorf("cri %s: ContainerStatus %s (image name of %s): %w", r.endpoint, c.GetId(), key, err)
 	}
-	name := ""
 	for _, ref := range []string{st.GetStatus().GetImage().GetUserSpecifiedImage(), st.GetStatus().GetImage().GetImage()} {
 		if n, _ := identity.SplitImage(ref); n != "" {
 			name = ref
 			break
 		}
 	}
-	if key != "" {
+	if key != "" && name != "" {
 		r.images[key] = name
 	}
-	return name
+	return name, key, nil
 }
 
 func nsTime(ns int64) time.Time {

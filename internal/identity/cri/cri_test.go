@@ -252,7 +252,7 @@ func TestNoSocket(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	root := t.TempDir()
-	_, ok := Detect(root)
+	_, ok := identity.DetectSocket(root, Sockets())
 	assert.False(t, ok)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/crio"), 0o755))
 	// A regular file named like a socket is not a socket.
@@ -260,7 +260,7 @@ func TestDetect(t *testing.T) {
 	l, err := net.Listen("unix", filepath.Join(root, "run/crio/crio.sock"))
 	require.NoError(t, err)
 	defer l.Close()
-	p, ok := Detect(root)
+	p, ok := identity.DetectSocket(root, Sockets())
 	require.True(t, ok)
 	assert.Equal(t, filepath.Join(root, "run/crio/crio.sock"), p)
 }
@@ -293,4 +293,102 @@ func TestPrepareSteadyState(t *testing.T) {
 	// A new ID still triggers a refresh.
 	c.Prepare(ctx, []string{sbxWeb, ctrNginx, ctrSide, stranger, ctrNew})
 	assert.EqualValues(t, 2, f.count("ListContainers"))
+}
+
+// A ContainerStatus that fails is not swallowed: the listing stands, the
+// cache logs the failure once at warn (naming the call and the container),
+// and the image name is asked for again on the next refresh; once it is
+// answered the cache says the listing is complete again.
+func TestContainerStatusErrorIsLoggedAndRetried(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	f.set(func(f *fakeCRI) { delete(f.statusImg, ctrSide) }) // NotFound
+	c, logs, _ := newCache(t, f, time.Second)
+	c.Refresh(context.Background())
+	side, known := c.Container(ctrSide, "uid-web")
+	require.True(t, known, "the listing stands")
+	assert.Empty(t, side.ImageName)
+	warn := logs.FilterMessageSnippet("listing is missing details").All()
+	require.Len(t, warn, 1)
+	assert.Contains(t, warn[0].ContextMap()["error"], "ContainerStatus "+ctrSide)
+	assert.Contains(t, warn[0].ContextMap()["error"], "no such container")
+
+	c.Refresh(context.Background())
+	assert.EqualValues(t, 2, f.count("ContainerStatus"), "retried")
+	assert.Len(t, logs.FilterMessageSnippet("listing is missing details").All(), 1, "logged once, not per refresh")
+
+	f.set(func(f *fakeCRI) { f.statusImg[ctrSide] = "registry:5000/team/sidecar:v3" })
+	c.Refresh(context.Background())
+	side, _ = c.Container(ctrSide, "uid-web")
+	assert.Equal(t, "registry:5000/team/sidecar", side.ImageName)
+	assert.Equal(t, 1, logs.FilterMessageSnippet("listing is complete again").Len())
+}
+
+// An image name ContainerStatus does not give (an image ID only) is not
+// cached: a later refresh that gets a name uses it.
+func TestEmptyImageNameIsNotCached(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	f.set(func(f *fakeCRI) { f.statusImg[ctrSide] = "sha256:" + id64('f') })
+	c, _, _ := newCache(t, f, time.Second)
+	c.Refresh(context.Background())
+	side, _ := c.Container(ctrSide, "uid-web")
+	assert.Empty(t, side.ImageName)
+
+	f.set(func(f *fakeCRI) { f.statusImg[ctrSide] = "registry:5000/team/sidecar:v4" })
+	c.Refresh(context.Background())
+	side, _ = c.Container(ctrSide, "uid-web")
+	assert.Equal(t, "registry:5000/team/sidecar", side.ImageName)
+	assert.Equal(t, "v4", side.ImageTag)
+}
+
+// The image-name map holds only the images of listed containers.
+func TestImageMapIsPruned(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	r, err := New(f.socket, 100*time.Millisecond)
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.List(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, r.images, 1, "the sidecar's image, listed by ID")
+
+	f.set(func(f *fakeCRI) { f.containers = f.containers[:1] }) // the sidecar is gone
+	_, err = r.List(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, r.images)
+}
+
+// Two sandboxes of one pod (a sandbox restart): a newer NOTREADY sandbox
+// never replaces an older READY one, in either listing order; between two
+// of the same state the newer wins.
+func TestReadySandboxWinsOverNewerNotReady(t *testing.T) {
+	ready := sandbox(sbxWeb, "uid-web", "web-0", "shop", map[string]string{"sandbox": "ready"})
+	stale := sandbox(id64('9'), "uid-web", "web-0", "shop", map[string]string{"sandbox": "notready-newer"})
+	stale.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	stale.CreatedAt = created.Add(time.Hour).UnixNano()
+	for name, list := range map[string][]*runtimeapi.PodSandbox{
+		"ready first":    {ready, stale},
+		"notready first": {stale, ready},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := startFake(t)
+			f.set(func(f *fakeCRI) { f.sandboxes = list })
+			c, _, _ := newCache(t, f, time.Second)
+			c.Refresh(context.Background())
+			p, ok := c.Pod("uid-web")
+			require.True(t, ok)
+			assert.Equal(t, "ready", p.Labels["sandbox"])
+		})
+	}
+	t.Run("two notready: the newer", func(t *testing.T) {
+		old := sandbox(sbxWeb, "uid-web", "web-0", "shop", map[string]string{"sandbox": "old"})
+		old.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+		f := startFake(t)
+		f.set(func(f *fakeCRI) { f.sandboxes = []*runtimeapi.PodSandbox{stale, old} })
+		c, _, _ := newCache(t, f, time.Second)
+		c.Refresh(context.Background())
+		p, _ := c.Pod("uid-web")
+		assert.Equal(t, "notready-newer", p.Labels["sandbox"])
+	})
 }

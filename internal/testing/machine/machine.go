@@ -1,6 +1,8 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build linux
+
 // Package machine is the one discipline of the tests that use this machine's
 // shared real resources: the kubepods cgroup tree, a real containerd, a
 // kubelet, Prometheus, or a scrape of the whole machine (root path "/").

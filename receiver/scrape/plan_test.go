@@ -1,0 +1,222 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// only returns a config with every metric off but the named ones.
+func only(t *testing.T, names ...string) metadata.MetricsBuilderConfig {
+	t.Helper()
+	mbc := metadata.DefaultMetricsBuilderConfig()
+	v := reflect.ValueOf(&mbc.Metrics).Elem()
+	found := 0
+	for i := 0; i < v.NumField(); i++ {
+		tag := v.Type().Field(i).Tag.Get("mapstructure")
+		on := false
+		for _, n := range names {
+			if n == tag {
+				on, found = true, found+1
+			}
+		}
+		v.Field(i).FieldByName("Enabled").SetBool(on)
+	}
+	require.Equal(t, len(names), found, "unknown metric name in %v", names)
+	return mbc
+}
+
+// filesRead scrapes root once with mbc and returns the base names of the
+// files the scrape opened (directory listings left out), sorted and
+// deduplicated; /proc/<tid>/stat counts as "stat".
+func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]string, error) {
+	t.Helper()
+	var rec []string
+	recording := false
+	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", StandaloneContainers: true, MetricsBuilderConfig: mbc,
+		Now: (&fakeClock{now: t0}).Now, TraceRead: func(p string) {
+			if recording && !strings.HasSuffix(p, "/") {
+				rec = append(rec, filepath.Base(p))
+			}
+		}})
+	require.NoError(t, s.Start(context.Background(), nil))
+	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
+	recording = true // Start's own reads (boot time) are not the scrape's
+	_, err := s.Scrape(context.Background())
+	sort.Strings(rec)
+	return compactStrings(rec), err
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestFilesReadOnlyForEnabledMetrics: with every metric off but one, a
+// scrape of each fixture layout opens only the files that metric needs (v1
+// and v2 names together), and at least one of them.
+func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
+	cases := map[string][]string{
+		"container.memory.usage":        {"memory.current", "memory.usage_in_bytes"},
+		"container.memory.working_set":  {"memory.current", "memory.usage_in_bytes", "memory.stat"},
+		"container.memory.swap":         {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
+		"container.memory.limit":        {"memory.max", "memory.limit_in_bytes"},
+		"container.memory.oom_kills":    {"memory.events", "memory.oom_control"},
+		"container.paging.faults":       {"memory.stat"},
+		"container.cpu.time":            {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"container.cpu.limit":           {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
+		"container.cpu.shares":          {"cpu.weight", "cpu.shares"},
+		"container.pressure.stall_time": {"cpu.pressure", "memory.pressure", "io.pressure"},
+		"container.tasks":               {"cgroup.threads", "tasks", "stat"},
+		"k8s.pod.memory.oom_kills":      {"memory.events", "memory.oom_control"},
+		"k8s.pod.cpu.usage":             {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"k8s.node.memory.available":     {"memory.usage_in_bytes", "memory.stat", "meminfo"},
+		"k8s.node.memory.usage":         {"memory.usage_in_bytes", "memory.stat", "meminfo"},
+		"k8s.node.memory.swap":          {"memory.usage_in_bytes", "memory.memsw.usage_in_bytes", "memory.swap.current", "meminfo"},
+		"k8s.node.paging.faults":        {"vmstat"},
+		"k8s.node.memory.oom_kills":     {"vmstat"},
+	}
+	for name, allowed := range cases {
+		t.Run(name, func(t *testing.T) {
+			total := 0
+			for _, lt := range layouts {
+				got, err := filesRead(t, filepath.Join(fixtures, lt.name), only(t, name))
+				require.NoError(t, err, lt.name)
+				for _, f := range got {
+					assert.Contains(t, allowed, f, "%s: %s read with only %s on", lt.name, f, name)
+				}
+				total += len(got)
+			}
+			assert.Positive(t, total, "the metric's own files are read")
+		})
+	}
+	t.Run("nothing enabled reads nothing", func(t *testing.T) {
+		for _, lt := range layouts {
+			got, err := filesRead(t, filepath.Join(fixtures, lt.name), only(t))
+			require.NoError(t, err)
+			assert.Empty(t, got, lt.name)
+		}
+	})
+}
+
+// TestDisabledMetricsFileErrorsAreSilent: files that only disabled metrics
+// need are broken (a directory where memory.stat should be, garbage in
+// memory.events, cpu.max, /proc/meminfo and /proc/vmstat); with only
+// container.memory.usage on, the scrape neither reads them nor reports them.
+func TestDisabledMetricsFileErrorsAreSilent(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	stat := filepath.Join(root, v2A1Dir, "memory.stat")
+	require.NoError(t, os.Remove(stat))
+	require.NoError(t, os.Mkdir(stat, 0o755))
+	for f, data := range map[string]string{
+		v2A1Dir + "/memory.events": "oom_kill lots\n",
+		v2A1Dir + "/cpu.max":       "lots 100000\n",
+		"proc/meminfo":             "MemTotal: lots kB\n",
+		"proc/vmstat":              "oom_kill -1\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(data), 0o644))
+	}
+	got, err := filesRead(t, root, only(t, "container.memory.usage"))
+	require.NoError(t, err, "no partial error for files of disabled metrics")
+	assert.Equal(t, []string{"memory.current"}, got)
+
+	for metric, file := range map[string]string{
+		"container.memory.working_set": "memory.stat",
+		"container.memory.oom_kills":   "memory.events",
+		"container.cpu.limit":          "cpu.max",
+		"k8s.node.memory.available":    "meminfo",
+		"k8s.node.paging.faults":       "vmstat",
+	} {
+		_, err = filesRead(t, root, only(t, metric))
+		require.Error(t, err, "%s: the broken file is an error once a metric needs it", metric)
+		assert.Contains(t, err.Error(), file)
+	}
+}
+
+// eachMetric calls fn with every metric of the resources with attr=val.
+func eachMetric(m pmetric.Metrics, attr, val string, fn func(pmetric.Metric)) {
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		rm := m.ResourceMetrics().At(i)
+		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
+			continue
+		}
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			fn(ms.At(j))
+		}
+	}
+}
+
+// dataPoints counts the data points of the resources with attr=val.
+func dataPoints(m pmetric.Metrics, attr, val string) int {
+	n := 0
+	eachMetric(m, attr, val, func(x pmetric.Metric) {
+		if x.Type() == pmetric.MetricTypeSum {
+			n += x.Sum().DataPoints().Len()
+		} else {
+			n += x.Gauge().DataPoints().Len()
+		}
+	})
+	return n
+}
+
+// TestVanishedCountsEveryPoint: with every metric on, a container whose
+// cgroup is removed half-way through its reads costs at least every point
+// it had in the scrape before (CPU, memory, throttling, limits, tasks,
+// PSI...), not only CPU and memory, and the error names the directory.
+func TestVanishedCountsEveryPoint(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	dir := filepath.Join(root, v2A1Dir)
+	armed, removed := false, false
+	clk := &fakeClock{now: t0}
+	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: allMetrics(t), Now: clk.Now,
+		TraceRead: func(p string) {
+			// After the first file of the victim (its CPU), the rest vanishes.
+			if armed && !removed && strings.HasPrefix(p, dir+"/") {
+				removed = true
+				require.NoError(t, os.RemoveAll(dir))
+			}
+		}})
+	require.NoError(t, s.Start(context.Background(), nil))
+	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
+	_, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	clk.now = clk.now.Add(10 * time.Second)
+	bumpCPU(t, root)
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	had := dataPoints(m, "container.id", v2Ctr1)
+	require.Greater(t, had, 30, "every metric on: the victim has many points")
+
+	armed = true
+	clk.now = clk.now.Add(10 * time.Second)
+	m, err = s.Scrape(context.Background())
+	require.True(t, removed)
+	var pe scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &pe)
+	assert.GreaterOrEqual(t, pe.Failed, had, "every point the container would have had")
+	assert.Equal(t, s.plan[kindContainer].points(), pe.Failed)
+	assert.Contains(t, err.Error(), "container "+v2Ctr1+": "+dir+": "+cgroupfs.ErrVanished.Error())
+	assert.Zero(t, dataPoints(m, "container.id", v2Ctr1))
+}

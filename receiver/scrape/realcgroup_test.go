@@ -15,6 +15,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // points collects the values of one resource's metrics, keyed by metric name
@@ -65,6 +66,7 @@ func between(t *testing.T, name string, got float64, a, b uint64) {
 // files say at that moment (within the change between the reads before and
 // after the scrape).
 func TestRealCgroup(t *testing.T) {
+	machine.Lock(t)
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.Start(t, cgrouptest.ModeBurn, "threads=1", "mib=64")
 	require.Eventually(t, func() bool { return c.MemoryUsage(t) >= 64<<20 }, 20*time.Second, 20*time.Millisecond,
@@ -76,8 +78,7 @@ func TestRealCgroup(t *testing.T) {
 
 	scrape := func() (map[string]float64, uint64, uint64, uint64, uint64) {
 		u0, i0 := c.MemoryUsage(t), c.InactiveFile(t)
-		m, err := s.Scrape(context.Background())
-		require.NoError(t, err)
+		m := mustScrape(t, s, c)
 		u1, i1 := c.MemoryUsage(t), c.InactiveFile(t)
 		p := points(m, "container.id", c.ID)
 		require.NotEmpty(t, p, "the real container was not scraped")
@@ -112,15 +113,14 @@ func TestRealCgroup(t *testing.T) {
 	assert.Less(t, p2["container.cpu.usage"], 1.5, "one busy thread cannot use 1.5 cores")
 
 	// The pod and the node are there too.
-	pod := points(scrapeNodeAndPod(t, s), "k8s.pod.uid", c.PodUID)
+	pod := points(scrapeNodeAndPod(t, s, c), "k8s.pod.uid", c.PodUID)
 	assert.Contains(t, pod, "k8s.pod.memory.working_set")
 }
 
 // scrapeNodeAndPod scrapes once more, checks the node resource and returns the metrics.
-func scrapeNodeAndPod(t *testing.T, s *Scraper) pmetric.Metrics {
+func scrapeNodeAndPod(t *testing.T, s *Scraper, c *cgrouptest.Container) pmetric.Metrics {
 	t.Helper()
-	m, err := s.Scrape(context.Background())
-	require.NoError(t, err)
+	m := mustScrape(t, s, c)
 	node := pcommon.NewMap()
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
 		attrs := m.ResourceMetrics().At(i).Resource().Attributes()

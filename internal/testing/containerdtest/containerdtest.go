@@ -13,8 +13,12 @@
 // directory. Several harnesses may run at once on one machine.
 //
 // Tests skip (with the reason) only when not root or when containerd, runc,
-// ctr or a static busybox are missing; CI installs them (Debian packages
-// containerd, runc, busybox-static).
+// ctr or a static busybox are missing, and fail instead under CI (CI set),
+// which installs them (Debian packages containerd, runc, busybox-static).
+// Start takes the machine lock (internal/testing/machine) first; pod UIDs
+// carry the test mark (leftovers.TestPodUID). If the test process dies
+// (a test timeout), containerd dies with it (Pdeathsig) and the lock's
+// janitor removes the shims, containers, mounts and cgroups.
 package containerdtest // import "github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 
 import (
@@ -37,6 +41,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -115,10 +120,8 @@ type Pod struct {
 // Start starts containerd with a private configuration and imports Image.
 func Start(t testing.TB) *Containerd {
 	t.Helper()
-	if why := Available(); why != "" {
-		t.Skip(why)
-	}
 	machine.Lock(t) // before any cleanup: released after them
+	machine.Need(t, Available())
 	base, err := os.MkdirTemp("", "ctrd-")
 	if err != nil {
 		t.Fatal(err)
@@ -157,9 +160,20 @@ func Start(t testing.TB) *Containerd {
 }
 
 func config(base, sock string) string {
+	// [timeouts]: containerd 1.6 gives a running shim 5 s to answer when it
+	// reconnects after a restart (shim.load); one that does not is taken for
+	// dead and cleaned up (`shim delete`: runc delete --force), which kills
+	// its container or sandbox. On a loaded 2-core machine a shim once took
+	// longer, and a restart test lost a container that way. A test's
+	// containerd waits longer instead; a lost container is then a real
+	// failure (RequireRunning names it).
 	return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
+[timeouts]
+  "io.containerd.timeout.shim.load" = "60s"
+  "io.containerd.timeout.shim.cleanup" = "30s"
+  "io.containerd.timeout.task.state" = "30s"
 [grpc]
   address = %[3]q
 [ttrpc]
@@ -204,7 +218,10 @@ func (c *Containerd) Restart(t testing.TB) {
 	}
 	cmd := exec.Command("containerd", "--config", filepath.Join(c.base, "config.toml"))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed with the test process if it dies first (a test timeout); its
+	// shims and containers, which outlive it by design, are then swept by
+	// the machine lock's janitor.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		t.Fatal(err)
@@ -269,8 +286,7 @@ func randomHex(n int) string {
 // labels.
 func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
 	t.Helper()
-	u := randomHex(32)
-	p := &Pod{c: c, UID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:]), Name: name, Namespace: ns}
+	p := &Pod{c: c, UID: leftovers.TestPodUID(), Name: name, Namespace: ns}
 	if qos != "guaranteed" {
 		p.QoS = qos
 		p.Parent = "/kubepods/" + qos + "/pod" + p.UID
@@ -351,6 +367,35 @@ func (p *Pod) StartContainerCmd(t testing.TB, name string, attempt uint32, cmd [
 		t.Fatalf("StartContainer %s: %v; log: %s", name, err, p.c.log())
 	}
 	return cr.GetContainerId()
+}
+
+// RequireRunning fails t unless CRI reports every container in ids as
+// running, naming the ones that are not with containerd's log lines about
+// dead shims (after a restart containerd may clean up a shim it could not
+// reach, killing its container).
+func (c *Containerd) RequireRunning(t testing.TB, ids ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var bad []string
+	for _, id := range ids {
+		st, err := c.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s: %v", id, err))
+		case st.GetStatus().GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING:
+			bad = append(bad, fmt.Sprintf("%s: %s (reason %q, exit code %d)", id, st.GetStatus().GetState(), st.GetStatus().GetReason(), st.GetStatus().GetExitCode()))
+		}
+	}
+	if len(bad) > 0 {
+		var shimLines []string
+		for _, line := range strings.Split(c.log(), "\n") {
+			if strings.Contains(line, "shim") && (strings.Contains(line, "level=error") || strings.Contains(line, "level=warn") || strings.Contains(line, "cleaning")) {
+				shimLines = append(shimLines, line)
+			}
+		}
+		t.Fatalf("containers not running according to CRI: %s; containerd's shim errors: %s", strings.Join(bad, "; "), strings.Join(shimLines, "\n"))
+	}
 }
 
 // StopContainer stops a container (it exits; its cgroup goes away).

@@ -21,7 +21,7 @@ func build(t *testing.T, out string) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "app"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "app"), []byte("#!binary 1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "app", "config.yaml"), []byte("key: 2\n"), 0o644))
-	cmd := exec.Command(filepath.Join("..", "..", "deploy", "image", "build-oci.sh"), root,
+	cmd := exec.Command(filepath.Join("..", "..", "..", "deploy", "image", "build-oci.sh"), root,
 		"docker.io/library/test-app:1.2.3", out, "/app", "--flag", "--", "--config", "/etc/app/config.yaml")
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", b)
@@ -53,7 +53,7 @@ func TestBuildAndRead(t *testing.T) {
 
 func TestBuildRejectsShortName(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.tar")
-	b, err := exec.Command(filepath.Join("..", "..", "deploy", "image", "build-oci.sh"), t.TempDir(), "app:1", out).CombinedOutput()
+	b, err := exec.Command(filepath.Join("..", "..", "..", "deploy", "image", "build-oci.sh"), t.TempDir(), "app:1", out).CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(b), "full reference")
 	assert.NoFileExists(t, out)
@@ -83,7 +83,7 @@ func FuzzParse(f *testing.F) {
 	root := filepath.Join(f.TempDir(), "rootfs")
 	require.NoError(f, os.MkdirAll(root, 0o755))
 	require.NoError(f, os.WriteFile(filepath.Join(root, "x"), []byte("x"), 0o644))
-	out, err := exec.Command(filepath.Join("..", "..", "deploy", "image", "build-oci.sh"), root, "docker.io/library/f:1", a, "/x").CombinedOutput()
+	out, err := exec.Command(filepath.Join("..", "..", "..", "deploy", "image", "build-oci.sh"), root, "docker.io/library/f:1", a, "/x").CombinedOutput()
 	require.NoError(f, err, "%s", out)
 	seed, err := os.ReadFile(a)
 	require.NoError(f, err)

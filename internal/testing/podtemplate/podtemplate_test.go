@@ -18,7 +18,7 @@ import (
 
 func daemonSet(t *testing.T) *appsv1.DaemonSet {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "daemonset.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "daemonset.yaml"))
 	require.NoError(t, err)
 	objs, err := Decode(raw)
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestQoSAndResources(t *testing.T) {
 // groups or an error, never a panic; a decoded DaemonSet translates or
 // errors, never panics.
 func FuzzDecode(f *testing.F) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "daemonset.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "daemonset.yaml"))
 	require.NoError(f, err)
 	f.Add(raw)
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\n---\n"))

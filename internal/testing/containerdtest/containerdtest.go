@@ -447,13 +447,18 @@ func (c *Containerd) cleanup() {
 		}
 	}
 	unmountUnder(c.base)
+	// Every pod's tree first, then the shared levels (QoS, kubepods) that
+	// did not exist before and are empty now, deepest first.
 	for _, p := range c.pods {
 		for _, h := range hierarchies() {
 			removeTree(filepath.Join(h, p.Parent))
-			for _, parent := range []string{filepath.Dir(filepath.Join(h, p.Parent)), filepath.Join(h, "kubepods")} {
-				if !c.preCgroup[parent] && strings.HasPrefix(parent, h+"/kubepods") {
-					_ = rmdirRetry(parent)
-				}
+		}
+	}
+	for _, h := range hierarchies() {
+		for _, rel := range []string{"kubepods/burstable", "kubepods/besteffort", "kubepods"} {
+			d := filepath.Join(h, rel)
+			if !c.preCgroup[d] && !hasChildDir(d) {
+				_ = rmdirRetry(d)
 			}
 		}
 	}
@@ -549,6 +554,18 @@ func removeTree(dir string) {
 	for _, d := range dirs {
 		_ = rmdirRetry(d)
 	}
+}
+
+// hasChildDir reports whether d has a subdirectory (a child cgroup: then
+// it is busy for good, no retry will remove it).
+func hasChildDir(d string) bool {
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		if e.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // rmdirRetry retries while killed processes are reaped.

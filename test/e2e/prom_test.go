@@ -31,7 +31,7 @@ func startPrometheus(t *testing.T) *prometheus {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		t.Skip("prometheus not installed (apt-get install --no-install-recommends prometheus)")
+		need(t, "prometheus not installed (apt-get install --no-install-recommends prometheus)")
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")

@@ -23,6 +23,7 @@ package machine // import "github.com/containerstats/containerstatsreceiver/inte
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"reflect"
 	"regexp"
@@ -71,6 +72,11 @@ func Lock(t testing.TB) {
 	defer mu.Unlock()
 	if holds == 0 {
 		if err := acquire(t.Logf); err != nil {
+			if os.Geteuid() != 0 {
+				mu.Unlock()
+				defer mu.Lock()
+				Need(t, fmt.Sprintf("not root: machine lock %s: %v", LockPath(), err))
+			}
 			t.Fatalf("machine lock %s: %v", LockPath(), err)
 		}
 		if err := startJanitor(); err != nil { // once per process (or per lock file)
@@ -103,6 +109,10 @@ func acquire(logf func(string, ...any)) error {
 	for {
 		if file == nil {
 			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o644)
+			if errors.Is(err, fs.ErrPermission) {
+				// flock needs no write access (another user made the file).
+				f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
+			}
 			if err != nil {
 				return err
 			}

@@ -166,7 +166,9 @@ func config(base, sock string) string {
 	// its container or sandbox. On a loaded 2-core machine a shim once took
 	// longer, and a restart test lost a container that way. A test's
 	// containerd waits longer instead; a lost container is then a real
-	// failure (RequireRunning names it).
+	// failure (RequireRunning names it). TestRestartWaitsForSlowShims shows
+	// both: with 5 s a shim stopped for 7 s loses its container (EXITED,
+	// reason Unknown, exit code 255), with 60 s it survives.
 	return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
@@ -207,6 +209,13 @@ func (c *Containerd) CRI() runtimeapi.RuntimeServiceClient { return c.cri }
 // Restart starts containerd again after Stop (Start calls it once).
 func (c *Containerd) Restart(t testing.TB) {
 	t.Helper()
+	c.restartWithin(t, 10*time.Second)
+}
+
+// restartWithin is Restart, waiting up to d for containerd's socket (it
+// opens once containerd has reconnected to its running shims).
+func (c *Containerd) restartWithin(t testing.TB, d time.Duration) {
+	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cmd != nil {
@@ -229,7 +238,7 @@ func (c *Containerd) Restart(t testing.TB) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
 	c.cmd, c.exited = cmd, exited
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if conn, err := net.Dial("unix", c.Socket); err == nil {
 			conn.Close()
@@ -241,7 +250,7 @@ func (c *Containerd) Restart(t testing.TB) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("containerd socket not ready after 10s; log: %s", c.log())
+	t.Fatalf("containerd socket not ready after %s; log: %s", d, c.log())
 }
 
 // Stop stops containerd (SIGTERM, then SIGKILL after 5 s). Shims and
@@ -375,11 +384,17 @@ func (p *Pod) StartContainerCmd(t testing.TB, name string, attempt uint32, cmd [
 // reach, killing its container).
 func (c *Containerd) RequireRunning(t testing.TB, ids ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var bad []string
 	for _, id := range ids {
 		st, err := c.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		// Just after a restart the CRI plugin answers only once it has
+		// reloaded its containers.
+		for err != nil && strings.Contains(err.Error(), "not initialized") && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			st, err = c.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		}
 		switch {
 		case err != nil:
 			bad = append(bad, fmt.Sprintf("%s: %v", id, err))

@@ -4,7 +4,9 @@
 #   make run     build the collector and run it with config/local.yaml
 #   make test    everything CI checks (generated code, vet, unit + race tests,
 #                the no-cgo build and tests, the darwin/windows builds, the
-#                distribution build, the end-to-end test)
+#                distribution build, the end-to-end test), then the
+#                leftover check (make leftovers), which runs even when a
+#                step failed
 #   make image   the collector as an OCI image archive (no docker engine)
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
@@ -50,7 +52,7 @@ RACE_PKGS ?= ./...
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated vet unit race nocgo cross fuzz fuzz-smoke bench soak test otelcol image e2e run clean gpu-check
+.PHONY: all generate check-generated vet unit race nocgo cross fuzz fuzz-smoke bench soak test test-steps leftovers otelcol image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -105,9 +107,26 @@ cross: otelcol
 	  (cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .)
 	done
 
-# Add end-to-end pieces as further prerequisites (they can rely on
-# $(OTELCOL_BIN), built by the otelcol prerequisite).
-test: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e
+# Add end-to-end pieces as further prerequisites of test-steps (they can
+# rely on $(OTELCOL_BIN), built by the otelcol prerequisite). The leftover
+# check runs last whatever happened before it (a failed step, a test
+# timeout): a run that leaves a process, cgroup or mount behind fails.
+test:
+	rc=0
+	$(MAKE) --no-print-directory test-steps || rc=$$?
+	$(MAKE) --no-print-directory leftovers || rc=1
+	exit $$rc
+
+test-steps: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e
+
+# What real-machine tests left behind (internal/testing/leftovers): test
+# processes (containerd and its shims, containers, cgrouptest children,
+# collectors, Prometheus), cgroups under kubepods in every hierarchy, mounts
+# under the temp directory, network namespaces. Waits for the machine lock
+# (no running test's pods count), names each leftover and fails; -clean
+# then removes them, so the next run starts clean.
+leftovers:
+	$(GO) run ./internal/testing/cmd/leftovers -clean
 
 # Every Fuzz target of every package, FUZZTIME each (make fuzz FUZZTIME=5m).
 # The seed corpora also run as plain tests in `unit`.
@@ -120,9 +139,13 @@ fuzz:
 	  done
 	done
 
-# What CI runs: every fuzz target briefly.
+# What CI runs: every fuzz target briefly. A count (-fuzztime Nx), not a
+# duration: with a duration Go's fuzz coordinator races its own deadline
+# and, on a loaded machine, fails a target with a bare "context deadline
+# exceeded" and no failing input (CI saw it on FuzzSplitImage).
+FUZZ_SMOKE ?= 2000x
 fuzz-smoke:
-	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE)
 
 # Benchmarks (scrape vs raw-read floor at N=10..5000 per layout, per-stage
 # ones) and the table BENCHMARKS.md records. BENCH_MAX_N caps the sizes.

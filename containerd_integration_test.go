@@ -14,16 +14,16 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
-	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -33,6 +33,7 @@ import (
 // stopped (identity stays, one warning per resolver) and restarted
 // (reachable again).
 func TestRealContainerdIdentity(t *testing.T) {
+	machine.Lock(t) // first: released after every cleanup below
 	began := time.Now()
 	step := func(what string) { t.Logf("%6.2fs %s", time.Since(began).Seconds(), what) }
 	h := containerdtest.Start(t)
@@ -44,6 +45,9 @@ func TestRealContainerdIdentity(t *testing.T) {
 	side := web.StartContainer(t, "sidecar", 2)
 	cron := h.RunPod(t, "cron-9", "ops", "besteffort", nil)
 	batch := cron.StartContainer(t, "batch", 0)
+	// This test's entities: a scrape error naming one of them fails it;
+	// errors about other cgroups on the machine are not its business.
+	own := []string{web.UID, web.ID, cron.UID, cron.ID, nginx, side, batch}
 
 	step("pods and containers running")
 	core, logs := observer.New(zapcore.InfoLevel)
@@ -106,15 +110,16 @@ func TestRealContainerdIdentity(t *testing.T) {
 	}
 
 	m, err := s.Scrape(ctx)
-	require.NoError(t, ignorePartial(err))
+	machine.RequireNoOwnErrors(t, err, own...)
 	check(m)
 
 	step("first scrape checked")
 	// Restart: a new container ID with attempt+1; the old one is gone.
 	web.StopContainer(t, nginx)
 	nginx2 := web.StartContainer(t, "nginx", 1)
+	own = append(own, nginx2)
 	m, err = s.Scrape(ctx)
-	require.NoError(t, ignorePartial(err))
+	machine.RequireNoOwnErrors(t, err, own...)
 	_, old := findResource(m, "container.id", nginx)
 	assert.False(t, old, "exited container not reported")
 	rm, ok := findResource(m, "container.id", nginx2)
@@ -138,7 +143,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	})
 	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))
 	m, err = s2.Scrape(ctx)
-	require.NoError(t, ignorePartial(err))
+	machine.RequireNoOwnErrors(t, err, own...)
 	require.NoError(t, s2.Shutdown(ctx))
 	rm, ok = findResource(m, "container.id", side)
 	require.True(t, ok)
@@ -158,15 +163,15 @@ func TestRealContainerdIdentity(t *testing.T) {
 	// A container no runtime knows (a bare kubepods-shaped cgroup): path
 	// identity only, never empty strings.
 	bare := cgrouptest.NewContainer(t, "besteffort")
+	own = append(own, bare.ID, bare.PodUID)
 	for i := 0; i < 2; i++ {
 		m, err = s.Scrape(ctx)
-		require.NoError(t, ignorePartial(err))
+		machine.RequireNoOwnErrors(t, err, own...)
 		rm, ok := findResource(m, "container.id", bare.ID)
 		require.True(t, ok, "path-only container reported")
 		assert.Equal(t, map[string]any{
 			"container.id": bare.ID, "k8s.pod.uid": bare.PodUID, "k8s.pod.qos_class": "besteffort", "k8s.node.name": "node-it",
 		}, rm.Resource().Attributes().AsRaw())
-		require.NoError(t, ignorePartial(err))
 		check2 := func() {
 			for _, id := range []string{nginx, side, batch} {
 				rm, ok := findResource(m, "container.id", id)
@@ -185,31 +190,48 @@ func TestRealContainerdIdentity(t *testing.T) {
 	// containerd back: reachable again, full identity.
 	step("down scrapes checked")
 	h.Restart(t)
-	require.Eventually(t, func() bool { return logs.FilterMessage("Container runtime reachable again").Len() >= 2 }, 15*time.Second, 50*time.Millisecond)
+	// containerd's CRI answers once it has reloaded its containers (their
+	// shims reconnected); a loaded machine may take a while.
+	require.Eventually(t, func() bool { return logs.FilterMessage("Container runtime reachable again").Len() >= 2 }, 60*time.Second, 50*time.Millisecond)
+	step("containerd reachable again")
+	// The containers survived the restart, by CRI's own word: a container
+	// the runtime lost is containerd's doing, named here, not the
+	// receiver's (see containerdtest's [timeouts]).
+	h.RequireRunning(t, nginx, side, batch)
 	m, err = s.Scrape(ctx)
-	require.NoError(t, ignorePartial(err))
+	machine.RequireNoOwnErrors(t, err, own...)
 	check(m)
-	// A container created after the restart: fresh listings work.
+	// A container created after the restart: fresh listings work. Its
+	// first scrape asks the runtimes at once (bounded by the 1 s timeout);
+	// on a loaded machine the answer may come a refresh or two later, so
+	// wait for the condition, bounded, rather than for one scrape.
 	worker := cron.StartContainer(t, "worker", 0)
-	m, err = s.Scrape(ctx)
-	require.NoError(t, ignorePartial(err))
-	rm, ok = findResource(m, "container.id", worker)
-	require.True(t, ok, "container %s created after the restart reported (resources: %v)", worker, containerIDs(m))
-	n, _ := rm.Resource().Attributes().Get("k8s.container.name")
-	assert.Equal(t, "worker", n.Str())
-	ns, _ := rm.Resource().Attributes().Get("k8s.namespace.name")
-	assert.Equal(t, "ops", ns.Str())
-	assert.Len(t, logs.FilterLevelExact(zapcore.WarnLevel).All(), 2)
-	step("identity after restart checked")
-}
-
-// ignorePartial accepts partial errors only: the real node may have other
-// cgroups (other tests') that vanish while scraped.
-func ignorePartial(err error) error {
-	if err == nil || scrapererror.IsPartialScrapeError(err) {
-		return nil
+	own = append(own, worker)
+	h.RequireRunning(t, worker)
+	var attrs map[string]any
+	require.Eventually(t, func() bool {
+		m, err = s.Scrape(ctx)
+		machine.RequireNoOwnErrors(t, err, own...)
+		rm, ok := findResource(m, "container.id", worker)
+		if !ok {
+			return false
+		}
+		attrs = rm.Resource().Attributes().AsRaw()
+		return attrs["k8s.container.name"] != nil
+	}, 10*time.Second, 100*time.Millisecond, "container %s created after the restart reported with its identity (last scrape: %v, its attributes %v)", worker, containerIDs(m), attrs)
+	assert.Equal(t, "worker", attrs["k8s.container.name"])
+	assert.Equal(t, "ops", attrs["k8s.namespace.name"])
+	// Each resolver logged each change of state once: connected, down, up
+	// (a containerd still busy after its restart may time out once more:
+	// a change too, logged once, never the same state twice in a row).
+	for src, seq := range stateLogs(logs) {
+		require.GreaterOrEqual(t, len(seq), 3, "%s: %v", src, seq)
+		assert.Equal(t, []string{"connected", "down", "up"}, seq[:3], src)
+		for i := 3; i < len(seq); i++ {
+			assert.NotEqual(t, seq[i-1], seq[i], "%s logged the same state twice in a row: %v", src, seq)
+		}
 	}
-	return err
+	step("identity after restart checked")
 }
 
 func findResource(m pmetric.Metrics, key, val string) (pmetric.ResourceMetrics, bool) {

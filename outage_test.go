@@ -22,8 +22,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 const (
@@ -140,6 +140,7 @@ func pathOnly(c *cgrouptest.Container) map[string]string {
 // however many refreshes fail, and when a working CRI appears on the same
 // socket identity recovers with one "reachable again".
 func TestRuntimeOutages(t *testing.T) {
+	machine.Lock(t) // held across the parallel subtests, released after them
 	machine.Need(t, cgrouptest.Available())
 	const (
 		interval = time.Second
@@ -292,6 +293,7 @@ func assertReadOnly(t *testing.T, f *recordingCRI) {
 // every RPC reaching the socket, whatever its service. Only list, status,
 // version and stats calls may appear.
 func TestReadOnlyRuntimeRPCs(t *testing.T) {
+	machine.Lock(t)
 	machine.Need(t, cgrouptest.Available())
 	known := cgrouptest.NewContainer(t, "besteffort")
 	dir, err := os.MkdirTemp("", "cri-")
@@ -348,6 +350,7 @@ func TestReadOnlyRuntimeRPCs(t *testing.T) {
 // change of state once, and a container started after the restart gets
 // full identity.
 func TestContainerdRestartCadence(t *testing.T) {
+	machine.Lock(t)
 	h := containerdtest.Start(t)
 	pod := h.RunPod(t, "cadence-0", "ops", "burstable", nil)
 	a := pod.StartContainer(t, "alpha", 0)
@@ -386,7 +389,8 @@ func TestContainerdRestartCadence(t *testing.T) {
 
 	h.Restart(t)
 	up := time.Now()
-	require.Eventually(t, func() bool { return logs.FilterMessage(msgReachable).Len() >= 2 }, 15*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return logs.FilterMessage(msgReachable).Len() >= 2 }, 60*time.Second, 20*time.Millisecond)
+	h.RequireRunning(t, a, b) // containerd kept them (see containerdtest's [timeouts])
 	// A new pod: containerd may still be reattaching the old sandbox's
 	// shim just after its restart ("no running task found").
 	c := h.RunPod(t, "cadence-1", "ops", "besteffort", nil).StartContainer(t, "gamma", 0)

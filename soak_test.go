@@ -20,6 +20,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // soakDuration is the churn phase of TestSoakChurn: $SOAK_DURATION (a Go
@@ -187,6 +188,7 @@ const mib = 1 << 20
 // heap are sampled every second and must not trend upward. The churn lasts
 // $SOAK_DURATION (make soak) or 30s.
 func TestSoakChurn(t *testing.T) {
+	machine.Lock(t)
 	dur := soakDuration(t)
 	h := containerdtest.Start(t)
 	pods := []*containerdtest.Pod{

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // TestRealGPUProcessAttribution: a simulated GPU reports the host PID of a
@@ -23,6 +24,7 @@ import (
 // line on a hybrid node) to that container. The test process itself, in
 // no container, is on the GPU too and is attributed to nobody.
 func TestRealGPUProcessAttribution(t *testing.T) {
+	machine.Lock(t)
 	c := cgrouptest.NewContainer(t, "besteffort")
 	ch := c.Start(t, cgrouptest.ModeSleep)
 	node := gputest.A100(1)
@@ -37,8 +39,7 @@ func TestRealGPUProcessAttribution(t *testing.T) {
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 
-	m, err := s.Scrape(context.Background())
-	require.NoError(t, err)
+	m := mustScrape(t, s, c)
 	used := map[string]int64{}
 	duty := map[string]float64{}
 	forEachPoint(m, func(res map[string]any, name string, attrs map[string]any, v float64, iv int64) {

@@ -5,6 +5,7 @@ package scrape
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // points collects the values of one resource's metrics, keyed by metric name
@@ -59,12 +61,21 @@ func between(t *testing.T, name string, got float64, a, b uint64) {
 	assert.True(t, got >= lo && got <= hi, "%s = %.0f, kernel said %d then %d", name, got, a, b)
 }
 
+// betweenSeconds: got (seconds) lies between the kernel's a and b, give or
+// take a nanosecond of float rounding.
+func betweenSeconds(t *testing.T, name string, got float64, a, b time.Duration) {
+	t.Helper()
+	lo, hi := min(a, b).Seconds()-1e-9, max(a, b).Seconds()+1e-9
+	assert.True(t, got >= lo && got <= hi, "%s = %.9f s, kernel said %s then %s", name, got, a, b)
+}
+
 // TestRealCgroup: a real child that burns CPU and touches 64 MiB in a real
 // kubepods-shaped cgroup on this machine, scraped through the scrape
 // function: CPU time grows, and usage/working set equal what the kernel's
 // files say at that moment (within the change between the reads before and
 // after the scrape).
 func TestRealCgroup(t *testing.T) {
+	machine.Lock(t)
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.Start(t, cgrouptest.ModeBurn, "threads=1", "mib=64")
 	require.Eventually(t, func() bool { return c.MemoryUsage(t) >= 64<<20 }, 20*time.Second, 20*time.Millisecond,
@@ -74,11 +85,19 @@ func TestRealCgroup(t *testing.T) {
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 
+	// The kernel's CPU usage and the wall clock just before and just after
+	// each scrape bound what the scrape can have read.
+	type window struct {
+		k0, k1 cgrouptest.CPUStat // the kernel's count before, after
+		t0, t1 time.Time
+	}
+	var w window
 	scrape := func() (map[string]float64, uint64, uint64, uint64, uint64) {
+		w.t0, w.k0 = time.Now(), c.CPU(t)
 		u0, i0 := c.MemoryUsage(t), c.InactiveFile(t)
-		m, err := s.Scrape(context.Background())
-		require.NoError(t, err)
+		m := mustScrape(t, s, c)
 		u1, i1 := c.MemoryUsage(t), c.InactiveFile(t)
+		w.k1, w.t1 = c.CPU(t), time.Now()
 		p := points(m, "container.id", c.ID)
 		require.NotEmpty(t, p, "the real container was not scraped")
 		// Identity from the path.
@@ -95,32 +114,51 @@ func TestRealCgroup(t *testing.T) {
 	}
 
 	p1, u0, u1, ws0, ws1 := scrape()
+	w1 := w
 	between(t, "container.memory.usage", p1["container.memory.usage"], u0, u1)
 	between(t, "container.memory.working_set", p1["container.memory.working_set"], ws0, ws1)
 	assert.GreaterOrEqual(t, p1["container.memory.usage"], float64(64<<20))
 	_, hasUsage := p1["container.cpu.usage"]
 	assert.False(t, hasUsage, "no CPU usage rate on the first scrape")
 
-	time.Sleep(700 * time.Millisecond)
+	// Wait until the busy thread has had 0.3 s of CPU by the kernel's
+	// count (how long that takes depends on the machine's load, what the
+	// scrape must report does not).
+	require.Eventually(t, func() bool { return c.CPU(t).Usage >= w1.k1.Usage+300*time.Millisecond }, 60*time.Second, 20*time.Millisecond,
+		"the busy child never got 0.3 s of CPU")
 	p2, u0, u1, ws0, ws1 := scrape()
+	w2 := w
 	between(t, "container.memory.usage", p2["container.memory.usage"], u0, u1)
 	between(t, "container.memory.working_set", p2["container.memory.working_set"], ws0, ws1)
 	cpu1 := p1["container.cpu.time/user"] + p1["container.cpu.time/system"]
 	cpu2 := p2["container.cpu.time/user"] + p2["container.cpu.time/system"]
-	assert.Greater(t, cpu2, cpu1+0.1, "a busy thread for 0.7s adds CPU time")
-	assert.Greater(t, p2["container.cpu.usage"], 0.2, "one busy thread uses a good part of a core")
-	assert.Less(t, p2["container.cpu.usage"], 1.5, "one busy thread cannot use 1.5 cores")
+	for i, w := range []window{w1, w2} {
+		for _, m := range []struct {
+			name   string
+			k0, k1 time.Duration
+		}{{"user", w.k0.User, w.k1.User}, {"system", w.k0.System, w.k1.System}} {
+			betweenSeconds(t, fmt.Sprintf("scrape %d: container.cpu.time %s", i+1, m.name), []map[string]float64{p1, p2}[i]["container.cpu.time/"+m.name], m.k0, m.k1)
+		}
+	}
+	assert.Greater(t, cpu2, cpu1, "the busy thread's CPU time grows")
+	// The rate: CPU time between the scrapes' reads over the time between
+	// them, each inside its window.
+	lo := (w2.k0.Usage - w1.k1.Usage).Seconds() / w2.t1.Sub(w1.t0).Seconds()
+	hi := (w2.k1.Usage - w1.k0.Usage).Seconds() / w2.t0.Sub(w1.t1).Seconds()
+	usage := p2["container.cpu.usage"]
+	assert.True(t, usage >= lo*0.999 && usage <= hi*1.001, "container.cpu.usage %.4f cores, the kernel's count bounds it to [%.4f, %.4f]", usage, lo, hi)
+	assert.Less(t, usage, 1.5, "one busy thread cannot use 1.5 cores")
+	t.Logf("cpu time %.3f s -> %.3f s; usage %.4f cores (kernel bounds %.4f..%.4f)", cpu1, cpu2, usage, lo, hi)
 
 	// The pod and the node are there too.
-	pod := points(scrapeNodeAndPod(t, s), "k8s.pod.uid", c.PodUID)
+	pod := points(scrapeNodeAndPod(t, s, c), "k8s.pod.uid", c.PodUID)
 	assert.Contains(t, pod, "k8s.pod.memory.working_set")
 }
 
 // scrapeNodeAndPod scrapes once more, checks the node resource and returns the metrics.
-func scrapeNodeAndPod(t *testing.T, s *Scraper) pmetric.Metrics {
+func scrapeNodeAndPod(t *testing.T, s *Scraper, c *cgrouptest.Container) pmetric.Metrics {
 	t.Helper()
-	m, err := s.Scrape(context.Background())
-	require.NoError(t, err)
+	m := mustScrape(t, s, c)
 	node := pcommon.NewMap()
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
 		attrs := m.ResourceMetrics().At(i).Resource().Attributes()

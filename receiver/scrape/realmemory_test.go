@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // startRealScraper starts a scraper on the machine's own root.
@@ -36,6 +37,7 @@ func kernelStat(t *testing.T, c *cgrouptest.Container, v2name string) uint64 {
 // (within the change between reads taken just before and just after the
 // scrape), and rss within a few MiB of what it touched.
 func TestRealMemoryRSS(t *testing.T) {
+	machine.Lock(t)
 	const mib = 64
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.Start(t, cgrouptest.ModeBurn, "threads=0", "mib=64")
@@ -44,7 +46,7 @@ func TestRealMemoryRSS(t *testing.T) {
 	s := startRealScraper(t)
 
 	u0, r0, f0, pf0 := c.MemoryUsage(t), kernelStat(t, c, "anon"), kernelStat(t, c, "file"), kernelStat(t, c, "pgfault")
-	p := scrapeContainer(t, s, c.ID)
+	p := scrapeContainer(t, s, c)
 	u1, r1, f1, pf1 := c.MemoryUsage(t), kernelStat(t, c, "anon"), kernelStat(t, c, "file"), kernelStat(t, c, "pgfault")
 
 	between(t, "container.memory.usage", p["container.memory.usage"], u0, u1)
@@ -70,6 +72,7 @@ func TestRealMemoryRSS(t *testing.T) {
 // usage and, once active, in the working set; when it is dropped the
 // working set falls by about as much.
 func TestRealMemoryPageCacheWorkingSet(t *testing.T) {
+	machine.Lock(t)
 	const mib = 64
 	dir := t.TempDir()
 	if cgrouptest.OnTmpfs(dir) {
@@ -82,11 +85,11 @@ func TestRealMemoryPageCacheWorkingSet(t *testing.T) {
 		"child never finished writing its file")
 	s := startRealScraper(t)
 
-	before := scrapeContainer(t, s, c.ID)
+	before := scrapeContainer(t, s, c)
 	require.GreaterOrEqual(t, before["container.memory.cache"], float64(mib<<20), "the file is in the container's page cache")
 
 	cgrouptest.DropFileCache(t, file)
-	after := scrapeContainer(t, s, c.ID)
+	after := scrapeContainer(t, s, c)
 	t.Logf("before drop: usage %.0f cache %.0f working set %.0f; after: usage %.0f cache %.0f working set %.0f",
 		before["container.memory.usage"], before["container.memory.cache"], before["container.memory.working_set"],
 		after["container.memory.usage"], after["container.memory.cache"], after["container.memory.working_set"])
@@ -101,13 +104,13 @@ func TestRealMemoryPageCacheWorkingSet(t *testing.T) {
 // is OOM-killed; the next scrape shows container.memory.oom_kills one
 // higher, the same at pod level, and the limit and available points.
 func TestRealMemoryOOMKill(t *testing.T) {
+	machine.Lock(t)
 	const limit = 32 << 20
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.SetMemoryLimit(t, limit)
 	s := startRealScraper(t)
 
-	m, err := s.Scrape(context.Background())
-	require.NoError(t, err)
+	m := mustScrape(t, s, c)
 	p0, pod0 := points(m, "container.id", c.ID), points(m, "k8s.pod.uid", c.PodUID)
 	require.Contains(t, p0, "container.memory.oom_kills", "this kernel has an oom_kill counter")
 	kernel0 := c.OOMKills(t)
@@ -116,14 +119,13 @@ func TestRealMemoryOOMKill(t *testing.T) {
 	assert.Equal(t, float64(limit)-p0["container.memory.working_set"], p0["container.memory.available"], "available = limit - working set")
 
 	ch := c.Start(t, cgrouptest.ModeBurn, "threads=0", "mib=128")
-	err = ch.WaitTimeout(t, 10*time.Second)
+	err := ch.WaitTimeout(t, 10*time.Second)
 	require.Error(t, err, "the child must die")
 	ws, ok := ch.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	require.True(t, ok)
 	require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGKILL, "killed by the OOM killer (SIGKILL), got %v", ch.Cmd.ProcessState)
 
-	m, err = s.Scrape(context.Background())
-	require.NoError(t, err)
+	m = mustScrape(t, s, c)
 	p1, pod1 := points(m, "container.id", c.ID), points(m, "k8s.pod.uid", c.PodUID)
 	assert.Equal(t, p0["container.memory.oom_kills"]+1, p1["container.memory.oom_kills"], "one OOM kill")
 	assert.Equal(t, float64(c.OOMKills(t)), p1["container.memory.oom_kills"], "equals the kernel's counter")

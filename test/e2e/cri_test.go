@@ -26,6 +26,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/podtemplate"
 )
 
@@ -99,6 +101,7 @@ func containerStatus(t *testing.T, ctrd *containerdtest.Containerd, id string) *
 // /hostfs read-only, root_path /hostfs, the CRI socket mounted, all
 // capabilities dropped).
 func TestCollectorWithContainerd(t *testing.T) {
+	machine.Lock(t) // the whole run: its pods, Prometheus, collectors
 	need(t, containerdtest.Available())
 	bin := collectorBin(t)
 	archive := imageArchive(t)
@@ -380,10 +383,9 @@ func runCollectorPod(t *testing.T, ctrd *containerdtest.Containerd, node string,
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(cm, "config.yaml"), agentCfg, 0o644))
 	logs := t.TempDir()
-	u := fmt.Sprintf("%032x", time.Now().UnixNano())
 	n := podtemplate.Node{
 		Name: node, Namespace: ds.Namespace, PodName: ds.Name + "-" + node,
-		PodUID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:32]),
+		PodUID: leftovers.TestPodUID(),
 		HostPaths: map[string]string{
 			"/":                               sharedHostRoot(t),
 			"/run/containerd/containerd.sock": ctrd.Socket,

@@ -19,20 +19,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // need fails in CI (where every prerequisite is installed by .ci/run) and
 // skips elsewhere, so a missing package can never turn CI's e2e into a
-// silent skip.
+// silent skip (machine.Need).
 func need(t *testing.T, why string) {
 	t.Helper()
-	if why == "" {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("e2e prerequisite missing in CI: %s", why)
-	}
-	t.Skip(why)
+	machine.Need(t, why)
 }
 
 func collectorBin(t *testing.T) string {
@@ -84,6 +79,7 @@ var containerMetrics = []string{
 // namespace with the host root bind-mounted read-only at <dir>/hostfs,
 // root_path pointing there, every capability dropped and no_new_privs set.
 func TestCollectorOnHost(t *testing.T) {
+	machine.Lock(t) // the whole run: its cgroups, Prometheus, collectors
 	need(t, cgrouptest.Available())
 	bin := collectorBin(t)
 

@@ -8,7 +8,8 @@
 // driver), and runs child processes inside them. Tests that use it need root
 // and a writable /sys/fs/cgroup; everything they create is removed in
 // t.Cleanup (processes by PID, cgroup directories deepest first in every
-// hierarchy).
+// hierarchy). NewContainer takes the machine lock (internal/testing/machine)
+// first; pod UIDs carry the test mark (leftovers.TestPodUID).
 //
 // Children are the test binary itself: a package's TestMain calls
 // MaybeRunChild first, which runs the child's work instead of the tests when
@@ -24,12 +25,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
@@ -92,12 +96,10 @@ func randomHex(n int) string {
 // in every hierarchy. qos is "burstable" or "besteffort".
 func NewContainer(t testing.TB, qos string) *Container {
 	t.Helper()
-	// A missing prerequisite skips locally and fails under CI.
-	machine.Need(t, Available())
 	machine.Lock(t) // before any cleanup: released after them
-	u := randomHex(32)
+	machine.Need(t, Available())
 	c := &Container{
-		PodUID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:32]),
+		PodUID: leftovers.TestPodUID(),
 		ID:     randomHex(64),
 		QoS:    qos,
 	}
@@ -111,10 +113,13 @@ func NewContainer(t testing.TB, qos string) *Container {
 		// Record each level we create so cleanup removes only ours.
 		parts := strings.Split(strings.Trim(c.Rel, "/"), "/")
 		p := h
-		for _, part := range parts {
+		for i, part := range parts {
 			p = filepath.Join(p, part)
 			if err := os.Mkdir(p, 0o755); err == nil {
 				c.cleanup = append([]string{p}, c.cleanup...)
+				if i < len(parts)-2 { // kubepods, the QoS level: shared
+					madeHere.Store(p, true)
+				}
 			} else if !errors.Is(err, fs.ErrExist) {
 				t.Fatalf("create cgroup %s: %v", p, err)
 			}
@@ -182,7 +187,9 @@ func (c *Container) Start(t testing.TB, mode string, args ...string) *Child {
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
 	cmd.Stdin = r
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group (Kill ends its subshells too); killed with
+	// this process if the test binary dies first (a test timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -230,11 +237,22 @@ func (ch *Child) WaitTimeout(t testing.TB, d time.Duration) error {
 	}
 }
 
-// remove deletes every cgroup directory this container created, deepest
-// first. A cgroup with processes left cannot be removed: retry briefly while
-// killed children are reaped.
+// madeHere holds the shared levels (kubepods, its QoS children) that this
+// process created: containers of one process (parallel subtests) share
+// them, so the one that created a level may not be the last to leave it.
+// Each container's cleanup removes those that are empty by then; the last
+// one removes them all. Test-only process state, like the machine lock's.
+var madeHere sync.Map
+
+// remove deletes the container's and its pod's cgroup directories deepest
+// first, then the shared levels this process created that nothing uses
+// any more. A cgroup with processes left cannot be removed: retry briefly
+// while killed children are reaped.
 func (c *Container) remove() {
 	for _, d := range c.cleanup {
+		if _, shared := madeHere.Load(d); shared {
+			continue
+		}
 		for i := 0; i < 50; i++ {
 			if err := syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
 				break
@@ -242,4 +260,39 @@ func (c *Container) remove() {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	removeShared()
+}
+
+var sharedMu sync.Mutex
+
+// removeShared removes, deepest first, the shared levels this process made
+// that have no child cgroup left (another container's pod keeps one).
+func removeShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var dirs []string
+	madeHere.Range(func(k, _ any) bool { dirs = append(dirs, k.(string)); return true })
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		if hasChildCgroup(d) {
+			continue
+		}
+		for i := 0; i < 50; i++ {
+			if err := syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
+				madeHere.Delete(d)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func hasChildCgroup(d string) bool {
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		if e.IsDir() {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
@@ -82,4 +83,62 @@ func HasPSI(c *Container) bool {
 	}
 	_, err := os.Stat(filepath.Join(dir, "cpu.pressure"))
 	return err == nil
+}
+
+// CPUStat is the kernel's own CPU accounting of the container, read
+// independently of the receiver's reader.
+type CPUStat struct {
+	Usage time.Duration // v1 cpuacct.usage, v2 cpu.stat usage_usec
+	// User and System: v1 cpuacct.usage_user and usage_sys (tick-sampled:
+	// their sum is near Usage, not equal), v2 user_usec and system_usec.
+	User, System  time.Duration
+	Periods       uint64        // cpu.stat nr_periods
+	Throttled     uint64        // cpu.stat nr_throttled
+	ThrottledTime time.Duration // v1 cpu.stat throttled_time (ns), v2 throttled_usec
+}
+
+// CPU reads the container's CPU accounting (v1: the cpuacct and cpu
+// hierarchies; v2: cpu.stat).
+func (c *Container) CPU(t testing.TB) CPUStat {
+	t.Helper()
+	var s CPUStat
+	stat := filepath.Join(c.Dir("cpu"), "cpu.stat")
+	if V2() {
+		stat = filepath.Join(c.Dir(""), "cpu.stat")
+	} else {
+		s.Usage = time.Duration(readUint(t, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage")))
+		s.User = time.Duration(readUint(t, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage_user")))
+		s.System = time.Duration(readUint(t, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage_sys")))
+	}
+	data, err := os.ReadFile(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %q: %v", stat, line, err)
+		}
+		switch k {
+		case "usage_usec":
+			s.Usage = time.Duration(n) * time.Microsecond
+		case "user_usec":
+			s.User = time.Duration(n) * time.Microsecond
+		case "system_usec":
+			s.System = time.Duration(n) * time.Microsecond
+		case "nr_periods":
+			s.Periods = n
+		case "nr_throttled":
+			s.Throttled = n
+		case "throttled_time":
+			s.ThrottledTime = time.Duration(n)
+		case "throttled_usec":
+			s.ThrottledTime = time.Duration(n) * time.Microsecond
+		}
+	}
+	return s
 }

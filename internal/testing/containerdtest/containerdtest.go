@@ -15,8 +15,12 @@
 // directory. Several harnesses may run at once on one machine.
 //
 // Tests skip (with the reason) only when not root or when containerd, runc,
-// ctr or a static busybox are missing; CI installs them (Debian packages
-// containerd, runc, busybox-static).
+// ctr or a static busybox are missing, and fail instead under CI (CI set),
+// which installs them (Debian packages containerd, runc, busybox-static).
+// Start takes the machine lock (internal/testing/machine) first; pod UIDs
+// carry the test mark (leftovers.TestPodUID). If the test process dies
+// (a test timeout), containerd dies with it (Pdeathsig) and the lock's
+// janitor removes the shims, containers, mounts and cgroups.
 package containerdtest // import "github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 
 import (
@@ -39,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -117,9 +122,8 @@ type Pod struct {
 // Start starts containerd with a private configuration and imports Image.
 func Start(t testing.TB) *Containerd {
 	t.Helper()
-	// A missing prerequisite skips locally and fails under CI.
-	machine.Need(t, Available())
 	machine.Lock(t) // before any cleanup: released after them
+	machine.Need(t, Available())
 	base, err := os.MkdirTemp("", "ctrd-")
 	if err != nil {
 		t.Fatal(err)
@@ -158,9 +162,22 @@ func Start(t testing.TB) *Containerd {
 }
 
 func config(base, sock string) string {
+	// [timeouts]: containerd 1.6 gives a running shim 5 s to answer when it
+	// reconnects after a restart (shim.load); one that does not is taken for
+	// dead and cleaned up (`shim delete`: runc delete --force), which kills
+	// its container or sandbox. On a loaded 2-core machine a shim once took
+	// longer, and a restart test lost a container that way. A test's
+	// containerd waits longer instead; a lost container is then a real
+	// failure (RequireRunning names it). TestRestartWaitsForSlowShims shows
+	// both: with 5 s a shim stopped for 7 s loses its container (EXITED,
+	// reason Unknown, exit code 255), with 60 s it survives.
 	return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
+[timeouts]
+  "io.containerd.timeout.shim.load" = "60s"
+  "io.containerd.timeout.shim.cleanup" = "30s"
+  "io.containerd.timeout.task.state" = "30s"
 [grpc]
   address = %[3]q
 [ttrpc]
@@ -194,6 +211,13 @@ func (c *Containerd) CRI() runtimeapi.RuntimeServiceClient { return c.cri }
 // Restart starts containerd again after Stop (Start calls it once).
 func (c *Containerd) Restart(t testing.TB) {
 	t.Helper()
+	c.restartWithin(t, 10*time.Second)
+}
+
+// restartWithin is Restart, waiting up to d for containerd's socket (it
+// opens once containerd has reconnected to its running shims).
+func (c *Containerd) restartWithin(t testing.TB, d time.Duration) {
+	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cmd != nil {
@@ -205,7 +229,10 @@ func (c *Containerd) Restart(t testing.TB) {
 	}
 	cmd := exec.Command("containerd", "--config", filepath.Join(c.base, "config.toml"))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed with the test process if it dies first (a test timeout); its
+	// shims and containers, which outlive it by design, are then swept by
+	// the machine lock's janitor.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		t.Fatal(err)
@@ -213,7 +240,7 @@ func (c *Containerd) Restart(t testing.TB) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
 	c.cmd, c.exited = cmd, exited
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if conn, err := net.Dial("unix", c.Socket); err == nil {
 			conn.Close()
@@ -225,7 +252,7 @@ func (c *Containerd) Restart(t testing.TB) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("containerd socket not ready after 10s; log: %s", c.log())
+	t.Fatalf("containerd socket not ready after %s; log: %s", d, c.log())
 }
 
 // Stop stops containerd (SIGTERM, then SIGKILL after 5 s). Shims and
@@ -270,8 +297,7 @@ func randomHex(n int) string {
 // labels.
 func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
 	t.Helper()
-	u := randomHex(32)
-	p := &Pod{c: c, UID: fmt.Sprintf("%s-%s-%s-%s-%s", u[:8], u[8:12], u[12:16], u[16:20], u[20:]), Name: name, Namespace: ns}
+	p := &Pod{c: c, UID: leftovers.TestPodUID(), Name: name, Namespace: ns}
 	if qos != "guaranteed" {
 		p.QoS = qos
 		p.Parent = "/kubepods/" + qos + "/pod" + p.UID
@@ -354,6 +380,41 @@ func (p *Pod) StartContainerCmd(t testing.TB, name string, attempt uint32, cmd [
 	return cr.GetContainerId()
 }
 
+// RequireRunning fails t unless CRI reports every container in ids as
+// running, naming the ones that are not with containerd's log lines about
+// dead shims (after a restart containerd may clean up a shim it could not
+// reach, killing its container).
+func (c *Containerd) RequireRunning(t testing.TB, ids ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var bad []string
+	for _, id := range ids {
+		st, err := c.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		// Just after a restart the CRI plugin answers only once it has
+		// reloaded its containers.
+		for err != nil && strings.Contains(err.Error(), "not initialized") && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			st, err = c.cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		}
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s: %v", id, err))
+		case st.GetStatus().GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING:
+			bad = append(bad, fmt.Sprintf("%s: %s (reason %q, exit code %d)", id, st.GetStatus().GetState(), st.GetStatus().GetReason(), st.GetStatus().GetExitCode()))
+		}
+	}
+	if len(bad) > 0 {
+		var shimLines []string
+		for _, line := range strings.Split(c.log(), "\n") {
+			if strings.Contains(line, "shim") && (strings.Contains(line, "level=error") || strings.Contains(line, "level=warn") || strings.Contains(line, "cleaning")) {
+				shimLines = append(shimLines, line)
+			}
+		}
+		t.Fatalf("containers not running according to CRI: %s; containerd's shim errors: %s", strings.Join(bad, "; "), strings.Join(shimLines, "\n"))
+	}
+}
+
 // StopContainer stops a container (it exits; its cgroup goes away).
 func (p *Pod) StopContainer(t testing.TB, id string) {
 	t.Helper()
@@ -403,13 +464,18 @@ func (c *Containerd) cleanup() {
 		}
 	}
 	unmountUnder(c.base)
+	// Every pod's tree first, then the shared levels (QoS, kubepods) that
+	// did not exist before and are empty now, deepest first.
 	for _, p := range c.pods {
 		for _, h := range hierarchies() {
 			removeTree(filepath.Join(h, p.Parent))
-			for _, parent := range []string{filepath.Dir(filepath.Join(h, p.Parent)), filepath.Join(h, "kubepods")} {
-				if !c.preCgroup[parent] && strings.HasPrefix(parent, h+"/kubepods") {
-					_ = rmdirRetry(parent)
-				}
+		}
+	}
+	for _, h := range hierarchies() {
+		for _, rel := range []string{"kubepods/burstable", "kubepods/besteffort", "kubepods"} {
+			d := filepath.Join(h, rel)
+			if !c.preCgroup[d] && !hasChildDir(d) {
+				_ = rmdirRetry(d)
 			}
 		}
 	}
@@ -505,6 +571,18 @@ func removeTree(dir string) {
 	for _, d := range dirs {
 		_ = rmdirRetry(d)
 	}
+}
+
+// hasChildDir reports whether d has a subdirectory (a child cgroup: then
+// it is busy for good, no retry will remove it).
+func hasChildDir(d string) bool {
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		if e.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // rmdirRetry retries while killed processes are reaped.

@@ -6,7 +6,11 @@ package machine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -38,10 +42,10 @@ func TestOwnErrorsKeepsOnlyOwnEntities(t *testing.T) {
 }
 
 // TestLockExcludesOtherProcesses: while this process holds the lock, a second
-// process cannot take it; after release it can.
+// process cannot take it; after release this process holds no lock on it.
 func TestLockExcludesOtherProcesses(t *testing.T) {
 	if _, err := exec.LookPath("flock"); err != nil {
-		t.Skip("flock(1) not installed")
+		Need(t, "flock(1) not installed (util-linux)")
 	}
 	try := func() error {
 		return exec.Command("flock", "-n", LockPath(), "true").Run()
@@ -52,13 +56,65 @@ func TestLockExcludesOtherProcesses(t *testing.T) {
 		if err := try(); err == nil {
 			t.Fatal("another process took the lock while it was held")
 		}
+		if !ownsFlock(t) {
+			t.Fatal("/proc/locks shows no lock of this process on the lock file")
+		}
 	})
 	// Released: another process may take it at once (checking that here
 	// would race with real-machine tests of other packages), so check that
 	// this process let go of it.
 	mu.Lock()
-	defer mu.Unlock()
-	if holds != 0 || file != nil {
-		t.Fatalf("after the holders' cleanup: holds=%d, file open=%v", holds, file != nil)
+	n := holds
+	mu.Unlock()
+	if n != 0 {
+		t.Fatalf("after the holders' cleanup: holds=%d", n)
+	}
+	if ownsFlock(t) {
+		t.Fatal("after the holders' cleanup this process still holds the flock")
+	}
+}
+
+// ownsFlock reports whether /proc/locks lists a FLOCK of this process on
+// the lock file ("1: FLOCK  ADVISORY  WRITE <pid> <maj>:<min>:<inode> 0 EOF").
+func ownsFlock(t *testing.T) bool {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(LockPath(), &st); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[1] == "FLOCK" && f[4] == strconv.Itoa(os.Getpid()) && strings.HasSuffix(f[5], ":"+strconv.FormatUint(st.Ino, 10)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors in the shapes the scraper gives them: entity prefix, wrapped
+// twice, messages with "; " inside, a non-partial error.
+func TestOwnErrorsShapes(t *testing.T) {
+	own := strings.Repeat("a", 64)
+	other := strings.Repeat("b", 64)
+	var errs scrapererror.ScrapeErrors
+	errs.AddPartial(1, fmt.Errorf("container %s: threads: %w", own, errors.New("read a; read b")))
+	errs.AddPartial(1, fmt.Errorf("container %s: threads: %w", other, errors.New("read c; read d")))
+	errs.AddPartial(1, fmt.Errorf("pod 0a1b2c3d-0000-0000-0000-000000000002: %w", errors.New("cgroup vanished")))
+	got := OwnErrors(fmt.Errorf("scrape: %w", errs.Combine()), own)
+	if len(got) != 1 || got[0].Error() != "container "+own+": threads: read a; read b" {
+		t.Fatalf("got %q, want only the own container's error, whole", got)
+	}
+	whole := errors.New("discover cgroups: read /sys/fs/cgroup/cpu/kubepods/burstable: permission denied")
+	if got := OwnErrors(whole, own); len(got) != 1 || got[0] != whole {
+		t.Fatalf("a non-partial error (the whole scrape failed) must be kept, got %v", got)
+	}
+	var plain scrapererror.ScrapeErrors
+	plain.AddPartial(1, fmt.Errorf("container %s: %w", other, errors.New("cgroup vanished")))
+	if got := OwnErrors(plain.Combine(), own); len(got) != 0 {
+		t.Fatalf("another container's vanished cgroup is not this test's: %v", got)
 	}
 }

@@ -1,0 +1,216 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package leftovers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeMachine lays out a /proc, a hybrid cgroup tree, a mount table, a temp
+// directory and /run/netns under one directory.
+type fakeMachine struct {
+	t    *testing.T
+	root string
+	o    Options
+}
+
+func newFakeMachine(t *testing.T) *fakeMachine {
+	root := t.TempDir()
+	m := &fakeMachine{t: t, root: root, o: Options{
+		Proc: filepath.Join(root, "proc"), Cgroup: filepath.Join(root, "cgroup"),
+		MountInfo: filepath.Join(root, "mountinfo"), TempDir: filepath.Join(root, "tmp"),
+		NetNS: filepath.Join(root, "netns"), Self: []int{4242},
+	}}
+	for _, h := range []string{"memory", "cpu,cpuacct", "unified"} {
+		m.file(filepath.Join("cgroup", h, "cgroup.procs"), "")
+	}
+	if err := os.Symlink("cpu,cpuacct", filepath.Join(m.o.Cgroup, "cpu")); err != nil {
+		t.Fatal(err)
+	}
+	m.file("mountinfo", "22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n")
+	m.mkdir("tmp")
+	m.mkdir("proc")
+	return m
+}
+
+func (m *fakeMachine) file(rel, data string) {
+	p := filepath.Join(m.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		m.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *fakeMachine) mkdir(rel string) {
+	if err := os.MkdirAll(filepath.Join(m.root, rel), 0o755); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// proc adds process pid with its command line, cgroup lines and environment.
+func (m *fakeMachine) proc(pid, state string, args []string, cgroup string, env ...string) {
+	dir := filepath.Join("proc", pid)
+	m.file(filepath.Join(dir, "cmdline"), strings.Join(args, "\x00")+"\x00")
+	m.file(filepath.Join(dir, "stat"), pid+" ("+filepath.Base(args[0])+") "+state+" 1 1 1")
+	m.file(filepath.Join(dir, "cgroup"), cgroup)
+	m.file(filepath.Join(dir, "environ"), strings.Join(env, "\x00"))
+}
+
+func find(t *testing.T, o Options) map[string]bool {
+	t.Helper()
+	ls, err := Find(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, l := range ls {
+		got[l.String()] = true
+	}
+	return got
+}
+
+func hostCgroup(path string) string {
+	return "12:memory:" + path + "\n4:cpu,cpuacct:" + path + "\n0::" + path + "\n"
+}
+
+func TestFindOnAMachineWithoutKubelet(t *testing.T) {
+	m := newFakeMachine(t)
+	tmp := m.o.TempDir
+	pod := "/kubepods/burstable/podaaaa7e57-0000-0000-0000-000000000001"
+	ctr := pod + "/" + strings.Repeat("c", 64)
+	for _, h := range []string{"memory", "cpu,cpuacct", "unified"} {
+		m.mkdir(filepath.Join("cgroup", h, ctr))
+	}
+	m.mkdir(filepath.Join("cgroup", "memory", "system.slice", "sshd.service"))
+	// Leftovers: a container process, a shim and a containerd of a test
+	// socket, a Prometheus of a test directory, an e2e collector, a
+	// cgrouptest child that never made it into its cgroup.
+	m.proc("100", "S", []string{"/bin/sleep", "3600"}, hostCgroup(ctr))
+	m.proc("101", "S", []string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "abc", "-address", tmp + "/ctrd-1/c.sock"}, hostCgroup("/"))
+	m.proc("102", "S", []string{"containerd", "--config", tmp + "/ctrd-1/config.toml"}, hostCgroup("/"))
+	m.proc("103", "S", []string{"/usr/bin/prometheus", "--storage.tsdb.path=" + tmp + "/TestX/001/data"}, hostCgroup("/"))
+	m.proc("104", "S", []string{"/work/bin/otelcol-containerstats", "--config", "/work/config/e2e-agent.yaml"}, hostCgroup("/"))
+	m.proc("105", "S", []string{"/tmp/go-build1/b001/scrape.test", "-test.run=^$"}, hostCgroup("/"), "PATH=/bin", "CGROUPTEST_CHILD=sleep")
+	// Not leftovers: the machine's own processes, a zombie in a test
+	// cgroup (not alive), the caller itself, a containerd of the machine.
+	m.proc("200", "S", []string{"/usr/sbin/sshd", "-D"}, hostCgroup("/system.slice/sshd.service"))
+	m.proc("201", "Z", []string{"sh"}, hostCgroup(ctr))
+	m.proc("4242", "S", []string{"leftovers"}, hostCgroup(ctr))
+	m.proc("202", "S", []string{"/usr/bin/containerd"}, hostCgroup("/system.slice/containerd.service"))
+	m.proc("203", "S", []string{"/usr/bin/otelcol-containerstats", "--config", "/etc/otelcol/config.yaml"}, hostCgroup("/"))
+	m.file("mountinfo", "22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n"+
+		"90 22 0:50 / "+tmp+"/ctrd-1/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs rw - overlay overlay rw\n"+
+		"91 22 0:51 / "+tmp+"/TestY/hostroot\\040x rw - ext4 /dev/vda rw\n"+
+		"92 22 0:52 / /mnt/data rw - ext4 /dev/vdb rw\n")
+	m.file(filepath.Join("netns", "cni-1234"), "")
+	m.file(filepath.Join("tmp", "ctrd-1", "config.toml"), "version = 2\n")
+	m.mkdir(filepath.Join("tmp", "ctrd-unrelated"))
+
+	got := find(t, m.o)
+	for _, want := range []string{
+		"process 100: in test cgroup " + ctr + ": /bin/sleep 3600",
+		"process 101: containerd-shim-runc-v2 of a test (names " + tmp + "): /usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id abc -address " + tmp + "/ctrd-1/c.sock",
+		"process 102: containerd of a test (names " + tmp + "): containerd --config " + tmp + "/ctrd-1/config.toml",
+		"process 103: prometheus of a test (names " + tmp + "): /usr/bin/prometheus --storage.tsdb.path=" + tmp + "/TestX/001/data",
+		"process 104: collector with an e2e config: /work/bin/otelcol-containerstats --config /work/config/e2e-agent.yaml",
+		"process 105: cgrouptest child: /tmp/go-build1/b001/scrape.test -test.run=^$",
+		"cgroup /kubepods (in cpu,cpuacct, memory, unified)",
+		"cgroup /kubepods/burstable (in cpu,cpuacct, memory, unified)",
+		"cgroup " + pod + " (in cpu,cpuacct, memory, unified)",
+		"cgroup " + ctr + " (in cpu,cpuacct, memory, unified)",
+		"mount " + tmp + "/ctrd-1/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs (overlay mount)",
+		"mount " + tmp + "/TestY/hostroot x (ext4 mount)",
+		"netns " + m.o.NetNS + "/cni-1234 (named network namespace)",
+		"dir " + tmp + "/ctrd-1 (containerdtest's private directory)",
+	} {
+		if !got[want] {
+			t.Errorf("missing leftover %q", want)
+		}
+		delete(got, want)
+	}
+	for extra := range got {
+		t.Errorf("not a leftover, reported: %q", extra)
+	}
+}
+
+// On a real node (a kubelet no test started runs) only pods with the test
+// mark in their UID count, and named network namespaces are the node's.
+func TestFindOnARealNode(t *testing.T) {
+	m := newFakeMachine(t)
+	testPod := "/kubepods/besteffort/pod" + TestPodUID()
+	realPod := "/kubepods/besteffort/pod0a1b2c3d-0000-0000-0000-000000000002"
+	sysdTest := "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + strings.ReplaceAll(TestPodUID(), "-", "_") + ".slice"
+	for _, p := range []string{testPod + "/" + strings.Repeat("a", 64), realPod + "/" + strings.Repeat("b", 64), sysdTest} {
+		m.mkdir(filepath.Join("cgroup", "memory", p))
+	}
+	m.proc("300", "S", []string{"/usr/bin/kubelet", "--config", "/var/lib/kubelet/config.yaml"}, hostCgroup("/"))
+	m.proc("301", "S", []string{"/pause"}, hostCgroup(realPod+"/"+strings.Repeat("b", 64)))
+	m.proc("302", "S", []string{"/bin/sleep", "1"}, hostCgroup(testPod+"/"+strings.Repeat("a", 64)))
+	m.file(filepath.Join("netns", "cni-9"), "")
+
+	got := find(t, m.o)
+	want := map[string]bool{
+		"process 302: in test cgroup " + testPod + "/" + strings.Repeat("a", 64) + ": /bin/sleep 1": true,
+		"cgroup " + testPod + " (in memory)":                                 true,
+		"cgroup " + testPod + "/" + strings.Repeat("a", 64) + " (in memory)": true,
+		"cgroup " + sysdTest + " (in memory)":                                true,
+	}
+	for w := range want {
+		if !got[w] {
+			t.Errorf("missing leftover %q", w)
+		}
+	}
+	for g := range got {
+		if !want[g] {
+			t.Errorf("not a leftover on a real node, reported: %q", g)
+		}
+	}
+}
+
+func TestTestPodUID(t *testing.T) {
+	u := TestPodUID()
+	if len(u) != 36 || strings.Count(u, "-") != 4 || !IsTestPodUID(u) {
+		t.Fatalf("TestPodUID() = %q", u)
+	}
+	if IsTestPodUID("0a1b2c3d-0000-0000-0000-000000000002") {
+		t.Error("an unmarked UID counts as a test's")
+	}
+	if !IsTestPodUID(strings.ReplaceAll(u, "-", "_")) {
+		t.Error("the systemd-escaped form is not recognised")
+	}
+}
+
+// Clean on the fake machine removes the cgroup directories deepest first
+// and the containerdtest directory (no real process or mount involved).
+func TestCleanRemovesCgroupsAndDirs(t *testing.T) {
+	m := newFakeMachine(t)
+	pod := "/kubepods/burstable/pod" + TestPodUID()
+	for _, h := range []string{"memory", "unified"} {
+		m.mkdir(filepath.Join("cgroup", h, pod, strings.Repeat("c", 64)))
+	}
+	m.file(filepath.Join("tmp", "ctrd-9", "config.toml"), "")
+	ls, err := Find(m.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Clean(m.o, ls); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, h := range []string{"memory", "unified"} {
+		if _, err := os.Stat(filepath.Join(m.o.Cgroup, h, "kubepods")); !os.IsNotExist(err) {
+			t.Errorf("%s/kubepods still there: %v", h, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m.o.TempDir, "ctrd-9")); !os.IsNotExist(err) {
+		t.Errorf("containerdtest directory still there: %v", err)
+	}
+	if ls, _ := Find(m.o); len(ls) != 0 {
+		t.Errorf("after Clean: %v", ls)
+	}
+}

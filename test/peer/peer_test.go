@@ -20,6 +20,9 @@
 //   - ours+prom:       receiver, memory_limiter, batch, prometheus exporter
 //     (resource_to_telemetry_conversion on, as deploy/config.yaml), scraped
 //     every interval
+//   - ours+prom-lean:  the same with the README's cheapest Prometheus setup
+//     (without_scope_info, no labels a Prometheus target already has or
+//     that churn), scraped every interval
 //
 // After a warm-up it reads utime+stime of every process from /proc/<pid>/stat
 // at the start and end of the measured window, and VmRSS/VmHWM at the end.
@@ -32,7 +35,10 @@
 // BENCH_PEER_OUT (the markdown table, default build/bench-peer.md),
 // BENCH_PEER_PERF (a directory: record a perf profile of every measured
 // process during the window; the figures of such a run include perf's
-// sampling cost).
+// sampling cost), BENCH_PEER_OURS_ENV (space-separated NAME=VALUE added to
+// our collectors' environment, e.g. "GOGC=50"), BENCH_PEER_BASELINE_BIN
+// (another build of the collector, run collection-only beside the rest: a
+// change measured against its baseline in the same run).
 package peer
 
 import (
@@ -69,6 +75,8 @@ const (
 	pOursOTLP       = "ours+otlp"
 	pSink           = "sink"
 	pOursProm       = "ours+prom"
+	pOursPromLean   = "ours+prom-lean"
+	pBaseline       = "baseline"
 )
 
 type settings struct {
@@ -77,6 +85,8 @@ type settings struct {
 	interval         time.Duration
 	otelcol, cadv    string
 	out, perfDir     string
+	oursEnv          []string
+	baseline         string
 }
 
 func envDuration(t *testing.T, key string, def time.Duration) time.Duration {
@@ -107,6 +117,8 @@ func readSettings(t *testing.T) settings {
 		cadv:     envOr("CADVISOR_PEER_BIN", "../../bin/cadvisorpeer"),
 		out:      envOr("BENCH_PEER_OUT", "../../build/bench-peer.md"),
 		perfDir:  os.Getenv("BENCH_PEER_PERF"),
+		oursEnv:  strings.Fields(os.Getenv("BENCH_PEER_OURS_ENV")),
+		baseline: os.Getenv("BENCH_PEER_BASELINE_BIN"),
 	}
 	for _, f := range strings.Split(envOr("BENCH_PEER_N", "50,200,500"), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -115,7 +127,11 @@ func readSettings(t *testing.T) settings {
 		}
 		s.sizes = append(s.sizes, n)
 	}
-	for _, p := range []*string{&s.otelcol, &s.cadv} {
+	bins := []*string{&s.otelcol, &s.cadv}
+	if s.baseline != "" {
+		bins = append(bins, &s.baseline)
+	}
+	for _, p := range bins {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			t.Fatal(err)
@@ -177,7 +193,7 @@ type proc struct {
 
 // start runs argv in its own process group with output to a log file; the
 // cleanup ends it (SIGTERM, SIGKILL after 5 s) by its process group.
-func start(t *testing.T, dir, name string, argv ...string) *proc {
+func start(t *testing.T, dir, name string, env []string, argv ...string) *proc {
 	t.Helper()
 	logPath := filepath.Join(dir, strings.ReplaceAll(name, "+", "-")+".log")
 	lf, err := os.Create(logPath)
@@ -186,6 +202,7 @@ func start(t *testing.T, dir, name string, argv ...string) *proc {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		lf.Close()
@@ -248,7 +265,8 @@ const processors = `processors:
     check_interval: 1s
     limit_mib: 200
     spike_limit_mib: 50
-  batch: {}
+  batch:
+    send_batch_max_size: 8192
 `
 
 func oursConfig(interval time.Duration) string {
@@ -295,14 +313,31 @@ service:
 `
 }
 
-func promConfig(interval time.Duration, port int) string {
-	return fmt.Sprintf(receiverConfig, interval) + processors + fmt.Sprintf(`exporters:
+// leanReceiver is the README's cheapest Prometheus setup: no labels that the
+// scrape target already carries (node) or that make a new series on every
+// restart (restart count), none that repeat another (the runtime's
+// container name, the runtime's name, the QoS class).
+const leanReceiver = `    resource_attributes:
+      k8s.node.name: {enabled: false}
+      k8s.container.restart_count: {enabled: false}
+      container.name: {enabled: false}
+      container.runtime.name: {enabled: false}
+      k8s.pod.qos_class: {enabled: false}
+`
+
+func promConfig(interval time.Duration, port int, lean bool) string {
+	recv, scope := fmt.Sprintf(receiverConfig, interval), ""
+	if lean {
+		recv += leanReceiver
+		scope = "    without_scope_info: true\n"
+	}
+	return recv + processors + fmt.Sprintf(`exporters:
   prometheus:
     endpoint: 127.0.0.1:%d
     resource_to_telemetry_conversion:
       enabled: true
-service:
-`, port) + telemetry + `  pipelines:
+%sservice:
+`, port, scope) + telemetry + `  pipelines:
     metrics:
       receivers: [container_stats]
       processors: [memory_limiter, batch]
@@ -346,17 +381,23 @@ func runSize(t *testing.T, s settings, n int) result {
 	dir := t.TempDir()
 	sinkPort, promPort := freePort(t), freePort(t)
 	procs := map[string]*proc{}
-	procs[pCadvisor] = start(t, dir, pCadvisor, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor.addr"))
-	procs[pCadvisorScrape] = start(t, dir, pCadvisorScrape, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor-scrape.addr"))
-	procs[pSink] = start(t, dir, pSink, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "sink.yaml"), sinkConfig(sinkPort)))
-	procs[pOurs] = start(t, dir, pOurs, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "ours.yaml"), oursConfig(s.interval)))
-	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, sinkPort)))
-	procs[pOursProm] = start(t, dir, pOursProm, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, promPort)))
+	leanPort := freePort(t)
+	procs[pCadvisor] = start(t, dir, pCadvisor, nil, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor.addr"))
+	procs[pCadvisorScrape] = start(t, dir, pCadvisorScrape, nil, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor-scrape.addr"))
+	procs[pSink] = start(t, dir, pSink, nil, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "sink.yaml"), sinkConfig(sinkPort)))
+	procs[pOurs] = start(t, dir, pOurs, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "ours.yaml"), oursConfig(s.interval)))
+	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, sinkPort)))
+	procs[pOursProm] = start(t, dir, pOursProm, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, promPort, false)))
+	if s.baseline != "" {
+		procs[pBaseline] = start(t, dir, pBaseline, s.oursEnv, s.baseline, "--config", filepath.Join(dir, "ours.yaml"))
+	}
+	procs[pOursPromLean] = start(t, dir, pOursPromLean, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom-lean.yaml"), promConfig(s.interval, leanPort, true)))
 
 	cadvAddr := waitFile(t, filepath.Join(dir, "cadvisor-scrape.addr"), 30*time.Second)
 	targets := map[string]string{
 		pCadvisorScrape: "http://" + cadvAddr + "/metrics",
 		pOursProm:       fmt.Sprintf("http://127.0.0.1:%d/metrics", promPort),
+		pOursPromLean:   fmt.Sprintf("http://127.0.0.1:%d/metrics", leanPort),
 	}
 	sc := newScraper(targets, ids)
 	stop := make(chan struct{})
@@ -608,8 +649,10 @@ func (s *scraper) idsSeen(name string) int {
 func formatTable(s settings, rs []result) string {
 	var b strings.Builder
 	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "Peer benchmark: %s, %s, interval %s, window %s after %s warm-up, perf attached: %v\n\n",
-		host, time.Now().UTC().Format("2006-01-02 15:04 MST"), s.interval, s.duration, s.warmup, s.perfDir != "")
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&b, "Peer benchmark: %s, %s, interval %s, window %s after %s warm-up, perf attached: %v, our env: %q, load at the end: %s\n\n",
+		host, time.Now().UTC().Format("2006-01-02 15:04 MST"), s.interval, s.duration, s.warmup, s.perfDir != "", s.oursEnv,
+		strings.Join(strings.Fields(string(load))[:3], " "))
 	b.WriteString("| N | what runs | cAdvisor ticks/min | ours ticks/min | ours/cAdvisor | cAdvisor RSS MiB | ours RSS MiB | RSS ours/cAdvisor |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	mib := func(k int64) float64 { return float64(k) / 1024 }
@@ -618,6 +661,7 @@ func formatTable(s settings, rs []result) string {
 			{"collection only", pCadvisor, pOurs},
 			{"+ OTLP export (ours) / + scrape (cAdvisor)", pCadvisorScrape, pOursOTLP},
 			{"+ Prometheus scraped every interval", pCadvisorScrape, pOursProm},
+			{"+ Prometheus, lean setup (README)", pCadvisorScrape, pOursPromLean},
 		}
 		for _, row := range rows {
 			c, o := r.procs[row.cadv], r.procs[row.ours]
@@ -625,16 +669,24 @@ func formatTable(s settings, rs []result) string {
 				c.ticksPerMin, o.ticksPerMin, o.ticksPerMin/c.ticksPerMin, mib(c.rssKiB), mib(o.rssKiB), float64(o.rssKiB)/float64(c.rssKiB))
 		}
 	}
+	if s.baseline != "" {
+		b.WriteString("\nThis build against the baseline build, both collection only, same run:\n\n| N | baseline ticks/min | this ticks/min | this/baseline | baseline RSS MiB | this RSS MiB |\n|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range rs {
+			bl, o := r.procs[pBaseline], r.procs[pOurs]
+			fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.2f | %.1f | %.1f |\n", r.n, bl.ticksPerMin, o.ticksPerMin, o.ticksPerMin/bl.ticksPerMin, mib(bl.rssKiB), mib(o.rssKiB))
+		}
+	}
 	b.WriteString("\nPer container, and what else ran:\n\n")
-	b.WriteString("| N | cAdvisor ticks/min/1000 containers | ours ticks/min/1000 containers | ours+prom ticks/min/1000 containers | OTLP sink ticks/min | peak RSS MiB cAdvisor / ours / ours+prom | /metrics cAdvisor: bytes (gzip) series | /metrics ours: bytes (gzip) series |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---|---|---|\n")
+	b.WriteString("| N | cAdvisor ticks/min/1000 containers | ours ticks/min/1000 containers | ours+prom ticks/min/1000 containers | OTLP sink ticks/min | peak RSS MiB cAdvisor / ours / ours+prom | /metrics cAdvisor: bytes (gzip) series | /metrics ours: bytes (gzip) series | /metrics ours lean: bytes (gzip) series |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---|---|---|---|\n")
 	for _, r := range rs {
 		per := func(name string) float64 { return r.procs[name].ticksPerMin * 1000 / float64(r.n) }
-		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f / %.1f | %d (%d) %d | %d (%d) %d |\n", r.n,
+		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f / %.1f | %d (%d) %d | %d (%d) %d | %d (%d) %d |\n", r.n,
 			per(pCadvisor), per(pOurs), per(pOursProm), r.procs[pSink].ticksPerMin,
 			mib(r.procs[pCadvisor].hwmKiB), mib(r.procs[pOurs].hwmKiB), mib(r.procs[pOursProm].hwmKiB),
 			r.pageBytes[pCadvisorScrape], r.pageGzip[pCadvisorScrape], r.series[pCadvisorScrape],
-			r.pageBytes[pOursProm], r.pageGzip[pOursProm], r.series[pOursProm])
+			r.pageBytes[pOursProm], r.pageGzip[pOursProm], r.series[pOursProm],
+			r.pageBytes[pOursPromLean], r.pageGzip[pOursPromLean], r.series[pOursPromLean])
 	}
 	return b.String()
 }

@@ -41,6 +41,9 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	var st stats
 	st.cpu, st.cpuErr = s.reader.CPU(e.rel)
 	st.mem, st.memErr = s.readMemory(e)
+	if st.cpuErr == nil {
+		st.cpuExt.cpuUsage = st.cpu.Usage
+	}
 	s.readCPUExtra(e, &st.cpuExt)
 	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) || st.cpuExt.vanished() {
 		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))

@@ -81,6 +81,8 @@ const bandwidthPoints = 5
 // memory: CFS bandwidth (here), thread states (tasks.go) and PSI (psi.go).
 // Each part is read only when a metric that needs it is enabled.
 type cpuExtra struct {
+	cpuUsage cgroupfs.U64 // total CPU time read before these (tasks.go)
+
 	bw    cgroupfs.CPUBandwidth
 	bwErr error
 

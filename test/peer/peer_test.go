@@ -443,10 +443,16 @@ func runSize(t *testing.T, s settings, n int) result {
 			t.Errorf("%s: last page named %d of our %d container IDs", name, got, n)
 		}
 	}
-	for _, name := range []string{pOurs, pSink} {
-		if got := lastResources(t, procs[name].log); got < n {
-			t.Errorf("%s: last export had %d resources, want at least %d (one per container)", name, got, n)
-		}
+	if got := lastResources(t, procs[pOurs].log); got < n {
+		t.Errorf("%s: last export had %d resources, want at least %d (one per container)", pOurs, got, n)
+	}
+	// The OTLP path splits a scrape into several requests: the sink got
+	// them all when the exporter reported no failure.
+	if got := totalResources(t, procs[pSink].log); got < n {
+		t.Errorf("sink: received %d resources in all, want at least %d", got, n)
+	}
+	if b, err := os.ReadFile(procs[pOursOTLP].log); err == nil && bytes.Contains(b, []byte("Exporting failed")) {
+		t.Errorf("%s: exports failed (see its log)", pOursOTLP)
 	}
 	return res
 }
@@ -521,6 +527,21 @@ func lastResources(t *testing.T, logPath string) int {
 	}
 	n, _ := strconv.Atoi(string(m[len(m)-1][1]))
 	return n
+}
+
+// totalResources sums the resource counts of every export the debug
+// exporter logged.
+func totalResources(t *testing.T, logPath string) int {
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, m := range resourcesRE.FindAllSubmatch(b, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		total += n
+	}
+	return total
 }
 
 // startPerf records a CPU profile of each measured process for d.

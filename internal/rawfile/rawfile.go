@@ -39,13 +39,34 @@ func String(p []byte) string {
 
 // Open opens the NUL-terminated path read-only without allocating.
 func Open(path []byte) (int, error) {
+	return openat(atFDCWD, path, syscall.O_RDONLY|syscall.O_CLOEXEC)
+}
+
+// oPath is O_PATH (the syscall package does not name it on every
+// architecture): a descriptor that only anchors lookups, with no read access
+// and no open-file cost on kernfs.
+const oPath = 0x200000
+
+// OpenDir opens the NUL-terminated directory path as an O_PATH descriptor,
+// an anchor for OpenAt, without allocating.
+func OpenDir(path []byte) (int, error) {
+	return openat(atFDCWD, path, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+}
+
+// OpenAt opens the NUL-terminated name relative to the directory dirfd
+// read-only without allocating: the kernel resolves name alone, not the
+// directory's path again.
+func OpenAt(dirfd int, name []byte) (int, error) {
+	return openat(dirfd, name, syscall.O_RDONLY|syscall.O_CLOEXEC)
+}
+
+func openat(dirfd int, path []byte, flags int) (int, error) {
 	if len(path) == 0 || path[len(path)-1] != 0 {
 		return -1, syscall.EINVAL
 	}
-	dirfd := atFDCWD // a variable: a negative constant does not convert to uintptr
 	for {
 		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
-			uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC), 0, 0, 0)
+			uintptr(flags), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}

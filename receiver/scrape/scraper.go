@@ -141,6 +141,9 @@ func (s *Scraper) Shutdown(ctx context.Context) error {
 	if lc, ok := s.ident.(lifecycle); ok {
 		err = lc.Shutdown(ctx)
 	}
+	if s.reader != nil {
+		s.reader.Close()
+	}
 	return errors.Join(err, s.shutdownGPU())
 }
 
@@ -185,6 +188,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	s.evict()
+	s.reader.Sweep() // close directory descriptors of cgroups gone since the last scrape
 	return s.mb.Emit(), errs.Combine()
 }
 

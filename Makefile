@@ -125,6 +125,12 @@ BENCH_PEER_WARMUP   ?= 30s
 BENCH_PEER_DURATION ?= 120s
 BENCH_PEER_INTERVAL ?= 10s
 BENCH_PEER_PERF     ?=
+# A/B: another collector build and/or environment run collection-only beside
+# the others, e.g. BENCH_PEER_BASELINE_BIN=bin/otelcol-old or
+# BENCH_PEER_BASELINE_BIN=bin/otelcol-containerstats BENCH_PEER_BASELINE_ENV=GOGC=50
+BENCH_PEER_BASELINE_BIN ?=
+BENCH_PEER_BASELINE_ENV ?=
+BENCH_PEER_OURS_ENV     ?=
 cadvisor-peer:
 	mkdir -p $(dir $(CADVISOR_PEER_BIN))
 	cd tools/cadvisorpeer
@@ -136,6 +142,8 @@ bench-peer: otelcol cadvisor-peer
 	BENCH_PEER_N="$(BENCH_PEER_N)" BENCH_PEER_WARMUP="$(BENCH_PEER_WARMUP)" \
 	  BENCH_PEER_DURATION="$(BENCH_PEER_DURATION)" BENCH_PEER_INTERVAL="$(BENCH_PEER_INTERVAL)" \
 	  BENCH_PEER_PERF="$(BENCH_PEER_PERF)" BENCH_PEER_OUT="$(CURDIR)/build/bench-peer.md" \
+	  BENCH_PEER_BASELINE_BIN="$(if $(BENCH_PEER_BASELINE_BIN),$(abspath $(BENCH_PEER_BASELINE_BIN)))" \
+	  BENCH_PEER_BASELINE_ENV="$(BENCH_PEER_BASELINE_ENV)" BENCH_PEER_OURS_ENV="$(BENCH_PEER_OURS_ENV)" \
 	  OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" CADVISOR_PEER_BIN="$(CURDIR)/$(CADVISOR_PEER_BIN)" \
 	  $(GO) test -tags peerbench -count=1 -v -run '^TestPeer$$' -timeout 180m ./test/peer/
 

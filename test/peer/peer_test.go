@@ -37,8 +37,10 @@
 // process during the window; the figures of such a run include perf's
 // sampling cost), BENCH_PEER_OURS_ENV (space-separated NAME=VALUE added to
 // our collectors' environment, e.g. "GOGC=50"), BENCH_PEER_BASELINE_BIN
-// (another build of the collector, run collection-only beside the rest: a
-// change measured against its baseline in the same run).
+// (another build of the collector, run collection-only beside the rest,
+// without BENCH_PEER_OURS_ENV but with BENCH_PEER_BASELINE_ENV: a change, or
+// a runtime setting such as GOGC, measured against a baseline in the same
+// run).
 package peer
 
 import (
@@ -87,6 +89,7 @@ type settings struct {
 	out, perfDir     string
 	oursEnv          []string
 	baseline         string
+	baselineEnv      []string
 }
 
 func envDuration(t *testing.T, key string, def time.Duration) time.Duration {
@@ -110,15 +113,16 @@ func envOr(key, def string) string {
 
 func readSettings(t *testing.T) settings {
 	s := settings{
-		warmup:   envDuration(t, "BENCH_PEER_WARMUP", 30*time.Second),
-		duration: envDuration(t, "BENCH_PEER_DURATION", 120*time.Second),
-		interval: envDuration(t, "BENCH_PEER_INTERVAL", 10*time.Second),
-		otelcol:  envOr("OTELCOL_BIN", "../../bin/otelcol-containerstats"),
-		cadv:     envOr("CADVISOR_PEER_BIN", "../../bin/cadvisorpeer"),
-		out:      envOr("BENCH_PEER_OUT", "../../build/bench-peer.md"),
-		perfDir:  os.Getenv("BENCH_PEER_PERF"),
-		oursEnv:  strings.Fields(os.Getenv("BENCH_PEER_OURS_ENV")),
-		baseline: os.Getenv("BENCH_PEER_BASELINE_BIN"),
+		warmup:      envDuration(t, "BENCH_PEER_WARMUP", 30*time.Second),
+		duration:    envDuration(t, "BENCH_PEER_DURATION", 120*time.Second),
+		interval:    envDuration(t, "BENCH_PEER_INTERVAL", 10*time.Second),
+		otelcol:     envOr("OTELCOL_BIN", "../../bin/otelcol-containerstats"),
+		cadv:        envOr("CADVISOR_PEER_BIN", "../../bin/cadvisorpeer"),
+		out:         envOr("BENCH_PEER_OUT", "../../build/bench-peer.md"),
+		perfDir:     os.Getenv("BENCH_PEER_PERF"),
+		oursEnv:     strings.Fields(os.Getenv("BENCH_PEER_OURS_ENV")),
+		baseline:    os.Getenv("BENCH_PEER_BASELINE_BIN"),
+		baselineEnv: strings.Fields(os.Getenv("BENCH_PEER_BASELINE_ENV")),
 	}
 	for _, f := range strings.Split(envOr("BENCH_PEER_N", "50,200,500"), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -389,7 +393,7 @@ func runSize(t *testing.T, s settings, n int) result {
 	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, sinkPort)))
 	procs[pOursProm] = start(t, dir, pOursProm, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, promPort, false)))
 	if s.baseline != "" {
-		procs[pBaseline] = start(t, dir, pBaseline, s.oursEnv, s.baseline, "--config", filepath.Join(dir, "ours.yaml"))
+		procs[pBaseline] = start(t, dir, pBaseline, s.baselineEnv, s.baseline, "--config", filepath.Join(dir, "ours.yaml"))
 	}
 	procs[pOursPromLean] = start(t, dir, pOursPromLean, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom-lean.yaml"), promConfig(s.interval, leanPort, true)))
 
@@ -691,7 +695,8 @@ func formatTable(s settings, rs []result) string {
 		}
 	}
 	if s.baseline != "" {
-		b.WriteString("\nThis build against the baseline build, both collection only, same run:\n\n| N | baseline ticks/min | this ticks/min | this/baseline | baseline RSS MiB | this RSS MiB |\n|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "\nThis build against the baseline (%s, env %q), both collection only, same run:\n\n", filepath.Base(s.baseline), s.baselineEnv)
+		b.WriteString("| N | baseline ticks/min | this ticks/min | this/baseline | baseline RSS MiB | this RSS MiB |\n|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range rs {
 			bl, o := r.procs[pBaseline], r.procs[pOurs]
 			fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.2f | %.1f | %.1f |\n", r.n, bl.ticksPerMin, o.ticksPerMin, o.ticksPerMin/bl.ticksPerMin, mib(bl.rssKiB), mib(o.rssKiB))

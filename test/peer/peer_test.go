@@ -173,6 +173,7 @@ func TestPeer(t *testing.T) {
 		t.Skip(why)
 	}
 	s := readSettings(t)
+	machine.Lock(t) // held across all sizes: no other test's pods in between
 	var results []result
 	for _, n := range s.sizes {
 		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {

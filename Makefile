@@ -6,6 +6,7 @@
 #                the distribution build, the end-to-end test)
 #   make image   the collector as an OCI image archive (no docker engine)
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
+#   make bench-peer  the collector against cAdvisor on real cgroups (root)
 
 # Each recipe runs as ONE bash script with -e: a failing line stops it, and
 # `cd` or variables carry over to the following lines.

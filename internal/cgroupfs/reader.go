@@ -30,7 +30,7 @@ type Reader struct {
 		data []byte
 	}
 	trace func(path string) // called with every file opened; nil in production
-	dirs  *dirCache          // directory descriptors files open relative to (dirfd.go)
+	dirs  *dirCache         // directory descriptors files open relative to (dirfd.go)
 }
 
 // NewReader returns a Reader for l.

@@ -10,6 +10,7 @@
 #   make image   the collector as an OCI image archive (no docker engine)
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
+#   make bench-peer  the collector against cAdvisor on real cgroups (root)
 
 # Each recipe runs as ONE bash script with -e: a failing line stops it, and
 # `cd` or variables carry over to the following lines.
@@ -52,7 +53,7 @@ RACE_PKGS ?= ./...
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated vet unit race nocgo cross fuzz fuzz-smoke bench soak test test-steps leftovers otelcol image e2e run clean gpu-check
+.PHONY: all generate check-generated vet unit race nocgo cross fuzz fuzz-smoke bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -80,6 +81,7 @@ check-generated: generate
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags peerbench ./test/peer/
 
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
@@ -155,6 +157,41 @@ bench:
 	mkdir -p build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 90m $(BENCH_PKGS) | tee build/bench.out
 	$(GO) run ./internal/testing/benchtable < build/bench.out | tee build/bench-table.md
+
+# Our collector against cAdvisor on the same real cgroups (test/peer, build
+# tag peerbench; root): N real container cgroups with processes, cAdvisor as
+# the kubelet embeds it (tools/cadvisorpeer, its own module, version pinned
+# there) and the distribution side by side, CPU ticks and RSS of each process.
+# Prints the table BENCHMARKS.md records and writes build/bench-peer.md.
+#   make bench-peer BENCH_PEER_N=50 BENCH_PEER_WARMUP=20s BENCH_PEER_DURATION=30s
+# BENCH_PEER_PERF=<dir> also records a perf profile of every process.
+CADVISOR_PEER_BIN := bin/cadvisorpeer
+BENCH_PEER_N        ?= 50,200,500
+BENCH_PEER_WARMUP   ?= 30s
+BENCH_PEER_DURATION ?= 120s
+BENCH_PEER_INTERVAL ?= 10s
+BENCH_PEER_PERF     ?=
+# A/B: another collector build and/or environment run collection-only beside
+# the others, e.g. BENCH_PEER_BASELINE_BIN=bin/otelcol-old or
+# BENCH_PEER_BASELINE_BIN=bin/otelcol-containerstats BENCH_PEER_BASELINE_ENV=GOGC=50
+BENCH_PEER_BASELINE_BIN ?=
+BENCH_PEER_BASELINE_ENV ?=
+BENCH_PEER_OURS_ENV     ?=
+cadvisor-peer:
+	mkdir -p $(dir $(CADVISOR_PEER_BIN))
+	cd tools/cadvisorpeer
+	$(GO) vet .
+	$(GO) build -trimpath -o "$(CURDIR)/$(CADVISOR_PEER_BIN)" .
+
+bench-peer: otelcol cadvisor-peer
+	$(GO) vet -tags peerbench ./test/peer/
+	BENCH_PEER_N="$(BENCH_PEER_N)" BENCH_PEER_WARMUP="$(BENCH_PEER_WARMUP)" \
+	  BENCH_PEER_DURATION="$(BENCH_PEER_DURATION)" BENCH_PEER_INTERVAL="$(BENCH_PEER_INTERVAL)" \
+	  BENCH_PEER_PERF="$(BENCH_PEER_PERF)" BENCH_PEER_OUT="$(CURDIR)/build/bench-peer.md" \
+	  BENCH_PEER_BASELINE_BIN="$(if $(BENCH_PEER_BASELINE_BIN),$(abspath $(BENCH_PEER_BASELINE_BIN)))" \
+	  BENCH_PEER_BASELINE_ENV="$(BENCH_PEER_BASELINE_ENV)" BENCH_PEER_OURS_ENV="$(BENCH_PEER_OURS_ENV)" \
+	  OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" CADVISOR_PEER_BIN="$(CURDIR)/$(CADVISOR_PEER_BIN)" \
+	  $(GO) test -tags peerbench -count=1 -v -run '^TestPeer$$' -timeout 180m ./test/peer/
 
 # The end-to-end test (test/e2e, build tag e2e; docs/e2e.md): the built
 # collector against real workloads, exporting to a real Prometheus and over

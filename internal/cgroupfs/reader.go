@@ -31,11 +31,12 @@ type Reader struct {
 		data []byte
 	}
 	trace func(path string) // called with every file opened; nil in production
+	dirs  *dirCache         // directory descriptors files open relative to (dirfd.go)
 }
 
 // NewReader returns a Reader for l.
 func NewReader(l *Layout) *Reader {
-	return &Reader{l: l, buf: make([]byte, 0, 8192), path: make([]byte, 0, 256)}
+	return &Reader{l: l, buf: make([]byte, 0, 8192), path: make([]byte, 0, 256), dirs: newDirCache()}
 }
 
 // SetTrace makes the reader call fn with the path of every file it opens,
@@ -54,9 +55,12 @@ func (r *Reader) Layout() *Layout { return r.l }
 // directory gives ErrVanished. It allocates nothing on the success path.
 func (r *Reader) read(dir, name string) (data []byte, ok bool, err error) {
 	r.path = rawfile.Path(r.path, dir, name)
-	fd, err := rawfile.Open(r.path)
+	fd, dirOK, err := r.open(dir, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			if dirOK {
+				return nil, false, nil
+			}
 			if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
 				return nil, false, fmt.Errorf("%s: %w", dir, ErrVanished)
 			}

@@ -15,13 +15,34 @@ const atFDCWD = -100
 
 // Open opens the NUL-terminated path read-only without allocating.
 func Open(path []byte) (int, error) {
+	return openat(atFDCWD, path, syscall.O_RDONLY|syscall.O_CLOEXEC)
+}
+
+// oPath is O_PATH (the syscall package does not name it on every
+// architecture): a descriptor that only anchors lookups, with no read access
+// and no open-file cost on kernfs.
+const oPath = 0x200000
+
+// OpenDir opens the NUL-terminated directory path as an O_PATH descriptor,
+// an anchor for OpenAt, without allocating.
+func OpenDir(path []byte) (int, error) {
+	return openat(atFDCWD, path, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+}
+
+// OpenAt opens the NUL-terminated name relative to the directory dirfd
+// read-only without allocating: the kernel resolves name alone, not the
+// directory's path again.
+func OpenAt(dirfd int, name []byte) (int, error) {
+	return openat(dirfd, name, syscall.O_RDONLY|syscall.O_CLOEXEC)
+}
+
+func openat(dirfd int, path []byte, flags int) (int, error) {
 	if len(path) == 0 || path[len(path)-1] != 0 {
 		return -1, syscall.EINVAL
 	}
-	dirfd := atFDCWD // a variable: a negative constant does not convert to uintptr
 	for {
 		fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])),
-			uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC), 0, 0, 0)
+			uintptr(flags), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}
@@ -119,4 +140,31 @@ func ReadDir(path []byte, buf []byte, fn func(name []byte, isDir bool)) error {
 			fn(name, isDir)
 		}
 	}
+}
+
+// Inode returns the inode number of the open file fd.
+func Inode(fd int) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// PathInode returns the inode number of path (symlinks followed).
+func PathInode(path string) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// FileLimit returns the process's soft limit of open descriptors.
+func FileLimit() (uint64, bool) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, false
+	}
+	return rl.Cur, true
 }

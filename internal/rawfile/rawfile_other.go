@@ -10,6 +10,12 @@ import "errors"
 // Open fails: cgroupfs and procfs exist on Linux only.
 func Open([]byte) (int, error) { return -1, errors.ErrUnsupported }
 
+// OpenDir fails: cgroupfs and procfs exist on Linux only.
+func OpenDir([]byte) (int, error) { return -1, errors.ErrUnsupported }
+
+// OpenAt fails: cgroupfs and procfs exist on Linux only.
+func OpenAt(int, []byte) (int, error) { return -1, errors.ErrUnsupported }
+
 // ReadAll fails: cgroupfs and procfs exist on Linux only.
 func ReadAll(_ int, buf []byte) ([]byte, error) { return buf[:0], errors.ErrUnsupported }
 
@@ -18,3 +24,12 @@ func Close(int) {}
 
 // ReadDir fails: cgroupfs and procfs exist on Linux only.
 func ReadDir([]byte, []byte, func(name []byte, isDir bool)) error { return errors.ErrUnsupported }
+
+// Inode fails: cgroupfs and procfs exist on Linux only.
+func Inode(int) (uint64, error) { return 0, errors.ErrUnsupported }
+
+// PathInode fails: cgroupfs and procfs exist on Linux only.
+func PathInode(string) (uint64, error) { return 0, errors.ErrUnsupported }
+
+// FileLimit knows no limit off Linux.
+func FileLimit() (uint64, bool) { return 0, false }

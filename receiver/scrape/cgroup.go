@@ -48,6 +48,9 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	if p.mem.Any() {
 		st.mem, st.memErr = s.readMemory(e, p.mem)
 	}
+	if p.cpu && st.cpuErr == nil {
+		st.cpuExt.cpuUsage = st.cpu.Usage // lets the thread-state read skip idle containers (tasks.go)
+	}
 	s.readCPUExtra(e, p, &st.cpuExt)
 	if err := st.vanished(); err != nil {
 		errs.AddPartial(p.points(), fmt.Errorf("%s: %w", e.name, err))

@@ -57,6 +57,8 @@ func (s *Scraper) recordCPU(ts pcommon.Timestamp, now time.Time, e entity, cpu c
 // memory: CFS bandwidth (here), thread states (tasks.go) and PSI (psi.go).
 // Each part is read only when a metric that needs it is enabled.
 type cpuExtra struct {
+	cpuUsage cgroupfs.U64 // total CPU time read before these (tasks.go)
+
 	bw    cgroupfs.CPUBandwidth
 	bwErr error
 

@@ -146,6 +146,7 @@ func TestScrapeLoadAverageIrregularInterval(t *testing.T) {
 
 	writeState(t, root, 2104, 'R') // was S
 	writeState(t, root, 2115, 'R') // was I
+	bumpCPU(t, root)               // threads that ran advanced the CPU time
 	clk.now = t0.Add(4 * time.Second)
 	m, err = s.Scrape(context.Background())
 	require.NoError(t, err)
@@ -158,6 +159,65 @@ func TestScrapeLoadAverageIrregularInterval(t *testing.T) {
 	pod := points(m, "k8s.pod.uid", podUID1)
 	assert.InDelta(t, want+2, pod["k8s.pod.cpu.load_average.10s"], 1e-12)
 	assert.Equal(t, 7.0, pod["k8s.pod.tasks/running"])
+}
+
+// A container whose thread list and total CPU time did not change since the
+// last scrape keeps the states of that scrape without reading a thread's
+// stat file (no thread ran in between); a CPU time that advanced, or a
+// thread added to the list, makes the scrape read them all again.
+func TestScrapeThreadStatesReusedWhileCPUIdle(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	clk := &fakeClock{now: t0}
+	var reads []string
+	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+		StandaloneContainers: true, TraceRead: func(p string) { reads = append(reads, p) }})
+	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	scrape := func() map[string]float64 {
+		t.Helper()
+		reads = reads[:0]
+		clk.now = clk.now.Add(10 * time.Second)
+		m, err := s.Scrape(context.Background())
+		require.NoError(t, err)
+		return points(m, "container.id", v2Ctr1)
+	}
+	readStat := func(tid int) bool {
+		for _, p := range reads {
+			if strings.HasSuffix(p, "/proc/"+strconv.Itoa(tid)+"/stat") {
+				return true
+			}
+		}
+		return false
+	}
+
+	a1 := scrape()
+	require.Equal(t, 3.0, a1["container.tasks/running"])
+	require.Equal(t, 5.0, a1["container.tasks/sleeping"])
+	require.True(t, readStat(2104), "first scrape reads every thread")
+
+	writeState(t, root, 2104, 'R') // was S; the CPU time stays put
+	a1 = scrape()
+	assert.False(t, readStat(2104), "CPU time and thread list unchanged: no thread's stat file is read")
+	assert.Equal(t, 3.0, a1["container.tasks/running"], "states of the last read")
+	assert.Equal(t, 5.0, a1["container.tasks/sleeping"])
+	assert.Equal(t, 3.0, a1["container.cpu.load_average.10s"], "load average keeps updating from the reused count")
+
+	bumpCPU(t, root)
+	a1 = scrape()
+	assert.True(t, readStat(2104), "CPU time advanced: states read again")
+	assert.Equal(t, 4.0, a1["container.tasks/running"])
+	assert.Equal(t, 4.0, a1["container.tasks/sleeping"])
+
+	// A thread moved in (the list changes) while the CPU time stays put.
+	threads := filepath.Join(root, v2A1Dir, "cgroup.threads")
+	list, err := os.ReadFile(threads)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(threads, append(list, "2999\n"...), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "2999"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2999", "stat"), []byte("2999 (moved in) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1\n"), 0o644))
+	a1 = scrape()
+	assert.True(t, readStat(2999), "thread list changed: states read again")
+	assert.Equal(t, 5.0, a1["container.tasks/running"])
 }
 
 // Thread lists and /proc/<tid>/stat are read only when a metric needs

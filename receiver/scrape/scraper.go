@@ -149,6 +149,9 @@ func (s *Scraper) Shutdown(ctx context.Context) error {
 	if lc, ok := s.ident.(lifecycle); ok {
 		err = lc.Shutdown(ctx)
 	}
+	if s.reader != nil {
+		s.reader.Close()
+	}
 	return errors.Join(err, s.shutdownGPU())
 }
 
@@ -203,6 +206,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.stopped(ctx, &tree, ci, pi, &errs)
 	}
 	s.evict(&tree, &errs)
+	s.reader.Sweep() // close directory descriptors of cgroups not read in this scrape
 	return s.mb.Emit(), errs.Combine()
 }
 

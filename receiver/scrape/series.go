@@ -34,6 +34,7 @@ type series struct {
 	lastCPU      calc.Sample // previous total CPU time, for the usage rate
 	hasCPU       bool
 	load         calc.LoadAverage // running threads smoothed over 10 s (containers)
+	threads      *threadStates    // thread states of the last read (containers; tasks.go)
 	oom          *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree
 	seen         uint64           // generation of the last scrape that saw it
 	rel          string           // cgroup path when last seen, for eviction

@@ -46,14 +46,37 @@ func (x *cpuExtraState) pod(uid string) *podTasks {
 
 func (x *cpuExtraState) resetPods() { clear(x.pods) }
 
+// threadStates is a container's thread states as last read from /proc,
+// with what they were read under: its thread list and total CPU time.
+type threadStates struct {
+	tids   []int
+	cpu    uint64 // total CPU time (ns) read in the same scrape, before the states
+	counts procfs.TaskCounts
+}
+
 // readTasks lists the container's threads (its sub-cgroups included) and
 // counts them by the state in /proc/<tid>/stat. One file per thread: the
 // reader and the ID buffer are reused.
+//
+// A container whose thread list and total CPU time are both unchanged since
+// the last read keeps the states of that read, without reading a thread's
+// file: no thread of it ran in between (the CPU time is read before the
+// states, so a thread that ran after the last CPU read and before the state
+// read has advanced it by now), and a thread changes state only by running,
+// except when woken from outside (a signal, I/O completion): it then runs
+// at once and advances the CPU time by the next scrape. Threads moved in or
+// out, or exited and reaped, change the list. Most threads of a node are
+// idle most of the time, so most /proc/<tid>/stat reads go away.
 func (s *Scraper) readTasks(e entity, x *cpuExtra) {
 	tids, ok, err := s.reader.Threads(e.rel, s.cpuExt.tids[:0])
 	s.cpuExt.tids = tids
 	if err != nil || !ok {
+		e.st.threads = nil
 		x.tasksErr = err
+		return
+	}
+	if prev := e.st.threads; prev != nil && x.cpuUsage.OK && prev.cpu == x.cpuUsage.V && slices.Equal(prev.tids, tids) {
+		x.tasks, x.tasksOK = prev.counts, true
 		return
 	}
 	if !s.cpuExt.foreignPIDNS && slices.Contains(tids, 0) {
@@ -65,10 +88,22 @@ func (s *Scraper) readTasks(e entity, x *cpuExtra) {
 			zap.String("first", e.name))
 	}
 	if err := s.cpuExt.states.Count(tids, &x.tasks); err != nil {
+		e.st.threads = nil
 		x.tasksErr = err
 		return
 	}
 	x.tasksOK = true
+	if !x.cpuUsage.OK {
+		e.st.threads = nil
+		return
+	}
+	ts := e.st.threads
+	if ts == nil {
+		ts = &threadStates{}
+		e.st.threads = ts
+	}
+	ts.tids = append(ts.tids[:0], tids...)
+	ts.cpu, ts.counts = x.cpuUsage.V, x.tasks
 }
 
 // recordTasks records a container's thread counts by state and its load

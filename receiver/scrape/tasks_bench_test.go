@@ -17,8 +17,11 @@ import (
 
 // BenchmarkTaskStates scrapes the v2-systemd fixture with 5000 extra threads
 // in one container (one /proc/<tid>/stat per thread), with the task-state
-// and load-average metrics on and off. The "off" case shows that nothing
-// per-thread is read when no enabled metric needs it.
+// and load-average metrics on and off. "tasks=true" advances every cgroup's
+// CPU time between scrapes (outside the timer), so every thread is read;
+// "tasks=true-idle" leaves it, so the states of the first scrape are reused
+// (tasks.go); the "off" case shows that nothing per-thread is read when no
+// enabled metric needs it.
 func BenchmarkTaskStates(b *testing.B) {
 	const n = 5000
 	root := copyFixture(b, "v2-systemd")
@@ -34,8 +37,12 @@ func BenchmarkTaskStates(b *testing.B) {
 	require.NoError(b, os.MkdirAll(filepath.Join(root, v2A1Dir, "many"), 0o755))
 	require.NoError(b, os.WriteFile(filepath.Join(root, v2A1Dir, "many", "cgroup.threads"), []byte(list.String()), 0o644))
 
-	for _, on := range []bool{true, false} {
-		b.Run(fmt.Sprintf("tasks=%v", on), func(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		on, busy bool
+	}{{"tasks=true", true, true}, {"tasks=true-idle", true, false}, {"tasks=false", false, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			on := c.on
 			mbc := defaultMBC()
 			m := &mbc.Metrics
 			m.ContainerTasks.Enabled, m.ContainerCPULoadAverage10s.Enabled = on, on
@@ -45,6 +52,11 @@ func BenchmarkTaskStates(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				if c.busy {
+					b.StopTimer()
+					bumpCPU(b, root)
+					b.StartTimer()
+				}
 				if _, err := s.Scrape(context.Background()); err != nil {
 					b.Fatal(err)
 				}

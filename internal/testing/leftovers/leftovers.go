@@ -1,6 +1,8 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build linux
+
 // Package leftovers finds (and removes) what real-machine tests leave
 // behind: processes they started (containerd and its shims, containers,
 // cgrouptest children, collectors, Prometheus), kubepods cgroups, mounts

@@ -1,6 +1,8 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build linux
+
 // Command leftovers is the last step of `make test` (`make leftovers`): it
 // takes the machine-wide test lock (so no running test's pods are
 // mistaken for leftovers), lists what real-machine tests left behind

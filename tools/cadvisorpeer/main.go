@@ -1,0 +1,147 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux
+
+// Command cadvisorpeer runs cAdvisor as a library the way the kubelet embeds
+// it, for `make bench-peer` (test/peer): manager.New with an in-memory stats
+// cache, the kubelet's housekeeping settings and metric set, and cAdvisor's
+// Prometheus collectors (container and machine) on a loopback /metrics
+// endpoint, as the kubelet serves /metrics/cadvisor.
+//
+// It lives in its own module (tools/cadvisorpeer/go.mod) so that cAdvisor's
+// dependencies never enter the receiver's module; the version is pinned there.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/cadvisor/lib/cache/memory"
+	"github.com/google/cadvisor/lib/container"
+	"github.com/google/cadvisor/lib/manager"
+	"github.com/google/cadvisor/lib/metrics"
+	info "github.com/google/cadvisor/lib/model"
+	"github.com/google/cadvisor/lib/utils/sysfs"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/utils/clock"
+)
+
+// The kubelet's settings (pkg/kubelet/cadvisor/cadvisor_linux.go): stats kept
+// 2 minutes, housekeeping every 10 s, stretched up to 15 s for containers
+// whose stats do not change (dynamic housekeeping), event storage off.
+const (
+	statsCacheDuration          = 2 * time.Minute
+	defaultHousekeepingInterval = 10 * time.Second
+	maxHousekeepingInterval     = 15 * time.Second
+)
+
+// collectionMetrics is the kubelet's set for cAdvisor's manager (DiskUsage is
+// in it whenever local storage capacity isolation is on, the default).
+func collectionMetrics() container.MetricSet {
+	return container.MetricSet{
+		container.CpuUsageMetrics:     struct{}{},
+		container.MemoryUsageMetrics:  struct{}{},
+		container.CpuLoadMetrics:      struct{}{},
+		container.DiskIOMetrics:       struct{}{},
+		container.NetworkUsageMetrics: struct{}{},
+		container.AppMetrics:          struct{}{},
+		container.ProcessMetrics:      struct{}{},
+		container.OOMMetrics:          struct{}{},
+		container.DiskUsageMetrics:    struct{}{},
+	}
+}
+
+// exportMetrics is the kubelet's set for /metrics/cadvisor (PSI when its
+// KubeletPSI feature gate is on: -pressure).
+func exportMetrics(pressure bool) container.MetricSet {
+	s := collectionMetrics()
+	if pressure {
+		s[container.PressureMetrics] = struct{}{}
+	}
+	return s
+}
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "address of the /metrics endpoint")
+	addrFile := flag.String("addr-file", "", "write the listening address into this file once serving")
+	hk := flag.Duration("hk-interval", defaultHousekeepingInterval, "housekeeping interval (cAdvisor's housekeeping_interval)")
+	maxHK := flag.Duration("hk-max", maxHousekeepingInterval, "largest housekeeping interval (dynamic housekeeping)")
+	dynamic := flag.Bool("hk-dynamic", true, "dynamic housekeeping (the kubelet: on)")
+	roots := flag.String("cgroup-roots", "/kubepods", "comma-separated raw cgroup prefixes cAdvisor tracks (the kubelet: its node-allocatable root and system cgroups)")
+	pressure := flag.Bool("pressure", false, "export PSI metrics (the kubelet's KubeletPSI gate)")
+	flag.Parse()
+
+	for name, v := range map[string]string{
+		"housekeeping_interval":     hk.String(),
+		"event_storage_event_limit": "default=0",
+		"event_storage_age_limit":   "default=0",
+	} {
+		if err := flag.Set(name, v); err != nil {
+			log.Fatalf("cAdvisor flag %s: %v", name, err)
+		}
+	}
+
+	m, err := manager.New(memory.New(statsCacheDuration, nil), sysfs.NewRealSysFs(),
+		manager.HousekeepingConfig{Interval: maxHK, AllowDynamic: dynamic},
+		collectionMetrics(), strings.Split(*roots, ","), nil, "", 0)
+	if err != nil {
+		log.Fatalf("cadvisor manager: %v", err)
+	}
+	if err := m.Start(); err != nil {
+		log.Fatalf("cadvisor start: %v", err)
+	}
+
+	reg := prometheus.NewRegistry()
+	set := exportMetrics(*pressure)
+	reg.MustRegister(metrics.NewPrometheusMachineCollector(m, set))
+	reg.MustRegister(metrics.NewPrometheusCollector(m, kubeletLabels, set, clock.RealClock{},
+		info.RequestOptions{IdType: info.TypeName, Count: 1, Recursive: true}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *addrFile != "" {
+		if err := os.WriteFile(*addrFile, []byte(ln.Addr().String()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	go func() { log.Fatal(http.Serve(ln, mux)) }()
+	fmt.Fprintf(os.Stderr, "cadvisorpeer: serving /metrics on %s\n", ln.Addr())
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	_ = m.Stop()
+}
+
+// kubeletLabels mirrors the kubelet's containerPrometheusLabelsFunc: id and
+// name, image, and the container/pod/namespace names from the Kubernetes
+// labels a runtime handler attaches (empty for raw cgroups, as here).
+func kubeletLabels(c *info.ContainerInfo) map[string]string {
+	var name, image string
+	if len(c.Aliases) > 0 {
+		name = c.Aliases[0]
+	}
+	image = c.Spec.Image
+	return map[string]string{
+		metrics.LabelID:    c.Name,
+		metrics.LabelName:  name,
+		metrics.LabelImage: image,
+		"container":        c.Spec.Labels["io.kubernetes.container.name"],
+		"pod":              c.Spec.Labels["io.kubernetes.pod.name"],
+		"namespace":        c.Spec.Labels["io.kubernetes.pod.namespace"],
+	}
+}

@@ -595,6 +595,46 @@ func (ms *ContainerPagingFaultsMetricConfig) Validate() error {
 	return nil
 }
 
+// ContainerPidsCountMetricConfig provides config for the container.pids.count metric.
+type ContainerPidsCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerPidsCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerPidsLimitMetricConfig provides config for the container.pids.limit metric.
+type ContainerPidsLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerPidsLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerPressureAvg10MetricAttributeKey specifies the key of an attribute for the container.pressure.avg10 metric.
 type ContainerPressureAvg10MetricAttributeKey string
 
@@ -836,6 +876,26 @@ func (ms *ContainerTasksMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// ContainerUptimeMetricConfig provides config for the container.uptime metric.
+type ContainerUptimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -1915,6 +1975,46 @@ func (ms *K8sPodPagingFaultsMetricConfig) Validate() error {
 	return nil
 }
 
+// K8sPodPidsCountMetricConfig provides config for the k8s.pod.pids.count metric.
+type K8sPodPidsCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodPidsCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodPidsLimitMetricConfig provides config for the k8s.pod.pids.limit metric.
+type K8sPodPidsLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodPidsLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodPressureAvg10MetricAttributeKey specifies the key of an attribute for the k8s.pod.pressure.avg10 metric.
 type K8sPodPressureAvg10MetricAttributeKey string
 
@@ -2183,11 +2283,14 @@ type MetricsConfig struct {
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
 	ContainerPagingFaults                  ContainerPagingFaultsMetricConfig                  `mapstructure:"container.paging.faults"`
+	ContainerPidsCount                     ContainerPidsCountMetricConfig                     `mapstructure:"container.pids.count"`
+	ContainerPidsLimit                     ContainerPidsLimitMetricConfig                     `mapstructure:"container.pids.limit"`
 	ContainerPressureAvg10                 ContainerPressureAvg10MetricConfig                 `mapstructure:"container.pressure.avg10"`
 	ContainerPressureAvg300                ContainerPressureAvg300MetricConfig                `mapstructure:"container.pressure.avg300"`
 	ContainerPressureAvg60                 ContainerPressureAvg60MetricConfig                 `mapstructure:"container.pressure.avg60"`
 	ContainerPressureStallTime             ContainerPressureStallTimeMetricConfig             `mapstructure:"container.pressure.stall_time"`
 	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
+	ContainerUptime                        ContainerUptimeMetricConfig                        `mapstructure:"container.uptime"`
 	HwEnergy                               HwEnergyMetricConfig                               `mapstructure:"hw.energy"`
 	HwGpuMemoryLimit                       HwGpuMemoryLimitMetricConfig                       `mapstructure:"hw.gpu.memory.limit"`
 	HwGpuMemoryUsage                       HwGpuMemoryUsageMetricConfig                       `mapstructure:"hw.gpu.memory.usage"`
@@ -2229,6 +2332,8 @@ type MetricsConfig struct {
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
 	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
 	K8sPodPagingFaults                     K8sPodPagingFaultsMetricConfig                     `mapstructure:"k8s.pod.paging.faults"`
+	K8sPodPidsCount                        K8sPodPidsCountMetricConfig                        `mapstructure:"k8s.pod.pids.count"`
+	K8sPodPidsLimit                        K8sPodPidsLimitMetricConfig                        `mapstructure:"k8s.pod.pids.limit"`
 	K8sPodPressureAvg10                    K8sPodPressureAvg10MetricConfig                    `mapstructure:"k8s.pod.pressure.avg10"`
 	K8sPodPressureAvg300                   K8sPodPressureAvg300MetricConfig                   `mapstructure:"k8s.pod.pressure.avg300"`
 	K8sPodPressureAvg60                    K8sPodPressureAvg60MetricConfig                    `mapstructure:"k8s.pod.pressure.avg60"`
@@ -2314,6 +2419,12 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 		},
+		ContainerPidsCount: ContainerPidsCountMetricConfig{
+			Enabled: true,
+		},
+		ContainerPidsLimit: ContainerPidsLimitMetricConfig{
+			Enabled: true,
+		},
 		ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -2338,6 +2449,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+		},
+		ContainerUptime: ContainerUptimeMetricConfig{
+			Enabled: true,
 		},
 		HwEnergy: HwEnergyMetricConfig{
 			Enabled: true,
@@ -2479,6 +2593,12 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
+		},
+		K8sPodPidsCount: K8sPodPidsCountMetricConfig{
+			Enabled: true,
+		},
+		K8sPodPidsLimit: K8sPodPidsLimitMetricConfig{
+			Enabled: true,
 		},
 		K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 			Enabled:             false,

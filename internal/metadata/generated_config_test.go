@@ -102,6 +102,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
+					ContainerPidsCount: ContainerPidsCountMetricConfig{
+						Enabled: true,
+					},
+					ContainerPidsLimit: ContainerPidsLimitMetricConfig{
+						Enabled: true,
+					},
 					ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -126,6 +132,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+					},
+					ContainerUptime: ContainerUptimeMetricConfig{
+						Enabled: true,
 					},
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: true,
@@ -267,6 +276,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
+					},
+					K8sPodPidsCount: K8sPodPidsCountMetricConfig{
+						Enabled: true,
+					},
+					K8sPodPidsLimit: K8sPodPidsLimitMetricConfig{
+						Enabled: true,
 					},
 					K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 						Enabled:             true,
@@ -395,6 +410,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
+					ContainerPidsCount: ContainerPidsCountMetricConfig{
+						Enabled: false,
+					},
+					ContainerPidsLimit: ContainerPidsLimitMetricConfig{
+						Enabled: false,
+					},
 					ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -419,6 +440,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+					},
+					ContainerUptime: ContainerUptimeMetricConfig{
+						Enabled: false,
 					},
 					HwEnergy: HwEnergyMetricConfig{
 						Enabled: false,
@@ -561,6 +585,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
+					K8sPodPidsCount: K8sPodPidsCountMetricConfig{
+						Enabled: false,
+					},
+					K8sPodPidsLimit: K8sPodPidsLimitMetricConfig{
+						Enabled: false,
+					},
 					K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -612,7 +642,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, HwEnergyMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

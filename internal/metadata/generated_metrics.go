@@ -271,6 +271,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "container.paging.faults",
 		Attributes: []string{"system.paging.fault.type"},
 	},
+	ContainerPidsCount: metricInfo{
+		Name: "container.pids.count",
+	},
+	ContainerPidsLimit: metricInfo{
+		Name: "container.pids.limit",
+	},
 	ContainerPressureAvg10: metricInfo{
 		Name:       "container.pressure.avg10",
 		Attributes: []string{"pressure.resource", "pressure.stall_type"},
@@ -290,6 +296,9 @@ var MetricsInfo = metricsInfo{
 	ContainerTasks: metricInfo{
 		Name:       "container.tasks",
 		Attributes: []string{"task.state"},
+	},
+	ContainerUptime: metricInfo{
+		Name: "container.uptime",
 	},
 	HwEnergy: metricInfo{
 		Name: "hw.energy",
@@ -423,6 +432,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.pod.paging.faults",
 		Attributes: []string{"system.paging.fault.type"},
 	},
+	K8sPodPidsCount: metricInfo{
+		Name: "k8s.pod.pids.count",
+	},
+	K8sPodPidsLimit: metricInfo{
+		Name: "k8s.pod.pids.limit",
+	},
 	K8sPodPressureAvg10: metricInfo{
 		Name:       "k8s.pod.pressure.avg10",
 		Attributes: []string{"pressure.resource", "pressure.stall_type"},
@@ -468,11 +483,14 @@ type metricsInfo struct {
 	ContainerMemoryUsage                   metricInfo
 	ContainerMemoryWorkingSet              metricInfo
 	ContainerPagingFaults                  metricInfo
+	ContainerPidsCount                     metricInfo
+	ContainerPidsLimit                     metricInfo
 	ContainerPressureAvg10                 metricInfo
 	ContainerPressureAvg300                metricInfo
 	ContainerPressureAvg60                 metricInfo
 	ContainerPressureStallTime             metricInfo
 	ContainerTasks                         metricInfo
+	ContainerUptime                        metricInfo
 	HwEnergy                               metricInfo
 	HwGpuMemoryLimit                       metricInfo
 	HwGpuMemoryUsage                       metricInfo
@@ -514,6 +532,8 @@ type metricsInfo struct {
 	K8sPodMemoryUsage                      metricInfo
 	K8sPodMemoryWorkingSet                 metricInfo
 	K8sPodPagingFaults                     metricInfo
+	K8sPodPidsCount                        metricInfo
+	K8sPodPidsLimit                        metricInfo
 	K8sPodPressureAvg10                    metricInfo
 	K8sPodPressureAvg300                   metricInfo
 	K8sPodPressureAvg60                    metricInfo
@@ -1851,6 +1871,106 @@ func newMetricContainerPagingFaults(cfg ContainerPagingFaultsMetricConfig) metri
 	return m
 }
 
+type metricContainerPidsCount struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerPidsCountMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.pids.count metric with initial data.
+func (m *metricContainerPidsCount) init() {
+	m.data.SetName("container.pids.count")
+	m.data.SetDescription("Tasks (processes and threads) charged to the container's cgroup, its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). cAdvisor: container_threads. No point when the cgroup has no pids controller.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerPidsCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPidsCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPidsCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPidsCount(cfg ContainerPidsCountMetricConfig) metricContainerPidsCount {
+	m := metricContainerPidsCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPidsLimit struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerPidsLimitMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.pids.limit metric with initial data.
+func (m *metricContainerPidsLimit) init() {
+	m.data.SetName("container.pids.limit")
+	m.data.SetDescription("Most tasks the container's cgroup may hold: pids.max. No point when it is max (unlimited) or absent. cAdvisor: container_threads_max (which reports 0 for max).")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerPidsLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPidsLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPidsLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPidsLimit(cfg ContainerPidsLimitMetricConfig) metricContainerPidsLimit {
+	m := metricContainerPidsLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricContainerPressureAvg10 struct {
 	data          pmetric.Metric                     // data buffer for generated metric.
 	config        ContainerPressureAvg10MetricConfig // metric config provided by user.
@@ -2302,6 +2422,56 @@ func (m *metricContainerTasks) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerTasks(cfg ContainerTasksMetricConfig) metricContainerTasks {
 	m := metricContainerTasks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerUptime struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   ContainerUptimeMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills container.uptime metric with initial data.
+func (m *metricContainerUptime) init() {
+	m.data.SetName("container.uptime")
+	m.data.SetDescription("Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerUptime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerUptime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerUptime(cfg ContainerUptimeMetricConfig) metricContainerUptime {
+	m := metricContainerUptime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -4749,6 +4919,106 @@ func newMetricK8sPodPagingFaults(cfg K8sPodPagingFaultsMetricConfig) metricK8sPo
 	return m
 }
 
+type metricK8sPodPidsCount struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodPidsCountMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.pids.count metric with initial data.
+func (m *metricK8sPodPidsCount) init() {
+	m.data.SetName("k8s.pod.pids.count")
+	m.data.SetDescription("Tasks (processes and threads) charged to the pod's cgroup (all its containers and the sandbox), its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). No point when the cgroup has no pids controller.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodPidsCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPidsCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPidsCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPidsCount(cfg K8sPodPidsCountMetricConfig) metricK8sPodPidsCount {
+	m := metricK8sPodPidsCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPidsLimit struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodPidsLimitMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.pids.limit metric with initial data.
+func (m *metricK8sPodPidsLimit) init() {
+	m.data.SetName("k8s.pod.pids.limit")
+	m.data.SetDescription("Most tasks the pod's cgroup (all its containers and the sandbox) may hold: pids.max. No point when it is max (unlimited) or absent.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodPidsLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPidsLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPidsLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPidsLimit(cfg K8sPodPidsLimitMetricConfig) metricK8sPodPidsLimit {
+	m := metricK8sPodPidsLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodPressureAvg10 struct {
 	data          pmetric.Metric                  // data buffer for generated metric.
 	config        K8sPodPressureAvg10MetricConfig // metric config provided by user.
@@ -5240,11 +5510,14 @@ type MetricsBuilder struct {
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
 	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
 	metricContainerPagingFaults                  metricContainerPagingFaults
+	metricContainerPidsCount                     metricContainerPidsCount
+	metricContainerPidsLimit                     metricContainerPidsLimit
 	metricContainerPressureAvg10                 metricContainerPressureAvg10
 	metricContainerPressureAvg300                metricContainerPressureAvg300
 	metricContainerPressureAvg60                 metricContainerPressureAvg60
 	metricContainerPressureStallTime             metricContainerPressureStallTime
 	metricContainerTasks                         metricContainerTasks
+	metricContainerUptime                        metricContainerUptime
 	metricHwEnergy                               metricHwEnergy
 	metricHwGpuMemoryLimit                       metricHwGpuMemoryLimit
 	metricHwGpuMemoryUsage                       metricHwGpuMemoryUsage
@@ -5286,6 +5559,8 @@ type MetricsBuilder struct {
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
 	metricK8sPodMemoryWorkingSet                 metricK8sPodMemoryWorkingSet
 	metricK8sPodPagingFaults                     metricK8sPodPagingFaults
+	metricK8sPodPidsCount                        metricK8sPodPidsCount
+	metricK8sPodPidsLimit                        metricK8sPodPidsLimit
 	metricK8sPodPressureAvg10                    metricK8sPodPressureAvg10
 	metricK8sPodPressureAvg300                   metricK8sPodPressureAvg300
 	metricK8sPodPressureAvg60                    metricK8sPodPressureAvg60
@@ -5338,11 +5613,14 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
 		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
 		metricContainerPagingFaults:                  newMetricContainerPagingFaults(mbc.Metrics.ContainerPagingFaults),
+		metricContainerPidsCount:                     newMetricContainerPidsCount(mbc.Metrics.ContainerPidsCount),
+		metricContainerPidsLimit:                     newMetricContainerPidsLimit(mbc.Metrics.ContainerPidsLimit),
 		metricContainerPressureAvg10:                 newMetricContainerPressureAvg10(mbc.Metrics.ContainerPressureAvg10),
 		metricContainerPressureAvg300:                newMetricContainerPressureAvg300(mbc.Metrics.ContainerPressureAvg300),
 		metricContainerPressureAvg60:                 newMetricContainerPressureAvg60(mbc.Metrics.ContainerPressureAvg60),
 		metricContainerPressureStallTime:             newMetricContainerPressureStallTime(mbc.Metrics.ContainerPressureStallTime),
 		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
+		metricContainerUptime:                        newMetricContainerUptime(mbc.Metrics.ContainerUptime),
 		metricHwEnergy:                               newMetricHwEnergy(mbc.Metrics.HwEnergy),
 		metricHwGpuMemoryLimit:                       newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
 		metricHwGpuMemoryUsage:                       newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
@@ -5384,6 +5662,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
 		metricK8sPodMemoryWorkingSet:                 newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
 		metricK8sPodPagingFaults:                     newMetricK8sPodPagingFaults(mbc.Metrics.K8sPodPagingFaults),
+		metricK8sPodPidsCount:                        newMetricK8sPodPidsCount(mbc.Metrics.K8sPodPidsCount),
+		metricK8sPodPidsLimit:                        newMetricK8sPodPidsLimit(mbc.Metrics.K8sPodPidsLimit),
 		metricK8sPodPressureAvg10:                    newMetricK8sPodPressureAvg10(mbc.Metrics.K8sPodPressureAvg10),
 		metricK8sPodPressureAvg300:                   newMetricK8sPodPressureAvg300(mbc.Metrics.K8sPodPressureAvg300),
 		metricK8sPodPressureAvg60:                    newMetricK8sPodPressureAvg60(mbc.Metrics.K8sPodPressureAvg60),
@@ -5585,11 +5865,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
 	mb.metricContainerPagingFaults.emit(ils.Metrics())
+	mb.metricContainerPidsCount.emit(ils.Metrics())
+	mb.metricContainerPidsLimit.emit(ils.Metrics())
 	mb.metricContainerPressureAvg10.emit(ils.Metrics())
 	mb.metricContainerPressureAvg300.emit(ils.Metrics())
 	mb.metricContainerPressureAvg60.emit(ils.Metrics())
 	mb.metricContainerPressureStallTime.emit(ils.Metrics())
 	mb.metricContainerTasks.emit(ils.Metrics())
+	mb.metricContainerUptime.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
 	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
@@ -5631,6 +5914,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryWorkingSet.emit(ils.Metrics())
 	mb.metricK8sPodPagingFaults.emit(ils.Metrics())
+	mb.metricK8sPodPidsCount.emit(ils.Metrics())
+	mb.metricK8sPodPidsLimit.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg10.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg300.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg60.emit(ils.Metrics())
@@ -5777,6 +6062,16 @@ func (mb *MetricsBuilder) RecordContainerPagingFaultsDataPoint(ts pcommon.Timest
 	mb.metricContainerPagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
 }
 
+// RecordContainerPidsCountDataPoint adds a data point to container.pids.count metric.
+func (mb *MetricsBuilder) RecordContainerPidsCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerPidsCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerPidsLimitDataPoint adds a data point to container.pids.limit metric.
+func (mb *MetricsBuilder) RecordContainerPidsLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerPidsLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordContainerPressureAvg10DataPoint adds a data point to container.pressure.avg10 metric.
 func (mb *MetricsBuilder) RecordContainerPressureAvg10DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
 	mb.metricContainerPressureAvg10.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
@@ -5800,6 +6095,11 @@ func (mb *MetricsBuilder) RecordContainerPressureStallTimeDataPoint(ts pcommon.T
 // RecordContainerTasksDataPoint adds a data point to container.tasks metric.
 func (mb *MetricsBuilder) RecordContainerTasksDataPoint(ts pcommon.Timestamp, val int64, taskStateAttributeValue AttributeTaskState) {
 	mb.metricContainerTasks.recordDataPoint(mb.startTime, ts, val, taskStateAttributeValue.String())
+}
+
+// RecordContainerUptimeDataPoint adds a data point to container.uptime metric.
+func (mb *MetricsBuilder) RecordContainerUptimeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordHwEnergyDataPoint adds a data point to hw.energy metric.
@@ -6005,6 +6305,16 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryWorkingSetDataPoint(ts pcommon.Times
 // RecordK8sPodPagingFaultsDataPoint adds a data point to k8s.pod.paging.faults metric.
 func (mb *MetricsBuilder) RecordK8sPodPagingFaultsDataPoint(ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue AttributeSystemPagingFaultType) {
 	mb.metricK8sPodPagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
+}
+
+// RecordK8sPodPidsCountDataPoint adds a data point to k8s.pod.pids.count metric.
+func (mb *MetricsBuilder) RecordK8sPodPidsCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodPidsCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodPidsLimitDataPoint adds a data point to k8s.pod.pids.limit metric.
+func (mb *MetricsBuilder) RecordK8sPodPidsLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodPidsLimit.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sPodPressureAvg10DataPoint adds a data point to k8s.pod.pressure.avg10 metric.

@@ -180,6 +180,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerPagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerPidsCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerPidsLimitDataPoint(ts, 1)
 
 			allMetricsCount++
 			mb.RecordContainerPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -210,6 +216,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerTasksDataPoint(ts, 3, AttributeTaskStateSleeping)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwEnergyDataPoint(ts, 1)
@@ -360,6 +369,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sPodPagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodPidsCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodPidsLimitDataPoint(ts, 1)
 
 			allMetricsCount++
 			mb.RecordK8sPodPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -913,6 +928,30 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.paging.fault.type")
 						assert.False(t, ok)
 					}
+				case "container.pids.count":
+					assert.False(t, validatedMetrics["container.pids.count"], "Found a duplicate in the metrics slice: container.pids.count")
+					validatedMetrics["container.pids.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Tasks (processes and threads) charged to the container's cgroup, its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). cAdvisor: container_threads. No point when the cgroup has no pids controller.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.pids.limit":
+					assert.False(t, validatedMetrics["container.pids.limit"], "Found a duplicate in the metrics slice: container.pids.limit")
+					validatedMetrics["container.pids.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Most tasks the container's cgroup may hold: pids.max. No point when it is max (unlimited) or absent. cAdvisor: container_threads_max (which reports 0 for max).", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "container.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.pressure.avg10"], "Found a duplicate in the metrics slice: container.pressure.avg10")
@@ -1137,6 +1176,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("task.state")
 						assert.False(t, ok)
 					}
+				case "container.uptime":
+					assert.False(t, validatedMetrics["container.uptime"], "Found a duplicate in the metrics slice: container.uptime")
+					validatedMetrics["container.uptime"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "hw.energy":
 					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
 					validatedMetrics["hw.energy"] = true
@@ -1937,6 +1988,30 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.paging.fault.type")
 						assert.False(t, ok)
 					}
+				case "k8s.pod.pids.count":
+					assert.False(t, validatedMetrics["k8s.pod.pids.count"], "Found a duplicate in the metrics slice: k8s.pod.pids.count")
+					validatedMetrics["k8s.pod.pids.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Tasks (processes and threads) charged to the pod's cgroup (all its containers and the sandbox), its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). No point when the cgroup has no pids controller.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.pids.limit":
+					assert.False(t, validatedMetrics["k8s.pod.pids.limit"], "Found a duplicate in the metrics slice: k8s.pod.pids.limit")
+					validatedMetrics["k8s.pod.pids.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Most tasks the pod's cgroup (all its containers and the sandbox) may hold: pids.max. No point when it is max (unlimited) or absent.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.pod.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg10")

@@ -30,6 +30,7 @@ type stats struct {
 	mem    cgroupfs.MemoryStat
 	memErr error
 	cpuExt cpuExtra // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
+	pids   pidsRead // pids.go
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
@@ -42,6 +43,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	st.cpu, st.cpuErr = s.reader.CPU(e.rel)
 	st.mem, st.memErr = s.readMemory(e)
 	s.readCPUExtra(e, &st.cpuExt)
+	s.readPids(e, &st.pids)
 	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) || st.cpuExt.vanished() {
 		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))
 		return false
@@ -58,6 +60,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 		s.recordMemory(ts, e, st.mem, errs)
 	}
 	s.recordCPUExtra(ts, now, e, &st.cpuExt, errs)
+	s.recordPids(ts, e, &st.pids, errs)
 	return true
 }
 

@@ -31,6 +31,7 @@ type stats struct {
 	memErr error
 	cpuExt cpuExtra // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
 	pids   pidsRead // pids.go
+	net    netRead  // network.go
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
@@ -44,6 +45,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	st.mem, st.memErr = s.readMemory(e)
 	s.readCPUExtra(e, &st.cpuExt)
 	s.readPids(e, &st.pids)
+	s.readNet(e, &st.net)
 	if errors.Is(st.cpuErr, cgroupfs.ErrVanished) || errors.Is(st.memErr, cgroupfs.ErrVanished) || st.cpuExt.vanished() {
 		errs.AddPartial(cpuPoints+memoryPoints, fmt.Errorf("%s: %w", e.name, cgroupfs.ErrVanished))
 		return false
@@ -61,6 +63,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	}
 	s.recordCPUExtra(ts, now, e, &st.cpuExt, errs)
 	s.recordPids(ts, e, &st.pids, errs)
+	s.recordNet(ts, e, &st.net, errs)
 	return true
 }
 

@@ -42,11 +42,15 @@ func (f FS) NetDev(pid int, dst []NetDev) (devs []NetDev, ok bool, err error) {
 // multicast tx_bytes tx_packets tx_errs tx_drop fifo colls carrier
 // compressed" per interface.
 func parseNetDev(data []byte, dst []NetDev) ([]NetDev, error) {
-	lines := bytes.Split(data, []byte{'\n'})
-	if len(lines) < 2 || !bytes.Contains(lines[0], []byte("|")) {
+	line, data := nextLine(data)
+	if !bytes.Contains(line, []byte("|")) {
 		return dst, errors.New("net/dev: missing header")
 	}
-	for _, line := range lines[2:] {
+	if _, data = nextLine(data); len(data) == 0 && len(line) == 0 {
+		return dst, errors.New("net/dev: missing header")
+	}
+	for len(data) > 0 {
+		line, data = nextLine(data)
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -55,13 +59,14 @@ func parseNetDev(data []byte, dst []NetDev) ([]NetDev, error) {
 		if !ok || len(name) == 0 {
 			return dst, fmt.Errorf("net/dev: malformed line %q", line)
 		}
-		f := bytes.Fields(rest)
-		if len(f) < 16 {
-			return dst, fmt.Errorf("net/dev: %s: %d fields, want 16", name, len(f))
-		}
 		var v [16]uint64
-		for i := range 16 {
-			n, err := strconv.ParseUint(string(f[i]), 10, 64)
+		for i := range v {
+			var f []byte
+			f, rest = nextField(rest)
+			if f == nil {
+				return dst, fmt.Errorf("net/dev: %s: %d fields, want 16", name, i)
+			}
+			n, err := parseDecimal(f)
 			if err != nil {
 				return dst, fmt.Errorf("net/dev: %s field %d: %w", name, i+1, err)
 			}
@@ -72,4 +77,43 @@ func parseNetDev(data []byte, dst []NetDev) ([]NetDev, error) {
 			TxBytes: v[8], TxPackets: v[9], TxErrors: v[10], TxDropped: v[11]})
 	}
 	return dst, nil
+}
+
+func nextLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i], data[i+1:]
+	}
+	return data, nil
+}
+
+// nextField returns the next space-separated field of b, nil at the end.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	if i == len(b) {
+		return nil, nil
+	}
+	j := i
+	for j < len(b) && b[j] != ' ' && b[j] != '\t' {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+// parseDecimal parses an unsigned decimal without allocating.
+func parseDecimal(b []byte) (uint64, error) {
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("not a number: %q", b)
+		}
+		d := uint64(c - '0')
+		if v > (1<<64-1-d)/10 {
+			return 0, strconv.ErrRange
+		}
+		v = v*10 + d
+	}
+	return v, nil
 }

@@ -104,6 +104,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 			}
 			assert.Equal(t, want, rm.Resource().Attributes().AsRaw())
 			assertCumulativeStart(t, rm, pcommon.Timestamp(cs.GetCreatedAt()))
+			assertUptime(t, rm, cs.GetCreatedAt())
 			_, isSandbox := findResource(m, "container.id", sandboxID)
 			assert.False(t, isSandbox, "sandbox %s excluded", sandboxID)
 		}
@@ -272,4 +273,28 @@ func containerIDs(m pmetric.Metrics) []string {
 		}
 	}
 	return ids
+}
+
+// assertUptime: container.uptime is the whole seconds between the runtime's
+// creation time (CRI CreatedAt, ns) and the point's timestamp, and the
+// container's pids.count is at least its one process.
+func assertUptime(t *testing.T, rm pmetric.ResourceMetrics, createdNs int64) {
+	t.Helper()
+	var up, pids pmetric.NumberDataPointSlice
+	ms := rm.ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		switch ms.At(i).Name() {
+		case "container.uptime":
+			up = ms.At(i).Gauge().DataPoints()
+		case "container.pids.count":
+			pids = ms.At(i).Gauge().DataPoints()
+		}
+	}
+	if assert.Equal(t, 1, up.Len(), "container.uptime reported") {
+		dp := up.At(0)
+		assert.Equal(t, (int64(dp.Timestamp())-createdNs)/1e9, dp.IntValue())
+	}
+	if assert.Equal(t, 1, pids.Len(), "container.pids.count reported") {
+		assert.GreaterOrEqual(t, pids.At(0).IntValue(), int64(1))
+	}
 }

@@ -595,6 +595,46 @@ func (ms *ContainerPagingFaultsMetricConfig) Validate() error {
 	return nil
 }
 
+// ContainerPidsCountMetricConfig provides config for the container.pids.count metric.
+type ContainerPidsCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerPidsCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerPidsLimitMetricConfig provides config for the container.pids.limit metric.
+type ContainerPidsLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerPidsLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerPressureAvg10MetricAttributeKey specifies the key of an attribute for the container.pressure.avg10 metric.
 type ContainerPressureAvg10MetricAttributeKey string
 
@@ -836,6 +876,26 @@ func (ms *ContainerTasksMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// ContainerUptimeMetricConfig provides config for the container.uptime metric.
+type ContainerUptimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -1837,6 +1897,202 @@ func (ms *K8sNodeMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
+// K8sNodeNetworkDroppedMetricAttributeKey specifies the key of an attribute for the k8s.node.network.dropped metric.
+type K8sNodeNetworkDroppedMetricAttributeKey string
+
+const (
+	K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkDroppedMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// K8sNodeNetworkDroppedMetricConfig provides config for the k8s.node.network.dropped metric.
+type K8sNodeNetworkDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeNetworkDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeNetworkErrorsMetricAttributeKey specifies the key of an attribute for the k8s.node.network.errors metric.
+type K8sNodeNetworkErrorsMetricAttributeKey string
+
+const (
+	K8sNodeNetworkErrorsMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkErrorsMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkErrorsMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkErrorsMetricAttributeKey = "network.io.direction"
+)
+
+// K8sNodeNetworkErrorsMetricConfig provides config for the k8s.node.network.errors metric.
+type K8sNodeNetworkErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeNetworkErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeNetworkErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeNetworkErrorsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkErrorsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.network.errors doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeNetworkIoMetricAttributeKey specifies the key of an attribute for the k8s.node.network.io metric.
+type K8sNodeNetworkIoMetricAttributeKey string
+
+const (
+	K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkIoMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkIoMetricAttributeKey = "network.io.direction"
+)
+
+// K8sNodeNetworkIoMetricConfig provides config for the k8s.node.network.io metric.
+type K8sNodeNetworkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeNetworkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeNetworkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.network.io doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeNetworkPacketsMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packets metric.
+type K8sNodeNetworkPacketsMetricAttributeKey string
+
+const (
+	K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketsMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketsMetricAttributeKey = "network.io.direction"
+)
+
+// K8sNodeNetworkPacketsMetricConfig provides config for the k8s.node.network.packets metric.
+type K8sNodeNetworkPacketsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeNetworkPacketsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sNodePagingFaultsMetricAttributeKey specifies the key of an attribute for the k8s.node.paging.faults metric.
 type K8sNodePagingFaultsMetricAttributeKey string
 
@@ -2469,6 +2725,202 @@ func (ms *K8sPodMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
+// K8sPodNetworkDroppedMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.dropped metric.
+type K8sPodNetworkDroppedMetricAttributeKey string
+
+const (
+	K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName K8sPodNetworkDroppedMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection   K8sPodNetworkDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// K8sPodNetworkDroppedMetricConfig provides config for the k8s.pod.network.dropped metric.
+type K8sPodNetworkDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodNetworkDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodNetworkErrorsMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.errors metric.
+type K8sPodNetworkErrorsMetricAttributeKey string
+
+const (
+	K8sPodNetworkErrorsMetricAttributeKeyNetworkInterfaceName K8sPodNetworkErrorsMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkErrorsMetricAttributeKeyNetworkIoDirection   K8sPodNetworkErrorsMetricAttributeKey = "network.io.direction"
+)
+
+// K8sPodNetworkErrorsMetricConfig provides config for the k8s.pod.network.errors metric.
+type K8sPodNetworkErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodNetworkErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodNetworkErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodNetworkErrorsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkErrorsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.network.errors doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodNetworkIoMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.io metric.
+type K8sPodNetworkIoMetricAttributeKey string
+
+const (
+	K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName K8sPodNetworkIoMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection   K8sPodNetworkIoMetricAttributeKey = "network.io.direction"
+)
+
+// K8sPodNetworkIoMetricConfig provides config for the k8s.pod.network.io metric.
+type K8sPodNetworkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodNetworkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodNetworkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.network.io doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodNetworkPacketsMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packets metric.
+type K8sPodNetworkPacketsMetricAttributeKey string
+
+const (
+	K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketsMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketsMetricAttributeKey = "network.io.direction"
+)
+
+// K8sPodNetworkPacketsMetricConfig provides config for the k8s.pod.network.packets metric.
+type K8sPodNetworkPacketsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodNetworkPacketsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sPodPagingFaultsMetricAttributeKey specifies the key of an attribute for the k8s.pod.paging.faults metric.
 type K8sPodPagingFaultsMetricAttributeKey string
 
@@ -2514,6 +2966,46 @@ func (ms *K8sPodPagingFaultsMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// K8sPodPidsCountMetricConfig provides config for the k8s.pod.pids.count metric.
+type K8sPodPidsCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodPidsCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodPidsLimitMetricConfig provides config for the k8s.pod.pids.limit metric.
+type K8sPodPidsLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodPidsLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -2785,11 +3277,14 @@ type MetricsConfig struct {
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
 	ContainerPagingFaults                  ContainerPagingFaultsMetricConfig                  `mapstructure:"container.paging.faults"`
+	ContainerPidsCount                     ContainerPidsCountMetricConfig                     `mapstructure:"container.pids.count"`
+	ContainerPidsLimit                     ContainerPidsLimitMetricConfig                     `mapstructure:"container.pids.limit"`
 	ContainerPressureAvg10                 ContainerPressureAvg10MetricConfig                 `mapstructure:"container.pressure.avg10"`
 	ContainerPressureAvg300                ContainerPressureAvg300MetricConfig                `mapstructure:"container.pressure.avg300"`
 	ContainerPressureAvg60                 ContainerPressureAvg60MetricConfig                 `mapstructure:"container.pressure.avg60"`
 	ContainerPressureStallTime             ContainerPressureStallTimeMetricConfig             `mapstructure:"container.pressure.stall_time"`
 	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
+	ContainerUptime                        ContainerUptimeMetricConfig                        `mapstructure:"container.uptime"`
 	HwEnergy                               HwEnergyMetricConfig                               `mapstructure:"hw.energy"`
 	HwFanSpeedRatio                        HwFanSpeedRatioMetricConfig                        `mapstructure:"hw.fan.speed_ratio"`
 	HwGpuActivity                          HwGpuActivityMetricConfig                          `mapstructure:"hw.gpu.activity"`
@@ -2823,6 +3318,10 @@ type MetricsConfig struct {
 	K8sNodeMemorySwap                      K8sNodeMemorySwapMetricConfig                      `mapstructure:"k8s.node.memory.swap"`
 	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
 	K8sNodeMemoryWorkingSet                K8sNodeMemoryWorkingSetMetricConfig                `mapstructure:"k8s.node.memory.working_set"`
+	K8sNodeNetworkDropped                  K8sNodeNetworkDroppedMetricConfig                  `mapstructure:"k8s.node.network.dropped"`
+	K8sNodeNetworkErrors                   K8sNodeNetworkErrorsMetricConfig                   `mapstructure:"k8s.node.network.errors"`
+	K8sNodeNetworkIo                       K8sNodeNetworkIoMetricConfig                       `mapstructure:"k8s.node.network.io"`
+	K8sNodeNetworkPackets                  K8sNodeNetworkPacketsMetricConfig                  `mapstructure:"k8s.node.network.packets"`
 	K8sNodePagingFaults                    K8sNodePagingFaultsMetricConfig                    `mapstructure:"k8s.node.paging.faults"`
 	K8sNodePressureAvg10                   K8sNodePressureAvg10MetricConfig                   `mapstructure:"k8s.node.pressure.avg10"`
 	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
@@ -2846,7 +3345,13 @@ type MetricsConfig struct {
 	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
 	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
+	K8sPodNetworkDropped                   K8sPodNetworkDroppedMetricConfig                   `mapstructure:"k8s.pod.network.dropped"`
+	K8sPodNetworkErrors                    K8sPodNetworkErrorsMetricConfig                    `mapstructure:"k8s.pod.network.errors"`
+	K8sPodNetworkIo                        K8sPodNetworkIoMetricConfig                        `mapstructure:"k8s.pod.network.io"`
+	K8sPodNetworkPackets                   K8sPodNetworkPacketsMetricConfig                   `mapstructure:"k8s.pod.network.packets"`
 	K8sPodPagingFaults                     K8sPodPagingFaultsMetricConfig                     `mapstructure:"k8s.pod.paging.faults"`
+	K8sPodPidsCount                        K8sPodPidsCountMetricConfig                        `mapstructure:"k8s.pod.pids.count"`
+	K8sPodPidsLimit                        K8sPodPidsLimitMetricConfig                        `mapstructure:"k8s.pod.pids.limit"`
 	K8sPodPressureAvg10                    K8sPodPressureAvg10MetricConfig                    `mapstructure:"k8s.pod.pressure.avg10"`
 	K8sPodPressureAvg300                   K8sPodPressureAvg300MetricConfig                   `mapstructure:"k8s.pod.pressure.avg300"`
 	K8sPodPressureAvg60                    K8sPodPressureAvg60MetricConfig                    `mapstructure:"k8s.pod.pressure.avg60"`
@@ -2932,6 +3437,12 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerPagingFaultsMetricAttributeKey{ContainerPagingFaultsMetricAttributeKeySystemPagingFaultType},
 		},
+		ContainerPidsCount: ContainerPidsCountMetricConfig{
+			Enabled: true,
+		},
+		ContainerPidsLimit: ContainerPidsLimitMetricConfig{
+			Enabled: true,
+		},
 		ContainerPressureAvg10: ContainerPressureAvg10MetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -2956,6 +3467,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []ContainerTasksMetricAttributeKey{ContainerTasksMetricAttributeKeyTaskState},
+		},
+		ContainerUptime: ContainerUptimeMetricConfig{
+			Enabled: true,
 		},
 		HwEnergy: HwEnergyMetricConfig{
 			Enabled: true,
@@ -3080,6 +3594,26 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
+		K8sNodeNetworkDropped: K8sNodeNetworkDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeNetworkDroppedMetricAttributeKey{K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sNodeNetworkErrors: K8sNodeNetworkErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeNetworkErrorsMetricAttributeKey{K8sNodeNetworkErrorsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkErrorsMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sNodeNetworkIo: K8sNodeNetworkIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeNetworkIoMetricAttributeKey{K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sNodeNetworkPackets: K8sNodeNetworkPacketsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeNetworkPacketsMetricAttributeKey{K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+		},
 		K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -3161,10 +3695,36 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
+		K8sPodNetworkDropped: K8sPodNetworkDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodNetworkDroppedMetricAttributeKey{K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sPodNetworkErrors: K8sPodNetworkErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodNetworkErrorsMetricAttributeKey{K8sPodNetworkErrorsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkErrorsMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sPodNetworkIo: K8sPodNetworkIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodNetworkIoMetricAttributeKey{K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sPodNetworkPackets: K8sPodNetworkPacketsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodNetworkPacketsMetricAttributeKey{K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+		},
 		K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sPodPagingFaultsMetricAttributeKey{K8sPodPagingFaultsMetricAttributeKeySystemPagingFaultType},
+		},
+		K8sPodPidsCount: K8sPodPidsCountMetricConfig{
+			Enabled: true,
+		},
+		K8sPodPidsLimit: K8sPodPidsLimitMetricConfig{
+			Enabled: true,
 		},
 		K8sPodPressureAvg10: K8sPodPressureAvg10MetricConfig{
 			Enabled:             false,

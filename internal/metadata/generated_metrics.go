@@ -314,25 +314,25 @@ type AttributeNetworkIoDirection int
 
 const (
 	_ AttributeNetworkIoDirection = iota
-	AttributeNetworkIoDirectionTransmit
 	AttributeNetworkIoDirectionReceive
+	AttributeNetworkIoDirectionTransmit
 )
 
 // String returns the string representation of the AttributeNetworkIoDirection.
 func (av AttributeNetworkIoDirection) String() string {
 	switch av {
-	case AttributeNetworkIoDirectionTransmit:
-		return "transmit"
 	case AttributeNetworkIoDirectionReceive:
 		return "receive"
+	case AttributeNetworkIoDirectionTransmit:
+		return "transmit"
 	}
 	return ""
 }
 
 // MapAttributeNetworkIoDirection is a helper map of string to AttributeNetworkIoDirection attribute value.
 var MapAttributeNetworkIoDirection = map[string]AttributeNetworkIoDirection{
-	"transmit": AttributeNetworkIoDirectionTransmit,
 	"receive":  AttributeNetworkIoDirectionReceive,
+	"transmit": AttributeNetworkIoDirectionTransmit,
 }
 
 // AttributePressureResource specifies the value pressure.resource attribute.
@@ -531,6 +531,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "container.paging.faults",
 		Attributes: []string{"system.paging.fault.type"},
 	},
+	ContainerPidsCount: metricInfo{
+		Name: "container.pids.count",
+	},
+	ContainerPidsLimit: metricInfo{
+		Name: "container.pids.limit",
+	},
 	ContainerPressureAvg10: metricInfo{
 		Name:       "container.pressure.avg10",
 		Attributes: []string{"pressure.resource", "pressure.stall_type"},
@@ -550,6 +556,9 @@ var MetricsInfo = metricsInfo{
 	ContainerTasks: metricInfo{
 		Name:       "container.tasks",
 		Attributes: []string{"task.state"},
+	},
+	ContainerUptime: metricInfo{
+		Name: "container.uptime",
 	},
 	HwEnergy: metricInfo{
 		Name: "hw.energy",
@@ -662,6 +671,22 @@ var MetricsInfo = metricsInfo{
 	K8sNodeMemoryWorkingSet: metricInfo{
 		Name: "k8s.node.memory.working_set",
 	},
+	K8sNodeNetworkDropped: metricInfo{
+		Name:       "k8s.node.network.dropped",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sNodeNetworkErrors: metricInfo{
+		Name:       "k8s.node.network.errors",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sNodeNetworkIo: metricInfo{
+		Name:       "k8s.node.network.io",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sNodeNetworkPackets: metricInfo{
+		Name:       "k8s.node.network.packets",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
 	K8sNodePagingFaults: metricInfo{
 		Name:       "k8s.node.paging.faults",
 		Attributes: []string{"system.paging.fault.type"},
@@ -737,9 +762,31 @@ var MetricsInfo = metricsInfo{
 	K8sPodMemoryWorkingSet: metricInfo{
 		Name: "k8s.pod.memory.working_set",
 	},
+	K8sPodNetworkDropped: metricInfo{
+		Name:       "k8s.pod.network.dropped",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sPodNetworkErrors: metricInfo{
+		Name:       "k8s.pod.network.errors",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sPodNetworkIo: metricInfo{
+		Name:       "k8s.pod.network.io",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sPodNetworkPackets: metricInfo{
+		Name:       "k8s.pod.network.packets",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
 	K8sPodPagingFaults: metricInfo{
 		Name:       "k8s.pod.paging.faults",
 		Attributes: []string{"system.paging.fault.type"},
+	},
+	K8sPodPidsCount: metricInfo{
+		Name: "k8s.pod.pids.count",
+	},
+	K8sPodPidsLimit: metricInfo{
+		Name: "k8s.pod.pids.limit",
 	},
 	K8sPodPressureAvg10: metricInfo{
 		Name:       "k8s.pod.pressure.avg10",
@@ -786,11 +833,14 @@ type metricsInfo struct {
 	ContainerMemoryUsage                   metricInfo
 	ContainerMemoryWorkingSet              metricInfo
 	ContainerPagingFaults                  metricInfo
+	ContainerPidsCount                     metricInfo
+	ContainerPidsLimit                     metricInfo
 	ContainerPressureAvg10                 metricInfo
 	ContainerPressureAvg300                metricInfo
 	ContainerPressureAvg60                 metricInfo
 	ContainerPressureStallTime             metricInfo
 	ContainerTasks                         metricInfo
+	ContainerUptime                        metricInfo
 	HwEnergy                               metricInfo
 	HwFanSpeedRatio                        metricInfo
 	HwGpuActivity                          metricInfo
@@ -824,6 +874,10 @@ type metricsInfo struct {
 	K8sNodeMemorySwap                      metricInfo
 	K8sNodeMemoryUsage                     metricInfo
 	K8sNodeMemoryWorkingSet                metricInfo
+	K8sNodeNetworkDropped                  metricInfo
+	K8sNodeNetworkErrors                   metricInfo
+	K8sNodeNetworkIo                       metricInfo
+	K8sNodeNetworkPackets                  metricInfo
 	K8sNodePagingFaults                    metricInfo
 	K8sNodePressureAvg10                   metricInfo
 	K8sNodePressureAvg300                  metricInfo
@@ -847,7 +901,13 @@ type metricsInfo struct {
 	K8sPodMemorySwap                       metricInfo
 	K8sPodMemoryUsage                      metricInfo
 	K8sPodMemoryWorkingSet                 metricInfo
+	K8sPodNetworkDropped                   metricInfo
+	K8sPodNetworkErrors                    metricInfo
+	K8sPodNetworkIo                        metricInfo
+	K8sPodNetworkPackets                   metricInfo
 	K8sPodPagingFaults                     metricInfo
+	K8sPodPidsCount                        metricInfo
+	K8sPodPidsLimit                        metricInfo
 	K8sPodPressureAvg10                    metricInfo
 	K8sPodPressureAvg300                   metricInfo
 	K8sPodPressureAvg60                    metricInfo
@@ -2185,6 +2245,106 @@ func newMetricContainerPagingFaults(cfg ContainerPagingFaultsMetricConfig) metri
 	return m
 }
 
+type metricContainerPidsCount struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerPidsCountMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.pids.count metric with initial data.
+func (m *metricContainerPidsCount) init() {
+	m.data.SetName("container.pids.count")
+	m.data.SetDescription("Tasks (processes and threads) charged to the container's cgroup, its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). cAdvisor: container_threads. No point when the cgroup has no pids controller.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerPidsCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPidsCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPidsCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPidsCount(cfg ContainerPidsCountMetricConfig) metricContainerPidsCount {
+	m := metricContainerPidsCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerPidsLimit struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ContainerPidsLimitMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills container.pids.limit metric with initial data.
+func (m *metricContainerPidsLimit) init() {
+	m.data.SetName("container.pids.limit")
+	m.data.SetDescription("Most tasks the container's cgroup may hold: pids.max. No point when it is max (unlimited) or absent. cAdvisor: container_threads_max (which reports 0 for max).")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerPidsLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerPidsLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerPidsLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerPidsLimit(cfg ContainerPidsLimitMetricConfig) metricContainerPidsLimit {
+	m := metricContainerPidsLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricContainerPressureAvg10 struct {
 	data          pmetric.Metric                     // data buffer for generated metric.
 	config        ContainerPressureAvg10MetricConfig // metric config provided by user.
@@ -2636,6 +2796,56 @@ func (m *metricContainerTasks) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerTasks(cfg ContainerTasksMetricConfig) metricContainerTasks {
 	m := metricContainerTasks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerUptime struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   ContainerUptimeMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills container.uptime metric with initial data.
+func (m *metricContainerUptime) init() {
+	m.data.SetName("container.uptime")
+	m.data.SetDescription("Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerUptime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerUptime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerUptime(cfg ContainerUptimeMetricConfig) metricContainerUptime {
+	m := metricContainerUptime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -4788,6 +4998,382 @@ func newMetricK8sNodeMemoryWorkingSet(cfg K8sNodeMemoryWorkingSetMetricConfig) m
 	return m
 }
 
+type metricK8sNodeNetworkDropped struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sNodeNetworkDroppedMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.network.dropped metric with initial data.
+func (m *metricK8sNodeNetworkDropped) init() {
+	m.data.SetName("k8s.node.network.dropped")
+	m.data.SetDescription("Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeNetworkDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeNetworkDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeNetworkDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeNetworkDropped(cfg K8sNodeNetworkDroppedMetricConfig) metricK8sNodeNetworkDropped {
+	m := metricK8sNodeNetworkDropped{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeNetworkErrors struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sNodeNetworkErrorsMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.network.errors metric with initial data.
+func (m *metricK8sNodeNetworkErrors) init() {
+	m.data.SetName("k8s.node.network.errors")
+	m.data.SetDescription("Errors received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the errs columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeNetworkErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkErrorsMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkErrorsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeNetworkErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeNetworkErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeNetworkErrors(cfg K8sNodeNetworkErrorsMetricConfig) metricK8sNodeNetworkErrors {
+	m := metricK8sNodeNetworkErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeNetworkIo struct {
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        K8sNodeNetworkIoMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.network.io metric with initial data.
+func (m *metricK8sNodeNetworkIo) init() {
+	m.data.SetName("k8s.node.network.io")
+	m.data.SetDescription("Bytes received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the bytes columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeNetworkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeNetworkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeNetworkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeNetworkIo(cfg K8sNodeNetworkIoMetricConfig) metricK8sNodeNetworkIo {
+	m := metricK8sNodeNetworkIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeNetworkPackets struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sNodeNetworkPacketsMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.network.packets metric with initial data.
+func (m *metricK8sNodeNetworkPackets) init() {
+	m.data.SetName("k8s.node.network.packets")
+	m.data.SetDescription("Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeNetworkPackets) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeNetworkPackets) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeNetworkPackets(cfg K8sNodeNetworkPacketsMetricConfig) metricK8sNodeNetworkPackets {
+	m := metricK8sNodeNetworkPackets{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodePagingFaults struct {
 	data          pmetric.Metric                  // data buffer for generated metric.
 	config        K8sNodePagingFaultsMetricConfig // metric config provided by user.
@@ -6198,6 +6784,382 @@ func newMetricK8sPodMemoryWorkingSet(cfg K8sPodMemoryWorkingSetMetricConfig) met
 	return m
 }
 
+type metricK8sPodNetworkDropped struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sPodNetworkDroppedMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.network.dropped metric with initial data.
+func (m *metricK8sPodNetworkDropped) init() {
+	m.data.SetName("k8s.pod.network.dropped")
+	m.data.SetDescription("Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodNetworkDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodNetworkDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodNetworkDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodNetworkDropped(cfg K8sPodNetworkDroppedMetricConfig) metricK8sPodNetworkDropped {
+	m := metricK8sPodNetworkDropped{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodNetworkErrors struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        K8sPodNetworkErrorsMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.network.errors metric with initial data.
+func (m *metricK8sPodNetworkErrors) init() {
+	m.data.SetName("k8s.pod.network.errors")
+	m.data.SetDescription("Errors received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the errs columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodNetworkErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkErrorsMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkErrorsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodNetworkErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodNetworkErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodNetworkErrors(cfg K8sPodNetworkErrorsMetricConfig) metricK8sPodNetworkErrors {
+	m := metricK8sPodNetworkErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodNetworkIo struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        K8sPodNetworkIoMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.network.io metric with initial data.
+func (m *metricK8sPodNetworkIo) init() {
+	m.data.SetName("k8s.pod.network.io")
+	m.data.SetDescription("Bytes received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the bytes columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodNetworkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodNetworkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodNetworkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodNetworkIo(cfg K8sPodNetworkIoMetricConfig) metricK8sPodNetworkIo {
+	m := metricK8sPodNetworkIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodNetworkPackets struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sPodNetworkPacketsMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.network.packets metric with initial data.
+func (m *metricK8sPodNetworkPackets) init() {
+	m.data.SetName("k8s.pod.network.packets")
+	m.data.SetDescription("Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodNetworkPackets) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodNetworkPackets) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodNetworkPackets(cfg K8sPodNetworkPacketsMetricConfig) metricK8sPodNetworkPackets {
+	m := metricK8sPodNetworkPackets{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodPagingFaults struct {
 	data          pmetric.Metric                 // data buffer for generated metric.
 	config        K8sPodPagingFaultsMetricConfig // metric config provided by user.
@@ -6281,6 +7243,106 @@ func (m *metricK8sPodPagingFaults) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sPodPagingFaults(cfg K8sPodPagingFaultsMetricConfig) metricK8sPodPagingFaults {
 	m := metricK8sPodPagingFaults{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPidsCount struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodPidsCountMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.pids.count metric with initial data.
+func (m *metricK8sPodPidsCount) init() {
+	m.data.SetName("k8s.pod.pids.count")
+	m.data.SetDescription("Tasks (processes and threads) charged to the pod's cgroup (all its containers and the sandbox), its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). No point when the cgroup has no pids controller.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodPidsCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPidsCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPidsCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPidsCount(cfg K8sPodPidsCountMetricConfig) metricK8sPodPidsCount {
+	m := metricK8sPodPidsCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodPidsLimit struct {
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   K8sPodPidsLimitMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.pids.limit metric with initial data.
+func (m *metricK8sPodPidsLimit) init() {
+	m.data.SetName("k8s.pod.pids.limit")
+	m.data.SetDescription("Most tasks the pod's cgroup (all its containers and the sandbox) may hold: pids.max. No point when it is max (unlimited) or absent.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodPidsLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodPidsLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodPidsLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodPidsLimit(cfg K8sPodPidsLimitMetricConfig) metricK8sPodPidsLimit {
+	m := metricK8sPodPidsLimit{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -6780,11 +7842,14 @@ type MetricsBuilder struct {
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
 	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
 	metricContainerPagingFaults                  metricContainerPagingFaults
+	metricContainerPidsCount                     metricContainerPidsCount
+	metricContainerPidsLimit                     metricContainerPidsLimit
 	metricContainerPressureAvg10                 metricContainerPressureAvg10
 	metricContainerPressureAvg300                metricContainerPressureAvg300
 	metricContainerPressureAvg60                 metricContainerPressureAvg60
 	metricContainerPressureStallTime             metricContainerPressureStallTime
 	metricContainerTasks                         metricContainerTasks
+	metricContainerUptime                        metricContainerUptime
 	metricHwEnergy                               metricHwEnergy
 	metricHwFanSpeedRatio                        metricHwFanSpeedRatio
 	metricHwGpuActivity                          metricHwGpuActivity
@@ -6818,6 +7883,10 @@ type MetricsBuilder struct {
 	metricK8sNodeMemorySwap                      metricK8sNodeMemorySwap
 	metricK8sNodeMemoryUsage                     metricK8sNodeMemoryUsage
 	metricK8sNodeMemoryWorkingSet                metricK8sNodeMemoryWorkingSet
+	metricK8sNodeNetworkDropped                  metricK8sNodeNetworkDropped
+	metricK8sNodeNetworkErrors                   metricK8sNodeNetworkErrors
+	metricK8sNodeNetworkIo                       metricK8sNodeNetworkIo
+	metricK8sNodeNetworkPackets                  metricK8sNodeNetworkPackets
 	metricK8sNodePagingFaults                    metricK8sNodePagingFaults
 	metricK8sNodePressureAvg10                   metricK8sNodePressureAvg10
 	metricK8sNodePressureAvg300                  metricK8sNodePressureAvg300
@@ -6841,7 +7910,13 @@ type MetricsBuilder struct {
 	metricK8sPodMemorySwap                       metricK8sPodMemorySwap
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
 	metricK8sPodMemoryWorkingSet                 metricK8sPodMemoryWorkingSet
+	metricK8sPodNetworkDropped                   metricK8sPodNetworkDropped
+	metricK8sPodNetworkErrors                    metricK8sPodNetworkErrors
+	metricK8sPodNetworkIo                        metricK8sPodNetworkIo
+	metricK8sPodNetworkPackets                   metricK8sPodNetworkPackets
 	metricK8sPodPagingFaults                     metricK8sPodPagingFaults
+	metricK8sPodPidsCount                        metricK8sPodPidsCount
+	metricK8sPodPidsLimit                        metricK8sPodPidsLimit
 	metricK8sPodPressureAvg10                    metricK8sPodPressureAvg10
 	metricK8sPodPressureAvg300                   metricK8sPodPressureAvg300
 	metricK8sPodPressureAvg60                    metricK8sPodPressureAvg60
@@ -6894,11 +7969,14 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
 		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
 		metricContainerPagingFaults:                  newMetricContainerPagingFaults(mbc.Metrics.ContainerPagingFaults),
+		metricContainerPidsCount:                     newMetricContainerPidsCount(mbc.Metrics.ContainerPidsCount),
+		metricContainerPidsLimit:                     newMetricContainerPidsLimit(mbc.Metrics.ContainerPidsLimit),
 		metricContainerPressureAvg10:                 newMetricContainerPressureAvg10(mbc.Metrics.ContainerPressureAvg10),
 		metricContainerPressureAvg300:                newMetricContainerPressureAvg300(mbc.Metrics.ContainerPressureAvg300),
 		metricContainerPressureAvg60:                 newMetricContainerPressureAvg60(mbc.Metrics.ContainerPressureAvg60),
 		metricContainerPressureStallTime:             newMetricContainerPressureStallTime(mbc.Metrics.ContainerPressureStallTime),
 		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
+		metricContainerUptime:                        newMetricContainerUptime(mbc.Metrics.ContainerUptime),
 		metricHwEnergy:                               newMetricHwEnergy(mbc.Metrics.HwEnergy),
 		metricHwFanSpeedRatio:                        newMetricHwFanSpeedRatio(mbc.Metrics.HwFanSpeedRatio),
 		metricHwGpuActivity:                          newMetricHwGpuActivity(mbc.Metrics.HwGpuActivity),
@@ -6932,6 +8010,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodeMemorySwap:                      newMetricK8sNodeMemorySwap(mbc.Metrics.K8sNodeMemorySwap),
 		metricK8sNodeMemoryUsage:                     newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
 		metricK8sNodeMemoryWorkingSet:                newMetricK8sNodeMemoryWorkingSet(mbc.Metrics.K8sNodeMemoryWorkingSet),
+		metricK8sNodeNetworkDropped:                  newMetricK8sNodeNetworkDropped(mbc.Metrics.K8sNodeNetworkDropped),
+		metricK8sNodeNetworkErrors:                   newMetricK8sNodeNetworkErrors(mbc.Metrics.K8sNodeNetworkErrors),
+		metricK8sNodeNetworkIo:                       newMetricK8sNodeNetworkIo(mbc.Metrics.K8sNodeNetworkIo),
+		metricK8sNodeNetworkPackets:                  newMetricK8sNodeNetworkPackets(mbc.Metrics.K8sNodeNetworkPackets),
 		metricK8sNodePagingFaults:                    newMetricK8sNodePagingFaults(mbc.Metrics.K8sNodePagingFaults),
 		metricK8sNodePressureAvg10:                   newMetricK8sNodePressureAvg10(mbc.Metrics.K8sNodePressureAvg10),
 		metricK8sNodePressureAvg300:                  newMetricK8sNodePressureAvg300(mbc.Metrics.K8sNodePressureAvg300),
@@ -6955,7 +8037,13 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodMemorySwap:                       newMetricK8sPodMemorySwap(mbc.Metrics.K8sPodMemorySwap),
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
 		metricK8sPodMemoryWorkingSet:                 newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
+		metricK8sPodNetworkDropped:                   newMetricK8sPodNetworkDropped(mbc.Metrics.K8sPodNetworkDropped),
+		metricK8sPodNetworkErrors:                    newMetricK8sPodNetworkErrors(mbc.Metrics.K8sPodNetworkErrors),
+		metricK8sPodNetworkIo:                        newMetricK8sPodNetworkIo(mbc.Metrics.K8sPodNetworkIo),
+		metricK8sPodNetworkPackets:                   newMetricK8sPodNetworkPackets(mbc.Metrics.K8sPodNetworkPackets),
 		metricK8sPodPagingFaults:                     newMetricK8sPodPagingFaults(mbc.Metrics.K8sPodPagingFaults),
+		metricK8sPodPidsCount:                        newMetricK8sPodPidsCount(mbc.Metrics.K8sPodPidsCount),
+		metricK8sPodPidsLimit:                        newMetricK8sPodPidsLimit(mbc.Metrics.K8sPodPidsLimit),
 		metricK8sPodPressureAvg10:                    newMetricK8sPodPressureAvg10(mbc.Metrics.K8sPodPressureAvg10),
 		metricK8sPodPressureAvg300:                   newMetricK8sPodPressureAvg300(mbc.Metrics.K8sPodPressureAvg300),
 		metricK8sPodPressureAvg60:                    newMetricK8sPodPressureAvg60(mbc.Metrics.K8sPodPressureAvg60),
@@ -7157,11 +8245,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
 	mb.metricContainerPagingFaults.emit(ils.Metrics())
+	mb.metricContainerPidsCount.emit(ils.Metrics())
+	mb.metricContainerPidsLimit.emit(ils.Metrics())
 	mb.metricContainerPressureAvg10.emit(ils.Metrics())
 	mb.metricContainerPressureAvg300.emit(ils.Metrics())
 	mb.metricContainerPressureAvg60.emit(ils.Metrics())
 	mb.metricContainerPressureStallTime.emit(ils.Metrics())
 	mb.metricContainerTasks.emit(ils.Metrics())
+	mb.metricContainerUptime.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
 	mb.metricHwFanSpeedRatio.emit(ils.Metrics())
 	mb.metricHwGpuActivity.emit(ils.Metrics())
@@ -7195,6 +8286,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodeMemorySwap.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricK8sNodeNetworkDropped.emit(ils.Metrics())
+	mb.metricK8sNodeNetworkErrors.emit(ils.Metrics())
+	mb.metricK8sNodeNetworkIo.emit(ils.Metrics())
+	mb.metricK8sNodeNetworkPackets.emit(ils.Metrics())
 	mb.metricK8sNodePagingFaults.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg10.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg300.emit(ils.Metrics())
@@ -7218,7 +8313,13 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodMemorySwap.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricK8sPodNetworkDropped.emit(ils.Metrics())
+	mb.metricK8sPodNetworkErrors.emit(ils.Metrics())
+	mb.metricK8sPodNetworkIo.emit(ils.Metrics())
+	mb.metricK8sPodNetworkPackets.emit(ils.Metrics())
 	mb.metricK8sPodPagingFaults.emit(ils.Metrics())
+	mb.metricK8sPodPidsCount.emit(ils.Metrics())
+	mb.metricK8sPodPidsLimit.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg10.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg300.emit(ils.Metrics())
 	mb.metricK8sPodPressureAvg60.emit(ils.Metrics())
@@ -7365,6 +8466,16 @@ func (mb *MetricsBuilder) RecordContainerPagingFaultsDataPoint(ts pcommon.Timest
 	mb.metricContainerPagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
 }
 
+// RecordContainerPidsCountDataPoint adds a data point to container.pids.count metric.
+func (mb *MetricsBuilder) RecordContainerPidsCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerPidsCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerPidsLimitDataPoint adds a data point to container.pids.limit metric.
+func (mb *MetricsBuilder) RecordContainerPidsLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerPidsLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordContainerPressureAvg10DataPoint adds a data point to container.pressure.avg10 metric.
 func (mb *MetricsBuilder) RecordContainerPressureAvg10DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
 	mb.metricContainerPressureAvg10.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
@@ -7388,6 +8499,11 @@ func (mb *MetricsBuilder) RecordContainerPressureStallTimeDataPoint(ts pcommon.T
 // RecordContainerTasksDataPoint adds a data point to container.tasks metric.
 func (mb *MetricsBuilder) RecordContainerTasksDataPoint(ts pcommon.Timestamp, val int64, taskStateAttributeValue AttributeTaskState) {
 	mb.metricContainerTasks.recordDataPoint(mb.startTime, ts, val, taskStateAttributeValue.String())
+}
+
+// RecordContainerUptimeDataPoint adds a data point to container.uptime metric.
+func (mb *MetricsBuilder) RecordContainerUptimeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordHwEnergyDataPoint adds a data point to hw.energy metric.
@@ -7555,6 +8671,26 @@ func (mb *MetricsBuilder) RecordK8sNodeMemoryWorkingSetDataPoint(ts pcommon.Time
 	mb.metricK8sNodeMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sNodeNetworkDroppedDataPoint adds a data point to k8s.node.network.dropped metric.
+func (mb *MetricsBuilder) RecordK8sNodeNetworkDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sNodeNetworkDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sNodeNetworkErrorsDataPoint adds a data point to k8s.node.network.errors metric.
+func (mb *MetricsBuilder) RecordK8sNodeNetworkErrorsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sNodeNetworkErrors.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sNodeNetworkIoDataPoint adds a data point to k8s.node.network.io metric.
+func (mb *MetricsBuilder) RecordK8sNodeNetworkIoDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sNodeNetworkIo.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sNodeNetworkPacketsDataPoint adds a data point to k8s.node.network.packets metric.
+func (mb *MetricsBuilder) RecordK8sNodeNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sNodeNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
 // RecordK8sNodePagingFaultsDataPoint adds a data point to k8s.node.paging.faults metric.
 func (mb *MetricsBuilder) RecordK8sNodePagingFaultsDataPoint(ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue AttributeSystemPagingFaultType) {
 	mb.metricK8sNodePagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
@@ -7670,9 +8806,39 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryWorkingSetDataPoint(ts pcommon.Times
 	mb.metricK8sPodMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sPodNetworkDroppedDataPoint adds a data point to k8s.pod.network.dropped metric.
+func (mb *MetricsBuilder) RecordK8sPodNetworkDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sPodNetworkDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sPodNetworkErrorsDataPoint adds a data point to k8s.pod.network.errors metric.
+func (mb *MetricsBuilder) RecordK8sPodNetworkErrorsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sPodNetworkErrors.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sPodNetworkIoDataPoint adds a data point to k8s.pod.network.io metric.
+func (mb *MetricsBuilder) RecordK8sPodNetworkIoDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sPodNetworkIo.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sPodNetworkPacketsDataPoint adds a data point to k8s.pod.network.packets metric.
+func (mb *MetricsBuilder) RecordK8sPodNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sPodNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
 // RecordK8sPodPagingFaultsDataPoint adds a data point to k8s.pod.paging.faults metric.
 func (mb *MetricsBuilder) RecordK8sPodPagingFaultsDataPoint(ts pcommon.Timestamp, val int64, systemPagingFaultTypeAttributeValue AttributeSystemPagingFaultType) {
 	mb.metricK8sPodPagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
+}
+
+// RecordK8sPodPidsCountDataPoint adds a data point to k8s.pod.pids.count metric.
+func (mb *MetricsBuilder) RecordK8sPodPidsCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodPidsCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodPidsLimitDataPoint adds a data point to k8s.pod.pids.limit metric.
+func (mb *MetricsBuilder) RecordK8sPodPidsLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodPidsLimit.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sPodPressureAvg10DataPoint adds a data point to k8s.pod.pressure.avg10 metric.

@@ -89,12 +89,20 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["hw.gpu.xid.errors"] = mb.metricHwGpuXidErrors.config.AggregationStrategy
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
+			aggMap["k8s.node.network.dropped"] = mb.metricK8sNodeNetworkDropped.config.AggregationStrategy
+			aggMap["k8s.node.network.errors"] = mb.metricK8sNodeNetworkErrors.config.AggregationStrategy
+			aggMap["k8s.node.network.io"] = mb.metricK8sNodeNetworkIo.config.AggregationStrategy
+			aggMap["k8s.node.network.packets"] = mb.metricK8sNodeNetworkPackets.config.AggregationStrategy
 			aggMap["k8s.node.paging.faults"] = mb.metricK8sNodePagingFaults.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg300"] = mb.metricK8sNodePressureAvg300.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg60"] = mb.metricK8sNodePressureAvg60.config.AggregationStrategy
 			aggMap["k8s.node.pressure.stall_time"] = mb.metricK8sNodePressureStallTime.config.AggregationStrategy
 			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
+			aggMap["k8s.pod.network.dropped"] = mb.metricK8sPodNetworkDropped.config.AggregationStrategy
+			aggMap["k8s.pod.network.errors"] = mb.metricK8sPodNetworkErrors.config.AggregationStrategy
+			aggMap["k8s.pod.network.io"] = mb.metricK8sPodNetworkIo.config.AggregationStrategy
+			aggMap["k8s.pod.network.packets"] = mb.metricK8sPodNetworkPackets.config.AggregationStrategy
 			aggMap["k8s.pod.paging.faults"] = mb.metricK8sPodPagingFaults.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg10"] = mb.metricK8sPodPressureAvg10.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg300"] = mb.metricK8sPodPressureAvg300.config.AggregationStrategy
@@ -190,6 +198,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerPagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerPidsCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerPidsLimitDataPoint(ts, 1)
 
 			allMetricsCount++
 			mb.RecordContainerPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -220,6 +234,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerTasksDataPoint(ts, 3, AttributeTaskStateSleeping)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwEnergyDataPoint(ts, 1)
@@ -285,18 +302,18 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuNvlinkIoDataPoint(ts, 1, 18, AttributeNetworkIoDirectionTransmit)
+			mb.RecordHwGpuNvlinkIoDataPoint(ts, 1, 18, AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuNvlinkIoDataPoint(ts, 3, 19, AttributeNetworkIoDirectionReceive)
+				mb.RecordHwGpuNvlinkIoDataPoint(ts, 3, 19, AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwGpuPcieReplaysDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, AttributeNetworkIoDirectionTransmit)
+			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, AttributeNetworkIoDirectionReceive)
+				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -355,6 +372,30 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemoryWorkingSetDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeNetworkIoDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeNetworkIoDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodePagingFaultsDataPoint(ts, 1, AttributeSystemPagingFaultTypeMajor)
@@ -444,10 +485,40 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sPodNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodNetworkIoDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodNetworkIoDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sPodPagingFaultsDataPoint(ts, 1, AttributeSystemPagingFaultTypeMajor)
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sPodPagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodPidsCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodPidsLimitDataPoint(ts, 1)
 
 			allMetricsCount++
 			mb.RecordK8sPodPressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -522,12 +593,20 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuXidErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkDropped.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkErrors.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkPackets.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkDropped.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkErrors.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkPackets.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg300.aggDataPoints)
@@ -1011,6 +1090,30 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.paging.fault.type")
 						assert.False(t, ok)
 					}
+				case "container.pids.count":
+					assert.False(t, validatedMetrics["container.pids.count"], "Found a duplicate in the metrics slice: container.pids.count")
+					validatedMetrics["container.pids.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Tasks (processes and threads) charged to the container's cgroup, its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). cAdvisor: container_threads. No point when the cgroup has no pids controller.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.pids.limit":
+					assert.False(t, validatedMetrics["container.pids.limit"], "Found a duplicate in the metrics slice: container.pids.limit")
+					validatedMetrics["container.pids.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Most tasks the container's cgroup may hold: pids.max. No point when it is max (unlimited) or absent. cAdvisor: container_threads_max (which reports 0 for max).", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "container.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.pressure.avg10"], "Found a duplicate in the metrics slice: container.pressure.avg10")
@@ -1235,6 +1338,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("task.state")
 						assert.False(t, ok)
 					}
+				case "container.uptime":
+					assert.False(t, validatedMetrics["container.uptime"], "Found a duplicate in the metrics slice: container.uptime")
+					validatedMetrics["container.uptime"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "hw.energy":
 					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
 					validatedMetrics["hw.energy"] = true
@@ -1638,7 +1753,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.EqualValues(t, 18, hwGpuNvlinkLinkAttrVal.Int())
 						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
 						validatedMetrics["hw.gpu.nvlink.io"] = true
@@ -1696,7 +1811,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["hw.gpu.pcie.throughput"], "Found a duplicate in the metrics slice: hw.gpu.pcie.throughput")
 						validatedMetrics["hw.gpu.pcie.throughput"] = true
@@ -2007,6 +2122,202 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.network.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.network.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.dropped")
+						validatedMetrics["k8s.node.network.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.network.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.dropped")
+						validatedMetrics["k8s.node.network.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.network.dropped"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.network.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.network.errors"], "Found a duplicate in the metrics slice: k8s.node.network.errors")
+						validatedMetrics["k8s.node.network.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the errs columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.network.errors"], "Found a duplicate in the metrics slice: k8s.node.network.errors")
+						validatedMetrics["k8s.node.network.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the errs columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.network.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.network.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.network.io"], "Found a duplicate in the metrics slice: k8s.node.network.io")
+						validatedMetrics["k8s.node.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the bytes columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.network.io"], "Found a duplicate in the metrics slice: k8s.node.network.io")
+						validatedMetrics["k8s.node.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the bytes columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.network.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.network.packets":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.network.packets"], "Found a duplicate in the metrics slice: k8s.node.network.packets")
+						validatedMetrics["k8s.node.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.network.packets"], "Found a duplicate in the metrics slice: k8s.node.network.packets")
+						validatedMetrics["k8s.node.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.network.packets"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
 				case "k8s.node.paging.faults":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.paging.faults"], "Found a duplicate in the metrics slice: k8s.node.paging.faults")
@@ -2491,6 +2802,202 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.network.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.network.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.dropped")
+						validatedMetrics["k8s.pod.network.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.network.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.dropped")
+						validatedMetrics["k8s.pod.network.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.network.dropped"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.network.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.network.errors"], "Found a duplicate in the metrics slice: k8s.pod.network.errors")
+						validatedMetrics["k8s.pod.network.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the errs columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.network.errors"], "Found a duplicate in the metrics slice: k8s.pod.network.errors")
+						validatedMetrics["k8s.pod.network.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the errs columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.network.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.network.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.network.io"], "Found a duplicate in the metrics slice: k8s.pod.network.io")
+						validatedMetrics["k8s.pod.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the bytes columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.network.io"], "Found a duplicate in the metrics slice: k8s.pod.network.io")
+						validatedMetrics["k8s.pod.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the bytes columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.network.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.network.packets":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.network.packets"], "Found a duplicate in the metrics slice: k8s.pod.network.packets")
+						validatedMetrics["k8s.pod.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.network.packets"], "Found a duplicate in the metrics slice: k8s.pod.network.packets")
+						validatedMetrics["k8s.pod.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.network.packets"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.paging.faults":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.paging.faults"], "Found a duplicate in the metrics slice: k8s.pod.paging.faults")
@@ -2535,6 +3042,30 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.paging.fault.type")
 						assert.False(t, ok)
 					}
+				case "k8s.pod.pids.count":
+					assert.False(t, validatedMetrics["k8s.pod.pids.count"], "Found a duplicate in the metrics slice: k8s.pod.pids.count")
+					validatedMetrics["k8s.pod.pids.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Tasks (processes and threads) charged to the pod's cgroup (all its containers and the sandbox), its sub-cgroups included: pids.current of the pids controller (v1 pids hierarchy, else the unified tree). No point when the cgroup has no pids controller.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.pids.limit":
+					assert.False(t, validatedMetrics["k8s.pod.pids.limit"], "Found a duplicate in the metrics slice: k8s.pod.pids.limit")
+					validatedMetrics["k8s.pod.pids.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Most tasks the pod's cgroup (all its containers and the sandbox) may hold: pids.max. No point when it is max (unlimited) or absent.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.pod.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.pod.pressure.avg10")

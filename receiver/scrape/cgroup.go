@@ -30,6 +30,8 @@ type stats struct {
 	mem    cgroupfs.MemoryStat
 	memErr error
 	cpuExt cpuExtra // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
+	pids   pidsRead // pids.go
+	net    netRead  // network.go
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
@@ -52,6 +54,8 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 		st.cpuExt.cpuUsage = st.cpu.Usage // lets the thread-state read skip idle containers (tasks.go)
 	}
 	s.readCPUExtra(e, p, &st.cpuExt)
+	s.readPids(e, &st.pids)
+	s.readNet(e, &st.net)
 	if err := st.vanished(); err != nil {
 		errs.AddPartial(p.points(), fmt.Errorf("%s: %w", e.name, err))
 		return false
@@ -70,6 +74,8 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 		s.recordMemory(ts, e, p, st.mem, errs)
 	}
 	s.recordCPUExtra(ts, now, e, p, &st.cpuExt, errs)
+	s.recordPids(ts, e, &st.pids, errs)
+	s.recordNet(ts, e, &st.net, errs)
 	return true
 }
 

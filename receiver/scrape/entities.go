@@ -94,6 +94,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		}
 	}
 	s.recordContainerGPU(now, c.ContainerID, &ct)
+	s.recordUptime(pcommon.NewTimestampFromTime(now), now, &ct)
 	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }

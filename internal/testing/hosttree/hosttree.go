@@ -93,6 +93,9 @@ func (t *Tree) base() error {
 			}
 		}
 	}
+	if err := write(filepath.Join(t.Root, "proc", "1", "net"), "dev", netDev(1)); err != nil {
+		return err
+	}
 	if err := write(filepath.Join(t.Root, "proc"), "stat", "cpu  1 2 3 4 5 6 7 0 0 0\nbtime 1700000000\n"); err != nil {
 		return err
 	}
@@ -210,6 +213,7 @@ func (t *Tree) cgroup(rel string, tids []int) error {
 			files["memory.events"] = fmt.Sprintf("low 0\nhigh 0\nmax %d\noom %d\noom_kill %d\noom_group_kill 0\n", g%7, g%5, g%3)
 			files["pids.current"] = fmt.Sprintf("%d\n", len(tids))
 			if rel != "/" {
+				files["pids.max"] = "max\n"
 				files["memory.current"] = fmt.Sprintf("%d\n", g*4096*300)
 				files["memory.max"] = "max\n"
 				files["memory.swap.current"] = "0\n"
@@ -234,6 +238,9 @@ func (t *Tree) cgroup(rel string, tids []int) error {
 		default:
 			files["tasks"] = threads
 			files["pids.current"] = fmt.Sprintf("%d\n", len(tids))
+			if rel != "/" {
+				files["pids.max"] = "max\n"
+			}
 		}
 		if t.Spec.PSI && (t.Spec.V2 || strings.Contains(d, "cpu,cpuacct")) {
 			for _, r := range []string{"cpu", "memory", "io"} {
@@ -255,6 +262,11 @@ func (t *Tree) cgroup(rel string, tids []int) error {
 			tid, i, state, tid, tid, g, g, g, len(tids), g)
 		if err := write(filepath.Join(t.Root, "proc", fmt.Sprint(tid)), "stat", stat); err != nil {
 			return err
+		}
+		if i == 0 { // a pod's network is read from one of its processes
+			if err := write(filepath.Join(t.Root, "proc", fmt.Sprint(tid), "net"), "dev", netDev(g)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -294,4 +306,12 @@ func write(dir, name, content string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
+}
+
+// netDev is a /proc/<pid>/net/dev with loopback and one pod interface.
+func netDev(g int) string {
+	return "Inter-|   Receive                                                |  Transmit\n" +
+		" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n" +
+		fmt.Sprintf("    lo: %d %d 0 0 0 0 0 0 %d %d 0 0 0 0 0 0\n", g*10, g, g*10, g) +
+		fmt.Sprintf("  eth0: %d %d 0 0 0 0 0 0 %d %d 0 0 0 0 0 0\n", g*1500, g*3, g*900, g*2)
 }

@@ -1,0 +1,48 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// AnyPID returns one process of cgroup rel or of its sub-cgroups, depth
+// first (a pod cgroup holds no process itself: its containers and sandbox
+// do), from cgroup.procs of the hierarchy discovery walks. ok is false when
+// the subtree holds no process. A missing cgroup is ErrVanished.
+func (r *Reader) AnyPID(rel string) (pid int, ok bool, err error) {
+	return r.anyPID(filepath.Join(r.l.WalkRoot(), rel), true)
+}
+
+func (r *Reader) anyPID(dir string, top bool) (int, bool, error) {
+	data, ok, err := r.read(dir, "cgroup.procs")
+	if err != nil {
+		if !top && errors.Is(err, ErrVanished) {
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
+	if ok {
+		var one [1]int
+		ids, err := parseIDList(data, one[:0])
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", filepath.Join(dir, "cgroup.procs"), err)
+		}
+		if len(ids) > 0 {
+			return ids[0], true, nil
+		}
+	}
+	subs, err := r.l.subdirs(dir, nil)
+	if err != nil {
+		return 0, false, nil // gone while walking: no process
+	}
+	for _, sub := range subs {
+		if pid, ok, err := r.anyPID(filepath.Join(dir, sub), false); err != nil || ok {
+			return pid, ok, err
+		}
+	}
+	return 0, false, nil
+}

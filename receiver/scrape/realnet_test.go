@@ -1,0 +1,118 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+)
+
+// run runs a command for the test's setup, failing the test on error.
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	require.NoError(t, err, "%s %v: %s", name, args, out)
+}
+
+// netPod gives a real kubepods-shaped pod its own network namespace: a
+// namespace made by the test, a veth pair (eth0 inside, 10.250.X.2/30;
+// the host end 10.250.X.1/30), IPv6 off on both ends so only the test's
+// traffic flows, and a process in that namespace moved into the pod's
+// container cgroup in every hierarchy. Everything is removed in cleanup.
+func netPod(t *testing.T) (c *cgrouptest.Container, ns, hostIP string) {
+	t.Helper()
+	for _, tool := range []string{"ip", "busybox"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed: %v", tool, err)
+			}
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	c = cgrouptest.NewContainer(t, "burstable")
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	ns, hostEnd := "cst-"+id, "cst"+id+"h"
+	hostIP = fmt.Sprintf("10.250.%d.1", b[0])
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	run(t, "ip", "link", "add", hostEnd, "type", "veth", "peer", "name", "eth0", "netns", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", hostEnd).Run() })
+	run(t, "sysctl", "-q", "-w", "net.ipv6.conf."+hostEnd+".disable_ipv6=1")
+	run(t, "ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
+	run(t, "ip", "addr", "add", hostIP+"/30", "dev", hostEnd)
+	run(t, "ip", "link", "set", hostEnd, "up")
+	run(t, "ip", "netns", "exec", ns, "ip", "addr", "add", fmt.Sprintf("10.250.%d.2/30", b[0]), "dev", "eth0")
+	run(t, "ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
+
+	cmd := exec.Command("ip", "netns", "exec", ns, "busybox", "sleep", "600")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	dirs, _ := filepath.Glob(filepath.Join(cgrouptest.Base, "*", c.Rel))
+	if cgrouptest.V2() {
+		dirs = []string{c.Dir("")}
+	}
+	require.NotEmpty(t, dirs)
+	for _, d := range dirs {
+		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644), d)
+	}
+	return c, ns, hostIP
+}
+
+// TestRealPodNetwork: a pod whose process lives in a network namespace the
+// test made pings the host end of its veth pair 10 times with 1000-byte
+// payloads. Its k8s.pod.network.io on eth0 grows, in each direction, by at
+// least 10 x (1000 + 8 ICMP + 20 IP) bytes and at most 10 x (that + 14
+// Ethernet) + 1024 bytes of overhead (ARP); packets grow by 10 to 12; lo
+// is never reported.
+func TestRealPodNetwork(t *testing.T) {
+	const n, size = 10, 1000
+	c, ns, hostIP := netPod(t)
+	s := realScraper(t, defaultMBC(), &fakeClock{now: time.Now()})
+	pod := func() map[string]float64 {
+		p := points(mustScrape(t, s, c), "k8s.pod.uid", c.PodUID)
+		_, lo := p["k8s.pod.network.io/lo/receive"]
+		assert.False(t, lo, "lo is left out")
+		return p
+	}
+	before := pod()
+	require.Contains(t, before, "k8s.pod.network.io/eth0/receive", "the pod's eth0 was not reported: %v", before)
+
+	run(t, "ip", "netns", "exec", ns, "busybox", "ping", "-c", strconv.Itoa(n), "-i", "0.05", "-s", strconv.Itoa(size), hostIP)
+	after := pod()
+	lo, hi := float64(n*(size+28)), float64(n*(size+28+14)+1024)
+	for _, dir := range []string{"receive", "transmit"} {
+		d := after["k8s.pod.network.io/eth0/"+dir] - before["k8s.pod.network.io/eth0/"+dir]
+		assert.True(t, d >= lo && d <= hi, "%s bytes grew by %.0f, want [%.0f, %.0f]", dir, d, lo, hi)
+		pk := after["k8s.pod.network.packets/eth0/"+dir] - before["k8s.pod.network.packets/eth0/"+dir]
+		assert.True(t, pk >= n && pk <= n+2, "%s packets grew by %.0f, want [%d, %d]", dir, pk, n, n+2)
+		assert.Equal(t, 0.0, after["k8s.pod.network.errors/eth0/"+dir])
+		t.Logf("%s: +%.0f bytes, +%.0f packets", dir, d, pk)
+	}
+	// The node's view is the host namespace: the host end of the veth is
+	// left out (veth*), as cAdvisor does; the pod's eth0 is not the host's.
+	m := mustScrape(t, s, c)
+	node := points(m, "k8s.node.name", "real")
+	for k := range node {
+		assert.NotContains(t, k, "/lo/")
+	}
+}

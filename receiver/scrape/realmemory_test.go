@@ -59,7 +59,12 @@ func TestRealMemoryRSS(t *testing.T) {
 
 	rss := p["container.memory.rss"]
 	assert.GreaterOrEqual(t, rss, float64(mib<<20), "rss covers the touched memory")
-	assert.LessOrEqual(t, rss, float64((mib+8)<<20), "rss is the touched memory plus the Go runtime's few MiB")
+	// The child is this test binary: beside the touched 64 MiB its anonymous
+	// memory holds the Go runtime and every imported package's init (10-30
+	// MiB, growing with the imports; 83 MiB in all was seen). The exact
+	// check is against the kernel's own reads above; this bound only catches
+	// a wrong source (rss+cache, the pod's or the node's figure).
+	assert.LessOrEqual(t, rss, float64((mib+48)<<20), "rss is the touched memory plus the child's Go runtime")
 	t.Logf("kernel usage %d..%d, rss %d..%d; scraped usage %.0f rss %.0f working set %.0f",
 		u0, u1, r0, r1, p["container.memory.usage"], rss, p["container.memory.working_set"])
 	_, hasLimit := p["container.memory.limit"]

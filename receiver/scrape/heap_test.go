@@ -31,7 +31,7 @@ func TestHeapSteadyConstantTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1000 scrapes")
 	}
-	tree, err := hosttree.Generate(t.TempDir(), hosttree.Spec{V2: true, Systemd: true, Containers: 40, ThreadsPerContainer: 2, PSI: true})
+	tree, err := hosttree.Generate(hosttree.TempDir(t), hosttree.Spec{V2: true, Systemd: true, Containers: 40, ThreadsPerContainer: 2, PSI: true})
 	require.NoError(t, err)
 	clk := &fakeClock{now: t0}
 	s := newTestScraper(t, tree.Root, false, clk)
@@ -57,7 +57,7 @@ func TestHeapBoundedUnderChurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("500 churn scrapes")
 	}
-	tree, err := hosttree.Generate(t.TempDir(), hosttree.Spec{V2: true, Containers: 20, ThreadsPerContainer: 1})
+	tree, err := hosttree.Generate(hosttree.TempDir(t), hosttree.Spec{V2: true, Containers: 20, ThreadsPerContainer: 1})
 	require.NoError(t, err)
 	clk := &fakeClock{now: t0}
 	s := newTestScraper(t, tree.Root, false, clk)

@@ -367,6 +367,104 @@ func (ms *ContainerCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+// ContainerDiskIoMetricAttributeKey specifies the key of an attribute for the container.disk.io metric.
+type ContainerDiskIoMetricAttributeKey string
+
+const (
+	ContainerDiskIoMetricAttributeKeySystemDevice    ContainerDiskIoMetricAttributeKey = "system.device"
+	ContainerDiskIoMetricAttributeKeyDiskIoDirection ContainerDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// ContainerDiskIoMetricConfig provides config for the container.disk.io metric.
+type ContainerDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric container.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.operations metric.
+type ContainerDiskOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskOperationsMetricAttributeKeySystemDevice    ContainerDiskOperationsMetricAttributeKey = "system.device"
+	ContainerDiskOperationsMetricAttributeKeyDiskIoDirection ContainerDiskOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// ContainerDiskOperationsMetricConfig provides config for the container.disk.operations metric.
+type ContainerDiskOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric container.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ContainerMemoryAvailableMetricConfig provides config for the container.memory.available metric.
 type ContainerMemoryAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -1737,6 +1835,104 @@ func (ms *K8sNodeCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sNodeDiskIoMetricAttributeKey specifies the key of an attribute for the k8s.node.disk.io metric.
+type K8sNodeDiskIoMetricAttributeKey string
+
+const (
+	K8sNodeDiskIoMetricAttributeKeySystemDevice    K8sNodeDiskIoMetricAttributeKey = "system.device"
+	K8sNodeDiskIoMetricAttributeKeyDiskIoDirection K8sNodeDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// K8sNodeDiskIoMetricConfig provides config for the k8s.node.disk.io metric.
+type K8sNodeDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeDiskIoMetricAttributeKeySystemDevice, K8sNodeDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeDiskOperationsMetricAttributeKey specifies the key of an attribute for the k8s.node.disk.operations metric.
+type K8sNodeDiskOperationsMetricAttributeKey string
+
+const (
+	K8sNodeDiskOperationsMetricAttributeKeySystemDevice    K8sNodeDiskOperationsMetricAttributeKey = "system.device"
+	K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection K8sNodeDiskOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// K8sNodeDiskOperationsMetricConfig provides config for the k8s.node.disk.operations metric.
+type K8sNodeDiskOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeDiskOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sNodeMemoryAvailableMetricConfig provides config for the k8s.node.memory.available metric.
 type K8sNodeMemoryAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -2545,6 +2741,104 @@ func (ms *K8sPodCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodDiskIoMetricAttributeKey specifies the key of an attribute for the k8s.pod.disk.io metric.
+type K8sPodDiskIoMetricAttributeKey string
+
+const (
+	K8sPodDiskIoMetricAttributeKeySystemDevice    K8sPodDiskIoMetricAttributeKey = "system.device"
+	K8sPodDiskIoMetricAttributeKeyDiskIoDirection K8sPodDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// K8sPodDiskIoMetricConfig provides config for the k8s.pod.disk.io metric.
+type K8sPodDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodDiskIoMetricAttributeKeySystemDevice, K8sPodDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodDiskOperationsMetricAttributeKey specifies the key of an attribute for the k8s.pod.disk.operations metric.
+type K8sPodDiskOperationsMetricAttributeKey string
+
+const (
+	K8sPodDiskOperationsMetricAttributeKeySystemDevice    K8sPodDiskOperationsMetricAttributeKey = "system.device"
+	K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection K8sPodDiskOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// K8sPodDiskOperationsMetricConfig provides config for the k8s.pod.disk.operations metric.
+type K8sPodDiskOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodDiskOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sPodMemoryAvailableMetricConfig provides config for the k8s.pod.memory.available metric.
 type K8sPodMemoryAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -3267,6 +3561,8 @@ type MetricsConfig struct {
 	ContainerCPUTime                       ContainerCPUTimeMetricConfig                       `mapstructure:"container.cpu.time"`
 	ContainerCPUUsage                      ContainerCPUUsageMetricConfig                      `mapstructure:"container.cpu.usage"`
 	ContainerCPUWeight                     ContainerCPUWeightMetricConfig                     `mapstructure:"container.cpu.weight"`
+	ContainerDiskIo                        ContainerDiskIoMetricConfig                        `mapstructure:"container.disk.io"`
+	ContainerDiskOperations                ContainerDiskOperationsMetricConfig                `mapstructure:"container.disk.operations"`
 	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
 	ContainerMemoryCache                   ContainerMemoryCacheMetricConfig                   `mapstructure:"container.memory.cache"`
 	ContainerMemoryLimit                   ContainerMemoryLimitMetricConfig                   `mapstructure:"container.memory.limit"`
@@ -3310,6 +3606,8 @@ type MetricsConfig struct {
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
+	K8sNodeDiskIo                          K8sNodeDiskIoMetricConfig                          `mapstructure:"k8s.node.disk.io"`
+	K8sNodeDiskOperations                  K8sNodeDiskOperationsMetricConfig                  `mapstructure:"k8s.node.disk.operations"`
 	K8sNodeMemoryAvailable                 K8sNodeMemoryAvailableMetricConfig                 `mapstructure:"k8s.node.memory.available"`
 	K8sNodeMemoryCache                     K8sNodeMemoryCacheMetricConfig                     `mapstructure:"k8s.node.memory.cache"`
 	K8sNodeMemoryMappedFile                K8sNodeMemoryMappedFileMetricConfig                `mapstructure:"k8s.node.memory.mapped_file"`
@@ -3336,6 +3634,8 @@ type MetricsConfig struct {
 	K8sPodCPUTime                          K8sPodCPUTimeMetricConfig                          `mapstructure:"k8s.pod.cpu.time"`
 	K8sPodCPUUsage                         K8sPodCPUUsageMetricConfig                         `mapstructure:"k8s.pod.cpu.usage"`
 	K8sPodCPUWeight                        K8sPodCPUWeightMetricConfig                        `mapstructure:"k8s.pod.cpu.weight"`
+	K8sPodDiskIo                           K8sPodDiskIoMetricConfig                           `mapstructure:"k8s.pod.disk.io"`
+	K8sPodDiskOperations                   K8sPodDiskOperationsMetricConfig                   `mapstructure:"k8s.pod.disk.operations"`
 	K8sPodMemoryAvailable                  K8sPodMemoryAvailableMetricConfig                  `mapstructure:"k8s.pod.memory.available"`
 	K8sPodMemoryCache                      K8sPodMemoryCacheMetricConfig                      `mapstructure:"k8s.pod.memory.cache"`
 	K8sPodMemoryLimit                      K8sPodMemoryLimitMetricConfig                      `mapstructure:"k8s.pod.memory.limit"`
@@ -3404,6 +3704,16 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 			Enabled: true,
+		},
+		ContainerDiskIo: ContainerDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 		},
 		ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 			Enabled: true,
@@ -3570,6 +3880,16 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 			Enabled: true,
 		},
+		K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeDiskIoMetricAttributeKey{K8sNodeDiskIoMetricAttributeKeySystemDevice, K8sNodeDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		K8sNodeDiskOperations: K8sNodeDiskOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeDiskOperationsMetricAttributeKey{K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection},
+		},
 		K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
 			Enabled: true,
 		},
@@ -3667,6 +3987,16 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 			Enabled: true,
+		},
+		K8sPodDiskIo: K8sPodDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodDiskIoMetricAttributeKey{K8sPodDiskIoMetricAttributeKeySystemDevice, K8sPodDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		K8sPodDiskOperations: K8sPodDiskOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodDiskOperationsMetricAttributeKey{K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection},
 		},
 		K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
 			Enabled: true,

@@ -70,6 +70,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 						Enabled: true,
 					},
+					ContainerDiskIo: ContainerDiskIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
 					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 						Enabled: true,
 					},
@@ -235,6 +245,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: true,
 					},
+					K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskIoMetricAttributeKey{K8sNodeDiskIoMetricAttributeKeySystemDevice, K8sNodeDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					K8sNodeDiskOperations: K8sNodeDiskOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskOperationsMetricAttributeKey{K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
 					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
 						Enabled: true,
 					},
@@ -332,6 +352,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 						Enabled: true,
+					},
+					K8sPodDiskIo: K8sPodDiskIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskIoMetricAttributeKey{K8sPodDiskIoMetricAttributeKeySystemDevice, K8sPodDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					K8sPodDiskOperations: K8sPodDiskOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskOperationsMetricAttributeKey{K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
 					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
 						Enabled: true,
@@ -486,6 +516,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 						Enabled: false,
 					},
+					ContainerDiskIo: ContainerDiskIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
 					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 						Enabled: false,
 					},
@@ -651,6 +691,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: false,
 					},
+					K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskIoMetricAttributeKey{K8sNodeDiskIoMetricAttributeKeySystemDevice, K8sNodeDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					K8sNodeDiskOperations: K8sNodeDiskOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskOperationsMetricAttributeKey{K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
 					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
 						Enabled: false,
 					},
@@ -748,6 +798,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 						Enabled: false,
+					},
+					K8sPodDiskIo: K8sPodDiskIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskIoMetricAttributeKey{K8sPodDiskIoMetricAttributeKeySystemDevice, K8sPodDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					K8sPodDiskOperations: K8sPodDiskOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskOperationsMetricAttributeKey{K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
 					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
 						Enabled: false,
@@ -858,7 +918,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -907,6 +967,30 @@ func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric container.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().ContainerCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.io doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1127,6 +1211,30 @@ func TestK8sNodeCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestK8sNodeDiskIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeDiskIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeDiskIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.disk.io doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().K8sNodeDiskIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeDiskOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeDiskOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeDiskOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().K8sNodeDiskOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestK8sNodeNetworkDroppedMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sNodeNetworkDropped
 	require.NoError(t, cfg.Validate())
@@ -1243,6 +1351,30 @@ func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
 
 	cfg = DefaultMetricsConfig().K8sPodCPUTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodDiskIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodDiskIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodDiskIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.disk.io doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().K8sPodDiskIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodDiskOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodDiskOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodDiskOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().K8sPodDiskOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -45,6 +45,36 @@ var MapAttributeCPUMode = map[string]AttributeCPUMode{
 	"system": AttributeCPUModeSystem,
 }
 
+// AttributeDiskIoDirection specifies the value disk.io.direction attribute.
+type AttributeDiskIoDirection int
+
+const (
+	_ AttributeDiskIoDirection = iota
+	AttributeDiskIoDirectionRead
+	AttributeDiskIoDirectionWrite
+	AttributeDiskIoDirectionDiscard
+)
+
+// String returns the string representation of the AttributeDiskIoDirection.
+func (av AttributeDiskIoDirection) String() string {
+	switch av {
+	case AttributeDiskIoDirectionRead:
+		return "read"
+	case AttributeDiskIoDirectionWrite:
+		return "write"
+	case AttributeDiskIoDirectionDiscard:
+		return "discard"
+	}
+	return ""
+}
+
+// MapAttributeDiskIoDirection is a helper map of string to AttributeDiskIoDirection attribute value.
+var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
+	"read":    AttributeDiskIoDirectionRead,
+	"write":   AttributeDiskIoDirectionWrite,
+	"discard": AttributeDiskIoDirectionDiscard,
+}
+
 // AttributeHwGpuActivityKind specifies the value hw.gpu.activity.kind attribute.
 type AttributeHwGpuActivityKind int
 
@@ -500,6 +530,14 @@ var MetricsInfo = metricsInfo{
 	ContainerCPUWeight: metricInfo{
 		Name: "container.cpu.weight",
 	},
+	ContainerDiskIo: metricInfo{
+		Name:       "container.disk.io",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	ContainerDiskOperations: metricInfo{
+		Name:       "container.disk.operations",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
 	ContainerMemoryAvailable: metricInfo{
 		Name: "container.memory.available",
 	},
@@ -647,6 +685,14 @@ var MetricsInfo = metricsInfo{
 	K8sNodeCPUUsage: metricInfo{
 		Name: "k8s.node.cpu.usage",
 	},
+	K8sNodeDiskIo: metricInfo{
+		Name:       "k8s.node.disk.io",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	K8sNodeDiskOperations: metricInfo{
+		Name:       "k8s.node.disk.operations",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
 	K8sNodeMemoryAvailable: metricInfo{
 		Name: "k8s.node.memory.available",
 	},
@@ -734,6 +780,14 @@ var MetricsInfo = metricsInfo{
 	},
 	K8sPodCPUWeight: metricInfo{
 		Name: "k8s.pod.cpu.weight",
+	},
+	K8sPodDiskIo: metricInfo{
+		Name:       "k8s.pod.disk.io",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	K8sPodDiskOperations: metricInfo{
+		Name:       "k8s.pod.disk.operations",
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
 	K8sPodMemoryAvailable: metricInfo{
 		Name: "k8s.pod.memory.available",
@@ -823,6 +877,8 @@ type metricsInfo struct {
 	ContainerCPUTime                       metricInfo
 	ContainerCPUUsage                      metricInfo
 	ContainerCPUWeight                     metricInfo
+	ContainerDiskIo                        metricInfo
+	ContainerDiskOperations                metricInfo
 	ContainerMemoryAvailable               metricInfo
 	ContainerMemoryCache                   metricInfo
 	ContainerMemoryLimit                   metricInfo
@@ -866,6 +922,8 @@ type metricsInfo struct {
 	HwTemperature                          metricInfo
 	K8sNodeCPUTime                         metricInfo
 	K8sNodeCPUUsage                        metricInfo
+	K8sNodeDiskIo                          metricInfo
+	K8sNodeDiskOperations                  metricInfo
 	K8sNodeMemoryAvailable                 metricInfo
 	K8sNodeMemoryCache                     metricInfo
 	K8sNodeMemoryMappedFile                metricInfo
@@ -892,6 +950,8 @@ type metricsInfo struct {
 	K8sPodCPUTime                          metricInfo
 	K8sPodCPUUsage                         metricInfo
 	K8sPodCPUWeight                        metricInfo
+	K8sPodDiskIo                           metricInfo
+	K8sPodDiskOperations                   metricInfo
 	K8sPodMemoryAvailable                  metricInfo
 	K8sPodMemoryCache                      metricInfo
 	K8sPodMemoryLimit                      metricInfo
@@ -1694,6 +1754,194 @@ func (m *metricContainerCPUWeight) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerCPUWeight(cfg ContainerCPUWeightMetricConfig) metricContainerCPUWeight {
 	m := metricContainerCPUWeight{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskIo struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        ContainerDiskIoMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.io metric with initial data.
+func (m *metricContainerDiskIo) init() {
+	m.data.SetName("container.disk.io")
+	m.data.SetDescription("Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskIo(cfg ContainerDiskIoMetricConfig) metricContainerDiskIo {
+	m := metricContainerDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskOperations struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerDiskOperationsMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.operations metric with initial data.
+func (m *metricContainerDiskOperations) init() {
+	m.data.SetName("container.disk.operations")
+	m.data.SetDescription("Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskOperations(cfg ContainerDiskOperationsMetricConfig) metricContainerDiskOperations {
+	m := metricContainerDiskOperations{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -4596,6 +4844,194 @@ func newMetricK8sNodeCPUUsage(cfg K8sNodeCPUUsageMetricConfig) metricK8sNodeCPUU
 	return m
 }
 
+type metricK8sNodeDiskIo struct {
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        K8sNodeDiskIoMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.disk.io metric with initial data.
+func (m *metricK8sNodeDiskIo) init() {
+	m.data.SetName("k8s.node.disk.io")
+	m.data.SetDescription("Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeDiskIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeDiskIo(cfg K8sNodeDiskIoMetricConfig) metricK8sNodeDiskIo {
+	m := metricK8sNodeDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeDiskOperations struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sNodeDiskOperationsMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.disk.operations metric with initial data.
+func (m *metricK8sNodeDiskOperations) init() {
+	m.data.SetName("k8s.node.disk.operations")
+	m.data.SetDescription("Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeDiskOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeDiskOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeDiskOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeDiskOperations(cfg K8sNodeDiskOperationsMetricConfig) metricK8sNodeDiskOperations {
+	m := metricK8sNodeDiskOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodeMemoryAvailable struct {
 	data     pmetric.Metric                     // data buffer for generated metric.
 	config   K8sNodeMemoryAvailableMetricConfig // metric config provided by user.
@@ -6332,6 +6768,194 @@ func newMetricK8sPodCPUWeight(cfg K8sPodCPUWeightMetricConfig) metricK8sPodCPUWe
 	return m
 }
 
+type metricK8sPodDiskIo struct {
+	data          pmetric.Metric           // data buffer for generated metric.
+	config        K8sPodDiskIoMetricConfig // metric config provided by user.
+	capacity      int                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.disk.io metric with initial data.
+func (m *metricK8sPodDiskIo) init() {
+	m.data.SetName("k8s.pod.disk.io")
+	m.data.SetDescription("Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodDiskIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodDiskIo(cfg K8sPodDiskIoMetricConfig) metricK8sPodDiskIo {
+	m := metricK8sPodDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodDiskOperations struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sPodDiskOperationsMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.disk.operations metric with initial data.
+func (m *metricK8sPodDiskOperations) init() {
+	m.data.SetName("k8s.pod.disk.operations")
+	m.data.SetDescription("Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodDiskOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodDiskOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodDiskOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodDiskOperations(cfg K8sPodDiskOperationsMetricConfig) metricK8sPodDiskOperations {
+	m := metricK8sPodDiskOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryAvailable struct {
 	data     pmetric.Metric                    // data buffer for generated metric.
 	config   K8sPodMemoryAvailableMetricConfig // metric config provided by user.
@@ -7832,6 +8456,8 @@ type MetricsBuilder struct {
 	metricContainerCPUTime                       metricContainerCPUTime
 	metricContainerCPUUsage                      metricContainerCPUUsage
 	metricContainerCPUWeight                     metricContainerCPUWeight
+	metricContainerDiskIo                        metricContainerDiskIo
+	metricContainerDiskOperations                metricContainerDiskOperations
 	metricContainerMemoryAvailable               metricContainerMemoryAvailable
 	metricContainerMemoryCache                   metricContainerMemoryCache
 	metricContainerMemoryLimit                   metricContainerMemoryLimit
@@ -7875,6 +8501,8 @@ type MetricsBuilder struct {
 	metricHwTemperature                          metricHwTemperature
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
+	metricK8sNodeDiskIo                          metricK8sNodeDiskIo
+	metricK8sNodeDiskOperations                  metricK8sNodeDiskOperations
 	metricK8sNodeMemoryAvailable                 metricK8sNodeMemoryAvailable
 	metricK8sNodeMemoryCache                     metricK8sNodeMemoryCache
 	metricK8sNodeMemoryMappedFile                metricK8sNodeMemoryMappedFile
@@ -7901,6 +8529,8 @@ type MetricsBuilder struct {
 	metricK8sPodCPUTime                          metricK8sPodCPUTime
 	metricK8sPodCPUUsage                         metricK8sPodCPUUsage
 	metricK8sPodCPUWeight                        metricK8sPodCPUWeight
+	metricK8sPodDiskIo                           metricK8sPodDiskIo
+	metricK8sPodDiskOperations                   metricK8sPodDiskOperations
 	metricK8sPodMemoryAvailable                  metricK8sPodMemoryAvailable
 	metricK8sPodMemoryCache                      metricK8sPodMemoryCache
 	metricK8sPodMemoryLimit                      metricK8sPodMemoryLimit
@@ -7959,6 +8589,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerCPUTime:                       newMetricContainerCPUTime(mbc.Metrics.ContainerCPUTime),
 		metricContainerCPUUsage:                      newMetricContainerCPUUsage(mbc.Metrics.ContainerCPUUsage),
 		metricContainerCPUWeight:                     newMetricContainerCPUWeight(mbc.Metrics.ContainerCPUWeight),
+		metricContainerDiskIo:                        newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
+		metricContainerDiskOperations:                newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
 		metricContainerMemoryAvailable:               newMetricContainerMemoryAvailable(mbc.Metrics.ContainerMemoryAvailable),
 		metricContainerMemoryCache:                   newMetricContainerMemoryCache(mbc.Metrics.ContainerMemoryCache),
 		metricContainerMemoryLimit:                   newMetricContainerMemoryLimit(mbc.Metrics.ContainerMemoryLimit),
@@ -8002,6 +8634,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
+		metricK8sNodeDiskIo:                          newMetricK8sNodeDiskIo(mbc.Metrics.K8sNodeDiskIo),
+		metricK8sNodeDiskOperations:                  newMetricK8sNodeDiskOperations(mbc.Metrics.K8sNodeDiskOperations),
 		metricK8sNodeMemoryAvailable:                 newMetricK8sNodeMemoryAvailable(mbc.Metrics.K8sNodeMemoryAvailable),
 		metricK8sNodeMemoryCache:                     newMetricK8sNodeMemoryCache(mbc.Metrics.K8sNodeMemoryCache),
 		metricK8sNodeMemoryMappedFile:                newMetricK8sNodeMemoryMappedFile(mbc.Metrics.K8sNodeMemoryMappedFile),
@@ -8028,6 +8662,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodCPUTime:                          newMetricK8sPodCPUTime(mbc.Metrics.K8sPodCPUTime),
 		metricK8sPodCPUUsage:                         newMetricK8sPodCPUUsage(mbc.Metrics.K8sPodCPUUsage),
 		metricK8sPodCPUWeight:                        newMetricK8sPodCPUWeight(mbc.Metrics.K8sPodCPUWeight),
+		metricK8sPodDiskIo:                           newMetricK8sPodDiskIo(mbc.Metrics.K8sPodDiskIo),
+		metricK8sPodDiskOperations:                   newMetricK8sPodDiskOperations(mbc.Metrics.K8sPodDiskOperations),
 		metricK8sPodMemoryAvailable:                  newMetricK8sPodMemoryAvailable(mbc.Metrics.K8sPodMemoryAvailable),
 		metricK8sPodMemoryCache:                      newMetricK8sPodMemoryCache(mbc.Metrics.K8sPodMemoryCache),
 		metricK8sPodMemoryLimit:                      newMetricK8sPodMemoryLimit(mbc.Metrics.K8sPodMemoryLimit),
@@ -8235,6 +8871,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerCPUTime.emit(ils.Metrics())
 	mb.metricContainerCPUUsage.emit(ils.Metrics())
 	mb.metricContainerCPUWeight.emit(ils.Metrics())
+	mb.metricContainerDiskIo.emit(ils.Metrics())
+	mb.metricContainerDiskOperations.emit(ils.Metrics())
 	mb.metricContainerMemoryAvailable.emit(ils.Metrics())
 	mb.metricContainerMemoryCache.emit(ils.Metrics())
 	mb.metricContainerMemoryLimit.emit(ils.Metrics())
@@ -8278,6 +8916,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
+	mb.metricK8sNodeDiskIo.emit(ils.Metrics())
+	mb.metricK8sNodeDiskOperations.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryCache.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryMappedFile.emit(ils.Metrics())
@@ -8304,6 +8944,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodCPUTime.emit(ils.Metrics())
 	mb.metricK8sPodCPUUsage.emit(ils.Metrics())
 	mb.metricK8sPodCPUWeight.emit(ils.Metrics())
+	mb.metricK8sPodDiskIo.emit(ils.Metrics())
+	mb.metricK8sPodDiskOperations.emit(ils.Metrics())
 	mb.metricK8sPodMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sPodMemoryCache.emit(ils.Metrics())
 	mb.metricK8sPodMemoryLimit.emit(ils.Metrics())
@@ -8414,6 +9056,16 @@ func (mb *MetricsBuilder) RecordContainerCPUUsageDataPoint(ts pcommon.Timestamp,
 // RecordContainerCPUWeightDataPoint adds a data point to container.cpu.weight metric.
 func (mb *MetricsBuilder) RecordContainerCPUWeightDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerCPUWeight.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerDiskIoDataPoint adds a data point to container.disk.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordContainerDiskOperationsDataPoint adds a data point to container.disk.operations metric.
+func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordContainerMemoryAvailableDataPoint adds a data point to container.memory.available metric.
@@ -8631,6 +9283,16 @@ func (mb *MetricsBuilder) RecordK8sNodeCPUUsageDataPoint(ts pcommon.Timestamp, v
 	mb.metricK8sNodeCPUUsage.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sNodeDiskIoDataPoint adds a data point to k8s.node.disk.io metric.
+func (mb *MetricsBuilder) RecordK8sNodeDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricK8sNodeDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordK8sNodeDiskOperationsDataPoint adds a data point to k8s.node.disk.operations metric.
+func (mb *MetricsBuilder) RecordK8sNodeDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricK8sNodeDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
 // RecordK8sNodeMemoryAvailableDataPoint adds a data point to k8s.node.memory.available metric.
 func (mb *MetricsBuilder) RecordK8sNodeMemoryAvailableDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sNodeMemoryAvailable.recordDataPoint(mb.startTime, ts, val)
@@ -8759,6 +9421,16 @@ func (mb *MetricsBuilder) RecordK8sPodCPUUsageDataPoint(ts pcommon.Timestamp, va
 // RecordK8sPodCPUWeightDataPoint adds a data point to k8s.pod.cpu.weight metric.
 func (mb *MetricsBuilder) RecordK8sPodCPUWeightDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodCPUWeight.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodDiskIoDataPoint adds a data point to k8s.pod.disk.io metric.
+func (mb *MetricsBuilder) RecordK8sPodDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricK8sPodDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordK8sPodDiskOperationsDataPoint adds a data point to k8s.pod.disk.operations metric.
+func (mb *MetricsBuilder) RecordK8sPodDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricK8sPodDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordK8sPodMemoryAvailableDataPoint adds a data point to k8s.pod.memory.available metric.

@@ -71,6 +71,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.accelerator.memory.total"] = mb.metricContainerAcceleratorMemoryTotal.config.AggregationStrategy
 			aggMap["container.accelerator.memory.used"] = mb.metricContainerAcceleratorMemoryUsed.config.AggregationStrategy
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
+			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
+			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
 			aggMap["container.paging.faults"] = mb.metricContainerPagingFaults.config.AggregationStrategy
 			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
 			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
@@ -89,6 +91,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["hw.gpu.xid.errors"] = mb.metricHwGpuXidErrors.config.AggregationStrategy
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
+			aggMap["k8s.node.disk.io"] = mb.metricK8sNodeDiskIo.config.AggregationStrategy
+			aggMap["k8s.node.disk.operations"] = mb.metricK8sNodeDiskOperations.config.AggregationStrategy
 			aggMap["k8s.node.network.dropped"] = mb.metricK8sNodeNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.node.network.errors"] = mb.metricK8sNodeNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.node.network.io"] = mb.metricK8sNodeNetworkIo.config.AggregationStrategy
@@ -99,6 +103,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["k8s.node.pressure.avg60"] = mb.metricK8sNodePressureAvg60.config.AggregationStrategy
 			aggMap["k8s.node.pressure.stall_time"] = mb.metricK8sNodePressureStallTime.config.AggregationStrategy
 			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
+			aggMap["k8s.pod.disk.io"] = mb.metricK8sPodDiskIo.config.AggregationStrategy
+			aggMap["k8s.pod.disk.operations"] = mb.metricK8sPodDiskOperations.config.AggregationStrategy
 			aggMap["k8s.pod.network.dropped"] = mb.metricK8sPodNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.pod.network.errors"] = mb.metricK8sPodNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.pod.network.io"] = mb.metricK8sPodNetworkIo.config.AggregationStrategy
@@ -165,6 +171,18 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerCPUWeightDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryAvailableDataPoint(ts, 1)
@@ -350,6 +368,18 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeCPUUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sNodeDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sNodeMemoryAvailableDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -456,6 +486,18 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPUWeightDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryAvailableDataPoint(ts, 1)
@@ -575,6 +617,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryTotal.aggDataPoints)
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryUsed.aggDataPoints)
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
@@ -593,6 +637,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuXidErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkIo.aggDataPoints)
@@ -603,6 +649,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricK8sNodePressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkIo.aggDataPoints)
@@ -936,6 +984,104 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
+						validatedMetrics["container.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
+						validatedMetrics["container.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.disk.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
+						validatedMetrics["container.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
+						validatedMetrics["container.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
 				case "container.memory.available":
 					assert.False(t, validatedMetrics["container.memory.available"], "Found a duplicate in the metrics slice: container.memory.available")
 					validatedMetrics["container.memory.available"] = true
@@ -2024,6 +2170,104 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.node.disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.disk.io"], "Found a duplicate in the metrics slice: k8s.node.disk.io")
+						validatedMetrics["k8s.node.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.disk.io"], "Found a duplicate in the metrics slice: k8s.node.disk.io")
+						validatedMetrics["k8s.node.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.disk.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.disk.operations"], "Found a duplicate in the metrics slice: k8s.node.disk.operations")
+						validatedMetrics["k8s.node.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.disk.operations"], "Found a duplicate in the metrics slice: k8s.node.disk.operations")
+						validatedMetrics["k8s.node.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.disk.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
 				case "k8s.node.memory.available":
 					assert.False(t, validatedMetrics["k8s.node.memory.available"], "Found a duplicate in the metrics slice: k8s.node.memory.available")
 					validatedMetrics["k8s.node.memory.available"] = true
@@ -2692,6 +2936,104 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.disk.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.io")
+						validatedMetrics["k8s.pod.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.disk.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.io")
+						validatedMetrics["k8s.pod.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.disk.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.disk.operations"], "Found a duplicate in the metrics slice: k8s.pod.disk.operations")
+						validatedMetrics["k8s.pod.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.disk.operations"], "Found a duplicate in the metrics slice: k8s.pod.disk.operations")
+						validatedMetrics["k8s.pod.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.disk.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.memory.available":
 					assert.False(t, validatedMetrics["k8s.pod.memory.available"], "Found a duplicate in the metrics slice: k8s.pod.memory.available")
 					validatedMetrics["k8s.pod.memory.available"] = true

@@ -9,14 +9,18 @@ import (
 	"path/filepath"
 )
 
-// FS is the /proc of a host seen under a root prefix.
+// FS is the /proc (and the few /sys files that describe what /proc
+// names, blockdev.go) of a host seen under a root prefix.
 type FS struct {
 	proc  string
+	sys   string
 	trace func(path string) // called with every file opened; nil in production
 }
 
 // NewFS returns the /proc under root ("/" or "/hostfs").
-func NewFS(root string) FS { return FS{proc: filepath.Join(root, "proc")} }
+func NewFS(root string) FS {
+	return FS{proc: filepath.Join(root, "proc"), sys: filepath.Join(root, "sys")}
+}
 
 // Path joins elements under this /proc.
 func (f FS) Path(elem ...string) string {

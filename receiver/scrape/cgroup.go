@@ -32,6 +32,7 @@ type stats struct {
 	cpuExt cpuExtra // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
 	pids   pidsRead // pids.go
 	net    netRead  // network.go
+	io     ioRead   // blkio.go
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
@@ -56,8 +57,9 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	s.readCPUExtra(e, p, &st.cpuExt)
 	s.readPids(e, &st.pids)
 	s.readNet(e, &st.net)
+	s.readIO(e, &st.io)
 	if err := st.vanished(); err != nil {
-		errs.AddPartial(p.points(), fmt.Errorf("%s: %w", e.name, err))
+		errs.AddPartial(p.points()+e.st.ioPts, fmt.Errorf("%s: %w", e.name, err))
 		return false
 	}
 	ts := pcommon.NewTimestampFromTime(now)
@@ -76,6 +78,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	s.recordCPUExtra(ts, now, e, p, &st.cpuExt, errs)
 	s.recordPids(ts, e, &st.pids, errs)
 	s.recordNet(ts, e, &st.net, errs)
+	s.recordIO(ts, e, &st.io, errs)
 	return true
 }
 

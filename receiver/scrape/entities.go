@@ -23,6 +23,7 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 	if !s.scrapeCgroup(now, entity{kind: kindNode, rel: "/", name: "node", st: st}, errs) {
 		return
 	}
+	s.scrapeNodeIO(pcommon.NewTimestampFromTime(now), errs)
 	rb := s.mb.NewResourceBuilder()
 	s.setNodeName(rb)
 	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))

@@ -76,6 +76,11 @@ func compactStrings(s []string) []string {
 // TestFilesReadOnlyForEnabledMetrics: with every metric off but one, a
 // scrape of each fixture layout opens only the files that metric needs (v1
 // and v2 names together), and at least one of them.
+// blkioFiles are the files block I/O metrics read: v2 io.stat, v1's
+// throttle and BFQ rwstat files, and the devices' uevents for their names.
+var blkioFiles = []string{"io.stat", "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
+	"blkio.bfq.io_service_bytes_recursive", "blkio.bfq.io_serviced_recursive", "uevent"}
+
 func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 	cases := map[string][]string{
 		"container.memory.usage":        {"memory.current", "memory.usage_in_bytes"},
@@ -96,6 +101,9 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.memory.swap":          {"memory.usage_in_bytes", "memory.memsw.usage_in_bytes", "memory.swap.current", "meminfo"},
 		"k8s.node.paging.faults":        {"vmstat"},
 		"k8s.node.memory.oom_kills":     {"vmstat"},
+		"container.disk.io":             blkioFiles,
+		"k8s.pod.disk.operations":       blkioFiles,
+		"k8s.node.disk.io":              {"diskstats", "uevent"},
 	}
 	for name, allowed := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -208,6 +216,8 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	require.NoError(t, err)
 	had := dataPoints(m, "container.id", v2Ctr1)
 	require.Greater(t, had, 30, "every metric on: the victim has many points")
+	ioPts := s.series[seriesKey{kind: kindContainer, id: v2Ctr1}].ioPts
+	require.Equal(t, 12, ioPts, "block I/O: 2 devices x 2 metrics x 3 directions")
 
 	armed = true
 	clk.now = clk.now.Add(10 * time.Second)
@@ -216,7 +226,7 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
 	assert.GreaterOrEqual(t, pe.Failed, had, "every point the container would have had")
-	assert.Equal(t, s.plan[kindContainer].points(), pe.Failed)
+	assert.Equal(t, s.plan[kindContainer].points()+ioPts, pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr1+": "+dir+": "+cgroupfs.ErrVanished.Error())
 	assert.Zero(t, dataPoints(m, "container.id", v2Ctr1))
 }

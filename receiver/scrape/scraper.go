@@ -80,6 +80,7 @@ type Scraper struct {
 	gen    uint64
 
 	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
+	io     ioState       // block I/O buffers, device names, v1 log-once (blkio.go)
 	gpu    *gpuState     // nil when GPU metrics are off
 
 	plan [3]kindPlan // what to read per entity kind, from the enabled metrics

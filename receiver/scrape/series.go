@@ -37,6 +37,7 @@ type series struct {
 	threads      *threadStates    // thread states of the last read (containers; tasks.go)
 	oom          *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree
 	seen         uint64           // generation of the last scrape that saw it
+	ioPts        int              // block I/O points of the last scrape (a device count the plan cannot know; blkio.go)
 	rel          string           // cgroup path when last seen, for eviction
 }
 

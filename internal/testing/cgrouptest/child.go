@@ -35,6 +35,10 @@ const (
 	// it, reads it back twice (so its page cache is on the active list),
 	// then creates PATH.ready and sleeps until killed.
 	ModeCache = "cache"
+	// ModeDirectWrite: args "mib=N" and "file=PATH": writes N MiB to PATH
+	// (a block device) with O_DIRECT, so the bios are the child's, then
+	// exits 0 (Child.WaitTimeout).
+	ModeDirectWrite = "directwrite"
 )
 
 // MaybeRunChild runs a child's work and exits when this process was started
@@ -71,6 +75,12 @@ func MaybeRunChild() {
 			fmt.Fprintf(os.Stderr, "cgrouptest: cache child: %v\n", err)
 			os.Exit(4)
 		}
+	case ModeDirectWrite:
+		if err := directWrite(strs["file"], args["mib"]); err != nil {
+			fmt.Fprintf(os.Stderr, "cgrouptest: directwrite child: %v\n", err)
+			os.Exit(4)
+		}
+		os.Exit(0)
 	default:
 		fmt.Fprintf(os.Stderr, "cgrouptest: unknown child mode %q\n", mode)
 		os.Exit(2)
@@ -139,4 +149,28 @@ func cache(path string, mib int) error {
 		}
 	}
 	return os.WriteFile(path+".ready", nil, 0o644)
+}
+
+// directWrite writes mib MiB to path with O_DIRECT from a page-aligned
+// buffer (an anonymous mapping), one 1 MiB write at a time.
+func directWrite(path string, mib int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf, err := syscall.Mmap(-1, 0, 1<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = syscall.Munmap(buf) }()
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for i := 0; i < mib; i++ {
+		if _, err := f.WriteAt(buf, int64(i)<<20); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -72,7 +72,7 @@ func (t *Tree) cgroupDirs(rel string) []string {
 	if t.Spec.V2 {
 		return []string{filepath.Join(base, rel)}
 	}
-	return []string{filepath.Join(base, "cpu,cpuacct", rel), filepath.Join(base, "memory", rel), filepath.Join(base, "pids", rel)}
+	return []string{filepath.Join(base, "cpu,cpuacct", rel), filepath.Join(base, "memory", rel), filepath.Join(base, "pids", rel), filepath.Join(base, "blkio", rel)}
 }
 
 func (t *Tree) base() error {
@@ -82,7 +82,7 @@ func (t *Tree) base() error {
 			return err
 		}
 	} else {
-		for _, d := range []string{"cpu,cpuacct", "memory", "pids"} {
+		for _, d := range []string{"cpu,cpuacct", "memory", "pids", "blkio"} {
 			if err := write(filepath.Join(base, d), "cgroup.procs", ""); err != nil {
 				return err
 			}
@@ -95,6 +95,14 @@ func (t *Tree) base() error {
 	}
 	if err := write(filepath.Join(t.Root, "proc", "1", "net"), "dev", netDev(1)); err != nil {
 		return err
+	}
+	if err := write(filepath.Join(t.Root, "proc"), "diskstats", "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n 254       0 vda 25914 10521 2183362 14352 98764 91231 5391576 107616 0 171432 131736 0 0 0 0 3645 9767\n 254       1 vda1 25800 10500 2180000 14300 98700 91200 5390000 107600 0 171400 131700 0 0 0 0 0 0\n"); err != nil {
+		return err
+	}
+	for dev, ue := range map[string]string{"7:0": "loop0\nDEVTYPE=disk", "254:0": "vda\nDEVTYPE=disk", "254:1": "vda1\nDEVTYPE=partition"} {
+		if err := write(filepath.Join(t.Root, "sys", "dev", "block", dev), "uevent", "DEVNAME="+ue+"\n"); err != nil {
+			return err
+		}
 	}
 	if err := write(filepath.Join(t.Root, "proc"), "stat", "cpu  1 2 3 4 5 6 7 0 0 0\nbtime 1700000000\n"); err != nil {
 		return err
@@ -212,6 +220,7 @@ func (t *Tree) cgroup(rel string, tids []int) error {
 			files["memory.stat"] = memoryStatV2(g)
 			files["memory.events"] = fmt.Sprintf("low 0\nhigh 0\nmax %d\noom %d\noom_kill %d\noom_group_kill 0\n", g%7, g%5, g%3)
 			files["pids.current"] = fmt.Sprintf("%d\n", len(tids))
+			files["io.stat"] = fmt.Sprintf("254:0 rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", g*4096, g*8192, g, g*2)
 			if rel != "/" {
 				files["pids.max"] = "max\n"
 				files["memory.current"] = fmt.Sprintf("%d\n", g*4096*300)
@@ -235,6 +244,11 @@ func (t *Tree) cgroup(rel string, tids []int) error {
 			files["memory.memsw.usage_in_bytes"] = fmt.Sprintf("%d\n", g*4096*300)
 			files["memory.oom_control"] = fmt.Sprintf("oom_kill_disable 0\nunder_oom 0\noom_kill %d\n", g%3)
 			files["memory.stat"] = memoryStatV1(g)
+		case strings.Contains(d, "/sys/fs/cgroup/blkio"):
+			// Accounted (a throttle rule on vda): one device line each.
+			files["tasks"] = threads
+			files["blkio.throttle.io_service_bytes_recursive"] = fmt.Sprintf("254:0 Read %d\n254:0 Write %d\n254:0 Sync %d\n254:0 Async 0\n254:0 Discard 0\n254:0 Total %d\nTotal %d\n", g*4096, g*8192, g*12288, g*12288, g*12288)
+			files["blkio.throttle.io_serviced_recursive"] = fmt.Sprintf("254:0 Read %d\n254:0 Write %d\n254:0 Sync %d\n254:0 Async 0\n254:0 Discard 0\n254:0 Total %d\nTotal %d\n", g, g*2, g*3, g*3, g*3)
 		default:
 			files["tasks"] = threads
 			files["pids.current"] = fmt.Sprintf("%d\n", len(tids))

@@ -72,13 +72,20 @@ func (s *Scraper) readIO(e entity, r *ioRead) {
 // deviceName is the kernel's name of block device maj:min, from the
 // uevent under root_path, remembered; "maj:min" when it has none.
 func (s *Scraper) deviceName(maj, minor uint32) procfs.BlockDevice {
+	return s.blockDevice(maj, minor, strconv.FormatUint(uint64(maj), 10)+":"+strconv.FormatUint(uint64(minor), 10))
+}
+
+// blockDevice is what the uevent of maj:min says, remembered for the
+// receiver's life; a device without one is named fallback (not a
+// partition).
+func (s *Scraper) blockDevice(maj, minor uint32, fallback string) procfs.BlockDevice {
 	k := devKey(maj, minor)
 	if d, ok := s.io.names[k]; ok {
 		return d
 	}
 	d, err := s.proc.BlockDevice(maj, minor)
 	if err != nil {
-		d = procfs.BlockDevice{Name: strconv.FormatUint(uint64(maj), 10) + ":" + strconv.FormatUint(uint64(minor), 10)}
+		d = procfs.BlockDevice{Name: fallback}
 	}
 	if s.io.names == nil {
 		s.io.names = map[uint64]procfs.BlockDevice{}
@@ -149,18 +156,7 @@ func (s *Scraper) wholeDisk(d *procfs.DiskStat) bool {
 			return false
 		}
 	}
-	k := devKey(d.Major, d.Minor)
-	bd, ok := s.io.names[k]
-	if !ok {
-		var err error
-		if bd, err = s.proc.BlockDevice(d.Major, d.Minor); err != nil {
-			bd = procfs.BlockDevice{Name: d.Name}
-		}
-		if s.io.names == nil {
-			s.io.names = map[uint64]procfs.BlockDevice{}
-		}
-		s.io.names[k] = bd
-	}
+	bd := s.blockDevice(d.Major, d.Minor, d.Name)
 	return !bd.Partition
 }
 

@@ -46,3 +46,11 @@ func (r *Reader) anyPID(dir string, top bool) (int, bool, error) {
 	}
 	return 0, false, nil
 }
+
+// Procs appends to dst the process IDs of cgroup rel and of all its
+// sub-cgroups, from cgroup.procs of the hierarchy discovery walks. A
+// missing cgroup is ErrVanished; a sub-cgroup that disappears during the
+// walk is skipped. ok is false when the cgroup has no cgroup.procs.
+func (r *Reader) Procs(rel string, dst []int) (pids []int, ok bool, err error) {
+	return r.threadsUnder(filepath.Join(r.l.WalkRoot(), rel), "cgroup.procs", dst, true)
+}

@@ -465,6 +465,26 @@ func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
 	return nil
 }
 
+// ContainerFileDescriptorCountMetricConfig provides config for the container.file_descriptor.count metric.
+type ContainerFileDescriptorCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerFileDescriptorCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerMemoryAvailableMetricConfig provides config for the container.memory.available metric.
 type ContainerMemoryAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -502,6 +522,102 @@ func (ms *ContainerMemoryCacheMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerMemoryHugetlbLimitMetricAttributeKey specifies the key of an attribute for the container.memory.hugetlb.limit metric.
+type ContainerMemoryHugetlbLimitMetricAttributeKey string
+
+const (
+	ContainerMemoryHugetlbLimitMetricAttributeKeyHugepageSize ContainerMemoryHugetlbLimitMetricAttributeKey = "hugepage.size"
+)
+
+// ContainerMemoryHugetlbLimitMetricConfig provides config for the container.memory.hugetlb.limit metric.
+type ContainerMemoryHugetlbLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerMemoryHugetlbLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerMemoryHugetlbLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerMemoryHugetlbLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerMemoryHugetlbLimitMetricAttributeKeyHugepageSize:
+		default:
+			return fmt.Errorf("metric container.memory.hugetlb.limit doesn't have an attribute %v, valid attributes: [hugepage.size]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerMemoryHugetlbUsageMetricAttributeKey specifies the key of an attribute for the container.memory.hugetlb.usage metric.
+type ContainerMemoryHugetlbUsageMetricAttributeKey string
+
+const (
+	ContainerMemoryHugetlbUsageMetricAttributeKeyHugepageSize ContainerMemoryHugetlbUsageMetricAttributeKey = "hugepage.size"
+)
+
+// ContainerMemoryHugetlbUsageMetricConfig provides config for the container.memory.hugetlb.usage metric.
+type ContainerMemoryHugetlbUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerMemoryHugetlbUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerMemoryHugetlbUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerMemoryHugetlbUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerMemoryHugetlbUsageMetricAttributeKeyHugepageSize:
+		default:
+			return fmt.Errorf("metric container.memory.hugetlb.usage doesn't have an attribute %v, valid attributes: [hugepage.size]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -642,6 +758,202 @@ func (ms *ContainerMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf)
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerNetworkDroppedMetricAttributeKey specifies the key of an attribute for the container.network.dropped metric.
+type ContainerNetworkDroppedMetricAttributeKey string
+
+const (
+	ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName ContainerNetworkDroppedMetricAttributeKey = "network.interface.name"
+	ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection   ContainerNetworkDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// ContainerNetworkDroppedMetricConfig provides config for the container.network.dropped metric.
+type ContainerNetworkDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerNetworkDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric container.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerNetworkErrorsMetricAttributeKey specifies the key of an attribute for the container.network.errors metric.
+type ContainerNetworkErrorsMetricAttributeKey string
+
+const (
+	ContainerNetworkErrorsMetricAttributeKeyNetworkInterfaceName ContainerNetworkErrorsMetricAttributeKey = "network.interface.name"
+	ContainerNetworkErrorsMetricAttributeKeyNetworkIoDirection   ContainerNetworkErrorsMetricAttributeKey = "network.io.direction"
+)
+
+// ContainerNetworkErrorsMetricConfig provides config for the container.network.errors metric.
+type ContainerNetworkErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerNetworkErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerNetworkErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerNetworkErrorsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkErrorsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric container.network.errors doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerNetworkIoMetricAttributeKey specifies the key of an attribute for the container.network.io metric.
+type ContainerNetworkIoMetricAttributeKey string
+
+const (
+	ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName ContainerNetworkIoMetricAttributeKey = "network.interface.name"
+	ContainerNetworkIoMetricAttributeKeyNetworkIoDirection   ContainerNetworkIoMetricAttributeKey = "network.io.direction"
+)
+
+// ContainerNetworkIoMetricConfig provides config for the container.network.io metric.
+type ContainerNetworkIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerNetworkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerNetworkIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric container.network.io doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerNetworkPacketsMetricAttributeKey specifies the key of an attribute for the container.network.packets metric.
+type ContainerNetworkPacketsMetricAttributeKey string
+
+const (
+	ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketsMetricAttributeKey = "network.interface.name"
+	ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketsMetricAttributeKey = "network.io.direction"
+)
+
+// ContainerNetworkPacketsMetricConfig provides config for the container.network.packets metric.
+type ContainerNetworkPacketsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerNetworkPacketsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric container.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -1973,6 +2285,54 @@ func (ms *K8sNodeMemoryCacheMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+// K8sNodeMemoryHugetlbUsageMetricAttributeKey specifies the key of an attribute for the k8s.node.memory.hugetlb.usage metric.
+type K8sNodeMemoryHugetlbUsageMetricAttributeKey string
+
+const (
+	K8sNodeMemoryHugetlbUsageMetricAttributeKeyHugepageSize K8sNodeMemoryHugetlbUsageMetricAttributeKey = "hugepage.size"
+)
+
+// K8sNodeMemoryHugetlbUsageMetricConfig provides config for the k8s.node.memory.hugetlb.usage metric.
+type K8sNodeMemoryHugetlbUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeMemoryHugetlbUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeMemoryHugetlbUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeMemoryHugetlbUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeMemoryHugetlbUsageMetricAttributeKeyHugepageSize:
+		default:
+			return fmt.Errorf("metric k8s.node.memory.hugetlb.usage doesn't have an attribute %v, valid attributes: [hugepage.size]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sNodeMemoryMappedFileMetricConfig provides config for the k8s.node.memory.mapped_file metric.
 type K8sNodeMemoryMappedFileMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -2879,6 +3239,102 @@ func (ms *K8sPodMemoryCacheMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodMemoryHugetlbLimitMetricAttributeKey specifies the key of an attribute for the k8s.pod.memory.hugetlb.limit metric.
+type K8sPodMemoryHugetlbLimitMetricAttributeKey string
+
+const (
+	K8sPodMemoryHugetlbLimitMetricAttributeKeyHugepageSize K8sPodMemoryHugetlbLimitMetricAttributeKey = "hugepage.size"
+)
+
+// K8sPodMemoryHugetlbLimitMetricConfig provides config for the k8s.pod.memory.hugetlb.limit metric.
+type K8sPodMemoryHugetlbLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodMemoryHugetlbLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodMemoryHugetlbLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodMemoryHugetlbLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodMemoryHugetlbLimitMetricAttributeKeyHugepageSize:
+		default:
+			return fmt.Errorf("metric k8s.pod.memory.hugetlb.limit doesn't have an attribute %v, valid attributes: [hugepage.size]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodMemoryHugetlbUsageMetricAttributeKey specifies the key of an attribute for the k8s.pod.memory.hugetlb.usage metric.
+type K8sPodMemoryHugetlbUsageMetricAttributeKey string
+
+const (
+	K8sPodMemoryHugetlbUsageMetricAttributeKeyHugepageSize K8sPodMemoryHugetlbUsageMetricAttributeKey = "hugepage.size"
+)
+
+// K8sPodMemoryHugetlbUsageMetricConfig provides config for the k8s.pod.memory.hugetlb.usage metric.
+type K8sPodMemoryHugetlbUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodMemoryHugetlbUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodMemoryHugetlbUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodMemoryHugetlbUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodMemoryHugetlbUsageMetricAttributeKeyHugepageSize:
+		default:
+			return fmt.Errorf("metric k8s.pod.memory.hugetlb.usage doesn't have an attribute %v, valid attributes: [hugepage.size]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sPodMemoryLimitMetricConfig provides config for the k8s.pod.memory.limit metric.
 type K8sPodMemoryLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -3563,8 +4019,11 @@ type MetricsConfig struct {
 	ContainerCPUWeight                     ContainerCPUWeightMetricConfig                     `mapstructure:"container.cpu.weight"`
 	ContainerDiskIo                        ContainerDiskIoMetricConfig                        `mapstructure:"container.disk.io"`
 	ContainerDiskOperations                ContainerDiskOperationsMetricConfig                `mapstructure:"container.disk.operations"`
+	ContainerFileDescriptorCount           ContainerFileDescriptorCountMetricConfig           `mapstructure:"container.file_descriptor.count"`
 	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
 	ContainerMemoryCache                   ContainerMemoryCacheMetricConfig                   `mapstructure:"container.memory.cache"`
+	ContainerMemoryHugetlbLimit            ContainerMemoryHugetlbLimitMetricConfig            `mapstructure:"container.memory.hugetlb.limit"`
+	ContainerMemoryHugetlbUsage            ContainerMemoryHugetlbUsageMetricConfig            `mapstructure:"container.memory.hugetlb.usage"`
 	ContainerMemoryLimit                   ContainerMemoryLimitMetricConfig                   `mapstructure:"container.memory.limit"`
 	ContainerMemoryMappedFile              ContainerMemoryMappedFileMetricConfig              `mapstructure:"container.memory.mapped_file"`
 	ContainerMemoryOomKills                ContainerMemoryOomKillsMetricConfig                `mapstructure:"container.memory.oom_kills"`
@@ -3572,6 +4031,10 @@ type MetricsConfig struct {
 	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
+	ContainerNetworkDropped                ContainerNetworkDroppedMetricConfig                `mapstructure:"container.network.dropped"`
+	ContainerNetworkErrors                 ContainerNetworkErrorsMetricConfig                 `mapstructure:"container.network.errors"`
+	ContainerNetworkIo                     ContainerNetworkIoMetricConfig                     `mapstructure:"container.network.io"`
+	ContainerNetworkPackets                ContainerNetworkPacketsMetricConfig                `mapstructure:"container.network.packets"`
 	ContainerPagingFaults                  ContainerPagingFaultsMetricConfig                  `mapstructure:"container.paging.faults"`
 	ContainerPidsCount                     ContainerPidsCountMetricConfig                     `mapstructure:"container.pids.count"`
 	ContainerPidsLimit                     ContainerPidsLimitMetricConfig                     `mapstructure:"container.pids.limit"`
@@ -3610,6 +4073,7 @@ type MetricsConfig struct {
 	K8sNodeDiskOperations                  K8sNodeDiskOperationsMetricConfig                  `mapstructure:"k8s.node.disk.operations"`
 	K8sNodeMemoryAvailable                 K8sNodeMemoryAvailableMetricConfig                 `mapstructure:"k8s.node.memory.available"`
 	K8sNodeMemoryCache                     K8sNodeMemoryCacheMetricConfig                     `mapstructure:"k8s.node.memory.cache"`
+	K8sNodeMemoryHugetlbUsage              K8sNodeMemoryHugetlbUsageMetricConfig              `mapstructure:"k8s.node.memory.hugetlb.usage"`
 	K8sNodeMemoryMappedFile                K8sNodeMemoryMappedFileMetricConfig                `mapstructure:"k8s.node.memory.mapped_file"`
 	K8sNodeMemoryOomKills                  K8sNodeMemoryOomKillsMetricConfig                  `mapstructure:"k8s.node.memory.oom_kills"`
 	K8sNodeMemoryRss                       K8sNodeMemoryRssMetricConfig                       `mapstructure:"k8s.node.memory.rss"`
@@ -3638,6 +4102,8 @@ type MetricsConfig struct {
 	K8sPodDiskOperations                   K8sPodDiskOperationsMetricConfig                   `mapstructure:"k8s.pod.disk.operations"`
 	K8sPodMemoryAvailable                  K8sPodMemoryAvailableMetricConfig                  `mapstructure:"k8s.pod.memory.available"`
 	K8sPodMemoryCache                      K8sPodMemoryCacheMetricConfig                      `mapstructure:"k8s.pod.memory.cache"`
+	K8sPodMemoryHugetlbLimit               K8sPodMemoryHugetlbLimitMetricConfig               `mapstructure:"k8s.pod.memory.hugetlb.limit"`
+	K8sPodMemoryHugetlbUsage               K8sPodMemoryHugetlbUsageMetricConfig               `mapstructure:"k8s.pod.memory.hugetlb.usage"`
 	K8sPodMemoryLimit                      K8sPodMemoryLimitMetricConfig                      `mapstructure:"k8s.pod.memory.limit"`
 	K8sPodMemoryMappedFile                 K8sPodMemoryMappedFileMetricConfig                 `mapstructure:"k8s.pod.memory.mapped_file"`
 	K8sPodMemoryOomKills                   K8sPodMemoryOomKillsMetricConfig                   `mapstructure:"k8s.pod.memory.oom_kills"`
@@ -3715,11 +4181,24 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 		},
+		ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
+			Enabled: false,
+		},
 		ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 			Enabled: true,
 		},
 		ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
 			Enabled: true,
+		},
+		ContainerMemoryHugetlbLimit: ContainerMemoryHugetlbLimitMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerMemoryHugetlbLimitMetricAttributeKey{ContainerMemoryHugetlbLimitMetricAttributeKeyHugepageSize},
+		},
+		ContainerMemoryHugetlbUsage: ContainerMemoryHugetlbUsageMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerMemoryHugetlbUsageMetricAttributeKey{ContainerMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
 		},
 		ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
 			Enabled: true,
@@ -3741,6 +4220,26 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 			Enabled: true,
+		},
+		ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
+		},
+		ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerNetworkErrorsMetricAttributeKey{ContainerNetworkErrorsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkErrorsMetricAttributeKeyNetworkIoDirection},
+		},
+		ContainerNetworkIo: ContainerNetworkIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
+		},
+		ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
 		},
 		ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 			Enabled:             true,
@@ -3896,6 +4395,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
 			Enabled: true,
 		},
+		K8sNodeMemoryHugetlbUsage: K8sNodeMemoryHugetlbUsageMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodeMemoryHugetlbUsageMetricAttributeKey{K8sNodeMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
+		},
 		K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
 			Enabled: true,
 		},
@@ -4003,6 +4507,16 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
 			Enabled: true,
+		},
+		K8sPodMemoryHugetlbLimit: K8sPodMemoryHugetlbLimitMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sPodMemoryHugetlbLimitMetricAttributeKey{K8sPodMemoryHugetlbLimitMetricAttributeKeyHugepageSize},
+		},
+		K8sPodMemoryHugetlbUsage: K8sPodMemoryHugetlbUsageMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sPodMemoryHugetlbUsageMetricAttributeKey{K8sPodMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
 		},
 		K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
 			Enabled: true,

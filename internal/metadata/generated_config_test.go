@@ -80,11 +80,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
+					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
+						Enabled: true,
+					},
 					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 						Enabled: true,
 					},
 					ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
 						Enabled: true,
+					},
+					ContainerMemoryHugetlbLimit: ContainerMemoryHugetlbLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerMemoryHugetlbLimitMetricAttributeKey{ContainerMemoryHugetlbLimitMetricAttributeKeyHugepageSize},
+					},
+					ContainerMemoryHugetlbUsage: ContainerMemoryHugetlbUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerMemoryHugetlbUsageMetricAttributeKey{ContainerMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
 					},
 					ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
 						Enabled: true,
@@ -106,6 +119,26 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: true,
+					},
+					ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkErrorsMetricAttributeKey{ContainerNetworkErrorsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkErrorsMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkIo: ContainerNetworkIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
 					},
 					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 						Enabled:             true,
@@ -261,6 +294,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
 						Enabled: true,
 					},
+					K8sNodeMemoryHugetlbUsage: K8sNodeMemoryHugetlbUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeMemoryHugetlbUsageMetricAttributeKey{K8sNodeMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
+					},
 					K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
 						Enabled: true,
 					},
@@ -368,6 +406,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
 						Enabled: true,
+					},
+					K8sPodMemoryHugetlbLimit: K8sPodMemoryHugetlbLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodMemoryHugetlbLimitMetricAttributeKey{K8sPodMemoryHugetlbLimitMetricAttributeKeyHugepageSize},
+					},
+					K8sPodMemoryHugetlbUsage: K8sPodMemoryHugetlbUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodMemoryHugetlbUsageMetricAttributeKey{K8sPodMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
 					},
 					K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
 						Enabled: true,
@@ -526,11 +574,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
+					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
+						Enabled: false,
+					},
 					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 						Enabled: false,
 					},
 					ContainerMemoryCache: ContainerMemoryCacheMetricConfig{
 						Enabled: false,
+					},
+					ContainerMemoryHugetlbLimit: ContainerMemoryHugetlbLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerMemoryHugetlbLimitMetricAttributeKey{ContainerMemoryHugetlbLimitMetricAttributeKeyHugepageSize},
+					},
+					ContainerMemoryHugetlbUsage: ContainerMemoryHugetlbUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerMemoryHugetlbUsageMetricAttributeKey{ContainerMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
 					},
 					ContainerMemoryLimit: ContainerMemoryLimitMetricConfig{
 						Enabled: false,
@@ -552,6 +613,26 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: false,
+					},
+					ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkErrorsMetricAttributeKey{ContainerNetworkErrorsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkErrorsMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkIo: ContainerNetworkIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
 					},
 					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 						Enabled:             false,
@@ -707,6 +788,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeMemoryCache: K8sNodeMemoryCacheMetricConfig{
 						Enabled: false,
 					},
+					K8sNodeMemoryHugetlbUsage: K8sNodeMemoryHugetlbUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeMemoryHugetlbUsageMetricAttributeKey{K8sNodeMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
+					},
 					K8sNodeMemoryMappedFile: K8sNodeMemoryMappedFileMetricConfig{
 						Enabled: false,
 					},
@@ -815,6 +901,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodMemoryCache: K8sPodMemoryCacheMetricConfig{
 						Enabled: false,
 					},
+					K8sPodMemoryHugetlbLimit: K8sPodMemoryHugetlbLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodMemoryHugetlbLimitMetricAttributeKey{K8sPodMemoryHugetlbLimitMetricAttributeKeyHugepageSize},
+					},
+					K8sPodMemoryHugetlbUsage: K8sPodMemoryHugetlbUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sPodMemoryHugetlbUsageMetricAttributeKey{K8sPodMemoryHugetlbUsageMetricAttributeKeyHugepageSize},
+					},
 					K8sPodMemoryLimit: K8sPodMemoryLimitMetricConfig{
 						Enabled: false,
 					},
@@ -918,7 +1014,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkDroppedMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketsMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -991,6 +1087,78 @@ func TestContainerDiskOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().ContainerDiskOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerMemoryHugetlbLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerMemoryHugetlbLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerMemoryHugetlbLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.memory.hugetlb.limit doesn't have an attribute invalid, valid attributes: [hugepage.size]")
+
+	cfg = DefaultMetricsConfig().ContainerMemoryHugetlbLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerMemoryHugetlbUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerMemoryHugetlbUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerMemoryHugetlbUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.memory.hugetlb.usage doesn't have an attribute invalid, valid attributes: [hugepage.size]")
+
+	cfg = DefaultMetricsConfig().ContainerMemoryHugetlbUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerNetworkDroppedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerNetworkDropped
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerNetworkDroppedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.network.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerNetworkDropped
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerNetworkErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerNetworkErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerNetworkErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.network.errors doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerNetworkErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerNetworkIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerNetworkIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerNetworkIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.network.io doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerNetworkIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerNetworkPacketsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerNetworkPackets
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerNetworkPacketsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.network.packets doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerNetworkPackets
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1235,6 +1403,18 @@ func TestK8sNodeDiskOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestK8sNodeMemoryHugetlbUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeMemoryHugetlbUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeMemoryHugetlbUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.memory.hugetlb.usage doesn't have an attribute invalid, valid attributes: [hugepage.size]")
+
+	cfg = DefaultMetricsConfig().K8sNodeMemoryHugetlbUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestK8sNodeNetworkDroppedMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sNodeNetworkDropped
 	require.NoError(t, cfg.Validate())
@@ -1375,6 +1555,30 @@ func TestK8sPodDiskOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().K8sPodDiskOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodMemoryHugetlbLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodMemoryHugetlbLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodMemoryHugetlbLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.memory.hugetlb.limit doesn't have an attribute invalid, valid attributes: [hugepage.size]")
+
+	cfg = DefaultMetricsConfig().K8sPodMemoryHugetlbLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodMemoryHugetlbUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodMemoryHugetlbUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodMemoryHugetlbUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.memory.hugetlb.usage doesn't have an attribute invalid, valid attributes: [hugepage.size]")
+
+	cfg = DefaultMetricsConfig().K8sPodMemoryHugetlbUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

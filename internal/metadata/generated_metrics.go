@@ -538,11 +538,22 @@ var MetricsInfo = metricsInfo{
 		Name:       "container.disk.operations",
 		Attributes: []string{"system.device", "disk.io.direction"},
 	},
+	ContainerFileDescriptorCount: metricInfo{
+		Name: "container.file_descriptor.count",
+	},
 	ContainerMemoryAvailable: metricInfo{
 		Name: "container.memory.available",
 	},
 	ContainerMemoryCache: metricInfo{
 		Name: "container.memory.cache",
+	},
+	ContainerMemoryHugetlbLimit: metricInfo{
+		Name:       "container.memory.hugetlb.limit",
+		Attributes: []string{"hugepage.size"},
+	},
+	ContainerMemoryHugetlbUsage: metricInfo{
+		Name:       "container.memory.hugetlb.usage",
+		Attributes: []string{"hugepage.size"},
 	},
 	ContainerMemoryLimit: metricInfo{
 		Name: "container.memory.limit",
@@ -564,6 +575,22 @@ var MetricsInfo = metricsInfo{
 	},
 	ContainerMemoryWorkingSet: metricInfo{
 		Name: "container.memory.working_set",
+	},
+	ContainerNetworkDropped: metricInfo{
+		Name:       "container.network.dropped",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	ContainerNetworkErrors: metricInfo{
+		Name:       "container.network.errors",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	ContainerNetworkIo: metricInfo{
+		Name:       "container.network.io",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	ContainerNetworkPackets: metricInfo{
+		Name:       "container.network.packets",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
 	ContainerPagingFaults: metricInfo{
 		Name:       "container.paging.faults",
@@ -699,6 +726,10 @@ var MetricsInfo = metricsInfo{
 	K8sNodeMemoryCache: metricInfo{
 		Name: "k8s.node.memory.cache",
 	},
+	K8sNodeMemoryHugetlbUsage: metricInfo{
+		Name:       "k8s.node.memory.hugetlb.usage",
+		Attributes: []string{"hugepage.size"},
+	},
 	K8sNodeMemoryMappedFile: metricInfo{
 		Name: "k8s.node.memory.mapped_file",
 	},
@@ -795,6 +826,14 @@ var MetricsInfo = metricsInfo{
 	K8sPodMemoryCache: metricInfo{
 		Name: "k8s.pod.memory.cache",
 	},
+	K8sPodMemoryHugetlbLimit: metricInfo{
+		Name:       "k8s.pod.memory.hugetlb.limit",
+		Attributes: []string{"hugepage.size"},
+	},
+	K8sPodMemoryHugetlbUsage: metricInfo{
+		Name:       "k8s.pod.memory.hugetlb.usage",
+		Attributes: []string{"hugepage.size"},
+	},
 	K8sPodMemoryLimit: metricInfo{
 		Name: "k8s.pod.memory.limit",
 	},
@@ -879,8 +918,11 @@ type metricsInfo struct {
 	ContainerCPUWeight                     metricInfo
 	ContainerDiskIo                        metricInfo
 	ContainerDiskOperations                metricInfo
+	ContainerFileDescriptorCount           metricInfo
 	ContainerMemoryAvailable               metricInfo
 	ContainerMemoryCache                   metricInfo
+	ContainerMemoryHugetlbLimit            metricInfo
+	ContainerMemoryHugetlbUsage            metricInfo
 	ContainerMemoryLimit                   metricInfo
 	ContainerMemoryMappedFile              metricInfo
 	ContainerMemoryOomKills                metricInfo
@@ -888,6 +930,10 @@ type metricsInfo struct {
 	ContainerMemorySwap                    metricInfo
 	ContainerMemoryUsage                   metricInfo
 	ContainerMemoryWorkingSet              metricInfo
+	ContainerNetworkDropped                metricInfo
+	ContainerNetworkErrors                 metricInfo
+	ContainerNetworkIo                     metricInfo
+	ContainerNetworkPackets                metricInfo
 	ContainerPagingFaults                  metricInfo
 	ContainerPidsCount                     metricInfo
 	ContainerPidsLimit                     metricInfo
@@ -926,6 +972,7 @@ type metricsInfo struct {
 	K8sNodeDiskOperations                  metricInfo
 	K8sNodeMemoryAvailable                 metricInfo
 	K8sNodeMemoryCache                     metricInfo
+	K8sNodeMemoryHugetlbUsage              metricInfo
 	K8sNodeMemoryMappedFile                metricInfo
 	K8sNodeMemoryOomKills                  metricInfo
 	K8sNodeMemoryRss                       metricInfo
@@ -954,6 +1001,8 @@ type metricsInfo struct {
 	K8sPodDiskOperations                   metricInfo
 	K8sPodMemoryAvailable                  metricInfo
 	K8sPodMemoryCache                      metricInfo
+	K8sPodMemoryHugetlbLimit               metricInfo
+	K8sPodMemoryHugetlbUsage               metricInfo
 	K8sPodMemoryLimit                      metricInfo
 	K8sPodMemoryMappedFile                 metricInfo
 	K8sPodMemoryOomKills                   metricInfo
@@ -1950,6 +1999,56 @@ func newMetricContainerDiskOperations(cfg ContainerDiskOperationsMetricConfig) m
 	return m
 }
 
+type metricContainerFileDescriptorCount struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   ContainerFileDescriptorCountMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills container.file_descriptor.count metric with initial data.
+func (m *metricContainerFileDescriptorCount) init() {
+	m.data.SetName("container.file_descriptor.count")
+	m.data.SetDescription("Open file descriptors of the container's processes: the sum over the PIDs in cgroup.procs (sub-cgroups included) of the entries of <root_path>/proc/<pid>/fd (needs the host's /proc, i.e. hostPID, and the right to list other users' fd directories). A process that exits while being counted is left out; when a process's directory cannot be listed (permission) there is no point and a partial error names the container. One directory listing per process per scrape (BENCHMARKS.md). Optional, off by default. cAdvisor: container_file_descriptors.")
+	m.data.SetUnit("{file_descriptor}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerFileDescriptorCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerFileDescriptorCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerFileDescriptorCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerFileDescriptorCount(cfg ContainerFileDescriptorCountMetricConfig) metricContainerFileDescriptorCount {
+	m := metricContainerFileDescriptorCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricContainerMemoryAvailable struct {
 	data     pmetric.Metric                       // data buffer for generated metric.
 	config   ContainerMemoryAvailableMetricConfig // metric config provided by user.
@@ -2042,6 +2141,184 @@ func (m *metricContainerMemoryCache) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryCache(cfg ContainerMemoryCacheMetricConfig) metricContainerMemoryCache {
 	m := metricContainerMemoryCache{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryHugetlbLimit struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        ContainerMemoryHugetlbLimitMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.memory.hugetlb.limit metric with initial data.
+func (m *metricContainerMemoryHugetlbLimit) init() {
+	m.data.SetName("container.memory.hugetlb.limit")
+	m.data.SetDescription("Most bytes of huge pages of each size the container's cgroup (sub-cgroups included) may hold: v1 hugetlb.<size>.limit_in_bytes, v2 hugetlb.<size>.max. No point when unlimited (max, or v1's default page-rounded LONG_MAX) or absent. Optional, off by default.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerMemoryHugetlbLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerMemoryHugetlbLimitMetricAttributeKeyHugepageSize) {
+		dp.Attributes().PutStr("hugepage.size", hugepageSizeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryHugetlbLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryHugetlbLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryHugetlbLimit(cfg ContainerMemoryHugetlbLimitMetricConfig) metricContainerMemoryHugetlbLimit {
+	m := metricContainerMemoryHugetlbLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryHugetlbUsage struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        ContainerMemoryHugetlbUsageMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.memory.hugetlb.usage metric with initial data.
+func (m *metricContainerMemoryHugetlbUsage) init() {
+	m.data.SetName("container.memory.hugetlb.usage")
+	m.data.SetDescription("Bytes of huge pages of each size charged to the container's cgroup (sub-cgroups included): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerMemoryHugetlbUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerMemoryHugetlbUsageMetricAttributeKeyHugepageSize) {
+		dp.Attributes().PutStr("hugepage.size", hugepageSizeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryHugetlbUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryHugetlbUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryHugetlbUsage(cfg ContainerMemoryHugetlbUsageMetricConfig) metricContainerMemoryHugetlbUsage {
+	m := metricContainerMemoryHugetlbUsage{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2394,6 +2671,382 @@ func (m *metricContainerMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryWorkingSet(cfg ContainerMemoryWorkingSetMetricConfig) metricContainerMemoryWorkingSet {
 	m := metricContainerMemoryWorkingSet{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerNetworkDropped struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerNetworkDroppedMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.network.dropped metric with initial data.
+func (m *metricContainerNetworkDropped) init() {
+	m.data.SetName("container.network.dropped")
+	m.data.SetDescription("Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerNetworkDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerNetworkDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerNetworkDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerNetworkDropped(cfg ContainerNetworkDroppedMetricConfig) metricContainerNetworkDropped {
+	m := metricContainerNetworkDropped{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerNetworkErrors struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        ContainerNetworkErrorsMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.network.errors metric with initial data.
+func (m *metricContainerNetworkErrors) init() {
+	m.data.SetName("container.network.errors")
+	m.data.SetDescription("Errors received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the errs columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerNetworkErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkErrorsMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkErrorsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerNetworkErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerNetworkErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerNetworkErrors(cfg ContainerNetworkErrorsMetricConfig) metricContainerNetworkErrors {
+	m := metricContainerNetworkErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerNetworkIo struct {
+	data          pmetric.Metric                 // data buffer for generated metric.
+	config        ContainerNetworkIoMetricConfig // metric config provided by user.
+	capacity      int                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.network.io metric with initial data.
+func (m *metricContainerNetworkIo) init() {
+	m.data.SetName("container.network.io")
+	m.data.SetDescription("Bytes received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the bytes columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerNetworkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerNetworkIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerNetworkIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerNetworkIo(cfg ContainerNetworkIoMetricConfig) metricContainerNetworkIo {
+	m := metricContainerNetworkIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerNetworkPackets struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerNetworkPacketsMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.network.packets metric with initial data.
+func (m *metricContainerNetworkPackets) init() {
+	m.data.SetName("container.network.packets")
+	m.data.SetDescription("Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerNetworkPackets) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerNetworkPackets) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerNetworkPackets(cfg ContainerNetworkPacketsMetricConfig) metricContainerNetworkPackets {
+	m := metricContainerNetworkPackets{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -5132,6 +5785,95 @@ func newMetricK8sNodeMemoryCache(cfg K8sNodeMemoryCacheMetricConfig) metricK8sNo
 	return m
 }
 
+type metricK8sNodeMemoryHugetlbUsage struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        K8sNodeMemoryHugetlbUsageMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.memory.hugetlb.usage metric with initial data.
+func (m *metricK8sNodeMemoryHugetlbUsage) init() {
+	m.data.SetName("k8s.node.memory.hugetlb.usage")
+	m.data.SetDescription("Bytes of huge pages of each size charged to the root cgroup (v1 only: the v2 root has no hugetlb files): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeMemoryHugetlbUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeMemoryHugetlbUsageMetricAttributeKeyHugepageSize) {
+		dp.Attributes().PutStr("hugepage.size", hugepageSizeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryHugetlbUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryHugetlbUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryHugetlbUsage(cfg K8sNodeMemoryHugetlbUsageMetricConfig) metricK8sNodeMemoryHugetlbUsage {
+	m := metricK8sNodeMemoryHugetlbUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodeMemoryMappedFile struct {
 	data     pmetric.Metric                      // data buffer for generated metric.
 	config   K8sNodeMemoryMappedFileMetricConfig // metric config provided by user.
@@ -7056,6 +7798,184 @@ func newMetricK8sPodMemoryCache(cfg K8sPodMemoryCacheMetricConfig) metricK8sPodM
 	return m
 }
 
+type metricK8sPodMemoryHugetlbLimit struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        K8sPodMemoryHugetlbLimitMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.memory.hugetlb.limit metric with initial data.
+func (m *metricK8sPodMemoryHugetlbLimit) init() {
+	m.data.SetName("k8s.pod.memory.hugetlb.limit")
+	m.data.SetDescription("Most bytes of huge pages of each size the pod's cgroup (its containers and sandbox) may hold: v1 hugetlb.<size>.limit_in_bytes, v2 hugetlb.<size>.max. No point when unlimited (max, or v1's default page-rounded LONG_MAX) or absent. Optional, off by default.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodMemoryHugetlbLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodMemoryHugetlbLimitMetricAttributeKeyHugepageSize) {
+		dp.Attributes().PutStr("hugepage.size", hugepageSizeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryHugetlbLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryHugetlbLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryHugetlbLimit(cfg K8sPodMemoryHugetlbLimitMetricConfig) metricK8sPodMemoryHugetlbLimit {
+	m := metricK8sPodMemoryHugetlbLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodMemoryHugetlbUsage struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        K8sPodMemoryHugetlbUsageMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.memory.hugetlb.usage metric with initial data.
+func (m *metricK8sPodMemoryHugetlbUsage) init() {
+	m.data.SetName("k8s.pod.memory.hugetlb.usage")
+	m.data.SetDescription("Bytes of huge pages of each size charged to the pod's cgroup (its containers and sandbox): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodMemoryHugetlbUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodMemoryHugetlbUsageMetricAttributeKeyHugepageSize) {
+		dp.Attributes().PutStr("hugepage.size", hugepageSizeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryHugetlbUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryHugetlbUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryHugetlbUsage(cfg K8sPodMemoryHugetlbUsageMetricConfig) metricK8sPodMemoryHugetlbUsage {
+	m := metricK8sPodMemoryHugetlbUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryLimit struct {
 	data     pmetric.Metric                // data buffer for generated metric.
 	config   K8sPodMemoryLimitMetricConfig // metric config provided by user.
@@ -8458,8 +9378,11 @@ type MetricsBuilder struct {
 	metricContainerCPUWeight                     metricContainerCPUWeight
 	metricContainerDiskIo                        metricContainerDiskIo
 	metricContainerDiskOperations                metricContainerDiskOperations
+	metricContainerFileDescriptorCount           metricContainerFileDescriptorCount
 	metricContainerMemoryAvailable               metricContainerMemoryAvailable
 	metricContainerMemoryCache                   metricContainerMemoryCache
+	metricContainerMemoryHugetlbLimit            metricContainerMemoryHugetlbLimit
+	metricContainerMemoryHugetlbUsage            metricContainerMemoryHugetlbUsage
 	metricContainerMemoryLimit                   metricContainerMemoryLimit
 	metricContainerMemoryMappedFile              metricContainerMemoryMappedFile
 	metricContainerMemoryOomKills                metricContainerMemoryOomKills
@@ -8467,6 +9390,10 @@ type MetricsBuilder struct {
 	metricContainerMemorySwap                    metricContainerMemorySwap
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
 	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
+	metricContainerNetworkDropped                metricContainerNetworkDropped
+	metricContainerNetworkErrors                 metricContainerNetworkErrors
+	metricContainerNetworkIo                     metricContainerNetworkIo
+	metricContainerNetworkPackets                metricContainerNetworkPackets
 	metricContainerPagingFaults                  metricContainerPagingFaults
 	metricContainerPidsCount                     metricContainerPidsCount
 	metricContainerPidsLimit                     metricContainerPidsLimit
@@ -8505,6 +9432,7 @@ type MetricsBuilder struct {
 	metricK8sNodeDiskOperations                  metricK8sNodeDiskOperations
 	metricK8sNodeMemoryAvailable                 metricK8sNodeMemoryAvailable
 	metricK8sNodeMemoryCache                     metricK8sNodeMemoryCache
+	metricK8sNodeMemoryHugetlbUsage              metricK8sNodeMemoryHugetlbUsage
 	metricK8sNodeMemoryMappedFile                metricK8sNodeMemoryMappedFile
 	metricK8sNodeMemoryOomKills                  metricK8sNodeMemoryOomKills
 	metricK8sNodeMemoryRss                       metricK8sNodeMemoryRss
@@ -8533,6 +9461,8 @@ type MetricsBuilder struct {
 	metricK8sPodDiskOperations                   metricK8sPodDiskOperations
 	metricK8sPodMemoryAvailable                  metricK8sPodMemoryAvailable
 	metricK8sPodMemoryCache                      metricK8sPodMemoryCache
+	metricK8sPodMemoryHugetlbLimit               metricK8sPodMemoryHugetlbLimit
+	metricK8sPodMemoryHugetlbUsage               metricK8sPodMemoryHugetlbUsage
 	metricK8sPodMemoryLimit                      metricK8sPodMemoryLimit
 	metricK8sPodMemoryMappedFile                 metricK8sPodMemoryMappedFile
 	metricK8sPodMemoryOomKills                   metricK8sPodMemoryOomKills
@@ -8591,8 +9521,11 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerCPUWeight:                     newMetricContainerCPUWeight(mbc.Metrics.ContainerCPUWeight),
 		metricContainerDiskIo:                        newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
 		metricContainerDiskOperations:                newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
+		metricContainerFileDescriptorCount:           newMetricContainerFileDescriptorCount(mbc.Metrics.ContainerFileDescriptorCount),
 		metricContainerMemoryAvailable:               newMetricContainerMemoryAvailable(mbc.Metrics.ContainerMemoryAvailable),
 		metricContainerMemoryCache:                   newMetricContainerMemoryCache(mbc.Metrics.ContainerMemoryCache),
+		metricContainerMemoryHugetlbLimit:            newMetricContainerMemoryHugetlbLimit(mbc.Metrics.ContainerMemoryHugetlbLimit),
+		metricContainerMemoryHugetlbUsage:            newMetricContainerMemoryHugetlbUsage(mbc.Metrics.ContainerMemoryHugetlbUsage),
 		metricContainerMemoryLimit:                   newMetricContainerMemoryLimit(mbc.Metrics.ContainerMemoryLimit),
 		metricContainerMemoryMappedFile:              newMetricContainerMemoryMappedFile(mbc.Metrics.ContainerMemoryMappedFile),
 		metricContainerMemoryOomKills:                newMetricContainerMemoryOomKills(mbc.Metrics.ContainerMemoryOomKills),
@@ -8600,6 +9533,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemorySwap:                    newMetricContainerMemorySwap(mbc.Metrics.ContainerMemorySwap),
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
 		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
+		metricContainerNetworkDropped:                newMetricContainerNetworkDropped(mbc.Metrics.ContainerNetworkDropped),
+		metricContainerNetworkErrors:                 newMetricContainerNetworkErrors(mbc.Metrics.ContainerNetworkErrors),
+		metricContainerNetworkIo:                     newMetricContainerNetworkIo(mbc.Metrics.ContainerNetworkIo),
+		metricContainerNetworkPackets:                newMetricContainerNetworkPackets(mbc.Metrics.ContainerNetworkPackets),
 		metricContainerPagingFaults:                  newMetricContainerPagingFaults(mbc.Metrics.ContainerPagingFaults),
 		metricContainerPidsCount:                     newMetricContainerPidsCount(mbc.Metrics.ContainerPidsCount),
 		metricContainerPidsLimit:                     newMetricContainerPidsLimit(mbc.Metrics.ContainerPidsLimit),
@@ -8638,6 +9575,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodeDiskOperations:                  newMetricK8sNodeDiskOperations(mbc.Metrics.K8sNodeDiskOperations),
 		metricK8sNodeMemoryAvailable:                 newMetricK8sNodeMemoryAvailable(mbc.Metrics.K8sNodeMemoryAvailable),
 		metricK8sNodeMemoryCache:                     newMetricK8sNodeMemoryCache(mbc.Metrics.K8sNodeMemoryCache),
+		metricK8sNodeMemoryHugetlbUsage:              newMetricK8sNodeMemoryHugetlbUsage(mbc.Metrics.K8sNodeMemoryHugetlbUsage),
 		metricK8sNodeMemoryMappedFile:                newMetricK8sNodeMemoryMappedFile(mbc.Metrics.K8sNodeMemoryMappedFile),
 		metricK8sNodeMemoryOomKills:                  newMetricK8sNodeMemoryOomKills(mbc.Metrics.K8sNodeMemoryOomKills),
 		metricK8sNodeMemoryRss:                       newMetricK8sNodeMemoryRss(mbc.Metrics.K8sNodeMemoryRss),
@@ -8666,6 +9604,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodDiskOperations:                   newMetricK8sPodDiskOperations(mbc.Metrics.K8sPodDiskOperations),
 		metricK8sPodMemoryAvailable:                  newMetricK8sPodMemoryAvailable(mbc.Metrics.K8sPodMemoryAvailable),
 		metricK8sPodMemoryCache:                      newMetricK8sPodMemoryCache(mbc.Metrics.K8sPodMemoryCache),
+		metricK8sPodMemoryHugetlbLimit:               newMetricK8sPodMemoryHugetlbLimit(mbc.Metrics.K8sPodMemoryHugetlbLimit),
+		metricK8sPodMemoryHugetlbUsage:               newMetricK8sPodMemoryHugetlbUsage(mbc.Metrics.K8sPodMemoryHugetlbUsage),
 		metricK8sPodMemoryLimit:                      newMetricK8sPodMemoryLimit(mbc.Metrics.K8sPodMemoryLimit),
 		metricK8sPodMemoryMappedFile:                 newMetricK8sPodMemoryMappedFile(mbc.Metrics.K8sPodMemoryMappedFile),
 		metricK8sPodMemoryOomKills:                   newMetricK8sPodMemoryOomKills(mbc.Metrics.K8sPodMemoryOomKills),
@@ -8873,8 +9813,11 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerCPUWeight.emit(ils.Metrics())
 	mb.metricContainerDiskIo.emit(ils.Metrics())
 	mb.metricContainerDiskOperations.emit(ils.Metrics())
+	mb.metricContainerFileDescriptorCount.emit(ils.Metrics())
 	mb.metricContainerMemoryAvailable.emit(ils.Metrics())
 	mb.metricContainerMemoryCache.emit(ils.Metrics())
+	mb.metricContainerMemoryHugetlbLimit.emit(ils.Metrics())
+	mb.metricContainerMemoryHugetlbUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryLimit.emit(ils.Metrics())
 	mb.metricContainerMemoryMappedFile.emit(ils.Metrics())
 	mb.metricContainerMemoryOomKills.emit(ils.Metrics())
@@ -8882,6 +9825,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemorySwap.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
+	mb.metricContainerNetworkDropped.emit(ils.Metrics())
+	mb.metricContainerNetworkErrors.emit(ils.Metrics())
+	mb.metricContainerNetworkIo.emit(ils.Metrics())
+	mb.metricContainerNetworkPackets.emit(ils.Metrics())
 	mb.metricContainerPagingFaults.emit(ils.Metrics())
 	mb.metricContainerPidsCount.emit(ils.Metrics())
 	mb.metricContainerPidsLimit.emit(ils.Metrics())
@@ -8920,6 +9867,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodeDiskOperations.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryCache.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryHugetlbUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryMappedFile.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryOomKills.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryRss.emit(ils.Metrics())
@@ -8948,6 +9896,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodDiskOperations.emit(ils.Metrics())
 	mb.metricK8sPodMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sPodMemoryCache.emit(ils.Metrics())
+	mb.metricK8sPodMemoryHugetlbLimit.emit(ils.Metrics())
+	mb.metricK8sPodMemoryHugetlbUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryLimit.emit(ils.Metrics())
 	mb.metricK8sPodMemoryMappedFile.emit(ils.Metrics())
 	mb.metricK8sPodMemoryOomKills.emit(ils.Metrics())
@@ -9068,6 +10018,11 @@ func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Time
 	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
+// RecordContainerFileDescriptorCountDataPoint adds a data point to container.file_descriptor.count metric.
+func (mb *MetricsBuilder) RecordContainerFileDescriptorCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFileDescriptorCount.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordContainerMemoryAvailableDataPoint adds a data point to container.memory.available metric.
 func (mb *MetricsBuilder) RecordContainerMemoryAvailableDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryAvailable.recordDataPoint(mb.startTime, ts, val)
@@ -9076,6 +10031,16 @@ func (mb *MetricsBuilder) RecordContainerMemoryAvailableDataPoint(ts pcommon.Tim
 // RecordContainerMemoryCacheDataPoint adds a data point to container.memory.cache metric.
 func (mb *MetricsBuilder) RecordContainerMemoryCacheDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryCache.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryHugetlbLimitDataPoint adds a data point to container.memory.hugetlb.limit metric.
+func (mb *MetricsBuilder) RecordContainerMemoryHugetlbLimitDataPoint(ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	mb.metricContainerMemoryHugetlbLimit.recordDataPoint(mb.startTime, ts, val, hugepageSizeAttributeValue)
+}
+
+// RecordContainerMemoryHugetlbUsageDataPoint adds a data point to container.memory.hugetlb.usage metric.
+func (mb *MetricsBuilder) RecordContainerMemoryHugetlbUsageDataPoint(ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	mb.metricContainerMemoryHugetlbUsage.recordDataPoint(mb.startTime, ts, val, hugepageSizeAttributeValue)
 }
 
 // RecordContainerMemoryLimitDataPoint adds a data point to container.memory.limit metric.
@@ -9111,6 +10076,26 @@ func (mb *MetricsBuilder) RecordContainerMemoryUsageDataPoint(ts pcommon.Timesta
 // RecordContainerMemoryWorkingSetDataPoint adds a data point to container.memory.working_set metric.
 func (mb *MetricsBuilder) RecordContainerMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerNetworkDroppedDataPoint adds a data point to container.network.dropped metric.
+func (mb *MetricsBuilder) RecordContainerNetworkDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricContainerNetworkDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordContainerNetworkErrorsDataPoint adds a data point to container.network.errors metric.
+func (mb *MetricsBuilder) RecordContainerNetworkErrorsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricContainerNetworkErrors.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordContainerNetworkIoDataPoint adds a data point to container.network.io metric.
+func (mb *MetricsBuilder) RecordContainerNetworkIoDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricContainerNetworkIo.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordContainerNetworkPacketsDataPoint adds a data point to container.network.packets metric.
+func (mb *MetricsBuilder) RecordContainerNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricContainerNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
 // RecordContainerPagingFaultsDataPoint adds a data point to container.paging.faults metric.
@@ -9303,6 +10288,11 @@ func (mb *MetricsBuilder) RecordK8sNodeMemoryCacheDataPoint(ts pcommon.Timestamp
 	mb.metricK8sNodeMemoryCache.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sNodeMemoryHugetlbUsageDataPoint adds a data point to k8s.node.memory.hugetlb.usage metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryHugetlbUsageDataPoint(ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	mb.metricK8sNodeMemoryHugetlbUsage.recordDataPoint(mb.startTime, ts, val, hugepageSizeAttributeValue)
+}
+
 // RecordK8sNodeMemoryMappedFileDataPoint adds a data point to k8s.node.memory.mapped_file metric.
 func (mb *MetricsBuilder) RecordK8sNodeMemoryMappedFileDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sNodeMemoryMappedFile.recordDataPoint(mb.startTime, ts, val)
@@ -9441,6 +10431,16 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryAvailableDataPoint(ts pcommon.Timest
 // RecordK8sPodMemoryCacheDataPoint adds a data point to k8s.pod.memory.cache metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryCacheDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryCache.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryHugetlbLimitDataPoint adds a data point to k8s.pod.memory.hugetlb.limit metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryHugetlbLimitDataPoint(ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	mb.metricK8sPodMemoryHugetlbLimit.recordDataPoint(mb.startTime, ts, val, hugepageSizeAttributeValue)
+}
+
+// RecordK8sPodMemoryHugetlbUsageDataPoint adds a data point to k8s.pod.memory.hugetlb.usage metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryHugetlbUsageDataPoint(ts pcommon.Timestamp, val int64, hugepageSizeAttributeValue string) {
+	mb.metricK8sPodMemoryHugetlbUsage.recordDataPoint(mb.startTime, ts, val, hugepageSizeAttributeValue)
 }
 
 // RecordK8sPodMemoryLimitDataPoint adds a data point to k8s.pod.memory.limit metric.

@@ -73,6 +73,12 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
 			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
 			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
+			aggMap["container.memory.hugetlb.limit"] = mb.metricContainerMemoryHugetlbLimit.config.AggregationStrategy
+			aggMap["container.memory.hugetlb.usage"] = mb.metricContainerMemoryHugetlbUsage.config.AggregationStrategy
+			aggMap["container.network.dropped"] = mb.metricContainerNetworkDropped.config.AggregationStrategy
+			aggMap["container.network.errors"] = mb.metricContainerNetworkErrors.config.AggregationStrategy
+			aggMap["container.network.io"] = mb.metricContainerNetworkIo.config.AggregationStrategy
+			aggMap["container.network.packets"] = mb.metricContainerNetworkPackets.config.AggregationStrategy
 			aggMap["container.paging.faults"] = mb.metricContainerPagingFaults.config.AggregationStrategy
 			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
 			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
@@ -93,6 +99,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
 			aggMap["k8s.node.disk.io"] = mb.metricK8sNodeDiskIo.config.AggregationStrategy
 			aggMap["k8s.node.disk.operations"] = mb.metricK8sNodeDiskOperations.config.AggregationStrategy
+			aggMap["k8s.node.memory.hugetlb.usage"] = mb.metricK8sNodeMemoryHugetlbUsage.config.AggregationStrategy
 			aggMap["k8s.node.network.dropped"] = mb.metricK8sNodeNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.node.network.errors"] = mb.metricK8sNodeNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.node.network.io"] = mb.metricK8sNodeNetworkIo.config.AggregationStrategy
@@ -105,6 +112,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
 			aggMap["k8s.pod.disk.io"] = mb.metricK8sPodDiskIo.config.AggregationStrategy
 			aggMap["k8s.pod.disk.operations"] = mb.metricK8sPodDiskOperations.config.AggregationStrategy
+			aggMap["k8s.pod.memory.hugetlb.limit"] = mb.metricK8sPodMemoryHugetlbLimit.config.AggregationStrategy
+			aggMap["k8s.pod.memory.hugetlb.usage"] = mb.metricK8sPodMemoryHugetlbUsage.config.AggregationStrategy
 			aggMap["k8s.pod.network.dropped"] = mb.metricK8sPodNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.pod.network.errors"] = mb.metricK8sPodNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.pod.network.io"] = mb.metricK8sPodNetworkIo.config.AggregationStrategy
@@ -183,12 +192,27 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
+
+			allMetricsCount++
+			mb.RecordContainerFileDescriptorCountDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryAvailableDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryCacheDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordContainerMemoryHugetlbLimitDataPoint(ts, 1, "hugepage.size-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerMemoryHugetlbLimitDataPoint(ts, 3, "hugepage.size-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordContainerMemoryHugetlbUsageDataPoint(ts, 1, "hugepage.size-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerMemoryHugetlbUsageDataPoint(ts, 3, "hugepage.size-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryLimitDataPoint(ts, 1)
@@ -210,6 +234,30 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryWorkingSetDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerNetworkIoDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerNetworkIoDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerPagingFaultsDataPoint(ts, 1, AttributeSystemPagingFaultTypeMajor)
@@ -384,6 +432,12 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemoryCacheDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sNodeMemoryHugetlbUsageDataPoint(ts, 1, "hugepage.size-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeMemoryHugetlbUsageDataPoint(ts, 3, "hugepage.size-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemoryMappedFileDataPoint(ts, 1)
@@ -504,6 +558,18 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryCacheDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sPodMemoryHugetlbLimitDataPoint(ts, 1, "hugepage.size-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodMemoryHugetlbLimitDataPoint(ts, 3, "hugepage.size-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordK8sPodMemoryHugetlbUsageDataPoint(ts, 1, "hugepage.size-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodMemoryHugetlbUsageDataPoint(ts, 3, "hugepage.size-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryLimitDataPoint(ts, 1)
@@ -619,6 +685,12 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricContainerMemoryHugetlbLimit.aggDataPoints)
+				assert.Empty(t, mb.metricContainerMemoryHugetlbUsage.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkDropped.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkErrors.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkPackets.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
@@ -639,6 +711,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeMemoryHugetlbUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkIo.aggDataPoints)
@@ -651,6 +724,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodMemoryHugetlbLimit.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodMemoryHugetlbUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkIo.aggDataPoints)
@@ -1082,6 +1157,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
+				case "container.file_descriptor.count":
+					assert.False(t, validatedMetrics["container.file_descriptor.count"], "Found a duplicate in the metrics slice: container.file_descriptor.count")
+					validatedMetrics["container.file_descriptor.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Open file descriptors of the container's processes: the sum over the PIDs in cgroup.procs (sub-cgroups included) of the entries of <root_path>/proc/<pid>/fd (needs the host's /proc, i.e. hostPID, and the right to list other users' fd directories). A process that exits while being counted is left out; when a process's directory cannot be listed (permission) there is no point and a partial error names the container. One directory listing per process per scrape (BENCHMARKS.md). Optional, off by default. cAdvisor: container_file_descriptors.", mi.Description())
+					assert.Equal(t, "{file_descriptor}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "container.memory.available":
 					assert.False(t, validatedMetrics["container.memory.available"], "Found a duplicate in the metrics slice: container.memory.available")
 					validatedMetrics["container.memory.available"] = true
@@ -1106,6 +1193,86 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.hugetlb.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.memory.hugetlb.limit"], "Found a duplicate in the metrics slice: container.memory.hugetlb.limit")
+						validatedMetrics["container.memory.hugetlb.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Most bytes of huge pages of each size the container's cgroup (sub-cgroups included) may hold: v1 hugetlb.<size>.limit_in_bytes, v2 hugetlb.<size>.max. No point when unlimited (max, or v1's default page-rounded LONG_MAX) or absent. Optional, off by default.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hugepageSizeAttrVal, ok := dp.Attributes().Get("hugepage.size")
+						assert.True(t, ok)
+						assert.Equal(t, "hugepage.size-val", hugepageSizeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.memory.hugetlb.limit"], "Found a duplicate in the metrics slice: container.memory.hugetlb.limit")
+						validatedMetrics["container.memory.hugetlb.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Most bytes of huge pages of each size the container's cgroup (sub-cgroups included) may hold: v1 hugetlb.<size>.limit_in_bytes, v2 hugetlb.<size>.max. No point when unlimited (max, or v1's default page-rounded LONG_MAX) or absent. Optional, off by default.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.memory.hugetlb.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hugepage.size")
+						assert.False(t, ok)
+					}
+				case "container.memory.hugetlb.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.memory.hugetlb.usage"], "Found a duplicate in the metrics slice: container.memory.hugetlb.usage")
+						validatedMetrics["container.memory.hugetlb.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes of huge pages of each size charged to the container's cgroup (sub-cgroups included): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hugepageSizeAttrVal, ok := dp.Attributes().Get("hugepage.size")
+						assert.True(t, ok)
+						assert.Equal(t, "hugepage.size-val", hugepageSizeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.memory.hugetlb.usage"], "Found a duplicate in the metrics slice: container.memory.hugetlb.usage")
+						validatedMetrics["container.memory.hugetlb.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes of huge pages of each size charged to the container's cgroup (sub-cgroups included): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.memory.hugetlb.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hugepage.size")
+						assert.False(t, ok)
+					}
 				case "container.memory.limit":
 					assert.False(t, validatedMetrics["container.memory.limit"], "Found a duplicate in the metrics slice: container.memory.limit")
 					validatedMetrics["container.memory.limit"] = true
@@ -1192,6 +1359,202 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.network.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.network.dropped"], "Found a duplicate in the metrics slice: container.network.dropped")
+						validatedMetrics["container.network.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.network.dropped"], "Found a duplicate in the metrics slice: container.network.dropped")
+						validatedMetrics["container.network.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.network.dropped"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.network.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.network.errors"], "Found a duplicate in the metrics slice: container.network.errors")
+						validatedMetrics["container.network.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the errs columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.network.errors"], "Found a duplicate in the metrics slice: container.network.errors")
+						validatedMetrics["container.network.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the errs columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.network.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.network.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.network.io"], "Found a duplicate in the metrics slice: container.network.io")
+						validatedMetrics["container.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the bytes columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.network.io"], "Found a duplicate in the metrics slice: container.network.io")
+						validatedMetrics["container.network.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the bytes columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.network.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.network.packets":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.network.packets"], "Found a duplicate in the metrics slice: container.network.packets")
+						validatedMetrics["container.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.network.packets"], "Found a duplicate in the metrics slice: container.network.packets")
+						validatedMetrics["container.network.packets"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.network.packets"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
 				case "container.paging.faults":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.paging.faults"], "Found a duplicate in the metrics slice: container.paging.faults")
@@ -2292,6 +2655,46 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.hugetlb.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.memory.hugetlb.usage"], "Found a duplicate in the metrics slice: k8s.node.memory.hugetlb.usage")
+						validatedMetrics["k8s.node.memory.hugetlb.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes of huge pages of each size charged to the root cgroup (v1 only: the v2 root has no hugetlb files): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hugepageSizeAttrVal, ok := dp.Attributes().Get("hugepage.size")
+						assert.True(t, ok)
+						assert.Equal(t, "hugepage.size-val", hugepageSizeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.memory.hugetlb.usage"], "Found a duplicate in the metrics slice: k8s.node.memory.hugetlb.usage")
+						validatedMetrics["k8s.node.memory.hugetlb.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes of huge pages of each size charged to the root cgroup (v1 only: the v2 root has no hugetlb files): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.memory.hugetlb.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hugepage.size")
+						assert.False(t, ok)
+					}
 				case "k8s.node.memory.mapped_file":
 					assert.False(t, validatedMetrics["k8s.node.memory.mapped_file"], "Found a duplicate in the metrics slice: k8s.node.memory.mapped_file")
 					validatedMetrics["k8s.node.memory.mapped_file"] = true
@@ -3058,6 +3461,86 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.hugetlb.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.memory.hugetlb.limit"], "Found a duplicate in the metrics slice: k8s.pod.memory.hugetlb.limit")
+						validatedMetrics["k8s.pod.memory.hugetlb.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Most bytes of huge pages of each size the pod's cgroup (its containers and sandbox) may hold: v1 hugetlb.<size>.limit_in_bytes, v2 hugetlb.<size>.max. No point when unlimited (max, or v1's default page-rounded LONG_MAX) or absent. Optional, off by default.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hugepageSizeAttrVal, ok := dp.Attributes().Get("hugepage.size")
+						assert.True(t, ok)
+						assert.Equal(t, "hugepage.size-val", hugepageSizeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.memory.hugetlb.limit"], "Found a duplicate in the metrics slice: k8s.pod.memory.hugetlb.limit")
+						validatedMetrics["k8s.pod.memory.hugetlb.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Most bytes of huge pages of each size the pod's cgroup (its containers and sandbox) may hold: v1 hugetlb.<size>.limit_in_bytes, v2 hugetlb.<size>.max. No point when unlimited (max, or v1's default page-rounded LONG_MAX) or absent. Optional, off by default.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.memory.hugetlb.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hugepage.size")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.memory.hugetlb.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.memory.hugetlb.usage"], "Found a duplicate in the metrics slice: k8s.pod.memory.hugetlb.usage")
+						validatedMetrics["k8s.pod.memory.hugetlb.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes of huge pages of each size charged to the pod's cgroup (its containers and sandbox): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hugepageSizeAttrVal, ok := dp.Attributes().Get("hugepage.size")
+						assert.True(t, ok)
+						assert.Equal(t, "hugepage.size-val", hugepageSizeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.memory.hugetlb.usage"], "Found a duplicate in the metrics slice: k8s.pod.memory.hugetlb.usage")
+						validatedMetrics["k8s.pod.memory.hugetlb.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes of huge pages of each size charged to the pod's cgroup (its containers and sandbox): v1 hugetlb.<size>.usage_in_bytes, v2 hugetlb.<size>.current; the sizes are those of <root_path>/sys/kernel/mm/hugepages. No point where the hugetlb controller is not enabled on the cgroup (no file), never a 0. Optional, off by default (cAdvisor: container_hugetlb_usage_bytes{pagesize}, behind its hugetlb metric set).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.memory.hugetlb.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hugepage.size")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.memory.limit":
 					assert.False(t, validatedMetrics["k8s.pod.memory.limit"], "Found a duplicate in the metrics slice: k8s.pod.memory.limit")
 					validatedMetrics["k8s.pod.memory.limit"] = true

@@ -21,6 +21,9 @@ type entity struct {
 	name string  // for errors: "node", "pod <uid>", "container <id>"
 	pod  string  // pod UID of a pod or of a container in one, else ""
 	st   *series // state kept between scrapes
+	// standalone: a container in no pod (neither its path nor the runtime
+	// names one); only those can have container-level network (network.go).
+	standalone bool
 }
 
 // stats is everything read for one entity in one scrape.
@@ -29,10 +32,12 @@ type stats struct {
 	cpuErr error
 	mem    cgroupfs.MemoryStat
 	memErr error
-	cpuExt cpuExtra // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
-	pids   pidsRead // pids.go
-	net    netRead  // network.go
-	io     ioRead   // blkio.go
+	cpuExt cpuExtra    // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
+	pids   pidsRead    // pids.go
+	net    netRead     // network.go
+	io     ioRead      // blkio.go
+	huge   hugetlbRead // hugetlb.go
+	fds    fdRead      // fds.go
 }
 
 // scrapeCgroup reads an entity's cgroup files, then records its points.
@@ -58,6 +63,8 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	s.readPids(e, &st.pids)
 	s.readNet(e, &st.net)
 	s.readIO(e, &st.io)
+	s.readHugetlb(e, &st.huge)
+	s.readFDs(e, &st.fds)
 	if err := st.vanished(); err != nil {
 		errs.AddPartial(p.points()+e.st.ioPts, fmt.Errorf("%s: %w", e.name, err))
 		return false
@@ -79,13 +86,15 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	s.recordPids(ts, e, &st.pids, errs)
 	s.recordNet(ts, e, &st.net, errs)
 	s.recordIO(ts, e, &st.io, errs)
+	s.recordHugetlb(ts, e, &st.huge, errs)
+	s.recordFDs(ts, e, &st.fds, errs)
 	return true
 }
 
 // vanished returns the first error that says the cgroup is gone (it names
 // the directory or file), or nil.
 func (st *stats) vanished() error {
-	for _, err := range [...]error{st.cpuErr, st.memErr, st.cpuExt.bwErr, st.cpuExt.tasksErr, st.cpuExt.psiErr} {
+	for _, err := range [...]error{st.cpuErr, st.memErr, st.cpuExt.bwErr, st.cpuExt.tasksErr, st.cpuExt.psiErr, st.fds.err} {
 		if errors.Is(err, cgroupfs.ErrVanished) {
 			return err
 		}

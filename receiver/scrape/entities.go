@@ -80,7 +80,8 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		// (containerd's CreatedAt vs CRI's, while CRI is down).
 		st.start, st.runtimeStart = start, true
 	}
-	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, pod: c.PodUID, st: st}, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, pod: c.PodUID, st: st,
+		standalone: c.PodUID == "" && ct.PodUID == ""}, errs) {
 		return
 	}
 	s.sources[ct.Source]++

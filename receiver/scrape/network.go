@@ -39,8 +39,18 @@ type netRead struct {
 	err  error
 }
 
-// wantNet reports whether a network metric of kind is enabled. Containers
-// share their pod's namespace: network is reported at pod and node level.
+// netnsState is the host's network namespace (PID 1's), read at most once
+// per scrape, the first time a standalone container needs it.
+type netnsState struct {
+	gen  uint64 // the scrape it was read in
+	host string
+	ok   bool
+	err  error
+}
+
+// wantNet reports whether a network metric of kind is enabled. A pod's
+// containers share its namespace: their network is reported at pod level;
+// only standalone containers (in no pod) have container-level network.
 func (s *Scraper) wantNet(k cgroupKind) bool {
 	m := &s.opts.MetricsBuilderConfig.Metrics
 	switch k {
@@ -49,24 +59,54 @@ func (s *Scraper) wantNet(k cgroupKind) bool {
 	case kindPod:
 		return m.K8sPodNetworkIo.Enabled || m.K8sPodNetworkPackets.Enabled || m.K8sPodNetworkErrors.Enabled || m.K8sPodNetworkDropped.Enabled
 	}
-	return false
+	return m.ContainerNetworkIo.Enabled || m.ContainerNetworkPackets.Enabled || m.ContainerNetworkErrors.Enabled || m.ContainerNetworkDropped.Enabled
+}
+
+// hostNetNS returns the host's network namespace (of PID 1 under
+// root_path), read once per scrape.
+func (s *Scraper) hostNetNS() (string, bool, error) {
+	if s.netns.gen != s.gen {
+		s.netns.host, s.netns.ok, s.netns.err = s.proc.NetNS(1)
+		s.netns.gen = s.gen
+	}
+	return s.netns.host, s.netns.ok, s.netns.err
 }
 
 // readNet reads /proc/<pid>/net/dev of the host's PID 1 for the node, of
 // one process of the pod's cgroup subtree for a pod. A pod without a
 // process, or whose process exits before its file is read, has no data.
+//
+// A standalone container's is read from one of its processes only when
+// that process's network namespace differs from the host's: a container
+// sharing the host's namespace (host networking) gets no container points,
+// its traffic is the node's. Pods' containers get none (the pod's points
+// cover their namespace).
 func (s *Scraper) readNet(e entity, n *netRead) {
-	if !s.wantNet(e.kind) {
+	if !s.wantNet(e.kind) || e.kind == kindContainer && !e.standalone {
 		return
 	}
 	pid := 1
-	if e.kind == kindPod {
+	if e.kind != kindNode {
 		p, ok, err := s.reader.AnyPID(e.rel)
 		if err != nil || !ok {
 			n.err = err
 			return
 		}
 		pid = p
+	}
+	if e.kind == kindContainer {
+		host, ok, err := s.hostNetNS()
+		if err != nil || !ok {
+			if err != nil {
+				n.err = fmt.Errorf("the host's network namespace: %w", err)
+			}
+			return
+		}
+		ns, ok, err := s.proc.NetNS(pid)
+		if err != nil || !ok || ns == host {
+			n.err = err
+			return
+		}
 	}
 	n.devs, n.ok, n.err = s.proc.NetDev(pid, nil)
 }
@@ -83,12 +123,16 @@ func (s *Scraper) recordNet(ts pcommon.Timestamp, e entity, n *netRead, errs *sc
 	}
 	type rec = func(pcommon.Timestamp, int64, string, metadata.AttributeNetworkIoDirection)
 	var io, packets, errors, dropped rec
-	if e.kind == kindNode {
+	switch e.kind {
+	case kindNode:
 		io, packets, errors, dropped = s.mb.RecordK8sNodeNetworkIoDataPoint, s.mb.RecordK8sNodeNetworkPacketsDataPoint,
 			s.mb.RecordK8sNodeNetworkErrorsDataPoint, s.mb.RecordK8sNodeNetworkDroppedDataPoint
-	} else {
+	case kindPod:
 		io, packets, errors, dropped = s.mb.RecordK8sPodNetworkIoDataPoint, s.mb.RecordK8sPodNetworkPacketsDataPoint,
 			s.mb.RecordK8sPodNetworkErrorsDataPoint, s.mb.RecordK8sPodNetworkDroppedDataPoint
+	default:
+		io, packets, errors, dropped = s.mb.RecordContainerNetworkIoDataPoint, s.mb.RecordContainerNetworkPacketsDataPoint,
+			s.mb.RecordContainerNetworkErrorsDataPoint, s.mb.RecordContainerNetworkDroppedDataPoint
 	}
 	rx, tx := metadata.AttributeNetworkIoDirectionReceive, metadata.AttributeNetworkIoDirectionTransmit
 	for i := range n.devs {

@@ -81,6 +81,9 @@ type Scraper struct {
 
 	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
 	io     ioState       // block I/O buffers, device names, v1 log-once (blkio.go)
+	huge   hugetlbState  // huge page sizes, buffer (hugetlb.go)
+	fds    fdState       // fd directory reader, PID buffer (fds.go)
+	netns  netnsState    // the host's network namespace, per scrape (network.go)
 	gpu    *gpuState     // nil when GPU metrics are off
 
 	plan [3]kindPlan // what to read per entity kind, from the enabled metrics
@@ -129,6 +132,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	}
 	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
 	s.plan = newPlan(&s.opts.MetricsBuilderConfig.Metrics, l.StatsV1())
+	s.startHugetlb()
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}

@@ -66,7 +66,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 	s.readHugetlb(e, &st.huge)
 	s.readFDs(e, &st.fds)
 	if err := st.vanished(); err != nil {
-		errs.AddPartial(p.points()+e.st.ioPts, fmt.Errorf("%s: %w", e.name, err))
+		errs.AddPartial(p.points()+e.st.ioPts+s.extraPoints(e.kind), fmt.Errorf("%s: %w", e.name, err))
 		return false
 	}
 	ts := pcommon.NewTimestampFromTime(now)

@@ -100,3 +100,16 @@ func (s *Scraper) recordHugetlb(ts pcommon.Timestamp, e entity, r *hugetlbRead, 
 		}
 	}
 }
+
+// extraPoints is what the optional hugetlb and file descriptor metrics of
+// kind would have given an entity: part of what a vanished cgroup costs
+// (cgroup.go). Every enabled metric counts once per page size, limits
+// included (an upper bound: unlimited limits have no point).
+func (s *Scraper) extraPoints(k cgroupKind) int {
+	usage, limit := s.wantHugetlb(k)
+	n := len(s.huge.sizes) * count(usage, limit)
+	if k == kindContainer && s.opts.MetricsBuilderConfig.Metrics.ContainerFileDescriptorCount.Enabled {
+		n++
+	}
+	return n
+}

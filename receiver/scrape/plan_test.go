@@ -226,7 +226,7 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
 	assert.GreaterOrEqual(t, pe.Failed, had, "every point the container would have had")
-	assert.Equal(t, s.plan[kindContainer].points()+ioPts, pe.Failed)
+	assert.Equal(t, s.plan[kindContainer].points()+ioPts+s.extraPoints(kindContainer), pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr1+": "+dir+": "+cgroupfs.ErrVanished.Error())
 	assert.Zero(t, dataPoints(m, "container.id", v2Ctr1))
 }

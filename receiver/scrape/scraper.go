@@ -232,7 +232,7 @@ func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, 
 		keep(seriesKey{kind: kindPod, id: p.PodUID})
 	}
 	nc, np := len(tree.Containers)-ci, len(tree.Pods)-pi
-	errs.AddPartial(nc*s.plan[kindContainer].points()+np*s.plan[kindPod].points(),
+	errs.AddPartial(nc*(s.plan[kindContainer].points()+s.extraPoints(kindContainer))+np*(s.plan[kindPod].points()+s.extraPoints(kindPod)),
 		fmt.Errorf("scrape stopped before %d of %d containers and %d of %d pods: %w",
 			nc, len(tree.Containers), np, len(tree.Pods), context.Cause(ctx)))
 }

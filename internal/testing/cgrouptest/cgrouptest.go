@@ -104,6 +104,29 @@ func NewContainer(t testing.TB, qos string) *Container {
 		QoS:    qos,
 	}
 	c.Rel = fmt.Sprintf("/kubepods/%s/pod%s/%s", qos, c.PodUID, c.ID)
+	c.create(t, 2) // kubepods, the QoS level: shared
+	return c
+}
+
+// NewStandaloneContainer creates a cgroup shaped like a container outside
+// Kubernetes (/containerstats-test/<64-hex id>, which the receiver reports
+// with standalone_containers), in every hierarchy. It has no pod: PodUID and
+// QoS are empty. The top level, named leftovers.StandaloneTop, is shared and
+// removed when empty.
+func NewStandaloneContainer(t testing.TB) *Container {
+	t.Helper()
+	machine.Lock(t) // before any cleanup: released after them
+	machine.Need(t, Available())
+	c := &Container{ID: randomHex(64)}
+	c.Rel = "/" + leftovers.StandaloneTop + "/" + c.ID
+	c.create(t, 1)
+	return c
+}
+
+// create makes c.Rel in every hierarchy; the first shared levels are
+// shared between containers of this process.
+func (c *Container) create(t testing.TB, shared int) {
+	t.Helper()
 	hs, err := hierarchies()
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +140,7 @@ func NewContainer(t testing.TB, qos string) *Container {
 			p = filepath.Join(p, part)
 			if err := os.Mkdir(p, 0o755); err == nil {
 				c.cleanup = append([]string{p}, c.cleanup...)
-				if i < len(parts)-2 { // kubepods, the QoS level: shared
+				if i < shared {
 					madeHere.Store(p, true)
 				}
 			} else if !errors.Is(err, fs.ErrExist) {
@@ -127,7 +150,6 @@ func NewContainer(t testing.TB, qos string) *Container {
 		}
 		c.dirs = append(c.dirs, p)
 	}
-	return c
 }
 
 // inheritCpuset gives a v1 cpuset cgroup its parent's CPUs and memory nodes:
@@ -205,6 +227,14 @@ func (c *Container) Start(t testing.TB, mode string, args ...string) *Child {
 		t.Fatal(err)
 	}
 	return ch
+}
+
+// Poke lets a child that waits for a second signal (ModeFDs) go on.
+func (ch *Child) Poke(t testing.TB) {
+	t.Helper()
+	if _, err := ch.gate.Write([]byte{2}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Kill ends the child and waits for it; safe to call twice.

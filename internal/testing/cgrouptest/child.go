@@ -39,6 +39,16 @@ const (
 	// (a block device) with O_DIRECT, so the bios are the child's, then
 	// exits 0 (Child.WaitTimeout).
 	ModeDirectWrite = "directwrite"
+	// ModeHugetlb: args "pages=N" and "pagesize=BYTES": maps N huge pages
+	// of the default huge page size (MAP_HUGETLB, pagesize must be that
+	// size) and touches each, so they are charged to the cgroup's hugetlb
+	// controller; sleeps until killed. Exits 5 when the mapping fails (no
+	// free huge pages).
+	ModeHugetlb = "hugetlb"
+	// ModeFDs: arg "fds=K": sleeps until Child.Poke, then opens K more file
+	// descriptors (/dev/null, raw open(2), so the Go runtime's poller opens
+	// none of its own) and sleeps until killed.
+	ModeFDs = "fds"
 )
 
 // MaybeRunChild runs a child's work and exits when this process was started
@@ -81,6 +91,21 @@ func MaybeRunChild() {
 			os.Exit(4)
 		}
 		os.Exit(0)
+	case ModeHugetlb:
+		if err := hugetlb(args["pages"], args["pagesize"]); err != nil {
+			fmt.Fprintf(os.Stderr, "cgrouptest: hugetlb child: %v\n", err)
+			os.Exit(5)
+		}
+	case ModeFDs:
+		if _, err := os.Stdin.Read(b[:]); err != nil {
+			os.Exit(3)
+		}
+		for i := 0; i < args["fds"]; i++ {
+			if _, err := syscall.Open(os.DevNull, syscall.O_RDONLY, 0); err != nil {
+				fmt.Fprintf(os.Stderr, "cgrouptest: fds child: %v\n", err)
+				os.Exit(4)
+			}
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "cgrouptest: unknown child mode %q\n", mode)
 		os.Exit(2)
@@ -172,5 +197,22 @@ func directWrite(path string, mib int) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// hugetlb maps pages huge pages of pagesize bytes and writes to each.
+func hugetlb(pages, pagesize int) error {
+	if pages <= 0 || pagesize <= 0 {
+		return fmt.Errorf("pages=%d pagesize=%d", pages, pagesize)
+	}
+	mem, err := syscall.Mmap(-1, 0, pages*pagesize, syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_HUGETLB)
+	if err != nil {
+		return fmt.Errorf("mmap %d huge pages: %w", pages, err)
+	}
+	for i := 0; i < len(mem); i += pagesize {
+		mem[i] = 1
+	}
+	sink = mem
 	return nil
 }

@@ -230,6 +230,9 @@ func (p proc) leftover(tmp string, realNode bool) string {
 // machine's own runs, else a pod with a test-marked UID.
 func testCgroup(rel string, realNode bool) bool {
 	parts := strings.Split(strings.Trim(rel, "/"), "/")
+	if len(parts) > 0 && parts[0] == StandaloneTop {
+		return true // the name is the test mark
+	}
 	if len(parts) == 0 || !isKubepods(parts[0]) {
 		return false
 	}
@@ -243,6 +246,11 @@ func testCgroup(rel string, realNode bool) bool {
 	}
 	return false
 }
+
+// StandaloneTop is the top-level cgroup under which tests make standalone
+// (non-Kubernetes) containers (cgrouptest.NewStandaloneContainer):
+// everything under it is a test's, on a real node too.
+const StandaloneTop = "containerstats-test"
 
 func isKubepods(name string) bool { return name == "kubepods" || name == "kubepods.slice" }
 
@@ -324,7 +332,7 @@ func hierarchies(root string) []string {
 func findCgroups(o Options, realNode bool) ([]Leftover, error) {
 	in := map[string][]string{}
 	for _, h := range hierarchies(o.Cgroup) {
-		for _, top := range []string{"kubepods", "kubepods.slice"} {
+		for _, top := range []string{"kubepods", "kubepods.slice", StandaloneTop} {
 			_ = filepath.WalkDir(filepath.Join(h, top), func(p string, d fs.DirEntry, err error) error {
 				if err != nil || !d.IsDir() {
 					return nil

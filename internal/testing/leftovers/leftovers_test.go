@@ -148,7 +148,8 @@ func TestFindOnARealNode(t *testing.T) {
 	testPod := "/kubepods/besteffort/pod" + TestPodUID()
 	realPod := "/kubepods/besteffort/pod0a1b2c3d-0000-0000-0000-000000000002"
 	sysdTest := "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + strings.ReplaceAll(TestPodUID(), "-", "_") + ".slice"
-	for _, p := range []string{testPod + "/" + strings.Repeat("a", 64), realPod + "/" + strings.Repeat("b", 64), sysdTest} {
+	standalone := "/" + StandaloneTop + "/" + strings.Repeat("d", 64)
+	for _, p := range []string{testPod + "/" + strings.Repeat("a", 64), realPod + "/" + strings.Repeat("b", 64), sysdTest, standalone} {
 		m.mkdir(filepath.Join("cgroup", "memory", p))
 	}
 	m.proc("300", "S", []string{"/usr/bin/kubelet", "--config", "/var/lib/kubelet/config.yaml"}, hostCgroup("/"))
@@ -162,6 +163,8 @@ func TestFindOnARealNode(t *testing.T) {
 		"cgroup " + testPod + " (in memory)":                                 true,
 		"cgroup " + testPod + "/" + strings.Repeat("a", 64) + " (in memory)": true,
 		"cgroup " + sysdTest + " (in memory)":                                true,
+		"cgroup /" + StandaloneTop + " (in memory)":                          true,
+		"cgroup " + standalone + " (in memory)":                              true,
 	}
 	for w := range want {
 		if !got[w] {

@@ -54,21 +54,35 @@ func (c *FDCounter) Count(pid int) (n int, ok bool, err error) {
 // pathString is the current path without its NUL, for errors.
 func (c *FDCounter) pathString() string { return string(c.path[:len(c.path)-1]) }
 
-// NetNS returns the network namespace of pid as the kernel names it in
-// the /proc/<pid>/ns/net link ("net:[4026531840]"): two processes are in
-// the same namespace when the names are equal. ok is false when the
-// process no longer exists.
-func (f FS) NetNS(pid int) (ns string, ok bool, err error) {
-	p := f.Path(strconv.Itoa(pid), "ns", "net")
-	ns, err = os.Readlink(p)
+// NetNS identifies the network namespace of pid: two processes are in the
+// same namespace when the identifiers (of the same method) are equal.
+// byLink: the /proc/<pid>/ns/net link as the kernel names it
+// ("net:[4026531840]"), which needs ptrace-read access to pid. Otherwise
+// the inode of /proc/<pid>/net/dev ("net/dev:4026531874"): procfs gives
+// each namespace its own net/dev entry, and reading it needs no more than
+// reading the file does (a sandbox may refuse the link of PID 1 but not its
+// net/dev). ok is false when the process no longer exists.
+func (f FS) NetNS(pid int, byLink bool) (ns string, ok bool, err error) {
+	if byLink {
+		p := f.Path(strconv.Itoa(pid), "ns", "net")
+		ns, err = os.Readlink(p)
+		if err == nil && f.trace != nil {
+			f.trace(p)
+		}
+	} else {
+		var st syscall.Stat_t
+		p := f.Path(strconv.Itoa(pid), "net", "dev")
+		if err = syscall.Stat(p, &st); err != nil {
+			err = &os.PathError{Op: "stat", Path: p, Err: err}
+		} else {
+			ns = "net/dev:" + strconv.FormatUint(st.Ino, 10)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH) {
 			return "", false, nil
 		}
 		return "", false, fmt.Errorf("procfs: %w", err)
-	}
-	if f.trace != nil {
-		f.trace(p)
 	}
 	return ns, true, nil
 }

@@ -59,17 +59,26 @@ func TestNetNS(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/1/ns"), 0o755))
 	require.NoError(t, os.Symlink("net:[4026531840]", filepath.Join(root, "proc/1/ns/net")))
-	ns, ok, err := NewFS(root).NetNS(1)
+	ns, ok, err := NewFS(root).NetNS(1, true)
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, "net:[4026531840]", ns)
-	_, ok, err = NewFS(root).NetNS(2)
+	_, ok, err = NewFS(root).NetNS(2, true)
 	require.NoError(t, err)
 	assert.False(t, ok)
 
-	// This process's own namespace reads like the kernel's names.
-	ns, ok, err = NewFS("/").NetNS(os.Getpid())
+	// This process's own namespace reads like the kernel's names, and
+	// the net/dev inode method names it the same as for another process
+	// in it (PID 1 is not: a sandbox may have its own).
+	ns, ok, err = NewFS("/").NetNS(os.Getpid(), true)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Regexp(t, `^net:\[[0-9]+\]$`, ns)
+	a, ok, err := NewFS("/").NetNS(os.Getpid(), false)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Regexp(t, `^net/dev:[0-9]+$`, a)
+	b, _, err := NewFS("/").NetNS(os.Getppid(), false)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "the parent shares this process's namespace")
 }

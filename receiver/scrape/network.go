@@ -4,7 +4,9 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -42,10 +44,11 @@ type netRead struct {
 // netnsState is the host's network namespace (PID 1's), read at most once
 // per scrape, the first time a standalone container needs it.
 type netnsState struct {
-	gen  uint64 // the scrape it was read in
-	host string
-	ok   bool
-	err  error
+	gen    uint64 // the scrape it was read in
+	host   string
+	byLink bool // the method: the ns/net link, else the net/dev inode (procfs.NetNS)
+	ok     bool
+	err    error
 }
 
 // wantNet reports whether a network metric of kind is enabled. A pod's
@@ -63,11 +66,18 @@ func (s *Scraper) wantNet(k cgroupKind) bool {
 }
 
 // hostNetNS returns the host's network namespace (of PID 1 under
-// root_path), read once per scrape.
+// root_path), read once per scrape: its /proc/1/ns/net link, or where that
+// is refused (EACCES, EPERM: no ptrace access to PID 1, as in some
+// sandboxes) the inode of /proc/1/net/dev; containers are compared by the
+// same method.
 func (s *Scraper) hostNetNS() (string, bool, error) {
 	if s.netns.gen != s.gen {
-		s.netns.host, s.netns.ok, s.netns.err = s.proc.NetNS(1)
-		s.netns.gen = s.gen
+		s.netns.gen, s.netns.byLink = s.gen, true
+		s.netns.host, s.netns.ok, s.netns.err = s.proc.NetNS(1, true)
+		if errors.Is(s.netns.err, fs.ErrPermission) {
+			s.netns.byLink = false
+			s.netns.host, s.netns.ok, s.netns.err = s.proc.NetNS(1, false)
+		}
 	}
 	return s.netns.host, s.netns.ok, s.netns.err
 }
@@ -102,7 +112,7 @@ func (s *Scraper) readNet(e entity, n *netRead) {
 			}
 			return
 		}
-		ns, ok, err := s.proc.NetNS(pid)
+		ns, ok, err := s.proc.NetNS(pid, s.netns.byLink)
 		if err != nil || !ok || ns == host {
 			n.err = err
 			return

@@ -83,7 +83,7 @@ func enableHugetlbV2(t *testing.T, hier string, c *cgrouptest.Container) {
 			}
 		}
 	})
-	for _, part := range parts[:len(parts)-1] {
+	for _, part := range parts { // root, kubepods, QoS, pod: every ancestor of the container
 		ctl := filepath.Join(dir, "cgroup.subtree_control")
 		if !strings.Contains(" "+readTrim(t, ctl)+" ", " hugetlb ") {
 			require.NoError(t, os.WriteFile(ctl, []byte("+hugetlb"), 0o644), "enable hugetlb in %s", ctl)

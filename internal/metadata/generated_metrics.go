@@ -2008,7 +2008,7 @@ type metricContainerFileDescriptorCount struct {
 // init fills container.file_descriptor.count metric with initial data.
 func (m *metricContainerFileDescriptorCount) init() {
 	m.data.SetName("container.file_descriptor.count")
-	m.data.SetDescription("Open file descriptors of the container's processes: the sum over the PIDs in cgroup.procs (sub-cgroups included) of the entries of <root_path>/proc/<pid>/fd (needs the host's /proc, i.e. hostPID, and the right to list other users' fd directories). A process that exits while being counted is left out; when a process's directory cannot be listed (permission) there is no point and a partial error names the container. One directory listing per process per scrape (BENCHMARKS.md). Optional, off by default. cAdvisor: container_file_descriptors.")
+	m.data.SetDescription("Open file descriptors of the container's processes: the sum over the PIDs in cgroup.procs (sub-cgroups included) of the open descriptors of <root_path>/proc/<pid>/fd: on a procfs of Linux 6.2+ the size stat(2) reports for that directory (the kernel's count, no listing), elsewhere the number of its entries (needs the host's /proc, i.e. hostPID, and ptrace-read access to the processes). A process that exits while being counted is left out; when a process's directory cannot be read (permission) there is no point and a partial error names the container. Cost per process in BENCHMARKS.md. Optional, off by default. cAdvisor: container_file_descriptors.")
 	m.data.SetUnit("{file_descriptor}")
 	m.data.SetEmptyGauge()
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
@@ -17,15 +18,65 @@ import (
 // /proc/<pid>/fd, reusing its path and directory buffers across calls: one
 // per goroutine.
 type FDCounter struct {
-	proc  string
-	path  []byte
-	buf   []byte
-	trace func(path string) // FS.WithTrace's hook; nil in production
+	proc    string
+	path    []byte
+	buf     []byte
+	trace   func(path string) // FS.WithTrace's hook; nil in production
+	bySize  bool              // stat's size of /proc/<pid>/fd is the count (procfs, Linux 6.2+)
+	sizeBuf syscall.Stat_t
 }
 
-// NewFDCounter returns a counter for this /proc.
+// procSuperMagic is PROC_SUPER_MAGIC, statfs's f_type of a procfs.
+const procSuperMagic = 0x9fa0
+
+// NewFDCounter returns a counter for this /proc. Where this /proc is a
+// procfs of Linux 6.2 or later, the counter takes the count from the size
+// stat(2) reports for /proc/<pid>/fd (the kernel's count of open
+// descriptors, bitmap_weight of the fd table: no listing); elsewhere, and
+// for a size of 0 (older kernels report 0), it lists the directory.
 func (f FS) NewFDCounter() *FDCounter {
-	return &FDCounter{proc: f.proc, trace: f.trace, buf: make([]byte, 16<<10)}
+	c := &FDCounter{proc: f.proc, trace: f.trace, buf: make([]byte, 16<<10)}
+	var st syscall.Statfs_t
+	if syscall.Statfs(f.proc, &st) == nil && st.Type == procSuperMagic && kernelAtLeast(6, 2) {
+		c.bySize = true
+	}
+	return c
+}
+
+// kernelAtLeast reports whether the running kernel's release is at least
+// major.minor (a container shares the node's kernel).
+func kernelAtLeast(major, minor int) bool {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return false
+	}
+	var rel []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	return releaseAtLeast(string(rel), major, minor)
+}
+
+// releaseAtLeast compares a kernel release string ("6.18.44-fc") with
+// major.minor; a release it cannot read is not.
+func releaseAtLeast(rel string, major, minor int) bool {
+	maj, rest, ok := strings.Cut(rel, ".")
+	if !ok {
+		return false
+	}
+	mi := rest
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		mi = rest[:i]
+	}
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(mi)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a > major || a == major && b >= minor
 }
 
 // Count returns the number of entries of /proc/<pid>/fd: the process's
@@ -38,6 +89,21 @@ func (c *FDCounter) Count(pid int) (n int, ok bool, err error) {
 	c.path = append(c.path, '/')
 	c.path = strconv.AppendInt(c.path, int64(pid), 10)
 	c.path = append(c.path, "/fd\x00"...)
+	if c.bySize {
+		p := c.pathString()
+		if err = syscall.Stat(p, &c.sizeBuf); err == nil && c.sizeBuf.Size > 0 {
+			if c.trace != nil {
+				c.trace(p + "/")
+			}
+			return int(c.sizeBuf.Size), true, nil
+		}
+		if err != nil {
+			if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH) {
+				return 0, false, nil
+			}
+			return 0, false, fmt.Errorf("procfs: stat %s: %w", p, err)
+		}
+	}
 	err = rawfile.ReadDir(c.path, c.buf, func([]byte, bool) { n++ })
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH) {

@@ -60,7 +60,7 @@ func removeBenchTrees() {
 func genTree(b *testing.B, spec hosttree.Spec, n int) *hosttree.Tree {
 	b.Helper()
 	spec.Containers = n
-	key := fmt.Sprintf("%s-%d-%d-%v", spec.Name(), n, spec.ThreadsPerContainer, spec.PSI)
+	key := fmt.Sprintf("%s-%d-%d-%v-%d", spec.Name(), n, spec.ThreadsPerContainer, spec.PSI, spec.FDsPerProcess)
 	if t, ok := benchTrees.trees[key]; ok {
 		return t
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,7 @@ type Spec struct {
 	Containers          int  // workload containers, two per pod
 	ThreadsPerContainer int  // threads listed per container, each with a /proc/<tid>/stat
 	PSI                 bool // write cpu/memory/io.pressure files
+	FDsPerProcess       int  // entries of /proc/<tid>/fd per listed thread (0: no fd directories)
 }
 
 // Name is a short label for tables: "v2-systemd".
@@ -276,6 +278,11 @@ func (t *Tree) cgroup(rel string, tids []int) error {
 			tid, i, state, tid, tid, g, g, g, len(tids), g)
 		if err := write(filepath.Join(t.Root, "proc", fmt.Sprint(tid)), "stat", stat); err != nil {
 			return err
+		}
+		for k := 0; k < t.Spec.FDsPerProcess; k++ {
+			if err := write(filepath.Join(t.Root, "proc", fmt.Sprint(tid), "fd"), strconv.Itoa(k), ""); err != nil {
+				return err
+			}
 		}
 		if i == 0 { // a pod's network is read from one of its processes
 			if err := write(filepath.Join(t.Root, "proc", fmt.Sprint(tid), "net"), "dev", netDev(g)); err != nil {

@@ -104,6 +104,13 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"container.disk.io":             blkioFiles,
 		"k8s.pod.disk.operations":       blkioFiles,
 		"k8s.node.disk.io":              {"diskstats", "uevent"},
+		// Issue 14's optional families and container network.
+		"container.memory.hugetlb.usage": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
+		"k8s.pod.memory.hugetlb.limit": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes",
+			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes"},
+		"k8s.node.memory.hugetlb.usage":   {"hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
+		"container.file_descriptor.count": {"cgroup.procs"}, // and /proc/<pid>/fd, a directory
+		"container.network.io":            {"cgroup.procs", "net", "dev"},
 	}
 	for name, allowed := range cases {
 		t.Run(name, func(t *testing.T) {

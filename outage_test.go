@@ -268,7 +268,7 @@ func stateLogs(logs *observer.ObservedLogs) map[string][]string {
 // readOnlyRPC is the allowlist of runtime RPCs the receiver may call: list,
 // status, version and stats calls, on the CRI runtime service or any other
 // service (the containerd API's Containers/List and Tasks/List).
-var readOnlyRPC = regexp.MustCompile(`^/[\w.]+/(List\w*|\w*Status|Version|\w*Stats)$`)
+var readOnlyRPC = regexp.MustCompile(`^/[\w.]+/(List\w*|\w*Status|Version|\w*Stats|ImageFsInfo)$`)
 
 func disallowedRPCs(methods []string) []string {
 	var bad []string

@@ -128,3 +128,29 @@ func TestStatsOverTheWire(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []fsstats.ImageFS{{Mountpoint: "/var/lib/img", Usage: fsstats.Usage{Bytes: opt.Some[uint64](99999937), Inodes: opt.Some[uint64](3001)}}}, images)
 }
+
+// FuzzUsageOf: a value is present exactly when the runtime sent it and it
+// is not the unmeasured 0 with timestamp 0, and then it is the value sent.
+func FuzzUsageOf(f *testing.F) {
+	f.Add(int64(0), uint64(0), true, uint64(0), false)
+	f.Add(int64(1700000000000000001), uint64(8388608), true, uint64(17), true)
+	f.Add(int64(0), uint64(4099), true, uint64(0), true)
+	f.Fuzz(func(t *testing.T, ts int64, b uint64, hasB bool, i uint64, hasI bool) {
+		var bv, iv *runtimeapi.UInt64Value
+		if hasB {
+			bv = u64(b)
+		}
+		if hasI {
+			iv = u64(i)
+		}
+		got := usageOf(fsUsage(ts, "/m", bv, iv))
+		check := func(v opt.Value[uint64], sent bool, want uint64) {
+			present := sent && (want != 0 || ts != 0)
+			if v.OK != present || v.OK && v.V != want {
+				t.Fatalf("ts %d sent %v value %d: got %+v", ts, sent, want, v)
+			}
+		}
+		check(got.Bytes, hasB, b)
+		check(got.Inodes, hasI, i)
+	})
+}

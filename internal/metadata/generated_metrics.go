@@ -2011,7 +2011,7 @@ type metricContainerFilesystemInodesUsed struct {
 // init fills container.filesystem.inodes.used metric with initial data.
 func (m *metricContainerFilesystemInodesUsed) init() {
 	m.data.SetName("container.filesystem.inodes.used")
-	m.data.SetDescription("Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). cAdvisor: container_fs_inodes_total (writable layer).")
+	m.data.SetDescription("Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).")
 	m.data.SetUnit("{inode}")
 	m.data.SetEmptyGauge()
 }
@@ -5243,7 +5243,7 @@ type metricK8sNodeFilesystemAvailable struct {
 // init fills k8s.node.filesystem.available metric with initial data.
 func (m *metricK8sNodeFilesystemAvailable) init() {
 	m.data.SetName("k8s.node.filesystem.available")
-	m.data.SetDescription("Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes; cAdvisor: container_fs_available_bytes for id=/.")
+	m.data.SetDescription("Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 }

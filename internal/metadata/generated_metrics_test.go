@@ -1143,7 +1143,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["container.filesystem.inodes.used"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). cAdvisor: container_fs_inodes_total (writable layer).", mi.Description())
+					assert.Equal(t, "Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -2365,7 +2365,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["k8s.node.filesystem.available"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes; cAdvisor: container_fs_available_bytes for id=/.", mi.Description())
+					assert.Equal(t, "Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())

@@ -169,26 +169,30 @@ func (c *Collector) fromRuntime(ctx context.Context, src Source) (map[string]Usa
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
+	// Two independent calls: a runtime may implement one and not the other.
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	layers, err := src.WritableLayers(cctx)
+	layers, lerr := src.WritableLayers(cctx)
 	cancel()
-	var fss []ImageFS
-	if err == nil {
-		cctx, cancel = context.WithTimeout(ctx, timeout)
-		fss, err = src.ImageFilesystems(cctx)
-		cancel()
+	cctx, cancel = context.WithTimeout(ctx, timeout)
+	fss, ierr := src.ImageFilesystems(cctx)
+	cancel()
+	if lerr != nil {
+		layers = nil
 	}
-	if err != nil {
-		if ctx.Err() == nil {
-			c.runtimeFailed(err)
-		}
-		return nil, nil
+	if ierr != nil {
+		fss = nil
 	}
-	if c.failing {
+	switch err := errors.Join(lerr, ierr); {
+	case err != nil && ctx.Err() == nil:
+		c.runtimeFailed(err)
+	case err == nil && c.failing:
 		c.failing = false
 		c.logger.Info("Filesystem stats: the runtime answers again")
 	}
-	images := make([]Image, 0, len(fss))
+	var images []Image
+	if ierr == nil {
+		images = make([]Image, 0, len(fss))
+	}
 	for _, f := range fss {
 		im := Image{ImageFS: f}
 		if f.Mountpoint != "" {

@@ -210,3 +210,23 @@ func TestCollectorConnectError(t *testing.T) {
 	require.ErrorIs(t, c.Start(context.Background()), boom)
 	require.NoError(t, c.Shutdown(context.Background()))
 }
+
+// halfSource implements image filesystems but not container stats.
+type halfSource struct{ fakeSource }
+
+func (*halfSource) WritableLayers(context.Context) (map[string]Usage, error) {
+	return nil, errors.New("Unimplemented")
+}
+
+// TestCollectorHalfRuntime: the two calls are independent: image
+// filesystems are reported when only container stats fail (and the
+// failure is logged).
+func TestCollectorHalfRuntime(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	src := &halfSource{fakeSource{images: []ImageFS{{Mountpoint: "/img", Usage: Usage{Bytes: opt.Some[uint64](5003)}}}}}
+	c := New(Config{Root: t.TempDir(), Logger: zap.New(core), Statfs: func(string) (Space, error) { return Space{}, os.ErrNotExist }})
+	c.Collect(context.Background(), src)
+	assert.Nil(t, c.Snapshot().Layers)
+	assert.Equal(t, []Image{{ImageFS: src.images[0]}}, c.Snapshot().Images)
+	assert.Equal(t, 1, logs.FilterLevelExact(zap.WarnLevel).Len())
+}

@@ -121,7 +121,7 @@ func createMetricsReceiver(
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
 		GPU:                  gpuOptions(c.GPU, nvml),
-		Filesystem:           newFilesystem(c, set.Logger),
+		Filesystem:           filesystemOption(c, set.Logger),
 		Discovered:           discovered,
 		Identity:             ident,
 		Filter:               filter,

@@ -9,17 +9,45 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
-// newFilesystem returns the background filesystem collection of a metrics
-// receiver. Its CRI connection is its own (the identity cache's is shared
-// with the logs signal and serialised by it), to the same endpoint the
-// identity uses: runtime.cri_endpoint, else the socket detected under
-// root_path in Start. Without CRI (runtime.cri_enabled false or no socket)
-// writable layers and image filesystems are absent; log sizes and the node
-// filesystem are still reported.
-func newFilesystem(c *Config, logger *zap.Logger) *fsstats.Collector {
-	return fsstats.New(fsstats.Config{
+// filesystemOption is the scraper's filesystem collection: nil when every
+// filesystem metric is disabled; without CRI calls when the writable-layer
+// and image-filesystem metrics are; without the log walk when
+// container.filesystem.logs.usage is.
+func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
+	m := &c.Metrics
+	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodesUsed.Enabled ||
+		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodesUsed.Enabled ||
+		m.K8sNodeImageFilesystemCapacity.Enabled || m.K8sNodeImageFilesystemAvailable.Enabled
+	logs := m.ContainerFilesystemLogsUsage.Enabled
+	node := m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
+		m.K8sNodeFilesystemInodes.Enabled || m.K8sNodeFilesystemInodesFree.Enabled
+	if !runtime && !logs && !node {
+		return nil
+	}
+	f := newFilesystem(c, logger)
+	if !runtime {
+		f.cfg.Connect = nil
+	}
+	f.cfg.NoLogs = !logs
+	return f.build()
+}
+
+// fsBuilder holds a collection's configuration before it is built.
+type fsBuilder struct{ cfg fsstats.Config }
+
+// newFilesystem is the configuration of the background filesystem
+// collection of a metrics receiver. Its CRI connection is its own (the
+// identity cache's is shared with the logs signal and serialised by it), to
+// the same endpoint the identity uses: runtime.cri_endpoint, else the
+// socket detected under root_path in Start. Without CRI
+// (runtime.cri_enabled false or no socket) writable layers and image
+// filesystems are absent; log sizes and the node filesystem are still
+// reported.
+func newFilesystem(c *Config, logger *zap.Logger) fsBuilder {
+	return fsBuilder{cfg: fsstats.Config{
 		Root:     c.RootPath,
 		Interval: c.FilesystemCollectionInterval,
 		Timeout:  c.Runtime.Timeout,
@@ -36,8 +64,11 @@ func newFilesystem(c *Config, logger *zap.Logger) *fsstats.Collector {
 			}
 			return s, nil
 		},
-	})
+	}}
 }
+
+// build returns the collection.
+func (b fsBuilder) build() *fsstats.Collector { return fsstats.New(b.cfg) }
 
 // criEndpoint is the CRI socket the receiver uses: runtime.cri_endpoint,
 // else the first known socket under root, "" when CRI is off or none

@@ -65,7 +65,7 @@ func TestRealFilesystem(t *testing.T) {
 	cfg.FilesystemCollectionInterval = 200 * time.Millisecond
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: newRuntimeIdentity("/", rt, set.Logger), Filesystem: newFilesystem(cfg, set.Logger),
+		Identity: newRuntimeIdentity("/", rt, set.Logger), Filesystem: newFilesystem(cfg, set.Logger).build(),
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

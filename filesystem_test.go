@@ -45,7 +45,7 @@ func waitCollected(t *testing.T, c *fsstats.Collector) *fsstats.Snapshot {
 func TestFilesystemDeadCRISocket(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg := fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = filepath.Join(c.RootPath, "dead.sock") })
-	c := newFilesystem(cfg, zap.New(core))
+	c := newFilesystem(cfg, zap.New(core)).build()
 	began := time.Now()
 	require.NoError(t, c.Start(context.Background()))
 	assert.Less(t, time.Since(began), 100*time.Millisecond, "Start does not wait on the runtime")
@@ -73,7 +73,7 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 			dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-9/c")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 97), 0o644))
-			c := newFilesystem(cfg, zap.New(core))
+			c := newFilesystem(cfg, zap.New(core)).build()
 			require.NoError(t, c.Start(context.Background()))
 			s := waitCollected(t, c)
 			assert.Nil(t, s.Layers)
@@ -87,7 +87,51 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 // TestFilesystemRelativeEndpoint: an endpoint the dialer refuses fails
 // Start (Validate already rejects it in a loaded config).
 func TestFilesystemRelativeEndpoint(t *testing.T) {
-	c := newFilesystem(fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = "run/x.sock" }), zap.NewNop())
+	c := newFilesystem(fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = "run/x.sock" }), zap.NewNop()).build()
 	require.Error(t, c.Start(context.Background()))
+	require.NoError(t, c.Shutdown(context.Background()))
+}
+
+// TestFilesystemOption: no collection when every filesystem metric is
+// off; no runtime call when only the node and log metrics are on; no log
+// walk when the log metric is off.
+func TestFilesystemOption(t *testing.T) {
+	off := func(c *Config) {
+		m := &c.Metrics
+		for _, e := range []*bool{
+			&m.ContainerFilesystemUsage.Enabled, &m.ContainerFilesystemInodesUsed.Enabled, &m.ContainerFilesystemLogsUsage.Enabled,
+			&m.K8sNodeFilesystemCapacity.Enabled, &m.K8sNodeFilesystemAvailable.Enabled, &m.K8sNodeFilesystemUsage.Enabled,
+			&m.K8sNodeFilesystemInodes.Enabled, &m.K8sNodeFilesystemInodesFree.Enabled,
+			&m.K8sNodeImageFilesystemUsage.Enabled, &m.K8sNodeImageFilesystemInodesUsed.Enabled,
+			&m.K8sNodeImageFilesystemCapacity.Enabled, &m.K8sNodeImageFilesystemAvailable.Enabled,
+		} {
+			*e = false
+		}
+	}
+	assert.Nil(t, filesystemOption(fsConfig(t, off), zap.NewNop()))
+
+	core, logs := observer.New(zapcore.DebugLevel)
+	cfg := fsConfig(t, func(c *Config) {
+		off(c)
+		c.Metrics.ContainerFilesystemLogsUsage.Enabled = true
+		c.Runtime.CRIEndpoint = filepath.Join(c.RootPath, "dead.sock") // never dialled
+	})
+	dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-8/c")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 89), 0o644))
+	f := filesystemOption(cfg, zap.New(core))
+	c, ok := f.(*fsstats.Collector)
+	require.True(t, ok)
+	require.NoError(t, c.Start(context.Background()))
+	s := waitCollected(t, c)
+	assert.Equal(t, map[fsstats.LogDir]uint64{{PodUID: "uid-8", Container: "c"}: 89}, s.Logs)
+	require.NoError(t, c.Shutdown(context.Background()))
+	assert.Zero(t, logs.Len(), "no runtime asked, nothing logged: %v", logs.All())
+
+	cfg = fsConfig(t, func(c *Config) { off(c); c.Metrics.K8sNodeFilesystemUsage.Enabled = true })
+	c = filesystemOption(cfg, zap.NewNop()).(*fsstats.Collector)
+	require.NoError(t, c.Start(context.Background()))
+	require.Eventually(t, func() bool { return c.Snapshot() != (&fsstats.Collector{}).Snapshot() }, 10*time.Second, 5*time.Millisecond)
+	assert.Nil(t, c.Snapshot().Logs, "no log walk")
 	require.NoError(t, c.Shutdown(context.Background()))
 }

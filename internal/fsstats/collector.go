@@ -34,6 +34,8 @@ type Config struct {
 	// layers and no image filesystems, logs still. A Source that is also
 	// an io.Closer is closed in Shutdown.
 	Connect func() (Source, error)
+	// NoLogs skips the log directory walk (its metric is disabled).
+	NoLogs bool
 	// Statfs is the statfs call; nil means Statfs.
 	Statfs func(path string) (Space, error)
 	Logger *zap.Logger
@@ -154,7 +156,10 @@ func (c *Collector) loop(ctx context.Context, src Source, done chan struct{}) {
 // Collect runs one collection with src (nil: no runtime) and publishes
 // it. The loop calls it; tests call it directly.
 func (c *Collector) Collect(ctx context.Context, src Source) {
-	s := &Snapshot{Logs: c.logSizes()}
+	s := &Snapshot{}
+	if !c.cfg.NoLogs {
+		s.Logs = c.logSizes()
+	}
 	if src != nil && ctx.Err() == nil {
 		s.Layers, s.Images = c.fromRuntime(ctx, src)
 	}

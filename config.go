@@ -56,6 +56,13 @@ type Config struct {
 	// k8s.pod.label.<key> on pod and container series.
 	PodLabels bool `mapstructure:"pod_labels"`
 
+	// FilesystemCollectionInterval is the period of the background
+	// filesystem collection: containers' writable layers and the image
+	// filesystems from CRI, and the sizes of container log files
+	// (docs/filesystem.md). Scrapes read its latest result and never wait
+	// on the runtime.
+	FilesystemCollectionInterval time.Duration `mapstructure:"filesystem_collection_interval"`
+
 	// Logs configures the logs signal (container log files under
 	// <root_path>/var/log/pods). Off by default.
 	Logs LogsConfig `mapstructure:"logs"`
@@ -221,6 +228,8 @@ func (cfg *Config) Validate() error {
 		return errors.New(`root_path: must not be empty (use "/" when the collector runs on the host)`)
 	case !filepath.IsAbs(cfg.RootPath):
 		return fmt.Errorf("root_path: must be an absolute path, got %q", cfg.RootPath)
+	case cfg.FilesystemCollectionInterval <= 0:
+		return fmt.Errorf("filesystem_collection_interval: must be greater than 0, got %s", cfg.FilesystemCollectionInterval)
 	}
 	return nil
 }

@@ -40,6 +40,13 @@ func TestConfigDefault(t *testing.T) {
 	assert.Equal(t, 10*time.Second, cfg.CollectionInterval)
 	assert.False(t, cfg.StandaloneContainers)
 	assert.Equal(t, metadata.DefaultMetricsBuilderConfig(), cfg.MetricsBuilderConfig)
+	assert.Equal(t, time.Minute, cfg.FilesystemCollectionInterval)
+}
+
+func TestConfigFilesystem(t *testing.T) {
+	cfg, err := loadConfig(t, "filesystem.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, 90*time.Second, cfg.FilesystemCollectionInterval)
 }
 
 func TestConfigFull(t *testing.T) {
@@ -123,6 +130,7 @@ func TestConfigInvalid(t *testing.T) {
 		{"zero_interval.yaml", `"collection_interval": requires positive value`},
 		{"negative_timeout.yaml", `"timeout": requires positive value`},
 		{"unknown_key.yaml", "root_pth"},
+		{"zero_filesystem_interval.yaml", "filesystem_collection_interval: must be greater than 0, got 0s"},
 		{"bad_metric.yaml", "container.cpu.nonexistent"},
 		{"bad_runtime.yaml", `runtime: cri_endpoint: must be an absolute unix socket path, got "run/containerd/containerd.sock"`},
 		{"bad_runtime.yaml", "; containerd_namespaces: must not be empty"},

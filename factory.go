@@ -28,6 +28,12 @@ import (
 // enough for rates while staying cheap on dense nodes.
 const defaultCollectionInterval = 10 * time.Second
 
+// defaultFilesystemCollectionInterval is the period of the background
+// filesystem collection: the kubelet's eviction manager and cAdvisor
+// measure disk usage about as often, and the runtime's own measurements
+// (containerd's stats_collect_period, 10 s) are not fresher.
+const defaultFilesystemCollectionInterval = time.Minute
+
 // NewFactory creates the container_stats receiver factory.
 //
 // The metrics and logs receivers created from one configuration (one
@@ -74,8 +80,9 @@ func createDefaultConfig() component.Config {
 			MinRefreshInterval:   identity.DefaultMinRefresh,
 			PodLogs:              true,
 		},
-		PodSeries:  true,
-		NodeSeries: true,
+		FilesystemCollectionInterval: defaultFilesystemCollectionInterval,
+		PodSeries:                    true,
+		NodeSeries:                   true,
 		Logs: LogsConfig{
 			StartAt:    logs.DefaultStartAt,
 			MaxLogSize: logs.DefaultMaxLogSize,
@@ -114,6 +121,7 @@ func createMetricsReceiver(
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
 		GPU:                  gpuOptions(c.GPU, nvml),
+		Filesystem:           filesystemOption(c, set.Logger),
 		Discovered:           discovered,
 		Identity:             ident,
 		Filter:               filter,

@@ -268,7 +268,7 @@ func stateLogs(logs *observer.ObservedLogs) map[string][]string {
 // readOnlyRPC is the allowlist of runtime RPCs the receiver may call: list,
 // status, version and stats calls, on the CRI runtime service or any other
 // service (the containerd API's Containers/List and Tasks/List).
-var readOnlyRPC = regexp.MustCompile(`^/[\w.]+/(List\w*|\w*Status|Version|\w*Stats)$`)
+var readOnlyRPC = regexp.MustCompile(`^/[\w.]+/(List\w*|\w*Status|Version|\w*Stats|ImageFsInfo)$`)
 
 func disallowedRPCs(methods []string) []string {
 	var bad []string
@@ -327,7 +327,8 @@ func TestReadOnlyRuntimeRPCs(t *testing.T) {
 		"/runtime.v1.RuntimeService/Version", "/runtime.v1.RuntimeService/ListPodSandbox",
 		"/runtime.v1.RuntimeService/ListContainers", "/runtime.v1.RuntimeService/ContainerStatus",
 		"/containerd.services.containers.v1.Containers/List",
-	}, "both resolvers reached the recorder")
+		"/runtime.v1.RuntimeService/ListContainerStats", "/runtime.v1.ImageService/ImageFsInfo",
+	}, "both resolvers and the filesystem collection reached the recorder")
 	assert.Empty(t, disallowedRPCs(ms), "only read-only RPCs")
 
 	// The recorder and the allowlist catch a mutating call, whichever

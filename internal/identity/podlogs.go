@@ -98,6 +98,10 @@ func (p *PodLogs) Scan() (pods map[string]LogPod, ctrNames map[string]string, li
 
 var errLogName = errors.New("not a kubelet log name")
 
+// ParsePodLogDir parses a /var/log/pods directory name
+// "<namespace>_<pod>_<uid>" (the filesystem stats' log sizes use it).
+func ParsePodLogDir(name string) (LogPod, error) { return parsePodLogDir(name) }
+
 // parsePodLogDir parses "<namespace>_<pod>_<uid>". Namespaces and pod names
 // are DNS names and cannot hold "_"; the UID is whatever follows the second
 // "_" (static pods use a hash, not a UUID).

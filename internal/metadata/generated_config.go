@@ -485,6 +485,66 @@ func (ms *ContainerFileDescriptorCountMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
+// ContainerFilesystemInodesUsedMetricConfig provides config for the container.filesystem.inodes.used metric.
+type ContainerFilesystemInodesUsedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerFilesystemInodesUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerFilesystemLogsUsageMetricConfig provides config for the container.filesystem.logs.usage metric.
+type ContainerFilesystemLogsUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerFilesystemLogsUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerFilesystemUsageMetricConfig provides config for the container.filesystem.usage metric.
+type ContainerFilesystemUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerMemoryAvailableMetricConfig provides config for the container.memory.available metric.
 type ContainerMemoryAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -2233,6 +2293,298 @@ func (ms *K8sNodeDiskOperationsMetricConfig) Validate() error {
 		case K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection:
 		default:
 			return fmt.Errorf("metric k8s.node.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeFilesystemAvailableMetricConfig provides config for the k8s.node.filesystem.available metric.
+type K8sNodeFilesystemAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeFilesystemAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeFilesystemCapacityMetricConfig provides config for the k8s.node.filesystem.capacity metric.
+type K8sNodeFilesystemCapacityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeFilesystemCapacityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeFilesystemInodesMetricConfig provides config for the k8s.node.filesystem.inodes metric.
+type K8sNodeFilesystemInodesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeFilesystemInodesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeFilesystemInodesFreeMetricConfig provides config for the k8s.node.filesystem.inodes.free metric.
+type K8sNodeFilesystemInodesFreeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeFilesystemInodesFreeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeFilesystemUsageMetricConfig provides config for the k8s.node.filesystem.usage metric.
+type K8sNodeFilesystemUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeImageFilesystemAvailableMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.available metric.
+type K8sNodeImageFilesystemAvailableMetricAttributeKey string
+
+const (
+	K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemAvailableMetricAttributeKey = "system.filesystem.mountpoint"
+)
+
+// K8sNodeImageFilesystemAvailableMetricConfig provides config for the k8s.node.image_filesystem.available metric.
+type K8sNodeImageFilesystemAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeImageFilesystemAvailableMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeImageFilesystemAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeImageFilesystemAvailableMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint:
+		default:
+			return fmt.Errorf("metric k8s.node.image_filesystem.available doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeImageFilesystemCapacityMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.capacity metric.
+type K8sNodeImageFilesystemCapacityMetricAttributeKey string
+
+const (
+	K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemCapacityMetricAttributeKey = "system.filesystem.mountpoint"
+)
+
+// K8sNodeImageFilesystemCapacityMetricConfig provides config for the k8s.node.image_filesystem.capacity metric.
+type K8sNodeImageFilesystemCapacityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeImageFilesystemCapacityMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeImageFilesystemCapacityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeImageFilesystemCapacityMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint:
+		default:
+			return fmt.Errorf("metric k8s.node.image_filesystem.capacity doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeImageFilesystemInodesUsedMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.inodes.used metric.
+type K8sNodeImageFilesystemInodesUsedMetricAttributeKey string
+
+const (
+	K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemInodesUsedMetricAttributeKey = "system.filesystem.mountpoint"
+)
+
+// K8sNodeImageFilesystemInodesUsedMetricConfig provides config for the k8s.node.image_filesystem.inodes.used metric.
+type K8sNodeImageFilesystemInodesUsedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint:
+		default:
+			return fmt.Errorf("metric k8s.node.image_filesystem.inodes.used doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeImageFilesystemUsageMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.usage metric.
+type K8sNodeImageFilesystemUsageMetricAttributeKey string
+
+const (
+	K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemUsageMetricAttributeKey = "system.filesystem.mountpoint"
+)
+
+// K8sNodeImageFilesystemUsageMetricConfig provides config for the k8s.node.image_filesystem.usage metric.
+type K8sNodeImageFilesystemUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeImageFilesystemUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeImageFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeImageFilesystemUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint:
+		default:
+			return fmt.Errorf("metric k8s.node.image_filesystem.usage doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
 		}
 	}
 
@@ -4020,6 +4372,9 @@ type MetricsConfig struct {
 	ContainerDiskIo                        ContainerDiskIoMetricConfig                        `mapstructure:"container.disk.io"`
 	ContainerDiskOperations                ContainerDiskOperationsMetricConfig                `mapstructure:"container.disk.operations"`
 	ContainerFileDescriptorCount           ContainerFileDescriptorCountMetricConfig           `mapstructure:"container.file_descriptor.count"`
+	ContainerFilesystemInodesUsed          ContainerFilesystemInodesUsedMetricConfig          `mapstructure:"container.filesystem.inodes.used"`
+	ContainerFilesystemLogsUsage           ContainerFilesystemLogsUsageMetricConfig           `mapstructure:"container.filesystem.logs.usage"`
+	ContainerFilesystemUsage               ContainerFilesystemUsageMetricConfig               `mapstructure:"container.filesystem.usage"`
 	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
 	ContainerMemoryCache                   ContainerMemoryCacheMetricConfig                   `mapstructure:"container.memory.cache"`
 	ContainerMemoryHugetlbLimit            ContainerMemoryHugetlbLimitMetricConfig            `mapstructure:"container.memory.hugetlb.limit"`
@@ -4071,6 +4426,15 @@ type MetricsConfig struct {
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
 	K8sNodeDiskIo                          K8sNodeDiskIoMetricConfig                          `mapstructure:"k8s.node.disk.io"`
 	K8sNodeDiskOperations                  K8sNodeDiskOperationsMetricConfig                  `mapstructure:"k8s.node.disk.operations"`
+	K8sNodeFilesystemAvailable             K8sNodeFilesystemAvailableMetricConfig             `mapstructure:"k8s.node.filesystem.available"`
+	K8sNodeFilesystemCapacity              K8sNodeFilesystemCapacityMetricConfig              `mapstructure:"k8s.node.filesystem.capacity"`
+	K8sNodeFilesystemInodes                K8sNodeFilesystemInodesMetricConfig                `mapstructure:"k8s.node.filesystem.inodes"`
+	K8sNodeFilesystemInodesFree            K8sNodeFilesystemInodesFreeMetricConfig            `mapstructure:"k8s.node.filesystem.inodes.free"`
+	K8sNodeFilesystemUsage                 K8sNodeFilesystemUsageMetricConfig                 `mapstructure:"k8s.node.filesystem.usage"`
+	K8sNodeImageFilesystemAvailable        K8sNodeImageFilesystemAvailableMetricConfig        `mapstructure:"k8s.node.image_filesystem.available"`
+	K8sNodeImageFilesystemCapacity         K8sNodeImageFilesystemCapacityMetricConfig         `mapstructure:"k8s.node.image_filesystem.capacity"`
+	K8sNodeImageFilesystemInodesUsed       K8sNodeImageFilesystemInodesUsedMetricConfig       `mapstructure:"k8s.node.image_filesystem.inodes.used"`
+	K8sNodeImageFilesystemUsage            K8sNodeImageFilesystemUsageMetricConfig            `mapstructure:"k8s.node.image_filesystem.usage"`
 	K8sNodeMemoryAvailable                 K8sNodeMemoryAvailableMetricConfig                 `mapstructure:"k8s.node.memory.available"`
 	K8sNodeMemoryCache                     K8sNodeMemoryCacheMetricConfig                     `mapstructure:"k8s.node.memory.cache"`
 	K8sNodeMemoryHugetlbUsage              K8sNodeMemoryHugetlbUsageMetricConfig              `mapstructure:"k8s.node.memory.hugetlb.usage"`
@@ -4183,6 +4547,15 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 			Enabled: false,
+		},
+		ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
+			Enabled: true,
+		},
+		ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+			Enabled: true,
+		},
+		ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
+			Enabled: true,
 		},
 		ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 			Enabled: true,
@@ -4388,6 +4761,41 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeDiskOperationsMetricAttributeKey{K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection},
+		},
+		K8sNodeFilesystemAvailable: K8sNodeFilesystemAvailableMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
+		},
+		K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
+		},
+		K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+		},
+		K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
 			Enabled: true,

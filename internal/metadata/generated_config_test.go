@@ -83,6 +83,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 						Enabled: true,
 					},
+					ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
+						Enabled: true,
+					},
+					ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+						Enabled: true,
+					},
+					ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
+						Enabled: true,
+					},
 					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 						Enabled: true,
 					},
@@ -287,6 +296,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeDiskOperationsMetricAttributeKey{K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					K8sNodeFilesystemAvailable: K8sNodeFilesystemAvailableMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
+						Enabled: true,
+					},
+					K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
 						Enabled: true,
@@ -577,6 +621,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 						Enabled: false,
 					},
+					ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
+						Enabled: false,
+					},
+					ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+						Enabled: false,
+					},
+					ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
+						Enabled: false,
+					},
 					ContainerMemoryAvailable: ContainerMemoryAvailableMetricConfig{
 						Enabled: false,
 					},
@@ -781,6 +834,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeDiskOperationsMetricAttributeKey{K8sNodeDiskOperationsMetricAttributeKeySystemDevice, K8sNodeDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					K8sNodeFilesystemAvailable: K8sNodeFilesystemAvailableMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
+						Enabled: false,
+					},
+					K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
 						Enabled: false,
@@ -1014,7 +1102,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkDroppedMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketsMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodesUsedMetricConfig{}, ContainerFilesystemLogsUsageMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkDroppedMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketsMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodesMetricConfig{}, K8sNodeFilesystemInodesFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodesUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -1399,6 +1487,54 @@ func TestK8sNodeDiskOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().K8sNodeDiskOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeImageFilesystemAvailableMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeImageFilesystemAvailable
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeImageFilesystemAvailableMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.image_filesystem.available doesn't have an attribute invalid, valid attributes: [system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().K8sNodeImageFilesystemAvailable
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeImageFilesystemCapacityMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeImageFilesystemCapacity
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeImageFilesystemCapacityMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.image_filesystem.capacity doesn't have an attribute invalid, valid attributes: [system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().K8sNodeImageFilesystemCapacity
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeImageFilesystemInodesUsedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeImageFilesystemInodesUsed
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.image_filesystem.inodes.used doesn't have an attribute invalid, valid attributes: [system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().K8sNodeImageFilesystemInodesUsed
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeImageFilesystemUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeImageFilesystemUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeImageFilesystemUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.image_filesystem.usage doesn't have an attribute invalid, valid attributes: [system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().K8sNodeImageFilesystemUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

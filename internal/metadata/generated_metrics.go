@@ -541,6 +541,15 @@ var MetricsInfo = metricsInfo{
 	ContainerFileDescriptorCount: metricInfo{
 		Name: "container.file_descriptor.count",
 	},
+	ContainerFilesystemInodesUsed: metricInfo{
+		Name: "container.filesystem.inodes.used",
+	},
+	ContainerFilesystemLogsUsage: metricInfo{
+		Name: "container.filesystem.logs.usage",
+	},
+	ContainerFilesystemUsage: metricInfo{
+		Name: "container.filesystem.usage",
+	},
 	ContainerMemoryAvailable: metricInfo{
 		Name: "container.memory.available",
 	},
@@ -719,6 +728,37 @@ var MetricsInfo = metricsInfo{
 	K8sNodeDiskOperations: metricInfo{
 		Name:       "k8s.node.disk.operations",
 		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	K8sNodeFilesystemAvailable: metricInfo{
+		Name: "k8s.node.filesystem.available",
+	},
+	K8sNodeFilesystemCapacity: metricInfo{
+		Name: "k8s.node.filesystem.capacity",
+	},
+	K8sNodeFilesystemInodes: metricInfo{
+		Name: "k8s.node.filesystem.inodes",
+	},
+	K8sNodeFilesystemInodesFree: metricInfo{
+		Name: "k8s.node.filesystem.inodes.free",
+	},
+	K8sNodeFilesystemUsage: metricInfo{
+		Name: "k8s.node.filesystem.usage",
+	},
+	K8sNodeImageFilesystemAvailable: metricInfo{
+		Name:       "k8s.node.image_filesystem.available",
+		Attributes: []string{"system.filesystem.mountpoint"},
+	},
+	K8sNodeImageFilesystemCapacity: metricInfo{
+		Name:       "k8s.node.image_filesystem.capacity",
+		Attributes: []string{"system.filesystem.mountpoint"},
+	},
+	K8sNodeImageFilesystemInodesUsed: metricInfo{
+		Name:       "k8s.node.image_filesystem.inodes.used",
+		Attributes: []string{"system.filesystem.mountpoint"},
+	},
+	K8sNodeImageFilesystemUsage: metricInfo{
+		Name:       "k8s.node.image_filesystem.usage",
+		Attributes: []string{"system.filesystem.mountpoint"},
 	},
 	K8sNodeMemoryAvailable: metricInfo{
 		Name: "k8s.node.memory.available",
@@ -919,6 +959,9 @@ type metricsInfo struct {
 	ContainerDiskIo                        metricInfo
 	ContainerDiskOperations                metricInfo
 	ContainerFileDescriptorCount           metricInfo
+	ContainerFilesystemInodesUsed          metricInfo
+	ContainerFilesystemLogsUsage           metricInfo
+	ContainerFilesystemUsage               metricInfo
 	ContainerMemoryAvailable               metricInfo
 	ContainerMemoryCache                   metricInfo
 	ContainerMemoryHugetlbLimit            metricInfo
@@ -970,6 +1013,15 @@ type metricsInfo struct {
 	K8sNodeCPUUsage                        metricInfo
 	K8sNodeDiskIo                          metricInfo
 	K8sNodeDiskOperations                  metricInfo
+	K8sNodeFilesystemAvailable             metricInfo
+	K8sNodeFilesystemCapacity              metricInfo
+	K8sNodeFilesystemInodes                metricInfo
+	K8sNodeFilesystemInodesFree            metricInfo
+	K8sNodeFilesystemUsage                 metricInfo
+	K8sNodeImageFilesystemAvailable        metricInfo
+	K8sNodeImageFilesystemCapacity         metricInfo
+	K8sNodeImageFilesystemInodesUsed       metricInfo
+	K8sNodeImageFilesystemUsage            metricInfo
 	K8sNodeMemoryAvailable                 metricInfo
 	K8sNodeMemoryCache                     metricInfo
 	K8sNodeMemoryHugetlbUsage              metricInfo
@@ -2041,6 +2093,156 @@ func (m *metricContainerFileDescriptorCount) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerFileDescriptorCount(cfg ContainerFileDescriptorCountMetricConfig) metricContainerFileDescriptorCount {
 	m := metricContainerFileDescriptorCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerFilesystemInodesUsed struct {
+	data     pmetric.Metric                            // data buffer for generated metric.
+	config   ContainerFilesystemInodesUsedMetricConfig // metric config provided by user.
+	capacity int                                       // max observed number of data points added to the metric.
+}
+
+// init fills container.filesystem.inodes.used metric with initial data.
+func (m *metricContainerFilesystemInodesUsed) init() {
+	m.data.SetName("container.filesystem.inodes.used")
+	m.data.SetDescription("Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerFilesystemInodesUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerFilesystemInodesUsed) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerFilesystemInodesUsed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerFilesystemInodesUsed(cfg ContainerFilesystemInodesUsedMetricConfig) metricContainerFilesystemInodesUsed {
+	m := metricContainerFilesystemInodesUsed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerFilesystemLogsUsage struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   ContainerFilesystemLogsUsageMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills container.filesystem.logs.usage metric with initial data.
+func (m *metricContainerFilesystemLogsUsage) init() {
+	m.data.SetName("container.filesystem.logs.usage")
+	m.data.SetDescription("Bytes of the container's log files: the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included), read in the background every filesystem_collection_interval. Apparent sizes, not allocated blocks. Absent when the container has no such directory. kubelet /stats/summary: containers[].logs.usedBytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerFilesystemLogsUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerFilesystemLogsUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerFilesystemLogsUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerFilesystemLogsUsage(cfg ContainerFilesystemLogsUsageMetricConfig) metricContainerFilesystemLogsUsage {
+	m := metricContainerFilesystemLogsUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerFilesystemUsage struct {
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   ContainerFilesystemUsageMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
+}
+
+// init fills container.filesystem.usage metric with initial data.
+func (m *metricContainerFilesystemUsage) init() {
+	m.data.SetName("container.filesystem.usage")
+	m.data.SetDescription("Bytes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.usedBytes; cAdvisor: container_fs_usage_bytes (writable layer).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerFilesystemUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerFilesystemUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerFilesystemUsage(cfg ContainerFilesystemUsageMetricConfig) metricContainerFilesystemUsage {
+	m := metricContainerFilesystemUsage{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -5677,6 +5879,612 @@ func (m *metricK8sNodeDiskOperations) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sNodeDiskOperations(cfg K8sNodeDiskOperationsMetricConfig) metricK8sNodeDiskOperations {
 	m := metricK8sNodeDiskOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeFilesystemAvailable struct {
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   K8sNodeFilesystemAvailableMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.filesystem.available metric with initial data.
+func (m *metricK8sNodeFilesystemAvailable) init() {
+	m.data.SetName("k8s.node.filesystem.available")
+	m.data.SetDescription("Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeFilesystemAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeFilesystemAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeFilesystemAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeFilesystemAvailable(cfg K8sNodeFilesystemAvailableMetricConfig) metricK8sNodeFilesystemAvailable {
+	m := metricK8sNodeFilesystemAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeFilesystemCapacity struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   K8sNodeFilesystemCapacityMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.filesystem.capacity metric with initial data.
+func (m *metricK8sNodeFilesystemCapacity) init() {
+	m.data.SetName("k8s.node.filesystem.capacity")
+	m.data.SetDescription("Size of the node filesystem: statfs f_blocks x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.capacityBytes; cAdvisor: container_fs_limit_bytes for id=/.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeFilesystemCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeFilesystemCapacity) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeFilesystemCapacity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeFilesystemCapacity(cfg K8sNodeFilesystemCapacityMetricConfig) metricK8sNodeFilesystemCapacity {
+	m := metricK8sNodeFilesystemCapacity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeFilesystemInodes struct {
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   K8sNodeFilesystemInodesMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.filesystem.inodes metric with initial data.
+func (m *metricK8sNodeFilesystemInodes) init() {
+	m.data.SetName("k8s.node.filesystem.inodes")
+	m.data.SetDescription("Inodes of the node filesystem: statfs f_files of <root_path>/var/lib/kubelet, else of <root_path>/. Absent on filesystems that report 0 (no fixed inode table, e.g. btrfs). kubelet /stats/summary: node.fs.inodes; cAdvisor: container_fs_inodes_total for id=/.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeFilesystemInodes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeFilesystemInodes) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeFilesystemInodes) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeFilesystemInodes(cfg K8sNodeFilesystemInodesMetricConfig) metricK8sNodeFilesystemInodes {
+	m := metricK8sNodeFilesystemInodes{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeFilesystemInodesFree struct {
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   K8sNodeFilesystemInodesFreeMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.filesystem.inodes.free metric with initial data.
+func (m *metricK8sNodeFilesystemInodesFree) init() {
+	m.data.SetName("k8s.node.filesystem.inodes.free")
+	m.data.SetDescription("Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inodes is. Used inodes are k8s.node.filesystem.inodes minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeFilesystemInodesFree) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeFilesystemInodesFree) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeFilesystemInodesFree) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeFilesystemInodesFree(cfg K8sNodeFilesystemInodesFreeMetricConfig) metricK8sNodeFilesystemInodesFree {
+	m := metricK8sNodeFilesystemInodesFree{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeFilesystemUsage struct {
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   K8sNodeFilesystemUsageMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.filesystem.usage metric with initial data.
+func (m *metricK8sNodeFilesystemUsage) init() {
+	m.data.SetName("k8s.node.filesystem.usage")
+	m.data.SetDescription("Bytes used on the node filesystem: statfs (f_blocks - f_bfree) x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.usedBytes; cAdvisor: container_fs_usage_bytes for id=/.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeFilesystemUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeFilesystemUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeFilesystemUsage(cfg K8sNodeFilesystemUsageMetricConfig) metricK8sNodeFilesystemUsage {
+	m := metricK8sNodeFilesystemUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeImageFilesystemAvailable struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        K8sNodeImageFilesystemAvailableMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.image_filesystem.available metric with initial data.
+func (m *metricK8sNodeImageFilesystemAvailable) init() {
+	m.data.SetName("k8s.node.image_filesystem.available")
+	m.data.SetDescription("Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeImageFilesystemAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeImageFilesystemAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeImageFilesystemAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeImageFilesystemAvailable(cfg K8sNodeImageFilesystemAvailableMetricConfig) metricK8sNodeImageFilesystemAvailable {
+	m := metricK8sNodeImageFilesystemAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeImageFilesystemCapacity struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        K8sNodeImageFilesystemCapacityMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.image_filesystem.capacity metric with initial data.
+func (m *metricK8sNodeImageFilesystemCapacity) init() {
+	m.data.SetName("k8s.node.image_filesystem.capacity")
+	m.data.SetDescription("Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeImageFilesystemCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeImageFilesystemCapacity) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeImageFilesystemCapacity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeImageFilesystemCapacity(cfg K8sNodeImageFilesystemCapacityMetricConfig) metricK8sNodeImageFilesystemCapacity {
+	m := metricK8sNodeImageFilesystemCapacity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeImageFilesystemInodesUsed struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        K8sNodeImageFilesystemInodesUsedMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.image_filesystem.inodes.used metric with initial data.
+func (m *metricK8sNodeImageFilesystemInodesUsed) init() {
+	m.data.SetName("k8s.node.image_filesystem.inodes.used")
+	m.data.SetDescription("Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeImageFilesystemInodesUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeImageFilesystemInodesUsed) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeImageFilesystemInodesUsed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeImageFilesystemInodesUsed(cfg K8sNodeImageFilesystemInodesUsedMetricConfig) metricK8sNodeImageFilesystemInodesUsed {
+	m := metricK8sNodeImageFilesystemInodesUsed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeImageFilesystemUsage struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        K8sNodeImageFilesystemUsageMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.image_filesystem.usage metric with initial data.
+func (m *metricK8sNodeImageFilesystemUsage) init() {
+	m.data.SetName("k8s.node.image_filesystem.usage")
+	m.data.SetDescription("Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeImageFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeImageFilesystemUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeImageFilesystemUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeImageFilesystemUsage(cfg K8sNodeImageFilesystemUsageMetricConfig) metricK8sNodeImageFilesystemUsage {
+	m := metricK8sNodeImageFilesystemUsage{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -9379,6 +10187,9 @@ type MetricsBuilder struct {
 	metricContainerDiskIo                        metricContainerDiskIo
 	metricContainerDiskOperations                metricContainerDiskOperations
 	metricContainerFileDescriptorCount           metricContainerFileDescriptorCount
+	metricContainerFilesystemInodesUsed          metricContainerFilesystemInodesUsed
+	metricContainerFilesystemLogsUsage           metricContainerFilesystemLogsUsage
+	metricContainerFilesystemUsage               metricContainerFilesystemUsage
 	metricContainerMemoryAvailable               metricContainerMemoryAvailable
 	metricContainerMemoryCache                   metricContainerMemoryCache
 	metricContainerMemoryHugetlbLimit            metricContainerMemoryHugetlbLimit
@@ -9430,6 +10241,15 @@ type MetricsBuilder struct {
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
 	metricK8sNodeDiskIo                          metricK8sNodeDiskIo
 	metricK8sNodeDiskOperations                  metricK8sNodeDiskOperations
+	metricK8sNodeFilesystemAvailable             metricK8sNodeFilesystemAvailable
+	metricK8sNodeFilesystemCapacity              metricK8sNodeFilesystemCapacity
+	metricK8sNodeFilesystemInodes                metricK8sNodeFilesystemInodes
+	metricK8sNodeFilesystemInodesFree            metricK8sNodeFilesystemInodesFree
+	metricK8sNodeFilesystemUsage                 metricK8sNodeFilesystemUsage
+	metricK8sNodeImageFilesystemAvailable        metricK8sNodeImageFilesystemAvailable
+	metricK8sNodeImageFilesystemCapacity         metricK8sNodeImageFilesystemCapacity
+	metricK8sNodeImageFilesystemInodesUsed       metricK8sNodeImageFilesystemInodesUsed
+	metricK8sNodeImageFilesystemUsage            metricK8sNodeImageFilesystemUsage
 	metricK8sNodeMemoryAvailable                 metricK8sNodeMemoryAvailable
 	metricK8sNodeMemoryCache                     metricK8sNodeMemoryCache
 	metricK8sNodeMemoryHugetlbUsage              metricK8sNodeMemoryHugetlbUsage
@@ -9522,6 +10342,9 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerDiskIo:                        newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
 		metricContainerDiskOperations:                newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
 		metricContainerFileDescriptorCount:           newMetricContainerFileDescriptorCount(mbc.Metrics.ContainerFileDescriptorCount),
+		metricContainerFilesystemInodesUsed:          newMetricContainerFilesystemInodesUsed(mbc.Metrics.ContainerFilesystemInodesUsed),
+		metricContainerFilesystemLogsUsage:           newMetricContainerFilesystemLogsUsage(mbc.Metrics.ContainerFilesystemLogsUsage),
+		metricContainerFilesystemUsage:               newMetricContainerFilesystemUsage(mbc.Metrics.ContainerFilesystemUsage),
 		metricContainerMemoryAvailable:               newMetricContainerMemoryAvailable(mbc.Metrics.ContainerMemoryAvailable),
 		metricContainerMemoryCache:                   newMetricContainerMemoryCache(mbc.Metrics.ContainerMemoryCache),
 		metricContainerMemoryHugetlbLimit:            newMetricContainerMemoryHugetlbLimit(mbc.Metrics.ContainerMemoryHugetlbLimit),
@@ -9573,6 +10396,15 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
 		metricK8sNodeDiskIo:                          newMetricK8sNodeDiskIo(mbc.Metrics.K8sNodeDiskIo),
 		metricK8sNodeDiskOperations:                  newMetricK8sNodeDiskOperations(mbc.Metrics.K8sNodeDiskOperations),
+		metricK8sNodeFilesystemAvailable:             newMetricK8sNodeFilesystemAvailable(mbc.Metrics.K8sNodeFilesystemAvailable),
+		metricK8sNodeFilesystemCapacity:              newMetricK8sNodeFilesystemCapacity(mbc.Metrics.K8sNodeFilesystemCapacity),
+		metricK8sNodeFilesystemInodes:                newMetricK8sNodeFilesystemInodes(mbc.Metrics.K8sNodeFilesystemInodes),
+		metricK8sNodeFilesystemInodesFree:            newMetricK8sNodeFilesystemInodesFree(mbc.Metrics.K8sNodeFilesystemInodesFree),
+		metricK8sNodeFilesystemUsage:                 newMetricK8sNodeFilesystemUsage(mbc.Metrics.K8sNodeFilesystemUsage),
+		metricK8sNodeImageFilesystemAvailable:        newMetricK8sNodeImageFilesystemAvailable(mbc.Metrics.K8sNodeImageFilesystemAvailable),
+		metricK8sNodeImageFilesystemCapacity:         newMetricK8sNodeImageFilesystemCapacity(mbc.Metrics.K8sNodeImageFilesystemCapacity),
+		metricK8sNodeImageFilesystemInodesUsed:       newMetricK8sNodeImageFilesystemInodesUsed(mbc.Metrics.K8sNodeImageFilesystemInodesUsed),
+		metricK8sNodeImageFilesystemUsage:            newMetricK8sNodeImageFilesystemUsage(mbc.Metrics.K8sNodeImageFilesystemUsage),
 		metricK8sNodeMemoryAvailable:                 newMetricK8sNodeMemoryAvailable(mbc.Metrics.K8sNodeMemoryAvailable),
 		metricK8sNodeMemoryCache:                     newMetricK8sNodeMemoryCache(mbc.Metrics.K8sNodeMemoryCache),
 		metricK8sNodeMemoryHugetlbUsage:              newMetricK8sNodeMemoryHugetlbUsage(mbc.Metrics.K8sNodeMemoryHugetlbUsage),
@@ -9814,6 +10646,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerDiskIo.emit(ils.Metrics())
 	mb.metricContainerDiskOperations.emit(ils.Metrics())
 	mb.metricContainerFileDescriptorCount.emit(ils.Metrics())
+	mb.metricContainerFilesystemInodesUsed.emit(ils.Metrics())
+	mb.metricContainerFilesystemLogsUsage.emit(ils.Metrics())
+	mb.metricContainerFilesystemUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryAvailable.emit(ils.Metrics())
 	mb.metricContainerMemoryCache.emit(ils.Metrics())
 	mb.metricContainerMemoryHugetlbLimit.emit(ils.Metrics())
@@ -9865,6 +10700,15 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
 	mb.metricK8sNodeDiskIo.emit(ils.Metrics())
 	mb.metricK8sNodeDiskOperations.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemAvailable.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemCapacity.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemInodes.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemInodesFree.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemUsage.emit(ils.Metrics())
+	mb.metricK8sNodeImageFilesystemAvailable.emit(ils.Metrics())
+	mb.metricK8sNodeImageFilesystemCapacity.emit(ils.Metrics())
+	mb.metricK8sNodeImageFilesystemInodesUsed.emit(ils.Metrics())
+	mb.metricK8sNodeImageFilesystemUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryCache.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryHugetlbUsage.emit(ils.Metrics())
@@ -10021,6 +10865,21 @@ func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Time
 // RecordContainerFileDescriptorCountDataPoint adds a data point to container.file_descriptor.count metric.
 func (mb *MetricsBuilder) RecordContainerFileDescriptorCountDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerFileDescriptorCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerFilesystemInodesUsedDataPoint adds a data point to container.filesystem.inodes.used metric.
+func (mb *MetricsBuilder) RecordContainerFilesystemInodesUsedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFilesystemInodesUsed.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerFilesystemLogsUsageDataPoint adds a data point to container.filesystem.logs.usage metric.
+func (mb *MetricsBuilder) RecordContainerFilesystemLogsUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFilesystemLogsUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerFilesystemUsageDataPoint adds a data point to container.filesystem.usage metric.
+func (mb *MetricsBuilder) RecordContainerFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFilesystemUsage.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordContainerMemoryAvailableDataPoint adds a data point to container.memory.available metric.
@@ -10276,6 +11135,51 @@ func (mb *MetricsBuilder) RecordK8sNodeDiskIoDataPoint(ts pcommon.Timestamp, val
 // RecordK8sNodeDiskOperationsDataPoint adds a data point to k8s.node.disk.operations metric.
 func (mb *MetricsBuilder) RecordK8sNodeDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricK8sNodeDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordK8sNodeFilesystemAvailableDataPoint adds a data point to k8s.node.filesystem.available metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemAvailableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeFilesystemCapacityDataPoint adds a data point to k8s.node.filesystem.capacity metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemCapacityDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemCapacity.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeFilesystemInodesDataPoint adds a data point to k8s.node.filesystem.inodes metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemInodesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemInodes.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeFilesystemInodesFreeDataPoint adds a data point to k8s.node.filesystem.inodes.free metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemInodesFreeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemInodesFree.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeFilesystemUsageDataPoint adds a data point to k8s.node.filesystem.usage metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeImageFilesystemAvailableDataPoint adds a data point to k8s.node.image_filesystem.available metric.
+func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemAvailableDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	mb.metricK8sNodeImageFilesystemAvailable.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
+}
+
+// RecordK8sNodeImageFilesystemCapacityDataPoint adds a data point to k8s.node.image_filesystem.capacity metric.
+func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemCapacityDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	mb.metricK8sNodeImageFilesystemCapacity.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
+}
+
+// RecordK8sNodeImageFilesystemInodesUsedDataPoint adds a data point to k8s.node.image_filesystem.inodes.used metric.
+func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	mb.metricK8sNodeImageFilesystemInodesUsed.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
+}
+
+// RecordK8sNodeImageFilesystemUsageDataPoint adds a data point to k8s.node.image_filesystem.usage metric.
+func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	mb.metricK8sNodeImageFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
 }
 
 // RecordK8sNodeMemoryAvailableDataPoint adds a data point to k8s.node.memory.available metric.

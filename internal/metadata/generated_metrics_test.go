@@ -99,6 +99,10 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
 			aggMap["k8s.node.disk.io"] = mb.metricK8sNodeDiskIo.config.AggregationStrategy
 			aggMap["k8s.node.disk.operations"] = mb.metricK8sNodeDiskOperations.config.AggregationStrategy
+			aggMap["k8s.node.image_filesystem.available"] = mb.metricK8sNodeImageFilesystemAvailable.config.AggregationStrategy
+			aggMap["k8s.node.image_filesystem.capacity"] = mb.metricK8sNodeImageFilesystemCapacity.config.AggregationStrategy
+			aggMap["k8s.node.image_filesystem.inodes.used"] = mb.metricK8sNodeImageFilesystemInodesUsed.config.AggregationStrategy
+			aggMap["k8s.node.image_filesystem.usage"] = mb.metricK8sNodeImageFilesystemUsage.config.AggregationStrategy
 			aggMap["k8s.node.memory.hugetlb.usage"] = mb.metricK8sNodeMemoryHugetlbUsage.config.AggregationStrategy
 			aggMap["k8s.node.network.dropped"] = mb.metricK8sNodeNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.node.network.errors"] = mb.metricK8sNodeNetworkErrors.config.AggregationStrategy
@@ -195,6 +199,15 @@ func TestMetricsBuilder(t *testing.T) {
 
 			allMetricsCount++
 			mb.RecordContainerFileDescriptorCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerFilesystemInodesUsedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerFilesystemLogsUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerFilesystemUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryAvailableDataPoint(ts, 1)
@@ -425,6 +438,45 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sNodeDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeFilesystemInodesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeFilesystemInodesFreeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeFilesystemUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, 1, "system.filesystem.mountpoint-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, 1, "system.filesystem.mountpoint-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts, 1, "system.filesystem.mountpoint-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeImageFilesystemUsageDataPoint(ts, 1, "system.filesystem.mountpoint-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeImageFilesystemUsageDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -711,6 +763,10 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeImageFilesystemAvailable.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeImageFilesystemCapacity.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeImageFilesystemInodesUsed.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeImageFilesystemUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeMemoryHugetlbUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkErrors.aggDataPoints)
@@ -1164,6 +1220,42 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "Open file descriptors of the container's processes: the sum over the PIDs in cgroup.procs (sub-cgroups included) of the open descriptors of <root_path>/proc/<pid>/fd: on a procfs of Linux 6.2+ the size stat(2) reports for that directory (the kernel's count, no listing), elsewhere the number of its entries (needs the host's /proc, i.e. hostPID, and ptrace-read access to the processes). A process that exits while being counted is left out; when a process's directory cannot be read (permission) there is no point and a partial error names the container. Cost per process in BENCHMARKS.md. Optional, off by default. cAdvisor: container_file_descriptors.", mi.Description())
 					assert.Equal(t, "{file_descriptor}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.filesystem.inodes.used":
+					assert.False(t, validatedMetrics["container.filesystem.inodes.used"], "Found a duplicate in the metrics slice: container.filesystem.inodes.used")
+					validatedMetrics["container.filesystem.inodes.used"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).", mi.Description())
+					assert.Equal(t, "{inode}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.filesystem.logs.usage":
+					assert.False(t, validatedMetrics["container.filesystem.logs.usage"], "Found a duplicate in the metrics slice: container.filesystem.logs.usage")
+					validatedMetrics["container.filesystem.logs.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Bytes of the container's log files: the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included), read in the background every filesystem_collection_interval. Apparent sizes, not allocated blocks. Absent when the container has no such directory. kubelet /stats/summary: containers[].logs.usedBytes.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.filesystem.usage":
+					assert.False(t, validatedMetrics["container.filesystem.usage"], "Found a duplicate in the metrics slice: container.filesystem.usage")
+					validatedMetrics["container.filesystem.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Bytes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.usedBytes; cAdvisor: container_fs_usage_bytes (writable layer).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
@@ -2629,6 +2721,226 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.filesystem.available":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.filesystem.available")
+					validatedMetrics["k8s.node.filesystem.available"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.filesystem.capacity":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.filesystem.capacity")
+					validatedMetrics["k8s.node.filesystem.capacity"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Size of the node filesystem: statfs f_blocks x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.capacityBytes; cAdvisor: container_fs_limit_bytes for id=/.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.filesystem.inodes":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.inodes"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inodes")
+					validatedMetrics["k8s.node.filesystem.inodes"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Inodes of the node filesystem: statfs f_files of <root_path>/var/lib/kubelet, else of <root_path>/. Absent on filesystems that report 0 (no fixed inode table, e.g. btrfs). kubelet /stats/summary: node.fs.inodes; cAdvisor: container_fs_inodes_total for id=/.", mi.Description())
+					assert.Equal(t, "{inode}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.filesystem.inodes.free":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.inodes.free"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inodes.free")
+					validatedMetrics["k8s.node.filesystem.inodes.free"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inodes is. Used inodes are k8s.node.filesystem.inodes minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.", mi.Description())
+					assert.Equal(t, "{inode}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.filesystem.usage":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.filesystem.usage")
+					validatedMetrics["k8s.node.filesystem.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Bytes used on the node filesystem: statfs (f_blocks - f_bfree) x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.usedBytes; cAdvisor: container_fs_usage_bytes for id=/.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.image_filesystem.available":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.available")
+						validatedMetrics["k8s.node.image_filesystem.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.available")
+						validatedMetrics["k8s.node.image_filesystem.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.image_filesystem.available"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+					}
+				case "k8s.node.image_filesystem.capacity":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.capacity")
+						validatedMetrics["k8s.node.image_filesystem.capacity"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.capacity")
+						validatedMetrics["k8s.node.image_filesystem.capacity"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.image_filesystem.capacity"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+					}
+				case "k8s.node.image_filesystem.inodes.used":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inodes.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inodes.used")
+						validatedMetrics["k8s.node.image_filesystem.inodes.used"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inodes.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inodes.used")
+						validatedMetrics["k8s.node.image_filesystem.inodes.used"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.image_filesystem.inodes.used"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+					}
+				case "k8s.node.image_filesystem.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.usage")
+						validatedMetrics["k8s.node.image_filesystem.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.usage")
+						validatedMetrics["k8s.node.image_filesystem.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.image_filesystem.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 					}
 				case "k8s.node.memory.available":

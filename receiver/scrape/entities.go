@@ -24,6 +24,7 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 		return
 	}
 	s.scrapeNodeIO(pcommon.NewTimestampFromTime(now), errs)
+	s.recordNodeFS(pcommon.NewTimestampFromTime(now), errs)
 	rb := s.mb.NewResourceBuilder()
 	s.setNodeName(rb)
 	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
@@ -97,6 +98,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 	}
 	s.recordContainerGPU(now, c.ContainerID, &ct)
 	s.recordUptime(pcommon.NewTimestampFromTime(now), now, &ct)
+	s.recordContainerFS(pcommon.NewTimestampFromTime(now), c.ContainerID, c.PodUID, &ct)
 	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }

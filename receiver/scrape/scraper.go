@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -44,6 +45,9 @@ type Options struct {
 	Discovered func(*cgroupfs.Tree)
 	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
 	GPU GPUOptions
+	// Filesystem is the background filesystem collection (filesystem.go);
+	// nil: no filesystem metrics.
+	Filesystem Filesystem
 
 	// Identity resolves container IDs; nil means the cgroup path only.
 	// When it has Start/Shutdown methods the scraper calls them.
@@ -87,6 +91,8 @@ type Scraper struct {
 	gpu    *gpuState     // nil when GPU metrics are off
 
 	plan [3]kindPlan // what to read per entity kind, from the enabled metrics
+
+	fsSnap *fsstats.Snapshot // the filesystem snapshot of the current scrape
 
 	ident   Identity
 	sources [3]int64 // containers reported by the current scrape, by identity.Source
@@ -144,6 +150,11 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	s.logger.Info("Detected cgroup layout",
 		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
+	if lc, ok := s.opts.Filesystem.(lifecycle); ok {
+		if err := lc.Start(ctx); err != nil {
+			return fmt.Errorf("filesystem stats: %w", err)
+		}
+	}
 	s.startGPU()
 	return nil
 }
@@ -153,6 +164,9 @@ func (s *Scraper) Shutdown(ctx context.Context) error {
 	var err error
 	if lc, ok := s.ident.(lifecycle); ok {
 		err = lc.Shutdown(ctx)
+	}
+	if lc, ok := s.opts.Filesystem.(lifecycle); ok {
+		err = errors.Join(err, lc.Shutdown(ctx))
 	}
 	if s.reader != nil {
 		s.reader.Close()
@@ -186,6 +200,9 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		ids[i] = tree.Containers[i].ContainerID
 	}
 	s.ident.Prepare(ctx, ids)
+	if s.opts.Filesystem != nil {
+		s.fsSnap = s.opts.Filesystem.Snapshot()
+	}
 
 	if !s.opts.NoNodeSeries {
 		s.scrapeNode(now, &errs)

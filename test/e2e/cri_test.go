@@ -307,6 +307,44 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 		assert.NotEmpty(t, s, metric)
 	}
 
+	// Filesystem (docs/filesystem.md), under the Prometheus names of the
+	// README's mapping table: each workload's writable layer from CRI (the
+	// background collection's first run already finds containerd's
+	// measurements), the node filesystem and containerd's image filesystem.
+	eventually(t, 90*time.Second, "filesystem metrics in Prometheus", func() error {
+		for _, w := range ws {
+			for _, metric := range []string{"container_filesystem_usage_bytes", "container_filesystem_inodes_used"} {
+				s, err := prom.query(fmt.Sprintf(`%s{container_id=%q, k8s_node_name=%q}`, metric, w.id, node))
+				if err != nil {
+					return err
+				}
+				if len(s) != 1 {
+					return fmt.Errorf("%s: %s series: %v", w.name, metric, s)
+				}
+			}
+		}
+		for _, metric := range []string{
+			"k8s_node_filesystem_capacity_bytes", "k8s_node_filesystem_available_bytes", "k8s_node_filesystem_usage_bytes",
+			"k8s_node_filesystem_inodes", "k8s_node_filesystem_inodes_free",
+			"k8s_node_image_filesystem_usage_bytes", "k8s_node_image_filesystem_inodes_used",
+			"k8s_node_image_filesystem_capacity_bytes", "k8s_node_image_filesystem_available_bytes",
+		} {
+			s, err := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
+			if err != nil {
+				return err
+			}
+			if len(s) == 0 || s[0].Value <= 0 {
+				return fmt.Errorf("%s: %v", metric, s)
+			}
+		}
+		return nil
+	})
+	fsUsage, err := prom.query(fmt.Sprintf(`container_filesystem_usage_bytes{k8s_node_name=%q}`, node))
+	require.NoError(t, err)
+	imageFS, err := prom.query(fmt.Sprintf(`k8s_node_image_filesystem_usage_bytes{k8s_node_name=%q}`, node))
+	require.NoError(t, err)
+	t.Logf("filesystem in Prometheus: writable layers %v; image filesystem %v", fsUsage, imageFS)
+
 	// OTLP: the same identity for each workload.
 	eventually(t, 20*time.Second, "OTLP file holds every CRI workload", func() error {
 		pts, err := sink.read()

@@ -49,6 +49,7 @@ func startFake(t *testing.T) *fakeCRI {
 	require.NoError(t, err)
 	f.srv = grpc.NewServer()
 	runtimeapi.RegisterRuntimeServiceServer(f.srv, f)
+	runtimeapi.RegisterImageServiceServer(f.srv, fakeImages{})
 	go func() { _ = f.srv.Serve(l) }()
 	t.Cleanup(f.srv.Stop)
 	return f
@@ -120,3 +121,19 @@ func (f *fakeCRI) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 // Mutating RPCs must never be called by the receiver: the embedded
 // Unimplemented server answers them with codes.Unimplemented, and the
 // tests check no such call was counted.
+
+// ListContainerStats answers one container's writable layer (stats.go).
+func (f *fakeCRI) ListContainerStats(context.Context, *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
+	return &runtimeapi.ListContainerStatsResponse{Stats: []*runtimeapi.ContainerStats{
+		{Attributes: &runtimeapi.ContainerAttributes{Id: "w1"}, WritableLayer: fsUsage(1700000000000000004, "/var/lib/snap", u64(7340033), u64(29))},
+	}}, nil
+}
+
+// fakeImages is the image service: ImageFsInfo only (stats.go).
+type fakeImages struct {
+	runtimeapi.UnimplementedImageServiceServer
+}
+
+func (fakeImages) ImageFsInfo(context.Context, *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
+	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{fsUsage(1700000000000000005, "/var/lib/img", u64(99999937), u64(3001))}}, nil
+}

@@ -171,6 +171,11 @@ func config(base, sock string) string {
 	// failure (RequireRunning names it). TestRestartWaitsForSlowShims shows
 	// both: with 5 s a shim stopped for 7 s loses its container (EXITED,
 	// reason Unknown, exit code 255), with 60 s it survives.
+	//
+	// stats_collect_period = 1: the CRI plugin measures writable layers and
+	// the image filesystem every second (default 10 s), so a test waiting
+	// for a file written in a container to show in ListContainerStats
+	// waits seconds, not tens of seconds.
 	return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
@@ -189,6 +194,7 @@ state = %[2]q
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
   disable_apparmor = true
+  stats_collect_period = 1
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[7]q
     conf_dir = %[8]q

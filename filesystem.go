@@ -1,0 +1,85 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver // import "github.com/containerstats/containerstatsreceiver"
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
+)
+
+// filesystemOption is the scraper's filesystem collection: nil when every
+// filesystem metric is disabled; without CRI calls when the writable-layer
+// and image-filesystem metrics are; without the log walk when
+// container.filesystem.logs.usage is.
+func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
+	m := &c.Metrics
+	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodesUsed.Enabled ||
+		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodesUsed.Enabled ||
+		m.K8sNodeImageFilesystemCapacity.Enabled || m.K8sNodeImageFilesystemAvailable.Enabled
+	logs := m.ContainerFilesystemLogsUsage.Enabled
+	node := m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
+		m.K8sNodeFilesystemInodes.Enabled || m.K8sNodeFilesystemInodesFree.Enabled
+	if !runtime && !logs && !node {
+		return nil
+	}
+	f := newFilesystem(c, logger)
+	if !runtime {
+		f.cfg.Connect = nil
+	}
+	f.cfg.NoLogs = !logs
+	return f.build()
+}
+
+// fsBuilder holds a collection's configuration before it is built.
+type fsBuilder struct{ cfg fsstats.Config }
+
+// newFilesystem is the configuration of the background filesystem
+// collection of a metrics receiver. Its CRI connection is its own (the
+// identity cache's is shared with the logs signal and serialised by it), to
+// the same endpoint the identity uses: runtime.cri_endpoint, else the
+// socket detected under root_path in Start. Without CRI
+// (runtime.cri_enabled false or no socket) writable layers and image
+// filesystems are absent; log sizes and the node filesystem are still
+// reported.
+func newFilesystem(c *Config, logger *zap.Logger) fsBuilder {
+	return fsBuilder{cfg: fsstats.Config{
+		Root:     c.RootPath,
+		Interval: c.FilesystemCollectionInterval,
+		Timeout:  c.Runtime.Timeout,
+		Logger:   logger,
+		Connect: func() (fsstats.Source, error) {
+			ep := criEndpoint(c.RootPath, c.Runtime)
+			if ep == "" {
+				logger.Info("No CRI endpoint: container.filesystem.usage, container.filesystem.inodes.used and k8s.node.image_filesystem.* are not reported")
+				return nil, nil
+			}
+			s, err := cri.NewStats(ep, c.Runtime.RefreshInterval)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+	}}
+}
+
+// build returns the collection.
+func (b fsBuilder) build() *fsstats.Collector { return fsstats.New(b.cfg) }
+
+// criEndpoint is the CRI socket the receiver uses: runtime.cri_endpoint,
+// else the first known socket under root, "" when CRI is off or none
+// exists.
+func criEndpoint(root string, rt RuntimeConfig) string {
+	if !rt.CRIEnabled {
+		return ""
+	}
+	if rt.CRIEndpoint != "" {
+		return rt.CRIEndpoint
+	}
+	ep, _ := identity.DetectSocket(root, cri.Sockets())
+	return ep
+}

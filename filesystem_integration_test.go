@@ -1,0 +1,205 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package containerstatsreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
+)
+
+// TestRealFilesystem runs a container on real containerd (CRI measuring
+// writable layers every second) and scrapes it with the receiver's
+// background filesystem collection on its own CRI connection:
+//   - the container writes 8 MiB into its writable layer (ExecSync, the
+//     test's call): container.filesystem.usage grows by at least that;
+//   - its log file's size, stat'ed by the test, equals
+//     container.filesystem.logs.usage;
+//   - the node filesystem equals the test's statfs (capacity and inodes
+//     exactly; available and used within what other writers may change);
+//   - the image filesystem is containerd's snapshotter directory, with its
+//     usage from CRI and its capacity from statfs.
+//
+// The filesystem collection's root is a temp host root holding the pods'
+// logs (the test reads no one else's) and a link to containerd's private
+// directory, so the image filesystem's mountpoint resolves under it; the
+// cgroups scraped are the real node's.
+func TestRealFilesystem(t *testing.T) {
+	machine.Lock(t) // first: released after every cleanup below
+	h := containerdtest.Start(t)
+	h.LogRoot = t.TempDir()
+	ctrdBase := filepath.Dir(h.Socket)
+	require.NoError(t, os.MkdirAll(filepath.Join(h.LogRoot, filepath.Dir(ctrdBase)), 0o755))
+	require.NoError(t, os.Symlink(ctrdBase, filepath.Join(h.LogRoot, ctrdBase)))
+
+	ctx := context.Background()
+	pod := h.RunPod(t, "disk-0", "fs-it", "burstable", nil)
+	id := pod.StartContainerCmd(t, "writer", 0, []string{"/bin/sh", "-c", "echo fs-it says hello; exec sleep 3600"})
+	h.RequireRunning(t, id)
+	own := []string{pod.UID, pod.ID, id}
+
+	set := receivertest.NewNopSettings(metadata.Type)
+	rt := RuntimeConfig{
+		CRIEnabled: true, CRIEndpoint: h.Socket,
+		Timeout: 5 * time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath = h.LogRoot
+	cfg.Runtime = rt
+	cfg.FilesystemCollectionInterval = 200 * time.Millisecond
+	s := scrape.New(set, scrape.Options{
+		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
+		Identity: newRuntimeIdentity("/", rt, set.Logger), Filesystem: newFilesystem(cfg, set.Logger).build(),
+	})
+	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+
+	scrapeOwn := func() (pmetric.Metrics, pmetric.ResourceMetrics, bool) {
+		m, err := s.Scrape(ctx)
+		machine.RequireNoOwnErrors(t, err, own...)
+		rm, ok := findResource(m, "container.id", id)
+		return m, rm, ok
+	}
+	// waitGauge scrapes until the container's metric satisfies cond
+	// (bounded: a loaded machine is slow, not wrong).
+	waitGauge := func(name string, within time.Duration, cond func(v int64) bool) int64 {
+		t.Helper()
+		var last int64
+		var seen bool
+		deadline := time.Now().Add(within)
+		for time.Now().Before(deadline) {
+			if _, rm, ok := scrapeOwn(); ok {
+				if v, ok := intGauge(rm, name, ""); ok {
+					last, seen = v, true
+					if cond(v) {
+						return v
+					}
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("%s of container %s: condition not met within %s (last seen %d, present %v)", name, id, within, last, seen)
+		return 0
+	}
+
+	// Writable layer: a baseline once containerd has measured it, then
+	// 8 MiB written inside the container.
+	before := waitGauge("container.filesystem.usage", 60*time.Second, func(int64) bool { return true })
+	const written = 8 << 20
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := h.CRI().ExecSync(ectx, &runtimeapi.ExecSyncRequest{ContainerId: id, Timeout: 30,
+		Cmd: []string{"/bin/sh", "-c", "dd if=/dev/zero of=/fs-it.bin bs=1048576 count=8 && sync"}})
+	require.NoError(t, err)
+	require.Zero(t, res.GetExitCode(), "dd: %s", res.GetStderr())
+	after := waitGauge("container.filesystem.usage", 60*time.Second, func(v int64) bool { return v >= before+written })
+	t.Logf("writable layer: %d B before, %d B after writing %d B: grew %d B", before, after, written, after-before)
+	_, rm, ok := scrapeOwn()
+	require.True(t, ok)
+	inodes, ok := intGauge(rm, "container.filesystem.inodes.used", "")
+	require.True(t, ok, "writable layer inodes")
+	assert.Positive(t, inodes)
+
+	// Logs: the container's one log file, as the test stats it.
+	logFile := filepath.Join(h.LogRoot, "var/log/pods", "fs-it_disk-0_"+pod.UID, "writer", "0.log")
+	fi, err := os.Stat(logFile)
+	require.NoError(t, err)
+	require.Positive(t, fi.Size(), "containerd wrote the echo to %s", logFile)
+	got := waitGauge("container.filesystem.logs.usage", 30*time.Second, func(v int64) bool { return v == fi.Size() })
+	t.Logf("log file %s: %d B, container.filesystem.logs.usage %d B", logFile, fi.Size(), got)
+
+	// Node filesystem: <root>/var/lib/kubelet does not exist, so <root>.
+	var want syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(h.LogRoot, &want))
+	m, _, _ := scrapeOwn()
+	node := nodeResource(t, m)
+	unit := int64(want.Frsize)
+	for name, v := range map[string]int64{
+		"k8s.node.filesystem.capacity":    int64(want.Blocks) * unit,
+		"k8s.node.filesystem.inodes":      int64(want.Files),
+		"k8s.node.filesystem.available":   int64(want.Bavail) * unit,
+		"k8s.node.filesystem.usage":       int64(want.Blocks-want.Bfree) * unit,
+		"k8s.node.filesystem.inodes.free": int64(want.Ffree),
+	} {
+		got, ok := intGauge(node, name, "")
+		require.True(t, ok, name)
+		switch name {
+		case "k8s.node.filesystem.capacity", "k8s.node.filesystem.inodes":
+			assert.Equal(t, v, got, name)
+		case "k8s.node.filesystem.inodes.free":
+			assert.InDelta(t, v, got, 10000, name) // other processes create and delete files
+		default:
+			assert.InDelta(t, v, got, 256<<20, name) // other processes write
+		}
+		t.Logf("%s: ours %d, test's statfs %d", name, got, v)
+	}
+
+	// Image filesystem: containerd's overlayfs snapshotter directory.
+	mp := filepath.Join(ctrdBase, "root", "io.containerd.snapshotter.v1.overlayfs")
+	used, ok := intGauge(node, "k8s.node.image_filesystem.usage", mp)
+	require.True(t, ok, "image filesystem usage at %s", mp)
+	assert.Positive(t, used)
+	var img syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(mp, &img))
+	capa, ok := intGauge(node, "k8s.node.image_filesystem.capacity", mp)
+	require.True(t, ok)
+	assert.Equal(t, int64(img.Blocks)*int64(img.Frsize), capa)
+	t.Logf("image filesystem %s: usage %d B (CRI), capacity %d B (statfs)", mp, used, capa)
+}
+
+// intGauge returns the first point of a gauge metric of rm, the one whose
+// system.filesystem.mountpoint is mountpoint when that is not "".
+func intGauge(rm pmetric.ResourceMetrics, name, mountpoint string) (int64, bool) {
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if ms.At(j).Name() != name || ms.At(j).Type() != pmetric.MetricTypeGauge {
+				continue
+			}
+			dps := ms.At(j).Gauge().DataPoints()
+			for k := 0; k < dps.Len(); k++ {
+				if mountpoint != "" {
+					if v, ok := dps.At(k).Attributes().Get("system.filesystem.mountpoint"); !ok || v.Str() != mountpoint {
+						continue
+					}
+				}
+				return dps.At(k).IntValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// nodeResource is the node's resource: the one without container or pod.
+func nodeResource(t *testing.T, m pmetric.Metrics) pmetric.ResourceMetrics {
+	t.Helper()
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		rm := m.ResourceMetrics().At(i)
+		a := rm.Resource().Attributes()
+		_, c := a.Get("container.id")
+		_, p := a.Get("k8s.pod.uid")
+		_, hw := a.Get("hw.id")
+		if !c && !p && !hw {
+			return rm
+		}
+	}
+	t.Fatal("no node resource")
+	return pmetric.ResourceMetrics{}
+}

@@ -70,7 +70,7 @@ var pointLabels = map[string]bool{
 
 // pipeline builds the config file's transform and filter processors (in the
 // pipeline's order) in front of a sink.
-func pipeline(t *testing.T) (consumer.Metrics, *consumertest.MetricsSink) {
+func pipeline(t testing.TB) (consumer.Metrics, *consumertest.MetricsSink) {
 	t.Helper()
 	conf, err := confmaptest.LoadConf(configFile)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func pipeline(t *testing.T) (consumer.Metrics, *consumertest.MetricsSink) {
 		next = p
 		used = append(used, name)
 	}
-	require.ElementsMatch(t, []string{"transform/cadvisor", "filter/cadvisor"}, used)
+	require.ElementsMatch(t, []string{"transform/cadvisor", "filter/cadvisor_unmapped", "transform/cadvisor_points", "filter/cadvisor"}, used)
 	return next, sink
 }
 
@@ -366,4 +366,47 @@ func TestCompatValues(t *testing.T) {
 	_, n := sum(byID("/", "container_memory_working_set_bytes"), nil)
 	assert.Equal(t, 1, n, "node working set as id=\"/\"")
 	assert.False(t, math.IsNaN(out[0].value))
+}
+
+// BenchmarkCompat: the cost of the view's transform and filter processors
+// per container, on the identity golden's resources replicated to ~500
+// containers (each copy with its own container ID and pod UID).
+func BenchmarkCompat(b *testing.B) {
+	base, err := golden.ReadMetrics(filepath.Join("..", "..", "testdata", "golden", "identity-v1-cgroupfs.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const copies = 167 // x3 containers = 501
+	big := pmetric.NewMetrics()
+	containers := 0
+	for c := 0; c < copies; c++ {
+		rms := base.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			rm := big.ResourceMetrics().AppendEmpty()
+			rms.At(i).CopyTo(rm)
+			a := rm.Resource().Attributes()
+			if v, ok := a.Get("container.id"); ok {
+				a.PutStr("container.id", fmt.Sprintf("%s-%d", v.Str(), c))
+				containers++
+			}
+			if v, ok := a.Get("k8s.pod.uid"); ok {
+				a.PutStr("k8s.pod.uid", fmt.Sprintf("%s-%d", v.Str(), c))
+			}
+		}
+	}
+	p, sink := pipeline(b)
+	points := big.DataPointCount()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		in := pmetric.NewMetrics()
+		big.CopyTo(in)
+		sink.Reset()
+		b.StartTimer()
+		if err := p.ConsumeMetrics(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(containers), "ns/container")
+	b.ReportMetric(float64(points), "points_in")
 }

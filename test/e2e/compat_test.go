@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 )
@@ -220,4 +222,35 @@ scrape_configs:
 	require.NoError(t, err)
 	assert.Contains(t, string(page), fmt.Sprintf(`container="%s"`, busy.cname))
 	assert.Regexp(t, `(?m)^container_memory_working_set_bytes\{[^}]*job="cadvisor"`, string(page))
+}
+
+// TestCompatOverlayKeys: the e2e overlay changes only where the file points
+// (host root, sockets, endpoints, exporter list) and the interval, never a
+// processor or a translation setting of config/cadvisor-compat.yaml, and
+// every key it sets exists in the file (a renamed key would otherwise add
+// a setting instead of overriding one).
+func TestCompatOverlayKeys(t *testing.T) {
+	overlay, err := confmap.NewRetrievedFromYAML([]byte(fmt.Sprintf(compatOverlay, "/s", "127.0.0.1:1", "http://x")))
+	require.NoError(t, err)
+	oc, err := overlay.AsConf()
+	require.NoError(t, err)
+	base, err := confmaptest.LoadConf(filepath.Join(repoRoot(t), "config", "cadvisor-compat.yaml"))
+	require.NoError(t, err)
+	allowed := map[string]bool{
+		"receivers::container_stats::root_path":                    true,
+		"receivers::container_stats::collection_interval":          true,
+		"receivers::container_stats::initial_delay":                true,
+		"receivers::container_stats::runtime::cri_endpoint":        true,
+		"receivers::container_stats::runtime::containerd_endpoint": true,
+		"exporters::prometheus::endpoint":                          true,
+		"exporters::prometheus_remote_write::endpoint":             true,
+		"service::pipelines::metrics::exporters":                   true,
+	}
+	for _, k := range oc.AllKeys() {
+		assert.True(t, allowed[k], "the e2e overlay sets %s", k)
+		if k != "receivers::container_stats::initial_delay" {
+			assert.True(t, base.IsSet(k), "%s is not in config/cadvisor-compat.yaml", k)
+		}
+	}
+	assert.Len(t, oc.AllKeys(), len(allowed))
 }

@@ -166,6 +166,14 @@ func TestCollectorWithContainerd(t *testing.T) {
 		checkCRI(t, ws, oomID, sandboxes, node, prom, sink)
 	})
 
+	t.Run("cadvisor-compat", func(t *testing.T) {
+		checkCompat(t, bin, ctrd, ws)
+	})
+
+	t.Run("readme-names", func(t *testing.T) {
+		checkReadmeNames(t, bin, ctrd, ws)
+	})
+
 	t.Run("pod", func(t *testing.T) {
 		out, err := exec.Command("ctr", "-a", ctrd.Socket, "-n", containerdtest.Namespace, "images", "import", archive).CombinedOutput()
 		require.NoError(t, err, "ctr images import %s: %s", archive, out)

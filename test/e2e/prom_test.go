@@ -29,13 +29,20 @@ type prometheus struct {
 
 func startPrometheus(t *testing.T) *prometheus {
 	t.Helper()
+	return startPrometheusWith(t, "global:\n  scrape_interval: 1h\n")
+}
+
+// startPrometheusWith starts Prometheus with config as its prometheus.yml
+// (rule files, scrape targets of the test's own).
+func startPrometheusWith(t *testing.T, config string) *prometheus {
+	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		need(t, "prometheus not installed (apt-get install --no-install-recommends prometheus)")
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := &prometheus{addr: freeAddr(t)}

@@ -24,9 +24,10 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 )
 
-// mixinRules is the kubernetes-mixin's rendered rules (source and version
-// in the file's header).
-const mixinRules = "testdata/kubernetes-mixin-rules.yaml"
+// compatRules are our recording rules and alert asking the cAdvisor view
+// what the community's dashboards and mixin rules ask of /metrics/cadvisor
+// (same names, selectors and kube_pod_info join; see the file's header).
+const compatRules = "testdata/cadvisor-rules.yaml"
 
 // compatOverlay is layered over config/cadvisor-compat.yaml (a second
 // --config: maps merge, lists are replaced). It changes only what points
@@ -57,7 +58,7 @@ service:
 // kubePodInfo stands in for kube-state-metrics, which a real cluster runs
 // and this machine does not: an HTTP target serving kube_pod_info for the
 // test's pods on the test's node, scraped by Prometheus as job
-// "kube-state-metrics" (the labels the mixin's joins use: namespace, pod,
+// "kube-state-metrics" (the labels the rules' node join uses: namespace, pod,
 // node; uid as kube-state-metrics has it).
 func kubePodInfo(t *testing.T, node string, pods []*containerdtest.Pod) string {
 	t.Helper()
@@ -113,17 +114,17 @@ func rulesOf(t *testing.T, path string) (records []string, alerts map[string]str
 
 // checkCompat runs the collector with config/cadvisor-compat.yaml against
 // the CRI workloads, remote-writing to a real Prometheus that evaluates
-// the kubernetes-mixin's recording rules every second (kube_pod_info from
+// our cAdvisor-view recording rules (testdata/cadvisor-rules.yaml) every second (kube_pod_info from
 // the stand-in above), and asserts that every rule returns exactly one
 // series for every workload container, with the test's node joined in,
 // and no series for anything else of the test's namespace.
 func checkCompat(t *testing.T, bin string, ctrd *containerdtest.Containerd, ws []criWorkload) {
 	node := fmt.Sprintf("e2e-cri-compat-%d", os.Getpid())
-	rules, err := filepath.Abs(mixinRules)
+	rules, err := filepath.Abs(compatRules)
 	require.NoError(t, err)
 	records, alerts := rulesOf(t, rules)
-	require.Len(t, records, 6, "recording rules in %s", mixinRules)
-	require.Contains(t, alerts, "CPUThrottlingHigh")
+	require.Len(t, records, 6, "recording rules in %s", compatRules)
+	require.Contains(t, alerts, "ContainerCPUThrottled")
 
 	pods := map[string]*containerdtest.Pod{}
 	for _, w := range ws {
@@ -153,7 +154,7 @@ scrape_configs:
 	// Every rule, every workload container: exactly one series, node joined.
 	const ns = "e2e-workloads"
 	t0 := time.Now()
-	eventually(t, 90*time.Second, "every mixin rule returns every workload container", func() error {
+	eventually(t, 90*time.Second, "every rule returns every workload container", func() error {
 		ag.alive(t)
 		for _, r := range records {
 			for _, w := range ws {
@@ -187,7 +188,7 @@ scrape_configs:
 	// Values: the busy container's CPU rate within its 0.2 CPU quota; its
 	// working set the one of our own name for the same container.
 	busy := ws[0]
-	s, err := prom.one(fmt.Sprintf(`node_namespace_pod_container:container_cpu_usage_seconds_total:sum_irate{namespace=%q, pod=%q}`, ns, busy.pod.Name))
+	s, err := prom.one(fmt.Sprintf(`namespace_pod_container_node:cpu_seconds:irate{namespace=%q, pod=%q}`, ns, busy.pod.Name))
 	require.NoError(t, err)
 	assert.Greater(t, s.Value, 0.0, "busy CPU rate")
 	assert.Less(t, s.Value, 0.3, "busy CPU rate above its 0.2 CPU quota")
@@ -201,10 +202,10 @@ scrape_configs:
 		assert.NotContains(t, k, "k8s_", "no label of our own names: %v", raw.Labels)
 	}
 
-	// The mixin's CPUThrottlingHigh alert expression fires for the busy
+	// The ContainerCPUThrottled alert expression fires for the busy
 	// container (spinning under a 0.2 CPU quota: most periods throttled)
 	// and for no other.
-	fired, err := prom.query(alerts["CPUThrottlingHigh"])
+	fired, err := prom.query(alerts["ContainerCPUThrottled"])
 	require.NoError(t, err)
 	var mine []string
 	for _, f := range fired {
@@ -212,7 +213,7 @@ scrape_configs:
 			mine = append(mine, f.Labels["pod"]+"/"+f.Labels["container"])
 		}
 	}
-	assert.Equal(t, []string{busy.pod.Name + "/" + busy.cname}, mine, "CPUThrottlingHigh: %v", fired)
+	assert.Equal(t, []string{busy.pod.Name + "/" + busy.cname}, mine, "ContainerCPUThrottled: %v", fired)
 
 	// The pull exporter serves the same names, job label included.
 	resp, err := http.Get("http://" + pull + "/metrics")

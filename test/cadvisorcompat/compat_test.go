@@ -56,6 +56,8 @@ var cadvisorNames = map[string]bool{
 	"container_fs_reads_bytes_total": true, "container_fs_writes_bytes_total": true,
 	"container_fs_reads_total": true, "container_fs_writes_total": true,
 	"container_accelerator_duty_cycle": true, "container_accelerator_memory_used_bytes": true, "container_accelerator_memory_total_bytes": true,
+	"container_fs_usage_bytes": true, "container_fs_limit_bytes": true, "container_fs_inodes_total": true, "container_fs_inodes_free": true,
+	"container_file_descriptors": true, "container_hugetlb_usage_bytes": true,
 }
 
 // Labels a series may carry, resource and point (cAdvisor's, plus job,
@@ -65,7 +67,7 @@ var resourceLabels = map[string]bool{
 	"metrics_path": true, "service.name": true, "service.instance.id": true,
 }
 var pointLabels = map[string]bool{
-	"cpu": true, "interface": true, "device": true, "state": true, "acc_id": true, "make": true, "model": true,
+	"cpu": true, "interface": true, "device": true, "state": true, "acc_id": true, "make": true, "model": true, "pagesize": true,
 }
 
 // pipeline builds the config file's transform and filter processors (in the
@@ -178,7 +180,7 @@ var promName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 // TestCompatNamesAndLabels: every output name is a cAdvisor name, every
 // label one cAdvisor (or the kubelet scrape) has, on every golden layout.
 func TestCompatNamesAndLabels(t *testing.T) {
-	for _, g := range []string{"identity-v1-cgroupfs.yaml", "v1-cgroupfs.yaml", "v2-systemd.yaml", "hybrid.yaml", "gpu-consumer.yaml"} {
+	for _, g := range []string{"identity-v1-cgroupfs.yaml", "v1-cgroupfs.yaml", "v2-systemd.yaml", "hybrid.yaml", "gpu-consumer.yaml", "filesystem-v2-systemd.yaml", "v1-cgroupfs-extras.yaml"} {
 		t.Run(g, func(t *testing.T) {
 			out := run(t, load(t, g))
 			require.NotEmpty(t, out)
@@ -416,4 +418,74 @@ func BenchmarkCompat(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(containers), "ns/container")
 	b.ReportMetric(float64(points), "points_in")
+}
+
+// TestCompatFilesystemAndExtras: the writable layer, the node filesystem,
+// open descriptors and hugetlb usage come out under cAdvisor's names with
+// our values, on the series of the same container (or the root cgroup).
+func TestCompatFilesystemAndExtras(t *testing.T) {
+	for _, c := range []struct {
+		golden string
+		ours   map[string]string // our name -> cAdvisor's
+		point  string            // a point attribute carried over, ours -> cAdvisor's
+	}{
+		{"filesystem-v2-systemd.yaml", map[string]string{
+			"container.filesystem.usage":      "container_fs_usage_bytes",
+			"k8s.node.filesystem.usage":       "container_fs_usage_bytes",
+			"k8s.node.filesystem.capacity":    "container_fs_limit_bytes",
+			"k8s.node.filesystem.inodes":      "container_fs_inodes_total",
+			"k8s.node.filesystem.inodes.free": "container_fs_inodes_free",
+		}, ""},
+		{"v1-cgroupfs-extras.yaml", map[string]string{
+			"container.file_descriptor.count": "container_file_descriptors",
+			"container.memory.hugetlb.usage":  "container_hugetlb_usage_bytes",
+			"k8s.pod.memory.hugetlb.usage":    "container_hugetlb_usage_bytes",
+		}, "hugepage.size:pagesize"},
+	} {
+		t.Run(c.golden, func(t *testing.T) {
+			in := load(t, c.golden)
+			before := flatten(in)
+			out := run(t, in)
+			// One key per series: the cAdvisor name, id, and the carried point attribute.
+			key := func(name, id, pt string) string { return name + "|" + id + "|" + pt }
+			got := map[string]float64{}
+			for _, s := range out {
+				pt := ""
+				if c.point != "" {
+					_, theirs, _ := strings.Cut(c.point, ":")
+					pt = s.labels["point:"+theirs]
+				}
+				got[key(s.name, s.labels["id"], pt)] = s.value
+			}
+			checked := 0
+			for _, s := range before {
+				theirs, ok := c.ours[s.name]
+				if !ok {
+					continue
+				}
+				id := s.labels["container.id"]
+				if id == "" {
+					id = s.labels["k8s.pod.uid"]
+				}
+				if id == "" {
+					id = "/"
+				}
+				pt := ""
+				if c.point != "" {
+					ours, _, _ := strings.Cut(c.point, ":")
+					pt = s.labels["point:"+ours]
+					if strings.Contains(s.name, "hugetlb") {
+						require.NotEmpty(t, pt, "%s has no %s", s.name, ours)
+					}
+				}
+				v, ok := got[key(theirs, id, pt)]
+				if assert.True(t, ok, "%s (id %s %s) not out as %s", s.name, id, pt, theirs) {
+					assert.Equal(t, s.value, v, "%s (id %s %s) as %s", s.name, id, pt, theirs)
+					checked++
+				}
+			}
+			require.GreaterOrEqual(t, checked, len(c.ours), "series checked")
+			t.Logf("%d series checked", checked)
+		})
+	}
 }

@@ -49,7 +49,7 @@ func TestRealTaskStatesAndLoad(t *testing.T) {
 	c := cgrouptest.NewContainer(t, "burstable")
 	sleeper := c.Start(t, cgrouptest.ModeSleep)
 	require.Eventually(t, func() bool { return len(c.Threads(t)) > 0 && c.RunningThreads(t) == 0 },
-		5*time.Second, 20*time.Millisecond, "the sleeping child never settled")
+		30*time.Second, 20*time.Millisecond, "the sleeping child never settled")
 
 	clk := &fakeClock{now: time.Now()}
 	s := realScraper(t, defaultMBC(), clk)
@@ -63,7 +63,7 @@ func TestRealTaskStatesAndLoad(t *testing.T) {
 	c.Start(t, cgrouptest.ModeSpin, fmt.Sprintf("threads=%d", k))
 	require.Eventually(t, func() bool {
 		return len(c.Threads(t)) == k+1 && c.RunningThreads(t) == k
-	}, 5*time.Second, 20*time.Millisecond, "the busy child never had %d running threads", k)
+	}, 30*time.Second, 20*time.Millisecond, "the busy child never had %d running threads", k)
 
 	// Load average: one scrape per simulated 10 s.
 	prev := 0.0

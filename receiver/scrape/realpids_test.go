@@ -59,7 +59,7 @@ func TestRealPids(t *testing.T) {
 	require.Eventually(t, func() bool {
 		p, th := processCount(t, c)
 		return p == k+1 && th == k+1
-	}, 5*time.Second, 20*time.Millisecond, "the child never settled on %d single-threaded processes", k+1)
+	}, 30*time.Second, 20*time.Millisecond, "the child never settled on %d single-threaded processes", k+1)
 
 	s := realScraper(t, defaultMBC(), &fakeClock{now: time.Now()})
 	p := scrapeContainer(t, s, c)

@@ -40,12 +40,17 @@ func TestJanitorVictim(t *testing.T) {
 	}
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.Start(t, cgrouptest.ModeSpin, "threads=3")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(c.Threads(t)) < 4 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	// Wait for the shell and its three subshells, and nothing else: until
+	// the child has exec'd /bin/sh, its Go runtime's threads are there
+	// too, so a bare count of 4 can be met before any subshell exists.
+	var tids []int
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if tids = c.Threads(t); len(tids) == 4 && allShells(tids) {
+			break
+		}
 	}
 	var pids []string
-	for _, tid := range c.Threads(t) {
+	for _, tid := range tids {
 		pids = append(pids, strconv.Itoa(tid))
 	}
 	if err := os.WriteFile(out, []byte(c.Rel+"\n"+strings.Join(pids, " ")+"\n"), 0o644); err != nil {
@@ -53,6 +58,18 @@ func TestJanitorVictim(t *testing.T) {
 	}
 	go func() { panic("test timed out (simulated: the testing package's alarm panics like this)") }()
 	select {}
+}
+
+// allShells reports whether every one of tids runs /bin/sh (its comm is
+// "sh"); a thread that is gone already counts as not.
+func allShells(tids []int) bool {
+	for _, tid := range tids {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", tid))
+		if err != nil || strings.TrimSpace(string(comm)) != "sh" {
+			return false
+		}
+	}
+	return true
 }
 
 // TestJanitorSweepsAfterTestProcessDies: a test process that dies holding
@@ -83,8 +100,8 @@ func TestJanitorSweepsAfterTestProcessDies(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	rel, pids := lines[0], strings.Fields(lines[1])
-	if len(pids) < 4 {
-		t.Fatalf("victim's container had %d threads, want the shell and 3 subshells", len(pids))
+	if len(pids) != 4 {
+		t.Fatalf("victim's container had %d threads, want the shell and 3 subshells (and nothing else); output:\n%s", len(pids), out.String())
 	}
 	machine.Lock(t) // the janitor let go of it: its sweep is over
 	want := fmt.Sprintf("machine janitor: test process %d died holding the machine lock", cmd.Process.Pid)

@@ -18,16 +18,12 @@ import (
 // /proc/<pid>/fd, reusing its path and directory buffers across calls: one
 // per goroutine.
 type FDCounter struct {
-	proc    string
-	path    []byte
-	buf     []byte
-	trace   func(path string) // FS.WithTrace's hook; nil in production
-	bySize  bool              // stat's size of /proc/<pid>/fd is the count (procfs, Linux 6.2+)
-	sizeBuf syscall.Stat_t
+	proc   string
+	path   []byte
+	buf    []byte
+	trace  func(path string) // FS.WithTrace's hook; nil in production
+	bySize bool              // stat's size of /proc/<pid>/fd is the count (procfs, Linux 6.2+)
 }
-
-// procSuperMagic is PROC_SUPER_MAGIC, statfs's f_type of a procfs.
-const procSuperMagic = 0x9fa0
 
 // NewFDCounter returns a counter for this /proc. Where this /proc is a
 // procfs of Linux 6.2 or later, the counter takes the count from the size
@@ -35,29 +31,7 @@ const procSuperMagic = 0x9fa0
 // descriptors, bitmap_weight of the fd table: no listing); elsewhere, and
 // for a size of 0 (older kernels report 0), it lists the directory.
 func (f FS) NewFDCounter() *FDCounter {
-	c := &FDCounter{proc: f.proc, trace: f.trace, buf: make([]byte, 16<<10)}
-	var st syscall.Statfs_t
-	if syscall.Statfs(f.proc, &st) == nil && st.Type == procSuperMagic && kernelAtLeast(6, 2) {
-		c.bySize = true
-	}
-	return c
-}
-
-// kernelAtLeast reports whether the running kernel's release is at least
-// major.minor (a container shares the node's kernel).
-func kernelAtLeast(major, minor int) bool {
-	var u syscall.Utsname
-	if syscall.Uname(&u) != nil {
-		return false
-	}
-	var rel []byte
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		rel = append(rel, byte(c))
-	}
-	return releaseAtLeast(string(rel), major, minor)
+	return &FDCounter{proc: f.proc, trace: f.trace, buf: make([]byte, 16<<10), bySize: fdCountBySize(f.proc)}
 }
 
 // releaseAtLeast compares a kernel release string ("6.18.44-fc") with
@@ -91,11 +65,12 @@ func (c *FDCounter) Count(pid int) (n int, ok bool, err error) {
 	c.path = append(c.path, "/fd\x00"...)
 	if c.bySize {
 		p := c.pathString()
-		if err = syscall.Stat(p, &c.sizeBuf); err == nil && c.sizeBuf.Size > 0 {
+		var size int64
+		if size, err = statSize(p); err == nil && size > 0 {
 			if c.trace != nil {
 				c.trace(p + "/")
 			}
-			return int(c.sizeBuf.Size), true, nil
+			return int(size), true, nil
 		}
 		if err != nil {
 			if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH) {
@@ -136,12 +111,12 @@ func (f FS) NetNS(pid int, byLink bool) (ns string, ok bool, err error) {
 			f.trace(p)
 		}
 	} else {
-		var st syscall.Stat_t
 		p := f.Path(strconv.Itoa(pid), "net", "dev")
-		if err = syscall.Stat(p, &st); err != nil {
+		var ino uint64
+		if ino, err = inode(p); err != nil {
 			err = &os.PathError{Op: "stat", Path: p, Err: err}
 		} else {
-			ns = "net/dev:" + strconv.FormatUint(st.Ino, 10)
+			ns = "net/dev:" + strconv.FormatUint(ino, 10)
 		}
 	}
 	if err != nil {

@@ -1,0 +1,394 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux
+
+// Package kubetest runs the control plane of a real Kubernetes cluster for a
+// test (issue 15): our etcd (go.etcd.io/etcd/server/v3/embed) and a
+// kube-apiserver, both built by `make kube-bins` from tools/kube/go.mod
+// (k8s.io/kubernetes v1.34.4) into bin/kube. Everything listens on loopback
+// only, on ports that were free a moment before; certificates, keys, the
+// static admin token and etcd's data are generated into t.TempDir.
+//
+// Start takes the machine lock (internal/testing/machine) first, like every
+// real-machine harness: the kubelet of the next steps removes kubepods
+// cgroups it does not know, so a cluster must never run beside another
+// test's pods. The processes run in their own process group with Pdeathsig
+// (they die with the test process) and are stopped in t.Cleanup; a leftover
+// one names the temp directory on its command line, which
+// internal/testing/leftovers recognises.
+//
+// Tests skip when the binaries are missing (run `make kube-bins`) and fail
+// instead under CI (CI set).
+package kubetest // import "github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+)
+
+// Version is the Kubernetes version tools/kube/go.mod pins.
+const Version = "v1.34.4"
+
+// ServiceCIDR is the cluster's service range (no traffic goes to it yet).
+const ServiceCIDR = "10.96.0.0/24"
+
+// Cluster is a running control plane.
+type Cluster struct {
+	// Config reaches the API server as a system:masters user (a static
+	// bearer token), trusting only the cluster's own CA.
+	Config *rest.Config
+	// Client is a clientset on Config.
+	Client kubernetes.Interface
+	// URL of the API server, https://127.0.0.1:<port>.
+	URL string
+	// Dir holds the certificates, keys, etcd's data and the logs.
+	Dir string
+
+	procs []*proc
+}
+
+// proc is one process of the cluster.
+type proc struct {
+	name   string
+	log    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	mu     sync.Mutex
+	err    error
+}
+
+// BinDir is where the cluster's binaries are: $KUBE_BIN_DIR (make
+// kube-test sets it) or bin/kube at the root of the repository.
+func BinDir() string {
+	if d := os.Getenv("KUBE_BIN_DIR"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return filepath.Join("bin", "kube")
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.HasPrefix(string(b), "module github.com/containerstats/containerstatsreceiver\n") {
+			return filepath.Join(dir, "bin", "kube")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join("bin", "kube")
+		}
+		dir = parent
+	}
+}
+
+// Available reports why the cluster cannot run here, or "" if it can.
+func Available(binDir string) string {
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		p := filepath.Join(binDir, b)
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return fmt.Sprintf("%s not built (make kube-bins): %v", p, err)
+		}
+	}
+	return ""
+}
+
+// Start starts etcd and kube-apiserver from binDir and returns once the API
+// server's /readyz answers ok (at most 3 minutes: a cold start on a busy
+// 2-core machine takes ~15 s).
+func Start(t testing.TB, binDir string) *Cluster {
+	t.Helper()
+	machine.Lock(t) // before any cleanup: released after them
+	machine.Need(t, Available(binDir))
+	c := &Cluster{Dir: t.TempDir()}
+	t.Cleanup(c.stop)
+
+	pki := filepath.Join(c.Dir, "pki")
+	if err := os.MkdirAll(pki, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := writePKI(pki)
+	if err != nil {
+		t.Fatalf("certificates: %v", err)
+	}
+	token := randomHex(32)
+	if err := os.WriteFile(filepath.Join(pki, "tokens.csv"),
+		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	etcdClient := "http://" + freeAddr(t)
+	c.start(t, "etcd", filepath.Join(binDir, "etcd"),
+		"-data-dir", filepath.Join(c.Dir, "etcd"),
+		"-listen-client-url", etcdClient,
+		"-listen-peer-url", "http://"+freeAddr(t),
+		"-unsafe-no-fsync")
+
+	apiAddr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(apiAddr)
+	c.URL = "https://" + apiAddr
+	c.start(t, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
+		"--etcd-servers="+etcdClient,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+port,
+		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"),
+		"--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),
+		"--client-ca-file="+filepath.Join(pki, "ca.crt"),
+		"--token-auth-file="+filepath.Join(pki, "tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
+		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
+		"--service-cluster-ip-range="+ServiceCIDR,
+		"--allow-privileged=true",
+		"--profiling=false",
+		"--enable-priority-and-fairness=false",
+		"--cert-dir="+filepath.Join(c.Dir, "apiserver-certs"))
+
+	c.Config = &rest.Config{
+		Host:            c.URL,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca},
+		QPS:             50,
+		Burst:           100,
+		Timeout:         30 * time.Second,
+	}
+	c.waitReady(t, 3*time.Minute)
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Client = cs
+	return c
+}
+
+// start runs one process, its output into <Dir>/<name>.log.
+func (c *Cluster) start(t testing.TB, name, bin string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(c.Dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = c.Dir
+	// Killed with the test process if it dies first (a test timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &proc{name: name, log: logPath, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(p.exited)
+	}()
+	c.procs = append(c.procs, p)
+}
+
+// waitReady polls /readyz until it answers 200, a process exits, or d passes.
+func (c *Cluster) waitReady(t testing.TB, d time.Duration) {
+	t.Helper()
+	tr, err := rest.TransportFor(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := "no answer yet"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/readyz?verbose", nil)
+		if resp, err := hc.Do(req); err == nil {
+			body := make([]byte, 8192)
+			n, _ := resp.Body.Read(body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, body[:n])
+		} else {
+			last = err.Error()
+		}
+		for _, p := range c.procs {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited while waiting for the API server (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("API server not ready after %s: %s\nkube-apiserver log:\n%s", d, last, tail(filepath.Join(c.Dir, "kube-apiserver.log")))
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *proc) exitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// stop stops the processes in reverse order: SIGTERM to the process group,
+// SIGKILL after 10 s.
+func (c *Cluster) stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		p := c.procs[i]
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.exited
+		}
+	}
+	c.procs = nil
+}
+
+// Log returns the end of a process's log ("etcd", "kube-apiserver").
+func (c *Cluster) Log(name string) string { return tail(filepath.Join(c.Dir, name+".log")) }
+
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 6000 {
+		b = b[len(b)-6000:]
+	}
+	return string(b)
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// writePKI writes into dir: ca.crt, the API server's serving pair
+// apiserver.crt/.key (127.0.0.1, localhost and the in-cluster names, signed
+// by the CA) and the service-account signing pair sa.key/sa.pub (ECDSA
+// P-256). It returns the CA certificate (PEM) for clients.
+func writePKI(dir string) ([]byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kubetest-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1)},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
+	if err != nil {
+		return nil, err
+	}
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	saKeyDER, err := x509.MarshalECPrivateKey(saKey)
+	if err != nil {
+		return nil, err
+	}
+	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		"ca.crt":        caPEM,
+		"apiserver.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		"apiserver.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
+		"sa.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saKeyDER}),
+		"sa.pub":        pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	// The pair must load as a TLS certificate (what the API server does).
+	if _, err := tls.X509KeyPair(files["apiserver.crt"], files["apiserver.key"]); err != nil {
+		return nil, fmt.Errorf("serving pair: %w", err)
+	}
+	return caPEM, nil
+}

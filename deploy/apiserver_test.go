@@ -196,10 +196,23 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	require.Contains(t, string(dsDoc.raw), field)
 	bad := bytes.Replace(dsDoc.raw, []byte(field), []byte(typo), 1)
 	_, err = a.apply(ctx, dsDoc.obj, bad, "", true)
-	require.Error(t, err, "a misspelled field was accepted")
+	require.Error(t, err, "a misspelled field was accepted by apply")
+	var st apierrors.APIStatus
+	require.True(t, errors.As(err, &st), "not an API status: %v", err)
+	t.Logf("apply of a misspelled field rejected (HTTP %d, %s): %v", st.Status().Code, st.Status().Reason, err)
+	require.Contains(t, err.Error(), `.securityContext.`+typo+`: field not declared in schema`)
+	// The same copy through create with fieldValidation=Strict (what
+	// `kubectl create` does): rejected too, with the decoder's wording.
+	var badObj map[string]any
+	require.NoError(t, yaml.Unmarshal(bad, &badObj))
+	m, err := a.mapper.RESTMapping(dsDoc.obj.GroupVersionKind().GroupKind(), dsDoc.obj.GroupVersionKind().Version)
+	require.NoError(t, err)
+	_, err = a.dyn.Resource(m.Resource).Namespace(dsDoc.obj.GetNamespace()).Create(ctx, &unstructured.Unstructured{Object: badObj},
+		metav1.CreateOptions{FieldManager: fieldManager, FieldValidation: "Strict", DryRun: []string{metav1.DryRunAll}})
+	require.Error(t, err, "a misspelled field was accepted by create")
 	require.True(t, apierrors.IsBadRequest(err), "want 400 BadRequest, got %v", err)
 	require.Contains(t, err.Error(), `unknown field "spec.template.spec.containers[0].securityContext.`+typo+`"`)
-	t.Logf("misspelled field rejected: %v", err)
+	t.Logf("create of a misspelled field rejected: %v", err)
 
 	// Pod Security admission: a namespace per level with enforce and warn
 	// labels. The DaemonSet (server-side dry-run) gets the warn verdict
@@ -223,7 +236,12 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		_, err = a.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 
-		_, err = a.apply(ctx, dsDoc.obj, dsDoc.raw, ns, true)
+		// The DaemonSet as it is but for its namespace.
+		moved := dsDoc.obj.DeepCopy()
+		moved.SetNamespace(ns)
+		movedRaw, err := moved.MarshalJSON()
+		require.NoError(t, err)
+		_, err = a.apply(ctx, moved, movedRaw, ns, true)
 		require.NoError(t, err, "%s: the DaemonSet itself is admitted (warn only)", level)
 		warnings := a.takeWarnings()
 		require.NotEmpty(t, warnings, "%s: no Pod Security warning for the DaemonSet", level)

@@ -11,6 +11,8 @@
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
 #   make bench-peer  the collector against cAdvisor on real cgroups (root)
+#   make kube-bins   etcd and kube-apiserver (k8s.io/kubernetes v1.34.4) into
+#                bin/kube; make kube-test  deploy/ on that real API server
 
 # Each recipe runs as ONE bash script with -e: a failing line stops it, and
 # `cd` or variables carry over to the following lines.
@@ -119,7 +121,7 @@ test:
 	$(MAKE) --no-print-directory leftovers || rc=1
 	exit $$rc
 
-test-steps: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e
+test-steps: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e kube-test
 
 # What real-machine tests left behind (internal/testing/leftovers): test
 # processes (containerd and its shims, containers, cgrouptest children,
@@ -261,6 +263,8 @@ KUBE_LDFLAGS := -s -w \
   -X k8s.io/component-base/version.gitMajor=1 \
   -X k8s.io/component-base/version.gitMinor=34 \
   -X k8s.io/component-base/version.gitTreeState=clean
+# The cold build of kube-bins takes ~4.5 min on 2 cores (docs/kube.md), so
+# kube-test is a step of `make test`.
 .PHONY: kube-bins kube-bins-all kube-test
 kube-bins:
 	mkdir -p $(KUBE_BIN_DIR)

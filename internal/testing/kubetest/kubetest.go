@@ -109,8 +109,12 @@ func BinDir() string {
 func Available(binDir string) string {
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		p := filepath.Join(binDir, b)
-		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		fi, err := os.Stat(p)
+		if err != nil {
 			return fmt.Sprintf("%s not built (make kube-bins): %v", p, err)
+		}
+		if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return fmt.Sprintf("%s is not an executable file (make kube-bins)", p)
 		}
 	}
 	return ""

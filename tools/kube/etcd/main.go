@@ -1,3 +1,6 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command etcd is a single-member etcd server for the test cluster of
 // internal/testing/kubetest, built on go.etcd.io/etcd/server/v3/embed at the
 // version k8s.io/kubernetes v1.34.4 uses. It listens on the URLs it is given

@@ -270,6 +270,21 @@ kube-bins:
 	mkdir -p $(KUBE_BIN_DIR)
 	out=$$(cd $(KUBE_BIN_DIR) && pwd)
 	cd tools/kube
+	# tools/kube/go.mod must replace exactly the staging modules of the
+	# pinned k8s.io/kubernetes, each at v0.<minor>.<patch>.
+	upstream=$$($(GO) mod download -json k8s.io/kubernetes | sed -n 's/^\t"GoMod": "\(.*\)",$$/\1/p')
+	want=$$(sed -n 's#^\t\(k8s.io/[a-z-]*\) => ./staging/src/.*#\1 => \1 $(subst v1.,v0.,$(KUBE_VERSION))#p' "$$upstream" | sort)
+	have=$$(sed -n 's#^\t\(k8s.io/[a-z-]*\) => \(k8s.io/[a-z-]*\) \(v[0-9.]*\)$$#\1 => \2 \3#p' go.mod | sort)
+	if [ -z "$$want" ] || [ "$$want" != "$$have" ]; then
+	  echo "tools/kube/go.mod: the replace lines differ from the staging modules of $$upstream:" >&2
+	  diff <(echo "$$want") <(echo "$$have") >&2 || true
+	  exit 1
+	fi
+	v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+	if [ "$$v" != $(KUBE_VERSION) ]; then
+	  echo "tools/kube/go.mod requires k8s.io/kubernetes $$v, not $(KUBE_VERSION)" >&2
+	  exit 1
+	fi
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(KUBE_LDFLAGS)' -o "$$out/" \
 	  ./etcd $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_CMDS))
 

@@ -254,10 +254,11 @@ clean:
 # modules at v0.34.4, and our etcd main on go.etcd.io/etcd/server/v3/embed.
 # A separate module, so the collector's go.mod is untouched. Timings on the
 # 2-core dev VM are in docs/kube.md. KUBE_CMDS picks which Kubernetes
-# commands to build (the harness needs kube-apiserver; etcd is always built).
+# commands to build (the harness runs kube-apiserver, kube-controller-manager
+# and kube-scheduler; etcd is always built; kubelet is not used yet).
 KUBE_BIN_DIR ?= bin/kube
 KUBE_VERSION := v1.34.4
-KUBE_CMDS    ?= kube-apiserver
+KUBE_CMDS    ?= kube-apiserver kube-controller-manager kube-scheduler
 KUBE_LDFLAGS := -s -w \
   -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
   -X k8s.io/component-base/version.gitMajor=1 \
@@ -292,11 +293,12 @@ kube-bins:
 kube-bins-all:
 	$(MAKE) --no-print-directory kube-bins KUBE_CMDS='kube-apiserver kube-controller-manager kube-scheduler kubelet'
 
-# The manifests against the test cluster's real kube-apiserver (deploy/,
-# build tag kube; docs/kube.md). Needs the binaries of kube-bins; in CI (CI
+# The manifests against the test cluster's real kube-apiserver, and the
+# DaemonSet's pod made and scheduled by the real kube-controller-manager and
+# kube-scheduler (deploy/, build tag kube; docs/kube.md). Needs the binaries of kube-bins; in CI (CI
 # set) a missing prerequisite fails the test instead of skipping it.
 KUBE_TIMEOUT ?= 10m
 kube-test: kube-bins
 	$(GO) vet -tags kube ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^TestManifestsOnAPIServer$$' $(GOTESTFLAGS) ./deploy/
+	  $(GO) test -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled)$$' $(GOTESTFLAGS) ./deploy/

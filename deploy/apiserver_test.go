@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -266,4 +267,98 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		}
 		a.takeWarnings()
 	}
+}
+
+// TestDaemonSetScheduled runs the controller-manager and the scheduler too:
+// applied as it is, the DaemonSet makes its pod for a node (a Node object:
+// no kubelet runs yet, so the pod is bound, never started), the scheduler
+// binds it there, and the pod the controller made is the manifest's.
+func TestDaemonSetScheduled(t *testing.T) {
+	bin := kubetest.BinDir()
+	c := kubetest.Start(t, bin)
+	c.StartControllers(t, bin)
+	a := newApplier(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:   "kubetest-node",
+		Labels: map[string]string{"kubernetes.io/hostname": "kubetest-node", "kubernetes.io/os": "linux"},
+	}}
+	node, err := a.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	require.NoError(t, err)
+	node.Status.Capacity = corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("110"),
+	}
+	node.Status.Allocatable = node.Status.Capacity
+	_, err = a.cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	var ds *doc
+	docs := manifests(t)
+	for i, d := range docs {
+		_, err := a.apply(ctx, d.obj, d.raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		if d.obj.GetKind() == "DaemonSet" {
+			ds = &docs[i]
+		}
+	}
+	require.NotNil(t, ds)
+	var want appsv1.DaemonSet
+	require.NoError(t, yaml.UnmarshalStrict(ds.raw, &want))
+
+	// Wait (bounded) for the controller's pod, bound to the node.
+	sel := metav1.FormatLabelSelector(want.Spec.Selector)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var pod *corev1.Pod
+	for pod == nil {
+		pods, err := a.cs.CoreV1().Pods(want.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		require.NoError(t, err)
+		for i := range pods.Items {
+			if pods.Items[i].Spec.NodeName == node.Name {
+				pod = &pods.Items[i]
+			}
+		}
+		if pod != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no pod of the DaemonSet bound to %s: %+v\ncontroller-manager:\n%s\nscheduler:\n%s", node.Name, pods.Items,
+				c.Log("kube-controller-manager"), c.Log("kube-scheduler"))
+		case <-tick.C:
+		}
+	}
+	t.Logf("pod %s/%s (uid %s) bound to %s", pod.Namespace, pod.Name, pod.UID, pod.Spec.NodeName)
+	require.Len(t, pod.OwnerReferences, 1)
+	require.Equal(t, "DaemonSet", pod.OwnerReferences[0].Kind)
+	require.Equal(t, want.Name, pod.OwnerReferences[0].Name)
+	require.Len(t, pod.Spec.Containers, 1)
+	got, wc := pod.Spec.Containers[0], want.Spec.Template.Spec.Containers[0]
+	require.Equal(t, wc.Image, got.Image)
+	require.Equal(t, wc.Args, got.Args)
+	require.Equal(t, wc.SecurityContext, got.SecurityContext)
+	require.Equal(t, wc.VolumeMounts, got.VolumeMounts)
+	// Env as the manifest has it, the API server's defaulting aside
+	// (fieldRef.apiVersion: v1).
+	require.Len(t, got.Env, len(wc.Env))
+	for i, e := range wc.Env {
+		require.Equal(t, e.Name, got.Env[i].Name)
+		require.Equal(t, e.Value, got.Env[i].Value)
+		if e.ValueFrom != nil {
+			require.Equal(t, e.ValueFrom.FieldRef.FieldPath, got.Env[i].ValueFrom.FieldRef.FieldPath)
+		}
+	}
+	require.Equal(t, want.Spec.Template.Spec.HostPID, pod.Spec.HostPID)
+	require.NotNil(t, pod.Spec.Priority, "priority class not resolved")
+	require.Equal(t, int32(2000001000), *pod.Spec.Priority, "system-node-critical")
+	require.Equal(t, "default", pod.Spec.ServiceAccountName)
+	// automountServiceAccountToken: false holds: no projected token volume.
+	for _, v := range pod.Spec.Volumes {
+		require.Nil(t, v.Projected, "volume %s: a service-account token was mounted", v.Name)
+	}
+	// The ServiceAccount controller made the namespace's default account.
+	_, err = a.cs.CoreV1().ServiceAccounts(want.Namespace).Get(ctx, "default", metav1.GetOptions{})
+	require.NoError(t, err)
 }

@@ -71,6 +71,7 @@ type Cluster struct {
 	// Dir holds the certificates, keys, etcd's data and the logs.
 	Dir string
 
+	token string
 	procs []*proc
 }
 
@@ -148,6 +149,7 @@ func Start(t testing.TB, binDir string) *Cluster {
 		t.Fatalf("certificates: %v", err)
 	}
 	token := randomHex(32)
+	c.token = token
 	if err := os.WriteFile(filepath.Join(pki, "tokens.csv"),
 		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -191,8 +193,20 @@ func Start(t testing.TB, binDir string) *Cluster {
 		Timeout:         30 * time.Second,
 	}
 	c.waitReady(t, 3*time.Minute)
-	// Only loopback: every socket our processes listen on is 127.0.0.1.
-	for _, p := range c.procs {
+	c.requireLoopbackOnly(t, c.procs...)
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Client = cs
+	return c
+}
+
+// requireLoopbackOnly fails t when one of procs listens on anything but
+// 127.0.0.1.
+func (c *Cluster) requireLoopbackOnly(t testing.TB, procs ...*proc) {
+	t.Helper()
+	for _, p := range procs {
 		addrs, err := listening(p.cmd.Process.Pid)
 		if err != nil {
 			t.Fatalf("%s: listening sockets: %v", p.name, err)
@@ -204,12 +218,117 @@ func Start(t testing.TB, binDir string) *Cluster {
 		}
 		t.Logf("kubetest: %s (pid %d) listens on %v", p.name, p.cmd.Process.Pid, addrs)
 	}
-	cs, err := kubernetes.NewForConfig(c.Config)
-	if err != nil {
+}
+
+// StartControllers starts kube-controller-manager (every default
+// controller: DaemonSet, Deployment, ReplicaSet, ServiceAccount and token,
+// node lifecycle, ...) and kube-scheduler from binDir against the cluster,
+// on loopback only, and returns once both answer /healthz (their serving
+// certificates are self-signed, in the temp directory). No kubelet runs:
+// pods are scheduled to Node objects but nothing starts them.
+func (c *Cluster) StartControllers(t testing.TB, binDir string) {
+	t.Helper()
+	for _, b := range []string{"kube-controller-manager", "kube-scheduler"} {
+		p := filepath.Join(binDir, b)
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+			machine.Need(t, fmt.Sprintf("%s not built (make kube-bins): %v", p, err))
+		}
+	}
+	pki := filepath.Join(c.Dir, "pki")
+	kubeconfig := filepath.Join(c.Dir, "admin.kubeconfig")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: kubetest
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: kubetest
+  context: {cluster: kubetest, user: admin}
+current-context: kubetest
+`, c.URL, filepath.Join(pki, "ca.crt"), c.token)
+	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.Client = cs
-	return c
+	n := len(c.procs)
+	cmAddr := freeAddr(t)
+	_, cmPort, _ := net.SplitHostPort(cmAddr)
+	c.start(t, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+cmPort,
+		"--cert-dir="+filepath.Join(c.Dir, "controller-manager-certs"),
+		"--leader-elect=false",
+		"--controllers=*",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file="+filepath.Join(pki, "sa.key"),
+		"--root-ca-file="+filepath.Join(pki, "ca.crt"),
+		"--cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
+		"--cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
+		"--service-cluster-ip-range="+ServiceCIDR,
+		"--profiling=false")
+	schedAddr := freeAddr(t)
+	_, schedPort, _ := net.SplitHostPort(schedAddr)
+	c.start(t, "kube-scheduler", filepath.Join(binDir, "kube-scheduler"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+schedPort,
+		"--cert-dir="+filepath.Join(c.Dir, "scheduler-certs"),
+		"--leader-elect=false",
+		"--profiling=false")
+	for _, hp := range []struct{ name, addr string }{{"kube-controller-manager", cmAddr}, {"kube-scheduler", schedAddr}} {
+		c.waitHealthy(t, hp.name, "https://"+hp.addr+"/healthz", 2*time.Minute)
+	}
+	c.requireLoopbackOnly(t, c.procs[n:]...)
+}
+
+// waitHealthy polls url (a component's own /healthz on loopback, served
+// with the self-signed certificate it made) until it answers 200, a
+// process exits, or d passes.
+func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
+	t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // loopback, a cert the component generated itself
+	}}
+	defer hc.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := "no answer yet"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = fmt.Sprintf("HTTP %d", resp.StatusCode)
+		} else {
+			last = err.Error()
+		}
+		for _, p := range c.procs {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited while waiting for %s (%v); log:\n%s", p.name, name, p.exitErr(), tail(p.log))
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s not healthy after %s: %s\nlog:\n%s", name, d, last, tail(filepath.Join(c.Dir, name+".log")))
+		case <-tick.C:
+		}
+	}
 }
 
 // listening lists the TCP addresses process pid listens on ("ip:port"),
@@ -407,7 +526,8 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// writePKI writes into dir: ca.crt, the API server's serving pair
+// writePKI writes into dir: ca.crt and ca.key (the controller-manager's
+// signer of certificate requests), the API server's serving pair
 // apiserver.crt/.key (127.0.0.1, localhost and the in-cluster names, signed
 // by the CA) and the service-account signing pair sa.key/sa.pub (ECDSA
 // P-256). It returns the CA certificate (PEM) for clients.
@@ -471,8 +591,13 @@ func writePKI(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	caKeyDER, err := x509.MarshalECPrivateKey(caKey)
+	if err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{
 		"ca.crt":        caPEM,
+		"ca.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: caKeyDER}),
 		"apiserver.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
 		"apiserver.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
 		"sa.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saKeyDER}),

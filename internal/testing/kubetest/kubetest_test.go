@@ -46,7 +46,7 @@ func TestWritePKI(t *testing.T) {
 			t.Errorf("serving certificate for %s: %v", name, err)
 		}
 	}
-	for _, f := range []string{"sa.key", "sa.pub", "apiserver.key"} {
+	for _, f := range []string{"sa.key", "sa.pub", "apiserver.key", "ca.key"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)

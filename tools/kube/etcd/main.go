@@ -55,7 +55,7 @@ func run() error {
 	cfg.InitialCluster = cfg.Name + "=" + pu.String()
 	cfg.UnsafeNoFsync = *noFsync
 	cfg.Logger = "zap"
-	cfg.LogLevel = "warn"
+	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{"stderr"}
 
 	e, err := embed.StartEtcd(cfg)

@@ -231,7 +231,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 			},
 		}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		// No controller-manager runs yet: make the default ServiceAccount
+		// No controller-manager runs in this test: make the default ServiceAccount
 		// its controller would, which the ServiceAccount admission of a pod
 		// looks up.
 		_, err = a.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})

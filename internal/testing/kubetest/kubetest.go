@@ -5,8 +5,10 @@
 
 // Package kubetest runs the control plane of a real Kubernetes cluster for a
 // test (issue 15): our etcd (go.etcd.io/etcd/server/v3/embed) and a
-// kube-apiserver, both built by `make kube-bins` from tools/kube/go.mod
-// (k8s.io/kubernetes v1.34.4) into bin/kube. Everything listens on loopback
+// kube-apiserver (Start), and on request kube-controller-manager and
+// kube-scheduler (StartControllers), all built by `make kube-bins` from
+// tools/kube/go.mod (k8s.io/kubernetes v1.34.4) into bin/kube. No kubelet
+// runs yet: pods get scheduled to Node objects, nothing starts them. Everything listens on loopback
 // only, on ports that were free a moment before; certificates, keys, the
 // static admin token and etcd's data are generated into t.TempDir.
 //
@@ -124,8 +126,8 @@ func Available(binDir string) string {
 }
 
 // Start starts etcd and kube-apiserver from binDir and returns once the API
-// server's /readyz answers ok (at most 3 minutes: a cold start on a busy
-// 2-core machine takes ~15 s).
+// server's /readyz answers ok (at most 3 minutes; it takes about 3 s on
+// the 2-core dev VM).
 func Start(t testing.TB, binDir string) *Cluster {
 	t.Helper()
 	machine.Lock(t) // before any cleanup: released after them

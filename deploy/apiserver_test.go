@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -287,11 +286,11 @@ func TestDaemonSetScheduled(t *testing.T) {
 	}}
 	node, err := a.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	require.NoError(t, err)
-	node.Status.Capacity = corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("110"),
-	}
-	node.Status.Allocatable = node.Status.Capacity
-	_, err = a.cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	// What a kubelet would report. A merge patch of the status: the node
+	// lifecycle controller may have changed the node since its creation.
+	res := `{"cpu": "2", "memory": "4Gi", "pods": "110"}`
+	_, err = a.cs.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType,
+		[]byte(`{"status": {"capacity": `+res+`, "allocatable": `+res+`}}`), metav1.PatchOptions{}, "status")
 	require.NoError(t, err)
 
 	var ds *doc

@@ -11,6 +11,8 @@
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
 #   make bench-peer  the collector against cAdvisor on real cgroups (root)
+#   make kube-bins   etcd and kube-apiserver (k8s.io/kubernetes v1.34.4) into
+#                bin/kube; make kube-test  deploy/ on that real API server
 
 # Each recipe runs as ONE bash script with -e: a failing line stops it, and
 # `cd` or variables carry over to the following lines.
@@ -119,7 +121,7 @@ test:
 	$(MAKE) --no-print-directory leftovers || rc=1
 	exit $$rc
 
-test-steps: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e
+test-steps: check-generated vet unit race nocgo fuzz-smoke otelcol cross e2e kube-test
 
 # What real-machine tests left behind (internal/testing/leftovers): test
 # processes (containerd and its shims, containers, cgrouptest children,
@@ -246,3 +248,57 @@ run: otelcol
 
 clean:
 	rm -rf bin build
+
+# The binaries of the test cluster (issue 15, internal/testing/kubetest),
+# built from tools/kube/go.mod: k8s.io/kubernetes v1.34.4 with its staging
+# modules at v0.34.4, and our etcd main on go.etcd.io/etcd/server/v3/embed.
+# A separate module, so the collector's go.mod is untouched. Timings on the
+# 2-core dev VM are in docs/kube.md. KUBE_CMDS picks which Kubernetes
+# commands to build (the harness runs kube-apiserver, kube-controller-manager
+# and kube-scheduler; etcd is always built; kubelet is not used yet).
+KUBE_BIN_DIR ?= bin/kube
+KUBE_VERSION := v1.34.4
+KUBE_CMDS    ?= kube-apiserver kube-controller-manager kube-scheduler
+KUBE_LDFLAGS := -s -w \
+  -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+  -X k8s.io/component-base/version.gitMajor=1 \
+  -X k8s.io/component-base/version.gitMinor=34 \
+  -X k8s.io/component-base/version.gitTreeState=clean
+# The cold build of kube-bins takes ~4.5 min on 2 cores (docs/kube.md), so
+# kube-test is a step of `make test`.
+.PHONY: kube-bins kube-bins-all kube-test
+kube-bins:
+	mkdir -p $(KUBE_BIN_DIR)
+	out=$$(cd $(KUBE_BIN_DIR) && pwd)
+	cd tools/kube
+	# tools/kube/go.mod must replace exactly the staging modules of the
+	# pinned k8s.io/kubernetes, each at v0.<minor>.<patch>.
+	upstream=$$($(GO) mod download -json k8s.io/kubernetes | sed -n 's/^\t"GoMod": "\(.*\)",$$/\1/p')
+	want=$$(sed -n 's#^\t\(k8s.io/[a-z-]*\) => ./staging/src/.*#\1 => \1 $(subst v1.,v0.,$(KUBE_VERSION))#p' "$$upstream" | sort)
+	have=$$(sed -n 's#^\t\(k8s.io/[a-z-]*\) => \(k8s.io/[a-z-]*\) \(v[0-9.]*\)$$#\1 => \2 \3#p' go.mod | sort)
+	if [ -z "$$want" ] || [ "$$want" != "$$have" ]; then
+	  echo "tools/kube/go.mod: the replace lines differ from the staging modules of $$upstream:" >&2
+	  diff <(echo "$$want") <(echo "$$have") >&2 || true
+	  exit 1
+	fi
+	v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+	if [ "$$v" != $(KUBE_VERSION) ]; then
+	  echo "tools/kube/go.mod requires k8s.io/kubernetes $$v, not $(KUBE_VERSION)" >&2
+	  exit 1
+	fi
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(KUBE_LDFLAGS)' -o "$$out/" \
+	  ./etcd $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_CMDS))
+
+# Every command of the cluster (the next steps of issue 15 need them).
+kube-bins-all:
+	$(MAKE) --no-print-directory kube-bins KUBE_CMDS='kube-apiserver kube-controller-manager kube-scheduler kubelet'
+
+# The manifests against the test cluster's real kube-apiserver, and the
+# DaemonSet's pod made and scheduled by the real kube-controller-manager and
+# kube-scheduler (deploy/, build tag kube; docs/kube.md). Needs the binaries of kube-bins; in CI (CI
+# set) a missing prerequisite fails the test instead of skipping it.
+KUBE_TIMEOUT ?= 10m
+kube-test: kube-bins
+	$(GO) vet -tags kube ./deploy/ ./internal/testing/kubetest/
+	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
+	  $(GO) test -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled)$$' $(GOTESTFLAGS) ./deploy/

@@ -21,7 +21,10 @@
 // whose UID carries the test marker (see TestPodUID) count. Processes count
 // when they sit in such a cgroup, when they are a containerd, shim, runc,
 // ctr, Prometheus or collector whose command line names a path under the
-// temp directory or an e2e config, or when they are a cgrouptest child
+// temp directory or an e2e config, or when they are a test cluster's etcd,
+// kube-apiserver, kube-controller-manager or kube-scheduler
+// (internal/testing/kubetest) naming a path under the temp directory, or
+// when they are a cgrouptest child
 // (CGROUPTEST_CHILD in their environment).
 package leftovers // import "github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 
@@ -196,6 +199,9 @@ func (p proc) mentionsTemp(dir string) bool {
 var testBinaries = map[string]bool{
 	"containerd": true, "containerd-shim-runc-v2": true, "containerd-shim": true, "runc": true, "ctr": true,
 	"prometheus": true, "otelcol-containerstats": true, "kubelet": true,
+	// The test cluster of internal/testing/kubetest: our etcd (embed) and
+	// the Kubernetes commands built by `make kube-bins` into bin/kube.
+	"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true,
 }
 
 // leftover says why p is a test's leftover, or "".

@@ -99,13 +99,19 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("103", "S", []string{"/usr/bin/prometheus", "--storage.tsdb.path=" + tmp + "/TestX/001/data"}, hostCgroup("/"))
 	m.proc("104", "S", []string{"/work/bin/otelcol-containerstats", "--config", "/work/config/e2e-agent.yaml"}, hostCgroup("/"))
 	m.proc("105", "S", []string{"/tmp/go-build1/b001/scrape.test", "-test.run=^$"}, hostCgroup("/"), "PATH=/bin", "CGROUPTEST_CHILD=sleep")
+	// A test cluster's etcd and kube-apiserver (internal/testing/kubetest).
+	m.proc("106", "S", []string{"/work/bin/kube/etcd", "-data-dir", tmp + "/TestKube/001/etcd", "-listen-client-url", "http://127.0.0.1:40001"}, hostCgroup("/"))
+	m.proc("107", "S", []string{"/work/bin/kube/kube-apiserver", "--etcd-servers=http://127.0.0.1:40001", "--tls-cert-file=" + tmp + "/TestKube/001/pki/apiserver.crt"}, hostCgroup("/"))
 	// Not leftovers: the machine's own processes, a zombie in a test
-	// cgroup (not alive), the caller itself, a containerd of the machine.
+	// cgroup (not alive), the caller itself, a containerd of the machine,
+	// an etcd and a kube-apiserver of a real control plane.
 	m.proc("200", "S", []string{"/usr/sbin/sshd", "-D"}, hostCgroup("/system.slice/sshd.service"))
 	m.proc("201", "Z", []string{"sh"}, hostCgroup(ctr))
 	m.proc("4242", "S", []string{"leftovers"}, hostCgroup(ctr))
 	m.proc("202", "S", []string{"/usr/bin/containerd"}, hostCgroup("/system.slice/containerd.service"))
 	m.proc("203", "S", []string{"/usr/bin/otelcol-containerstats", "--config", "/etc/otelcol/config.yaml"}, hostCgroup("/"))
+	m.proc("204", "S", []string{"/usr/local/bin/etcd", "--data-dir=/var/lib/etcd"}, hostCgroup("/system.slice/etcd.service"))
+	m.proc("205", "S", []string{"kube-apiserver", "--tls-cert-file=/etc/kubernetes/pki/apiserver.crt"}, hostCgroup("/"))
 	m.file("mountinfo", "22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n"+
 		"90 22 0:50 / "+tmp+"/ctrd-1/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs rw - overlay overlay rw\n"+
 		"91 22 0:51 / "+tmp+"/TestY/hostroot\\040x rw - ext4 /dev/vda rw\n"+
@@ -122,6 +128,8 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"process 103: prometheus of a test (names " + tmp + "): /usr/bin/prometheus --storage.tsdb.path=" + tmp + "/TestX/001/data",
 		"process 104: collector with an e2e config: /work/bin/otelcol-containerstats --config /work/config/e2e-agent.yaml",
 		"process 105: cgrouptest child: /tmp/go-build1/b001/scrape.test -test.run=^$",
+		"process 106: etcd of a test (names " + tmp + "): /work/bin/kube/etcd -data-dir " + tmp + "/TestKube/001/etcd -listen-client-url http://127.0.0.1:40001",
+		"process 107: kube-apiserver of a test (names " + tmp + "): /work/bin/kube/kube-apiserver --etcd-servers=http://127.0.0.1:40001 --tls-cert-file=" + tmp + "/TestKube/001/pki/apiserver.crt",
 		"cgroup /kubepods (in cpu,cpuacct, memory, unified)",
 		"cgroup /kubepods/burstable (in cpu,cpuacct, memory, unified)",
 		"cgroup " + pod + " (in cpu,cpuacct, memory, unified)",

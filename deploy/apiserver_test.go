@@ -1,0 +1,363 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux && kube
+
+// The manifests against a real kube-apiserver (internal/testing/kubetest,
+// binaries from `make kube-bins`; run with `make kube-test`).
+
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/yaml"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+)
+
+const fieldManager = "containerstats-test"
+
+// doc is one YAML document of a manifest file.
+type doc struct {
+	file string
+	raw  []byte
+	obj  *unstructured.Unstructured
+}
+
+func (d doc) String() string {
+	return d.file + ": " + d.obj.GetKind() + " " + d.obj.GetNamespace() + "/" + d.obj.GetName()
+}
+
+// manifests reads every document of every deploy/*.yaml but config.yaml
+// (the collector's configuration, which reaches the API server as the
+// ConfigMap's config.yaml: TestManifestMatchesConfig checks it is verbatim).
+func manifests(t *testing.T) []doc {
+	t.Helper()
+	files, err := filepath.Glob("*.yaml")
+	require.NoError(t, err)
+	sort.Strings(files)
+	var out []doc
+	for _, f := range files {
+		if f == "config.yaml" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+		for {
+			raw, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, f)
+			var m map[string]any
+			require.NoError(t, yaml.Unmarshal(raw, &m), f)
+			if len(m) == 0 {
+				continue // comments only
+			}
+			u := &unstructured.Unstructured{Object: m}
+			require.NotEmpty(t, u.GetKind(), "%s: a document without kind", f)
+			out = append(out, doc{file: f, raw: raw, obj: u})
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// applier applies raw documents by server-side apply with strict field
+// validation, collecting the API server's warnings.
+type applier struct {
+	mapper meta.RESTMapper
+	dyn    dynamic.Interface
+	cs     kubernetes.Interface
+
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (a *applier) HandleWarningHeader(_ int, _ string, text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.warnings = append(a.warnings, text)
+}
+
+func (a *applier) takeWarnings() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := a.warnings
+	a.warnings = nil
+	return w
+}
+
+func newApplier(t *testing.T, c *kubetest.Cluster) *applier {
+	t.Helper()
+	a := &applier{}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler = a
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	require.NoError(t, err)
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	require.NoError(t, err)
+	a.mapper = restmapper.NewDiscoveryRESTMapper(groups)
+	a.dyn, err = dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	a.cs, err = kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	return a
+}
+
+// apply sends raw (YAML, as it is) as a server-side apply patch of obj,
+// in namespace ns when obj is namespaced ("" keeps the document's own).
+func (a *applier) apply(ctx context.Context, obj *unstructured.Unstructured, raw []byte, ns string, dryRun bool) (*unstructured.Unstructured, error) {
+	gvk := obj.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	if ns == "" {
+		ns = obj.GetNamespace()
+	}
+	var ri dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = a.dyn.Resource(m.Resource).Namespace(ns)
+	}
+	opts := metav1.PatchOptions{FieldManager: fieldManager, FieldValidation: "Strict"}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, raw, opts)
+}
+
+// TestManifestsOnAPIServer applies every document of deploy/ as it is to a
+// real kube-apiserver (server-side apply, fieldValidation=Strict), checks
+// that strictness bites on a misspelled field, and records what Pod
+// Security admission says of the DaemonSet's pod at the baseline and
+// restricted levels (docs/kube.md quotes it; this test checks the quote).
+func TestManifestsOnAPIServer(t *testing.T) {
+	c := kubetest.Start(t, kubetest.BinDir())
+	a := newApplier(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	docs := manifests(t)
+	var dsDoc *doc
+	for i, d := range docs {
+		got, err := a.apply(ctx, d.obj, d.raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		require.Equal(t, d.obj.GetName(), got.GetName())
+		require.NotEmpty(t, got.GetUID(), "%s", d)
+		if w := a.takeWarnings(); len(w) > 0 {
+			t.Errorf("apply %s: warnings %q", d, w)
+		}
+		t.Logf("applied %s (uid %s)", d, got.GetUID())
+		if d.obj.GetKind() == "DaemonSet" {
+			dsDoc = &docs[i]
+		}
+	}
+	require.NotNil(t, dsDoc, "no DaemonSet in deploy/")
+
+	// Read back through the typed client: what the API server stored is the
+	// manifest's DaemonSet (a field lost on the way would show here).
+	ds, err := a.cs.AppsV1().DaemonSets(dsDoc.obj.GetNamespace()).Get(ctx, dsDoc.obj.GetName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	var want appsv1.DaemonSet
+	require.NoError(t, yaml.UnmarshalStrict(dsDoc.raw, &want))
+	require.Equal(t, want.Spec.Template.Spec.Containers[0].Image, ds.Spec.Template.Spec.Containers[0].Image)
+	require.Equal(t, want.Spec.Template.Spec.Containers[0].SecurityContext, ds.Spec.Template.Spec.Containers[0].SecurityContext)
+	require.Equal(t, want.Spec.Template.Spec.Volumes[0].HostPath.Path, ds.Spec.Template.Spec.Volumes[0].HostPath.Path)
+
+	// Strictness bites: one misspelled field in a copy is rejected.
+	const field, typo = "readOnlyRootFilesystem", "readOnlyRootFileSystem"
+	require.Contains(t, string(dsDoc.raw), field)
+	bad := bytes.Replace(dsDoc.raw, []byte(field), []byte(typo), 1)
+	_, err = a.apply(ctx, dsDoc.obj, bad, "", true)
+	require.Error(t, err, "a misspelled field was accepted by apply")
+	var st apierrors.APIStatus
+	require.True(t, errors.As(err, &st), "not an API status: %v", err)
+	t.Logf("apply of a misspelled field rejected (HTTP %d, %s): %v", st.Status().Code, st.Status().Reason, err)
+	require.Contains(t, err.Error(), `.securityContext.`+typo+`: field not declared in schema`)
+	// The same copy through create with fieldValidation=Strict (what
+	// `kubectl create` does): rejected too, with the decoder's wording.
+	var badObj map[string]any
+	require.NoError(t, yaml.Unmarshal(bad, &badObj))
+	m, err := a.mapper.RESTMapping(dsDoc.obj.GroupVersionKind().GroupKind(), dsDoc.obj.GroupVersionKind().Version)
+	require.NoError(t, err)
+	_, err = a.dyn.Resource(m.Resource).Namespace(dsDoc.obj.GetNamespace()).Create(ctx, &unstructured.Unstructured{Object: badObj},
+		metav1.CreateOptions{FieldManager: fieldManager, FieldValidation: "Strict", DryRun: []string{metav1.DryRunAll}})
+	require.Error(t, err, "a misspelled field was accepted by create")
+	require.True(t, apierrors.IsBadRequest(err), "want 400 BadRequest, got %v", err)
+	require.Contains(t, err.Error(), `unknown field "spec.template.spec.containers[0].securityContext.`+typo+`"`)
+	t.Logf("create of a misspelled field rejected: %v", err)
+
+	// Pod Security admission: a namespace per level with enforce and warn
+	// labels. The DaemonSet (server-side dry-run) gets the warn verdict
+	// (enforce applies to pods only); a pod with the DaemonSet's template
+	// (dry-run create) gets the enforce verdict.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "kube.md"))
+	require.NoError(t, err)
+	for _, level := range []string{"baseline", "restricted"} {
+		ns := "pss-" + level
+		_, err := a.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: ns,
+			Labels: map[string]string{
+				"pod-security.kubernetes.io/enforce": level,
+				"pod-security.kubernetes.io/warn":    level,
+			},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		// No controller-manager runs in this test: make the default ServiceAccount
+		// its controller would, which the ServiceAccount admission of a pod
+		// looks up.
+		_, err = a.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		// The DaemonSet as it is but for its namespace.
+		moved := dsDoc.obj.DeepCopy()
+		moved.SetNamespace(ns)
+		movedRaw, err := moved.MarshalJSON()
+		require.NoError(t, err)
+		_, err = a.apply(ctx, moved, movedRaw, ns, true)
+		require.NoError(t, err, "%s: the DaemonSet itself is admitted (warn only)", level)
+		warnings := a.takeWarnings()
+		require.NotEmpty(t, warnings, "%s: no Pod Security warning for the DaemonSet", level)
+		for _, w := range warnings {
+			t.Logf("%s: DaemonSet warning: %s", level, w)
+			if !bytes.Contains(doc, []byte(w)) {
+				t.Errorf("docs/kube.md does not quote the %s warning verbatim:\n%s", level, w)
+			}
+		}
+
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "otelcol-containerstats-pss", Namespace: ns, Labels: want.Spec.Template.Labels},
+			Spec:       want.Spec.Template.Spec,
+		}
+		_, err = a.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+		require.Error(t, err, "%s: the DaemonSet's pod was admitted", level)
+		require.True(t, apierrors.IsForbidden(err), "%s: want 403 Forbidden, got %v", level, err)
+		require.Contains(t, err.Error(), "violates PodSecurity")
+		t.Logf("%s: pod rejected: %v", level, err)
+		if msg := err.Error(); !bytes.Contains(doc, []byte(msg)) {
+			t.Errorf("docs/kube.md does not quote the %s rejection verbatim:\n%s", level, msg)
+		}
+		a.takeWarnings()
+	}
+}
+
+// TestDaemonSetScheduled runs the controller-manager and the scheduler too:
+// applied as it is, the DaemonSet makes its pod for a node (a Node object:
+// no kubelet runs yet, so the pod is bound, never started), the scheduler
+// binds it there, and the pod the controller made is the manifest's.
+func TestDaemonSetScheduled(t *testing.T) {
+	bin := kubetest.BinDir()
+	c := kubetest.Start(t, bin)
+	c.StartControllers(t, bin)
+	a := newApplier(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:   "kubetest-node",
+		Labels: map[string]string{"kubernetes.io/hostname": "kubetest-node", "kubernetes.io/os": "linux"},
+	}}
+	node, err := a.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// What a kubelet would report. A merge patch of the status: the node
+	// lifecycle controller may have changed the node since its creation.
+	res := `{"cpu": "2", "memory": "4Gi", "pods": "110"}`
+	_, err = a.cs.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType,
+		[]byte(`{"status": {"capacity": `+res+`, "allocatable": `+res+`}}`), metav1.PatchOptions{}, "status")
+	require.NoError(t, err)
+
+	var ds *doc
+	docs := manifests(t)
+	for i, d := range docs {
+		_, err := a.apply(ctx, d.obj, d.raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		if d.obj.GetKind() == "DaemonSet" {
+			ds = &docs[i]
+		}
+	}
+	require.NotNil(t, ds)
+	var want appsv1.DaemonSet
+	require.NoError(t, yaml.UnmarshalStrict(ds.raw, &want))
+
+	// Wait (bounded) for the controller's pod, bound to the node.
+	sel := metav1.FormatLabelSelector(want.Spec.Selector)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var pod *corev1.Pod
+	for pod == nil {
+		pods, err := a.cs.CoreV1().Pods(want.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		require.NoError(t, err)
+		for i := range pods.Items {
+			if pods.Items[i].Spec.NodeName == node.Name {
+				pod = &pods.Items[i]
+			}
+		}
+		if pod != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no pod of the DaemonSet bound to %s: %+v\ncontroller-manager:\n%s\nscheduler:\n%s", node.Name, pods.Items,
+				c.Log("kube-controller-manager"), c.Log("kube-scheduler"))
+		case <-tick.C:
+		}
+	}
+	t.Logf("pod %s/%s (uid %s) bound to %s", pod.Namespace, pod.Name, pod.UID, pod.Spec.NodeName)
+	require.Len(t, pod.OwnerReferences, 1)
+	require.Equal(t, "DaemonSet", pod.OwnerReferences[0].Kind)
+	require.Equal(t, want.Name, pod.OwnerReferences[0].Name)
+	require.Len(t, pod.Spec.Containers, 1)
+	got, wc := pod.Spec.Containers[0], want.Spec.Template.Spec.Containers[0]
+	require.Equal(t, wc.Image, got.Image)
+	require.Equal(t, wc.Args, got.Args)
+	require.Equal(t, wc.SecurityContext, got.SecurityContext)
+	require.Equal(t, wc.VolumeMounts, got.VolumeMounts)
+	// Env as the manifest has it, the API server's defaulting aside
+	// (fieldRef.apiVersion: v1).
+	require.Len(t, got.Env, len(wc.Env))
+	for i, e := range wc.Env {
+		require.Equal(t, e.Name, got.Env[i].Name)
+		require.Equal(t, e.Value, got.Env[i].Value)
+		if e.ValueFrom != nil {
+			require.Equal(t, e.ValueFrom.FieldRef.FieldPath, got.Env[i].ValueFrom.FieldRef.FieldPath)
+		}
+	}
+	require.Equal(t, want.Spec.Template.Spec.HostPID, pod.Spec.HostPID)
+	require.NotNil(t, pod.Spec.Priority, "priority class not resolved")
+	require.Equal(t, int32(2000001000), *pod.Spec.Priority, "system-node-critical")
+	require.Equal(t, "default", pod.Spec.ServiceAccountName)
+	// automountServiceAccountToken: false holds: no projected token volume.
+	for _, v := range pod.Spec.Volumes {
+		require.Nil(t, v.Projected, "volume %s: a service-account token was mounted", v.Name)
+	}
+	// The ServiceAccount controller made the namespace's default account.
+	_, err = a.cs.CoreV1().ServiceAccounts(want.Namespace).Get(ctx, "default", metav1.GetOptions{})
+	require.NoError(t, err)
+}

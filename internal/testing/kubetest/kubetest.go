@@ -1,0 +1,618 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux
+
+// Package kubetest runs the control plane of a real Kubernetes cluster for a
+// test (issue 15): our etcd (go.etcd.io/etcd/server/v3/embed) and a
+// kube-apiserver (Start), and on request kube-controller-manager and
+// kube-scheduler (StartControllers), all built by `make kube-bins` from
+// tools/kube/go.mod (k8s.io/kubernetes v1.34.4) into bin/kube. No kubelet
+// runs yet: pods get scheduled to Node objects, nothing starts them. Everything listens on loopback
+// only, on ports that were free a moment before; certificates, keys, the
+// static admin token and etcd's data are generated into t.TempDir.
+//
+// Start takes the machine lock (internal/testing/machine) first, like every
+// real-machine harness: the kubelet of the next steps removes kubepods
+// cgroups it does not know, so a cluster must never run beside another
+// test's pods. The processes run in their own process group with Pdeathsig
+// (they die with the test process) and are stopped in t.Cleanup; a leftover
+// one names the temp directory on its command line, which
+// internal/testing/leftovers recognises.
+//
+// Tests skip when the binaries are missing (run `make kube-bins`) and fail
+// instead under CI (CI set).
+package kubetest // import "github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+)
+
+// Version is the Kubernetes version tools/kube/go.mod pins.
+const Version = "v1.34.4"
+
+// ServiceCIDR is the cluster's service range (no traffic goes to it yet).
+const ServiceCIDR = "10.96.0.0/24"
+
+// Cluster is a running control plane.
+type Cluster struct {
+	// Config reaches the API server as a system:masters user (a static
+	// bearer token), trusting only the cluster's own CA.
+	Config *rest.Config
+	// Client is a clientset on Config.
+	Client kubernetes.Interface
+	// URL of the API server, https://127.0.0.1:<port>.
+	URL string
+	// Dir holds the certificates, keys, etcd's data and the logs.
+	Dir string
+
+	token string
+	procs []*proc
+}
+
+// proc is one process of the cluster.
+type proc struct {
+	name   string
+	log    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	mu     sync.Mutex
+	err    error
+}
+
+// BinDir is where the cluster's binaries are: $KUBE_BIN_DIR (make
+// kube-test sets it) or bin/kube at the root of the repository.
+func BinDir() string {
+	if d := os.Getenv("KUBE_BIN_DIR"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return filepath.Join("bin", "kube")
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.HasPrefix(string(b), "module github.com/containerstats/containerstatsreceiver\n") {
+			return filepath.Join(dir, "bin", "kube")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join("bin", "kube")
+		}
+		dir = parent
+	}
+}
+
+// Available reports why the cluster cannot run here, or "" if it can.
+func Available(binDir string) string {
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		p := filepath.Join(binDir, b)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Sprintf("%s not built (make kube-bins): %v", p, err)
+		}
+		if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return fmt.Sprintf("%s is not an executable file (make kube-bins)", p)
+		}
+	}
+	return ""
+}
+
+// Start starts etcd and kube-apiserver from binDir and returns once the API
+// server's /readyz answers ok (at most 3 minutes; it takes about 3 s on
+// the 2-core dev VM).
+func Start(t testing.TB, binDir string) *Cluster {
+	t.Helper()
+	machine.Lock(t) // before any cleanup: released after them
+	machine.Need(t, Available(binDir))
+	c := &Cluster{Dir: t.TempDir()}
+	t.Cleanup(c.stop)
+	t.Cleanup(func() { // runs before stop: the logs of a failed test
+		if t.Failed() {
+			for _, p := range c.procs {
+				t.Logf("kubetest: end of %s's log:\n%s", p.name, tail(p.log))
+			}
+		}
+	})
+
+	pki := filepath.Join(c.Dir, "pki")
+	if err := os.MkdirAll(pki, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := writePKI(pki)
+	if err != nil {
+		t.Fatalf("certificates: %v", err)
+	}
+	token := randomHex(32)
+	c.token = token
+	if err := os.WriteFile(filepath.Join(pki, "tokens.csv"),
+		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	etcdClient := "http://" + freeAddr(t)
+	c.start(t, "etcd", filepath.Join(binDir, "etcd"),
+		"-data-dir", filepath.Join(c.Dir, "etcd"),
+		"-listen-client-url", etcdClient,
+		"-listen-peer-url", "http://"+freeAddr(t),
+		"-unsafe-no-fsync")
+
+	apiAddr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(apiAddr)
+	c.URL = "https://" + apiAddr
+	c.start(t, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
+		"--etcd-servers="+etcdClient,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+port,
+		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"),
+		"--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),
+		"--client-ca-file="+filepath.Join(pki, "ca.crt"),
+		"--token-auth-file="+filepath.Join(pki, "tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
+		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
+		"--service-cluster-ip-range="+ServiceCIDR,
+		"--allow-privileged=true",
+		"--profiling=false",
+		"--enable-priority-and-fairness=false",
+		"--cert-dir="+filepath.Join(c.Dir, "apiserver-certs"))
+
+	c.Config = &rest.Config{
+		Host:            c.URL,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca},
+		QPS:             50,
+		Burst:           100,
+		Timeout:         30 * time.Second,
+	}
+	c.waitReady(t, 3*time.Minute)
+	c.requireLoopbackOnly(t, c.procs...)
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Client = cs
+	return c
+}
+
+// requireLoopbackOnly fails t when one of procs listens on anything but
+// 127.0.0.1.
+func (c *Cluster) requireLoopbackOnly(t testing.TB, procs ...*proc) {
+	t.Helper()
+	for _, p := range procs {
+		addrs, err := listening(p.cmd.Process.Pid)
+		if err != nil {
+			t.Fatalf("%s: listening sockets: %v", p.name, err)
+		}
+		for _, a := range addrs {
+			if !strings.HasPrefix(a, "127.0.0.1:") {
+				t.Fatalf("%s listens on %s, not on loopback (all: %v)", p.name, a, addrs)
+			}
+		}
+		t.Logf("kubetest: %s (pid %d) listens on %v", p.name, p.cmd.Process.Pid, addrs)
+	}
+}
+
+// StartControllers starts kube-controller-manager (every default
+// controller: DaemonSet, Deployment, ReplicaSet, ServiceAccount and token,
+// node lifecycle, ...) and kube-scheduler from binDir against the cluster,
+// on loopback only, and returns once both answer /healthz (their serving
+// certificates are self-signed, in the temp directory). No kubelet runs:
+// pods are scheduled to Node objects but nothing starts them.
+func (c *Cluster) StartControllers(t testing.TB, binDir string) {
+	t.Helper()
+	for _, b := range []string{"kube-controller-manager", "kube-scheduler"} {
+		p := filepath.Join(binDir, b)
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+			machine.Need(t, fmt.Sprintf("%s not built (make kube-bins): %v", p, err))
+		}
+	}
+	pki := filepath.Join(c.Dir, "pki")
+	kubeconfig := filepath.Join(c.Dir, "admin.kubeconfig")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: kubetest
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: kubetest
+  context: {cluster: kubetest, user: admin}
+current-context: kubetest
+`, c.URL, filepath.Join(pki, "ca.crt"), c.token)
+	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := len(c.procs)
+	cmAddr := freeAddr(t)
+	_, cmPort, _ := net.SplitHostPort(cmAddr)
+	c.start(t, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+cmPort,
+		"--cert-dir="+filepath.Join(c.Dir, "controller-manager-certs"),
+		"--leader-elect=false",
+		"--controllers=*",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file="+filepath.Join(pki, "sa.key"),
+		"--root-ca-file="+filepath.Join(pki, "ca.crt"),
+		"--cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
+		"--cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
+		"--service-cluster-ip-range="+ServiceCIDR,
+		"--profiling=false")
+	schedAddr := freeAddr(t)
+	_, schedPort, _ := net.SplitHostPort(schedAddr)
+	c.start(t, "kube-scheduler", filepath.Join(binDir, "kube-scheduler"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+schedPort,
+		"--cert-dir="+filepath.Join(c.Dir, "scheduler-certs"),
+		"--leader-elect=false",
+		"--profiling=false")
+	for _, hp := range []struct{ name, addr string }{{"kube-controller-manager", cmAddr}, {"kube-scheduler", schedAddr}} {
+		c.waitHealthy(t, hp.name, "https://"+hp.addr+"/healthz", 2*time.Minute)
+	}
+	c.requireLoopbackOnly(t, c.procs[n:]...)
+}
+
+// waitHealthy polls url (a component's own /healthz on loopback, served
+// with the self-signed certificate it made) until it answers 200, a
+// process exits, or d passes.
+func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
+	t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // loopback, a cert the component generated itself
+	}}
+	defer hc.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := "no answer yet"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = fmt.Sprintf("HTTP %d", resp.StatusCode)
+		} else {
+			last = err.Error()
+		}
+		for _, p := range c.procs {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited while waiting for %s (%v); log:\n%s", p.name, name, p.exitErr(), tail(p.log))
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s not healthy after %s: %s\nlog:\n%s", name, d, last, tail(filepath.Join(c.Dir, name+".log")))
+		case <-tick.C:
+		}
+	}
+}
+
+// listening lists the TCP addresses process pid listens on ("ip:port"),
+// from its socket file descriptors and /proc/<pid>/net/tcp{,6}.
+func listening(pid int) ([]string, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return nil, err
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	var out []string
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			if f == "tcp6" && errors.Is(err, os.ErrNotExist) {
+				continue // IPv6 off
+			}
+			return nil, err
+		}
+		addrs, err := parseListeners(b, inodes)
+		if err != nil {
+			return nil, fmt.Errorf("/proc/%d/net/%s: %w", pid, f, err)
+		}
+		out = append(out, addrs...)
+	}
+	return out, nil
+}
+
+// parseListeners returns the local addresses of the LISTEN (0A) sockets of
+// a /proc/net/tcp{,6} table whose inode is in inodes.
+func parseListeners(b []byte, inodes map[string]bool) ([]string, error) {
+	var out []string
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, line := range lines[1:] { // header
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			return nil, fmt.Errorf("short line %q", line)
+		}
+		if f[3] != "0A" || !inodes[f[9]] {
+			continue
+		}
+		hexIP, hexPort, ok := strings.Cut(f[1], ":")
+		if !ok {
+			return nil, fmt.Errorf("local address %q", f[1])
+		}
+		raw, err := hex.DecodeString(hexIP)
+		if err != nil {
+			return nil, fmt.Errorf("local address %q: %w", f[1], err)
+		}
+		// The kernel prints the address as 32-bit words in host order
+		// (little-endian here): reverse each word.
+		ip := make(net.IP, len(raw))
+		for i := 0; i+4 <= len(raw); i += 4 {
+			ip[i], ip[i+1], ip[i+2], ip[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
+		}
+		port, err := strconv.ParseUint(hexPort, 16, 16)
+		if err != nil {
+			return nil, fmt.Errorf("local address %q: %w", f[1], err)
+		}
+		if v4 := ip.To4(); v4 != nil {
+			ip = v4
+		}
+		out = append(out, net.JoinHostPort(ip.String(), strconv.FormatUint(port, 10)))
+	}
+	return out, nil
+}
+
+// start runs one process, its output into <Dir>/<name>.log.
+func (c *Cluster) start(t testing.TB, name, bin string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(c.Dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = c.Dir
+	// Killed with the test process if it dies first (a test timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &proc{name: name, log: logPath, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(p.exited)
+	}()
+	c.procs = append(c.procs, p)
+}
+
+// waitReady polls /readyz until it answers 200, a process exits, or d passes.
+func (c *Cluster) waitReady(t testing.TB, d time.Duration) {
+	t.Helper()
+	tr, err := rest.TransportFor(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := "no answer yet"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/readyz?verbose", nil)
+		if resp, err := hc.Do(req); err == nil {
+			body := make([]byte, 8192)
+			n, _ := resp.Body.Read(body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, body[:n])
+		} else {
+			last = err.Error()
+		}
+		for _, p := range c.procs {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited while waiting for the API server (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("API server not ready after %s: %s\nkube-apiserver log:\n%s", d, last, tail(filepath.Join(c.Dir, "kube-apiserver.log")))
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *proc) exitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// stop stops the processes in reverse order: SIGTERM to the process group,
+// SIGKILL after 10 s.
+func (c *Cluster) stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		p := c.procs[i]
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.exited
+		}
+	}
+	c.procs = nil
+}
+
+// Log returns the end of a process's log ("etcd", "kube-apiserver").
+func (c *Cluster) Log(name string) string { return tail(filepath.Join(c.Dir, name+".log")) }
+
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 6000 {
+		b = b[len(b)-6000:]
+	}
+	return string(b)
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// writePKI writes into dir: ca.crt and ca.key (the controller-manager's
+// signer of certificate requests), the API server's serving pair
+// apiserver.crt/.key (127.0.0.1, localhost and the in-cluster names, signed
+// by the CA) and the service-account signing pair sa.key/sa.pub (ECDSA
+// P-256). It returns the CA certificate (PEM) for clients.
+func writePKI(dir string) ([]byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kubetest-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1)},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
+	if err != nil {
+		return nil, err
+	}
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	saKeyDER, err := x509.MarshalECPrivateKey(saKey)
+	if err != nil {
+		return nil, err
+	}
+	saPubDER, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	caKeyDER, err := x509.MarshalECPrivateKey(caKey)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		"ca.crt":        caPEM,
+		"ca.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: caKeyDER}),
+		"apiserver.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		"apiserver.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
+		"sa.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saKeyDER}),
+		"sa.pub":        pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	// The pair must load as a TLS certificate (what the API server does).
+	if _, err := tls.X509KeyPair(files["apiserver.crt"], files["apiserver.key"]); err != nil {
+		return nil, fmt.Errorf("serving pair: %w", err)
+	}
+	return caPEM, nil
+}

@@ -6,15 +6,11 @@ package scrape
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -240,43 +236,9 @@ func TestRealFileDescriptors(t *testing.T) {
 // in every hierarchy. Everything is removed in cleanup.
 func standaloneNet(t *testing.T) (c *cgrouptest.Container, ns, hostIP string) {
 	t.Helper()
-	for _, tool := range []string{"ip", "busybox"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			machine.Need(t, fmt.Sprintf("%s not installed: %v", tool, err))
-		}
-	}
+	needNetTools(t)
 	c = cgrouptest.NewStandaloneContainer(t)
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	ns, hostEnd := "cst-"+id, "cst"+id+"h"
-	hostIP = fmt.Sprintf("10.251.%d.1", b[0])
-	run(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	run(t, "ip", "link", "add", hostEnd, "type", "veth", "peer", "name", "eth0", "netns", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", hostEnd).Run() })
-	run(t, "sysctl", "-q", "-w", "net.ipv6.conf."+hostEnd+".disable_ipv6=1")
-	run(t, "ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
-	run(t, "ip", "addr", "add", hostIP+"/30", "dev", hostEnd)
-	run(t, "ip", "link", "set", hostEnd, "up")
-	run(t, "ip", "netns", "exec", ns, "ip", "addr", "add", fmt.Sprintf("10.251.%d.2/30", b[0]), "dev", "eth0")
-	run(t, "ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
-
-	cmd := exec.Command("ip", "netns", "exec", ns, "busybox", "sleep", "600")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	dirs, _ := filepath.Glob(filepath.Join(cgrouptest.Base, "*", c.Rel))
-	if cgrouptest.V2() {
-		dirs = []string{c.Dir("")}
-	}
-	require.NotEmpty(t, dirs)
-	for _, d := range dirs {
-		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644), d)
-	}
+	ns, hostIP = netnsProcess(t, c, 251)
 	return c, ns, hostIP
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // run runs a command for the test's setup, failing the test on error.
@@ -35,20 +36,33 @@ func run(t *testing.T, name string, args ...string) {
 // container cgroup in every hierarchy. Everything is removed in cleanup.
 func netPod(t *testing.T) (c *cgrouptest.Container, ns, hostIP string) {
 	t.Helper()
+	needNetTools(t)
+	c = cgrouptest.NewContainer(t, "burstable")
+	ns, hostIP = netnsProcess(t, c, 250)
+	return c, ns, hostIP
+}
+
+// needNetTools: ip and busybox, or a skip (a failure under CI).
+func needNetTools(t *testing.T) {
+	t.Helper()
 	for _, tool := range []string{"ip", "busybox"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed: %v", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
+			machine.Need(t, fmt.Sprintf("%s not installed: %v", tool, err))
 		}
 	}
-	c = cgrouptest.NewContainer(t, "burstable")
+}
+
+// netnsProcess makes a network namespace and a veth pair (host end
+// 10.<net>.<r>.1/30, eth0 10.<net>.<r>.2/30 inside, IPv6 off), starts a
+// sleeping process in the namespace and moves it into c's cgroups in every
+// hierarchy. Everything is removed in the test's cleanups.
+func netnsProcess(t *testing.T, c *cgrouptest.Container, net byte) (ns, hostIP string) {
+	t.Helper()
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	ns, hostEnd := "cst-"+id, "cst"+id+"h"
-	hostIP = fmt.Sprintf("10.250.%d.1", b[0])
+	hostIP = fmt.Sprintf("10.%d.%d.1", net, b[0])
 	run(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	run(t, "ip", "link", "add", hostEnd, "type", "veth", "peer", "name", "eth0", "netns", ns)
@@ -57,11 +71,11 @@ func netPod(t *testing.T) (c *cgrouptest.Container, ns, hostIP string) {
 	run(t, "ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
 	run(t, "ip", "addr", "add", hostIP+"/30", "dev", hostEnd)
 	run(t, "ip", "link", "set", hostEnd, "up")
-	run(t, "ip", "netns", "exec", ns, "ip", "addr", "add", fmt.Sprintf("10.250.%d.2/30", b[0]), "dev", "eth0")
+	run(t, "ip", "netns", "exec", ns, "ip", "addr", "add", fmt.Sprintf("10.%d.%d.2/30", net, b[0]), "dev", "eth0")
 	run(t, "ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
 
 	cmd := exec.Command("ip", "netns", "exec", ns, "busybox", "sleep", "600")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -75,7 +89,7 @@ func netPod(t *testing.T) (c *cgrouptest.Container, ns, hostIP string) {
 	for _, d := range dirs {
 		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644), d)
 	}
-	return c, ns, hostIP
+	return ns, hostIP
 }
 
 // TestRealPodNetwork: a pod whose process lives in a network namespace the

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,18 +37,7 @@ func BenchmarkScrapeFileDescriptors(b *testing.B) {
 				s := New(newSettings(), Options{RootPath: tree.Root, NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now})
 				require.NoError(b, s.Start(context.Background(), nil))
 				b.Cleanup(func() { require.NoError(b, s.Shutdown(context.Background())) })
-				_, err := s.Scrape(context.Background())
-				require.NoError(b, err)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					clk.now = clk.now.Add(10 * time.Second)
-					if _, err := s.Scrape(context.Background()); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.StopTimer()
-				reportPerContainer(b, n)
+				benchSteadyScrapes(b, s, clk, n)
 			})
 		}
 	}

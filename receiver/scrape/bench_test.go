@@ -81,6 +81,25 @@ func reportPerContainer(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/container")
 }
 
+// benchSteadyScrapes times b.N steady-state scrapes of s (one warm-up
+// scrape first, the clock 10 s further each time) and reports them per
+// container of the tree's n.
+func benchSteadyScrapes(b *testing.B, s *Scraper, clk *fakeClock, n int) {
+	b.Helper()
+	_, err := s.Scrape(context.Background()) // warm: series state, buffers
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		clk.now = clk.now.Add(10 * time.Second)
+		if _, err := s.Scrape(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportPerContainer(b, n)
+}
+
 // BenchmarkScrape is a full scrape through the receiver's scrape function:
 // discovery, reads, derived values and pdata assembly, steady state (the
 // previous scrape's state is warm).

@@ -260,33 +260,24 @@ current-context: kubetest
 	n := len(c.procs)
 	cmAddr := freeAddr(t)
 	_, cmPort, _ := net.SplitHostPort(cmAddr)
-	c.start(t, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"),
-		"--kubeconfig="+kubeconfig,
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port="+cmPort,
-		"--cert-dir="+filepath.Join(c.Dir, "controller-manager-certs"),
-		"--leader-elect=false",
+	// What both components take: the admin kubeconfig for everything,
+	// loopback serving on their own port and cert dir, one instance.
+	common := func(port, certs string) []string {
+		return []string{"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig, "--bind-address=127.0.0.1", "--secure-port=" + port,
+			"--cert-dir=" + filepath.Join(c.Dir, certs), "--leader-elect=false", "--profiling=false"}
+	}
+	c.start(t, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(common(cmPort, "controller-manager-certs"),
 		"--controllers=*",
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file="+filepath.Join(pki, "sa.key"),
 		"--root-ca-file="+filepath.Join(pki, "ca.crt"),
 		"--cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
 		"--cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
-		"--service-cluster-ip-range="+ServiceCIDR,
-		"--profiling=false")
+		"--service-cluster-ip-range="+ServiceCIDR)...)
 	schedAddr := freeAddr(t)
 	_, schedPort, _ := net.SplitHostPort(schedAddr)
-	c.start(t, "kube-scheduler", filepath.Join(binDir, "kube-scheduler"),
-		"--kubeconfig="+kubeconfig,
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port="+schedPort,
-		"--cert-dir="+filepath.Join(c.Dir, "scheduler-certs"),
-		"--leader-elect=false",
-		"--profiling=false")
+	c.start(t, "kube-scheduler", filepath.Join(binDir, "kube-scheduler"), common(schedPort, "scheduler-certs")...)
 	for _, hp := range []struct{ name, addr string }{{"kube-controller-manager", cmAddr}, {"kube-scheduler", schedAddr}} {
 		c.waitHealthy(t, hp.name, "https://"+hp.addr+"/healthz", 2*time.Minute)
 	}

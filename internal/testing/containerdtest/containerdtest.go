@@ -142,12 +142,12 @@ func Start(t testing.TB) *Containerd {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(config(base, c.Socket)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(Config(base, c.Socket, filepath.Join(base, "cni/bin"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.Restart(t)
 	img := filepath.Join(base, "image.tar")
-	if err := buildImage(img, busybox(), Image); err != nil {
+	if err := WriteImage(img); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("ctr", "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
@@ -161,7 +161,12 @@ func Start(t testing.TB) *Containerd {
 	return c
 }
 
-func config(base, sock string) string {
+// Config is a containerd configuration with its root, state, ttrpc
+// socket, opt plugin path, runc root and CNI configuration directory
+// (base/cni/conf) under base, its gRPC socket at sock, CNI plugins from
+// cniBin, and Image as the sandbox image: what Start runs, and the test
+// node of internal/testing/kubetest.
+func Config(base, sock, cniBin string) string {
 	// [timeouts]: containerd 1.6 gives a running shim 5 s to answer when it
 	// reconnects after a restart (shim.load); one that does not is taken for
 	// dead and cleaned up (`shim delete`: runc delete --force), which kills
@@ -207,7 +212,7 @@ state = %[2]q
         SystemdCgroup = false
         Root = %[9]q
 `, filepath.Join(base, "root"), filepath.Join(base, "state"), sock, filepath.Join(base, "t.sock"),
-		filepath.Join(base, "opt"), Image, filepath.Join(base, "cni/bin"), filepath.Join(base, "cni/conf"), filepath.Join(base, "runc"))
+		filepath.Join(base, "opt"), Image, cniBin, filepath.Join(base, "cni/conf"), filepath.Join(base, "runc"))
 }
 
 // CRI is a CRI client for setting up pods and containers (tests may call
@@ -492,8 +497,10 @@ func (c *Containerd) cleanup() {
 	_ = os.RemoveAll(c.base)
 }
 
-// hierarchies lists the cgroup hierarchies: every v1 controller mount and
+// Hierarchies lists the cgroup hierarchies: every v1 controller mount and
 // the v2 tree (the base itself on pure v2, unified on hybrid).
+func Hierarchies() []string { return hierarchies() }
+
 func hierarchies() []string {
 	if _, err := os.Stat(filepath.Join(cgroupBase, "cgroup.controllers")); err == nil {
 		return []string{cgroupBase}
@@ -547,6 +554,14 @@ func shimsOf(address string) []shim {
 		}
 	}
 	return out
+}
+
+// RemoveCgroupTree kills every process in the cgroup dir and its
+// descendants, then removes them deepest first (retrying while the killed
+// are reaped).
+func RemoveCgroupTree(dir string) {
+	killCgroupTree(dir)
+	removeTree(dir)
 }
 
 func killCgroupTree(dir string) {

@@ -15,6 +15,16 @@ import (
 	"os"
 )
 
+// WriteImage writes the archive of Image (see buildImage) to path, from
+// the machine's static busybox.
+func WriteImage(path string) error {
+	bb := busybox()
+	if bb == "" {
+		return fmt.Errorf("no static busybox (Debian: apt-get install busybox-static)")
+	}
+	return buildImage(path, bb, Image)
+}
+
 // buildImage writes an OCI image archive; its default command waits until
 // SIGTERM, so it serves as the sandbox (pause) image too.
 //

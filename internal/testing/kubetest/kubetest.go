@@ -237,26 +237,7 @@ func (c *Cluster) StartControllers(t testing.TB, binDir string) {
 		}
 	}
 	pki := filepath.Join(c.Dir, "pki")
-	kubeconfig := filepath.Join(c.Dir, "admin.kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: kubetest
-  cluster:
-    server: %s
-    certificate-authority: %s
-users:
-- name: admin
-  user:
-    token: %s
-contexts:
-- name: kubetest
-  context: {cluster: kubetest, user: admin}
-current-context: kubetest
-`, c.URL, filepath.Join(pki, "ca.crt"), c.token)
-	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := c.kubeconfig(t)
 	n := len(c.procs)
 	cmAddr := freeAddr(t)
 	_, cmPort, _ := net.SplitHostPort(cmAddr)
@@ -282,6 +263,36 @@ current-context: kubetest
 		c.waitHealthy(t, hp.name, "https://"+hp.addr+"/healthz", 2*time.Minute)
 	}
 	c.requireLoopbackOnly(t, c.procs[n:]...)
+}
+
+// kubeconfig writes (once) and returns the admin kubeconfig: the static
+// system:masters token, the cluster's CA.
+func (c *Cluster) kubeconfig(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(c.Dir, "admin.kubeconfig")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: kubetest
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: kubetest
+  context: {cluster: kubetest, user: admin}
+current-context: kubetest
+`, c.URL, filepath.Join(c.Dir, "pki", "ca.crt"), c.token)
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // waitHealthy polls url (a component's own /healthz on loopback, served
@@ -476,14 +487,7 @@ func (p *proc) exitErr() error {
 // SIGKILL after 10 s.
 func (c *Cluster) stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		p := c.procs[i]
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.exited
-		}
+		stopProc(c.procs[i])
 	}
 	c.procs = nil
 }

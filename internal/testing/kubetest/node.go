@@ -1,0 +1,561 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux
+
+package kubetest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+)
+
+// The test node: its name, and its pod network (a bridge of our own with
+// host-local addresses; the bridge's name starts with the test mark
+// "cstest" that internal/testing/leftovers knows).
+const (
+	NodeName  = "kubetest-node"
+	Bridge    = "cstest0"
+	PodSubnet = "10.88.217.0/24"
+	BridgeIP  = "10.88.217.1" // the node's IP and the pods' gateway
+)
+
+// CNIBinDir is where Debian's containernetworking-plugins installs the
+// bridge, host-local and loopback plugins.
+const CNIBinDir = "/usr/lib/cni"
+
+// Node is the cluster's one node: containerd (CRI, runc, the CNI bridge)
+// and a kubelet registered with the API server, both in a mount namespace
+// of their own (see StartNode).
+type Node struct {
+	Name string
+	// ReadOnlyURL is the kubelet's read-only port on loopback
+	// (http://127.0.0.1:<port>): /metrics/resource, /metrics/cadvisor,
+	// /stats/summary, /pods.
+	ReadOnlyURL string
+
+	c          *Cluster
+	dir        string
+	socket     string // containerd's gRPC socket (under dir)
+	holder     *exec.Cmd
+	holderIn   io.WriteCloser
+	holderDone chan struct{}
+	mntNS      string // the node's mount namespace, "mnt:[<inode>]"
+	procs      []*proc
+	preCgroup  map[string]bool // kubepods levels that existed before
+}
+
+// Path returns where the test process finds the node's path p (absolute,
+// as the node's processes and pods see it): through /proc/<pid>/root of
+// a process in the node's mount namespace.
+func (n *Node) Path(p string) string {
+	return fmt.Sprintf("/proc/%d/root%s", n.holder.Process.Pid, p)
+}
+
+// ContainerdSocket is containerd's socket, reachable from the test
+// process (the node's pods see it at /run/containerd/containerd.sock).
+func (n *Node) ContainerdSocket() string { return n.socket }
+
+// NodeAvailable reports why a node cannot run here, or "" if it can.
+func NodeAvailable(binDir string) string {
+	if why := containerdtest.Available(); why != "" {
+		return why
+	}
+	for _, b := range []string{"unshare", "nsenter", "mount", "ip"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return b + " not installed (Debian: util-linux, mount, iproute2)"
+		}
+	}
+	for _, p := range []string{"bridge", "host-local", "loopback"} {
+		if _, err := os.Stat(filepath.Join(CNIBinDir, p)); err != nil {
+			return fmt.Sprintf("CNI plugin %s missing (Debian: apt-get install containernetworking-plugins): %v", p, err)
+		}
+	}
+	p := filepath.Join(binDir, "kubelet")
+	if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+		return fmt.Sprintf("%s not built (make kube-bins-all): %v", p, err)
+	}
+	return ""
+}
+
+// StartNode starts the node and returns once the API server has its Node
+// object Ready. images are OCI archives (make image) imported into
+// containerd's k8s.io namespace beside the busybox test image
+// (containerdtest.Image), which is also the sandbox image: nothing is
+// pulled, there is no registry.
+//
+// The node's processes run in a mount namespace of their own, made from
+// the machine's: there the root is a shared mount (the manifest's
+// HostToContainer mount of / needs that; on this machine / is private and
+// the test must not change the machine's own mounts), /run is a tmpfs
+// where /run/containerd/containerd.sock links to the node's containerd,
+// and /var/lib and /var/log are directories under the test's temp
+// directory (so the kubelet's root /var/lib/kubelet, its pod-resources
+// socket and /var/log/pods are where deploy/daemonset.yaml expects them,
+// and nothing of the machine's is touched). Network, PID and cgroup
+// namespaces are the machine's: pods' cgroups are under /kubepods of the
+// real hierarchies, and the pod network is the bridge Bridge on
+// PodSubnet, the only addresses the node adds.
+//
+// Everything is undone in t.Cleanup: the kubelet stopped, every sandbox
+// stopped and removed through CRI (CNI gives back its address), containerd
+// stopped, every process left in the node's mount namespace or in a pod
+// cgroup killed, the kubepods cgroups the node made removed in every
+// hierarchy, the namespace's last process ended (its mounts go with it),
+// the bridge deleted.
+func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node {
+	t.Helper()
+	machine.Need(t, NodeAvailable(binDir))
+	if _, err := os.Stat(filepath.Join("/sys/class/net", Bridge)); err == nil {
+		t.Fatalf("network interface %s exists: left over by a test (go run ./internal/testing/cmd/leftovers -clean)", Bridge)
+	}
+	if err := subnetFree(PodSubnet); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{Name: NodeName, c: c, dir: filepath.Join(c.Dir, "node"), preCgroup: map[string]bool{}}
+	n.socket = filepath.Join(n.dir, "ctrd", "c.sock")
+	for _, d := range []string{"var-lib", "var-log", "ipam", "ctrd/root", "ctrd/state", "ctrd/opt", "ctrd/runc", "ctrd/cni/conf"} {
+		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range containerdtest.Hierarchies() {
+		for _, rel := range []string{"kubepods", "kubepods/burstable", "kubepods/besteffort"} {
+			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
+				n.preCgroup[filepath.Join(h, rel)] = true
+			}
+		}
+	}
+	t.Cleanup(n.stop)
+	t.Cleanup(func() { // runs before stop: the logs of a failed test
+		if t.Failed() {
+			for _, p := range n.procs {
+				t.Logf("kubetest: end of %s's log:\n%s", p.name, tail(p.log))
+			}
+		}
+	})
+
+	for _, args := range [][]string{
+		{"link", "add", Bridge, "type", "bridge"},
+		{"addr", "add", BridgeIP + "/24", "dev", Bridge}, // PodSubnet's length
+		{"link", "set", Bridge, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
+		}
+	}
+	n.startHolder(t)
+
+	// containerd, CNI: the bridge plugin on our bridge, addresses from
+	// host-local (its state under the temp directory).
+	cni := fmt.Sprintf(`{"cniVersion": "1.0.0", "name": "kubetest", "plugins": [
+  {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]]}}]}
+`, Bridge, filepath.Join(n.dir, "ipam"), PodSubnet, BridgeIP)
+	ctrd := filepath.Join(n.dir, "ctrd")
+	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(containerdtest.Config(ctrd, n.socket, CNIBinDir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n.start(t, "containerd", "containerd", "--config", filepath.Join(ctrd, "config.toml"))
+	n.waitSocket(t, 20*time.Second)
+	testbox := filepath.Join(n.dir, "testbox.tar")
+	if err := containerdtest.WriteImage(testbox); err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range append([]string{testbox}, images...) {
+		if out, err := exec.Command("ctr", "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil {
+			t.Fatalf("ctr images import %s: %v: %s", img, err, out)
+		}
+	}
+
+	// The kubelet.
+	port, roPort, healthz := freePort(t), freePort(t), freePort(t)
+	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: %d
+readOnlyPort: %d
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+containerRuntimeEndpoint: unix://%s
+cgroupDriver: cgroupfs
+cgroupRoot: /
+cgroupsPerQOS: true
+failSwapOn: false
+failCgroupV1: false
+enforceNodeAllocatable: []
+makeIPTablesUtilChains: false
+resolvConf: ""
+serializeImagePulls: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: "1Mi"
+  nodefs.available: "1%%"
+  nodefs.inodesFree: "1%%"
+  imagefs.available: "1%%"
+nodeStatusUpdateFrequency: 5s
+volumeStatsAggPeriod: 10s
+maxPods: 50
+`, port, roPort, healthz, n.socket)
+	kcfg := filepath.Join(n.dir, "kubelet.yaml")
+	if err := os.WriteFile(kcfg, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n.ReadOnlyURL = fmt.Sprintf("http://127.0.0.1:%d", roPort)
+	n.start(t, "kubelet", filepath.Join(binDir, "kubelet"),
+		"--config="+kcfg,
+		"--kubeconfig="+c.kubeconfig(t),
+		"--hostname-override="+NodeName,
+		"--node-ip="+BridgeIP,
+		"--v=1")
+	n.waitNodeReady(t, 3*time.Minute)
+	c.requireLoopbackOnly(t, n.procs[len(n.procs)-1])
+	return n
+}
+
+// startHolder starts the process that makes and holds the node's mount
+// namespace (see StartNode) until its stdin closes: at the end of the
+// test, or when the test process dies.
+func (n *Node) startHolder(t testing.TB) {
+	t.Helper()
+	const script = `set -e
+mount -t tmpfs -o mode=0755,size=64m kubetest-run /run
+mkdir -p /run/containerd
+ln -s "$1/ctrd/c.sock" /run/containerd/containerd.sock
+mount --bind "$1/var-lib" /var/lib
+mount --bind "$1/var-log" /var/log
+mount --make-rshared /
+echo ready
+read -r _ || true
+`
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "kubetest-node", n.dir)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("unshare: %v", err)
+	}
+	n.holder, n.holderIn, n.holderDone = cmd, in, make(chan struct{})
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- s
+		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(n.holderDone)
+	}()
+	select {
+	case s := <-line:
+		if strings.TrimSpace(s) != "ready" {
+			<-n.holderDone
+			t.Fatalf("node mount namespace: %q: %s", s, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("node mount namespace not ready after 20 s: %s", stderr.String())
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self, _ := os.Readlink("/proc/self/ns/mnt"); self == ns {
+		t.Fatalf("the node's mount namespace is the test's (%s)", ns)
+	}
+	n.mntNS = ns
+}
+
+// start runs bin in the node's mount namespace (nsenter execs it: the
+// process is bin itself), output into <Dir>/<name>.log.
+func (n *Node) start(t testing.TB, name, bin string, args ...string) {
+	t.Helper()
+	n.c.start(t, name, "nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", bin}, args...)...)
+	n.procs = append(n.procs, n.c.procs[len(n.c.procs)-1])
+}
+
+func (n *Node) waitSocket(t testing.TB, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if conn, err := net.Dial("unix", n.socket); err == nil {
+			conn.Close()
+			return
+		}
+		n.requireRunning(t)
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("containerd socket not ready after %s; log:\n%s", d, tail(n.procs[0].log))
+}
+
+// requireRunning fails t when a process of the node has exited.
+func (n *Node) requireRunning(t testing.TB) {
+	t.Helper()
+	for _, p := range n.procs {
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
+		default:
+		}
+	}
+}
+
+func (n *Node) waitNodeReady(t testing.TB, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	last := "not registered"
+	for time.Now().Before(deadline) {
+		n.requireRunning(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		node, err := n.c.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		cancel()
+		if err == nil {
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady {
+					if cond.Status == corev1.ConditionTrue {
+						return
+					}
+					last = fmt.Sprintf("Ready=%s: %s %s", cond.Status, cond.Reason, cond.Message)
+				}
+			}
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("node %s not Ready after %s: %s", n.Name, d, last)
+}
+
+// stop undoes StartNode: see there.
+func (n *Node) stop() {
+	var kubelet, ctrd *proc
+	for _, p := range n.procs {
+		switch p.name {
+		case "kubelet":
+			kubelet = p
+		case "containerd":
+			ctrd = p
+		}
+	}
+	if kubelet != nil {
+		stopProc(kubelet)
+	}
+	if ctrd != nil {
+		select {
+		case <-ctrd.exited:
+		default:
+			n.removeSandboxes()
+		}
+		stopProc(ctrd)
+	}
+	n.c.procs = without(n.c.procs, n.procs)
+	if n.mntNS != "" {
+		killMountNamespace(n.mntNS)
+	}
+	hs := containerdtest.Hierarchies()
+	for _, h := range hs {
+		entries, _ := os.ReadDir(filepath.Join(h, "kubepods"))
+		for _, e := range entries {
+			d := filepath.Join(h, "kubepods", e.Name())
+			if e.IsDir() && !n.preCgroup[d] {
+				containerdtest.RemoveCgroupTree(d)
+			}
+		}
+		for _, q := range []string{"burstable", "besteffort"} {
+			entries, _ := os.ReadDir(filepath.Join(h, "kubepods", q))
+			for _, e := range entries {
+				if e.IsDir() {
+					containerdtest.RemoveCgroupTree(filepath.Join(h, "kubepods", q, e.Name()))
+				}
+			}
+		}
+	}
+	for _, h := range hs {
+		for _, rel := range []string{"kubepods/burstable", "kubepods/besteffort", "kubepods"} {
+			d := filepath.Join(h, rel)
+			if !n.preCgroup[d] {
+				_ = syscall.Rmdir(d)
+			}
+		}
+	}
+	if n.holder != nil {
+		n.holderIn.Close()
+		select {
+		case <-n.holderDone:
+		case <-time.After(10 * time.Second):
+			_ = n.holder.Process.Kill()
+			<-n.holderDone
+		}
+	}
+	_ = exec.Command("ip", "link", "del", Bridge).Run()
+}
+
+// removeSandboxes stops and removes every pod sandbox through CRI (the
+// CNI plugins give back addresses and veths).
+func (n *Node) removeSandboxes() {
+	conn, err := grpc.NewClient("unix://"+n.socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	cri := runtimeapi.NewRuntimeServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp, err := cri.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return
+	}
+	for _, sb := range resp.GetItems() {
+		_, _ = cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.GetId()})
+		_, _ = cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.GetId()})
+	}
+}
+
+// killMountNamespace kills every process whose mount namespace is ns
+// (the node's shims, what containerd and the kubelet left).
+func killMountNamespace(ns string) {
+	for i := 0; i < 50; i++ {
+		found := false
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && l == ns {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "unshare\x00") || strings.HasPrefix(string(b), "sh\x00-c\x00set -e") {
+					continue // the holder: ends when its stdin closes
+				}
+				found = true
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if !found {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stopProc stops one process: SIGTERM to its process group, SIGKILL
+// after 10 s.
+func stopProc(p *proc) {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+func without(all, drop []*proc) []*proc {
+	var out []*proc
+	for _, p := range all {
+		keep := true
+		for _, d := range drop {
+			keep = keep && p != d
+		}
+		if keep {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// subnetFree fails when an address of this machine is in cidr.
+func subnetFree(cidr string) error {
+	_, want, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return err
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && (want.Contains(ipn.IP) || ipn.Contains(want.IP)) {
+			return fmt.Errorf("pod subnet %s overlaps this machine's address %s", cidr, ipn)
+		}
+	}
+	return nil
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	_, p, _ := net.SplitHostPort(freeAddr(t))
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// WaitPodRunning waits until the pod's phase is Running and every
+// container is ready, failing t on the pod failing or after d.
+func WaitPodRunning(t testing.TB, c *Cluster, ns, name string, d time.Duration) *corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	last := "not found"
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		cancel()
+		if err == nil {
+			ready := p.Status.Phase == corev1.PodRunning
+			for _, cs := range p.Status.ContainerStatuses {
+				ready = ready && cs.Ready
+			}
+			if ready {
+				return p
+			}
+			if p.Status.Phase == corev1.PodFailed {
+				t.Fatalf("pod %s/%s failed: %+v", ns, name, p.Status)
+			}
+			last = fmt.Sprintf("phase %s, conditions %+v, containers %+v", p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("pod %s/%s not running after %s: %s", ns, name, d, last)
+	return nil
+}

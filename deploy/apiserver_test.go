@@ -9,15 +9,11 @@
 package deploy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,133 +21,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
 )
-
-const fieldManager = "containerstats-test"
-
-// doc is one YAML document of a manifest file.
-type doc struct {
-	file string
-	raw  []byte
-	obj  *unstructured.Unstructured
-}
-
-func (d doc) String() string {
-	return d.file + ": " + d.obj.GetKind() + " " + d.obj.GetNamespace() + "/" + d.obj.GetName()
-}
-
-// manifests reads every document of every deploy/*.yaml but config.yaml
-// (the collector's configuration, which reaches the API server as the
-// ConfigMap's config.yaml: TestManifestMatchesConfig checks it is verbatim).
-func manifests(t *testing.T) []doc {
-	t.Helper()
-	files, err := filepath.Glob("*.yaml")
-	require.NoError(t, err)
-	sort.Strings(files)
-	var out []doc
-	for _, f := range files {
-		if f == "config.yaml" {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-		for {
-			raw, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			require.NoError(t, err, f)
-			var m map[string]any
-			require.NoError(t, yaml.Unmarshal(raw, &m), f)
-			if len(m) == 0 {
-				continue // comments only
-			}
-			u := &unstructured.Unstructured{Object: m}
-			require.NotEmpty(t, u.GetKind(), "%s: a document without kind", f)
-			out = append(out, doc{file: f, raw: raw, obj: u})
-		}
-	}
-	require.NotEmpty(t, out)
-	return out
-}
-
-// applier applies raw documents by server-side apply with strict field
-// validation, collecting the API server's warnings.
-type applier struct {
-	mapper meta.RESTMapper
-	dyn    dynamic.Interface
-	cs     kubernetes.Interface
-
-	mu       sync.Mutex
-	warnings []string
-}
-
-func (a *applier) HandleWarningHeader(_ int, _ string, text string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.warnings = append(a.warnings, text)
-}
-
-func (a *applier) takeWarnings() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	w := a.warnings
-	a.warnings = nil
-	return w
-}
-
-func newApplier(t *testing.T, c *kubetest.Cluster) *applier {
-	t.Helper()
-	a := &applier{}
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WarningHandler = a
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	require.NoError(t, err)
-	groups, err := restmapper.GetAPIGroupResources(dc)
-	require.NoError(t, err)
-	a.mapper = restmapper.NewDiscoveryRESTMapper(groups)
-	a.dyn, err = dynamic.NewForConfig(cfg)
-	require.NoError(t, err)
-	a.cs, err = kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	return a
-}
-
-// apply sends raw (YAML, as it is) as a server-side apply patch of obj,
-// in namespace ns when obj is namespaced ("" keeps the document's own).
-func (a *applier) apply(ctx context.Context, obj *unstructured.Unstructured, raw []byte, ns string, dryRun bool) (*unstructured.Unstructured, error) {
-	gvk := obj.GroupVersionKind()
-	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, err
-	}
-	if ns == "" {
-		ns = obj.GetNamespace()
-	}
-	var ri dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = a.dyn.Resource(m.Resource).Namespace(ns)
-	}
-	opts := metav1.PatchOptions{FieldManager: fieldManager, FieldValidation: "Strict"}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	return ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, raw, opts)
-}
 
 // TestManifestsOnAPIServer applies every document of deploy/ as it is to a
 // real kube-apiserver (server-side apply, fieldValidation=Strict), checks
@@ -160,22 +36,22 @@ func (a *applier) apply(ctx context.Context, obj *unstructured.Unstructured, raw
 // restricted levels (docs/kube.md quotes it; this test checks the quote).
 func TestManifestsOnAPIServer(t *testing.T) {
 	c := kubetest.Start(t, kubetest.BinDir())
-	a := newApplier(t, c)
+	a := kubetest.NewApplier(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	docs := manifests(t)
-	var dsDoc *doc
+	docs := kubetest.Manifests(t, ".")
+	var dsDoc *kubetest.Doc
 	for i, d := range docs {
-		got, err := a.apply(ctx, d.obj, d.raw, "", false)
+		got, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
 		require.NoError(t, err, "apply %s", d)
-		require.Equal(t, d.obj.GetName(), got.GetName())
+		require.Equal(t, d.Obj.GetName(), got.GetName())
 		require.NotEmpty(t, got.GetUID(), "%s", d)
-		if w := a.takeWarnings(); len(w) > 0 {
+		if w := a.TakeWarnings(); len(w) > 0 {
 			t.Errorf("apply %s: warnings %q", d, w)
 		}
 		t.Logf("applied %s (uid %s)", d, got.GetUID())
-		if d.obj.GetKind() == "DaemonSet" {
+		if d.Obj.GetKind() == "DaemonSet" {
 			dsDoc = &docs[i]
 		}
 	}
@@ -183,19 +59,19 @@ func TestManifestsOnAPIServer(t *testing.T) {
 
 	// Read back through the typed client: what the API server stored is the
 	// manifest's DaemonSet (a field lost on the way would show here).
-	ds, err := a.cs.AppsV1().DaemonSets(dsDoc.obj.GetNamespace()).Get(ctx, dsDoc.obj.GetName(), metav1.GetOptions{})
+	ds, err := a.Client.AppsV1().DaemonSets(dsDoc.Obj.GetNamespace()).Get(ctx, dsDoc.Obj.GetName(), metav1.GetOptions{})
 	require.NoError(t, err)
 	var want appsv1.DaemonSet
-	require.NoError(t, yaml.UnmarshalStrict(dsDoc.raw, &want))
+	require.NoError(t, yaml.UnmarshalStrict(dsDoc.Raw, &want))
 	require.Equal(t, want.Spec.Template.Spec.Containers[0].Image, ds.Spec.Template.Spec.Containers[0].Image)
 	require.Equal(t, want.Spec.Template.Spec.Containers[0].SecurityContext, ds.Spec.Template.Spec.Containers[0].SecurityContext)
 	require.Equal(t, want.Spec.Template.Spec.Volumes[0].HostPath.Path, ds.Spec.Template.Spec.Volumes[0].HostPath.Path)
 
 	// Strictness bites: one misspelled field in a copy is rejected.
 	const field, typo = "readOnlyRootFilesystem", "readOnlyRootFileSystem"
-	require.Contains(t, string(dsDoc.raw), field)
-	bad := bytes.Replace(dsDoc.raw, []byte(field), []byte(typo), 1)
-	_, err = a.apply(ctx, dsDoc.obj, bad, "", true)
+	require.Contains(t, string(dsDoc.Raw), field)
+	bad := bytes.Replace(dsDoc.Raw, []byte(field), []byte(typo), 1)
+	_, err = a.Apply(ctx, dsDoc.Obj, bad, "", true)
 	require.Error(t, err, "a misspelled field was accepted by apply")
 	var st apierrors.APIStatus
 	require.True(t, errors.As(err, &st), "not an API status: %v", err)
@@ -205,10 +81,10 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	// `kubectl create` does): rejected too, with the decoder's wording.
 	var badObj map[string]any
 	require.NoError(t, yaml.Unmarshal(bad, &badObj))
-	m, err := a.mapper.RESTMapping(dsDoc.obj.GroupVersionKind().GroupKind(), dsDoc.obj.GroupVersionKind().Version)
+	m, err := a.Mapper.RESTMapping(dsDoc.Obj.GroupVersionKind().GroupKind(), dsDoc.Obj.GroupVersionKind().Version)
 	require.NoError(t, err)
-	_, err = a.dyn.Resource(m.Resource).Namespace(dsDoc.obj.GetNamespace()).Create(ctx, &unstructured.Unstructured{Object: badObj},
-		metav1.CreateOptions{FieldManager: fieldManager, FieldValidation: "Strict", DryRun: []string{metav1.DryRunAll}})
+	_, err = a.Dynamic.Resource(m.Resource).Namespace(dsDoc.Obj.GetNamespace()).Create(ctx, &unstructured.Unstructured{Object: badObj},
+		metav1.CreateOptions{FieldManager: kubetest.FieldManager, FieldValidation: "Strict", DryRun: []string{metav1.DryRunAll}})
 	require.Error(t, err, "a misspelled field was accepted by create")
 	require.True(t, apierrors.IsBadRequest(err), "want 400 BadRequest, got %v", err)
 	require.Contains(t, err.Error(), `unknown field "spec.template.spec.containers[0].securityContext.`+typo+`"`)
@@ -222,7 +98,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	for _, level := range []string{"baseline", "restricted"} {
 		ns := "pss-" + level
-		_, err := a.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		_, err := a.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 			Name: ns,
 			Labels: map[string]string{
 				"pod-security.kubernetes.io/enforce": level,
@@ -233,17 +109,17 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		// No controller-manager runs in this test: make the default ServiceAccount
 		// its controller would, which the ServiceAccount admission of a pod
 		// looks up.
-		_, err = a.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+		_, err = a.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 
 		// The DaemonSet as it is but for its namespace.
-		moved := dsDoc.obj.DeepCopy()
+		moved := dsDoc.Obj.DeepCopy()
 		moved.SetNamespace(ns)
 		movedRaw, err := moved.MarshalJSON()
 		require.NoError(t, err)
-		_, err = a.apply(ctx, moved, movedRaw, ns, true)
+		_, err = a.Apply(ctx, moved, movedRaw, ns, true)
 		require.NoError(t, err, "%s: the DaemonSet itself is admitted (warn only)", level)
-		warnings := a.takeWarnings()
+		warnings := a.TakeWarnings()
 		require.NotEmpty(t, warnings, "%s: no Pod Security warning for the DaemonSet", level)
 		for _, w := range warnings {
 			t.Logf("%s: DaemonSet warning: %s", level, w)
@@ -256,7 +132,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "otelcol-containerstats-pss", Namespace: ns, Labels: want.Spec.Template.Labels},
 			Spec:       want.Spec.Template.Spec,
 		}
-		_, err = a.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+		_, err = a.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
 		require.Error(t, err, "%s: the DaemonSet's pod was admitted", level)
 		require.True(t, apierrors.IsForbidden(err), "%s: want 403 Forbidden, got %v", level, err)
 		require.Contains(t, err.Error(), "violates PodSecurity")
@@ -264,7 +140,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		if msg := err.Error(); !bytes.Contains(doc, []byte(msg)) {
 			t.Errorf("docs/kube.md does not quote the %s rejection verbatim:\n%s", level, msg)
 		}
-		a.takeWarnings()
+		a.TakeWarnings()
 	}
 }
 
@@ -276,7 +152,7 @@ func TestDaemonSetScheduled(t *testing.T) {
 	bin := kubetest.BinDir()
 	c := kubetest.Start(t, bin)
 	c.StartControllers(t, bin)
-	a := newApplier(t, c)
+	a := kubetest.NewApplier(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -284,27 +160,27 @@ func TestDaemonSetScheduled(t *testing.T) {
 		Name:   "kubetest-node",
 		Labels: map[string]string{"kubernetes.io/hostname": "kubetest-node", "kubernetes.io/os": "linux"},
 	}}
-	node, err := a.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	node, err := a.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	require.NoError(t, err)
 	// What a kubelet would report. A merge patch of the status: the node
 	// lifecycle controller may have changed the node since its creation.
 	res := `{"cpu": "2", "memory": "4Gi", "pods": "110"}`
-	_, err = a.cs.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType,
+	_, err = a.Client.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType,
 		[]byte(`{"status": {"capacity": `+res+`, "allocatable": `+res+`}}`), metav1.PatchOptions{}, "status")
 	require.NoError(t, err)
 
-	var ds *doc
-	docs := manifests(t)
+	var ds *kubetest.Doc
+	docs := kubetest.Manifests(t, ".")
 	for i, d := range docs {
-		_, err := a.apply(ctx, d.obj, d.raw, "", false)
+		_, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
 		require.NoError(t, err, "apply %s", d)
-		if d.obj.GetKind() == "DaemonSet" {
+		if d.Obj.GetKind() == "DaemonSet" {
 			ds = &docs[i]
 		}
 	}
 	require.NotNil(t, ds)
 	var want appsv1.DaemonSet
-	require.NoError(t, yaml.UnmarshalStrict(ds.raw, &want))
+	require.NoError(t, yaml.UnmarshalStrict(ds.Raw, &want))
 
 	// Wait (bounded) for the controller's pod, bound to the node.
 	sel := metav1.FormatLabelSelector(want.Spec.Selector)
@@ -312,7 +188,7 @@ func TestDaemonSetScheduled(t *testing.T) {
 	defer tick.Stop()
 	var pod *corev1.Pod
 	for pod == nil {
-		pods, err := a.cs.CoreV1().Pods(want.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		pods, err := a.Client.CoreV1().Pods(want.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		require.NoError(t, err)
 		for i := range pods.Items {
 			if pods.Items[i].Spec.NodeName == node.Name {
@@ -358,6 +234,6 @@ func TestDaemonSetScheduled(t *testing.T) {
 		require.Nil(t, v.Projected, "volume %s: a service-account token was mounted", v.Name)
 	}
 	// The ServiceAccount controller made the namespace's default account.
-	_, err = a.cs.CoreV1().ServiceAccounts(want.Namespace).Get(ctx, "default", metav1.GetOptions{})
+	_, err = a.Client.CoreV1().ServiceAccounts(want.Namespace).Get(ctx, "default", metav1.GetOptions{})
 	require.NoError(t, err)
 }

@@ -1682,7 +1682,7 @@ type metricContainerCPUTime struct {
 // init fills container.cpu.time metric with initial data.
 func (m *metricContainerCPUTime) init() {
 	m.data.SetName("container.cpu.time")
-	m.data.SetDescription("CPU time consumed by the container's cgroup, by mode. v1: cpuacct.usage_user/usage_sys (ns, falling back to cpuacct.stat ticks); v2: cpu.stat user_usec/system_usec.")
+	m.data.SetDescription("CPU time consumed by the container's cgroup, by mode: the precise total (v1 cpuacct.usage, v2 cpu.stat usage_usec) split in the proportion of the kernel's user/system figures (v1 cpuacct.usage_user/usage_sys, tick-sampled, or cpuacct.stat before 4.7; v2 user_usec/system_usec), neither mode ever going back: the kernel's cputime_adjust, which v2 applies itself. The modes sum to the total the kubelet and cAdvisor report; v1's raw mode files do not (18 % off seen on a throttled container). After a collector restart the split starts again from the proportion, so a mode held back before may step down by what was held.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

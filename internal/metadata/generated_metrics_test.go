@@ -1053,7 +1053,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.cpu.time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by the container's cgroup, by mode. v1: cpuacct.usage_user/usage_sys (ns, falling back to cpuacct.stat ticks); v2: cpu.stat user_usec/system_usec.", mi.Description())
+						assert.Equal(t, "CPU time consumed by the container's cgroup, by mode: the precise total (v1 cpuacct.usage, v2 cpu.stat usage_usec) split in the proportion of the kernel's user/system figures (v1 cpuacct.usage_user/usage_sys, tick-sampled, or cpuacct.stat before 4.7; v2 user_usec/system_usec), neither mode ever going back: the kernel's cputime_adjust, which v2 applies itself. The modes sum to the total the kubelet and cAdvisor report; v1's raw mode files do not (18 % off seen on a throttled container). After a collector restart the split starts again from the proportion, so a mode held back before may step down by what was held.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1070,7 +1070,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.cpu.time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by the container's cgroup, by mode. v1: cpuacct.usage_user/usage_sys (ns, falling back to cpuacct.stat ticks); v2: cpu.stat user_usec/system_usec.", mi.Description())
+						assert.Equal(t, "CPU time consumed by the container's cgroup, by mode: the precise total (v1 cpuacct.usage, v2 cpu.stat usage_usec) split in the proportion of the kernel's user/system figures (v1 cpuacct.usage_user/usage_sys, tick-sampled, or cpuacct.stat before 4.7; v2 user_usec/system_usec), neither mode ever going back: the kernel's cputime_adjust, which v2 applies itself. The modes sum to the total the kubelet and cAdvisor report; v1's raw mode files do not (18 % off seen on a throttled container). After a collector restart the split starts again from the proportion, so a mode held back before may step down by what was held.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

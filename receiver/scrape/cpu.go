@@ -34,6 +34,12 @@ var cpuRec = [...]cpuRecorders{
 // entity on, the usage in cores over the real time elapsed since the last.
 func (s *Scraper) recordCPU(ts pcommon.Timestamp, now time.Time, e entity, cpu cgroupfs.CPUStat) {
 	rec := &cpuRec[e.kind]
+	if cpu.Usage.OK && cpu.User.OK && cpu.System.OK {
+		// The modes as a split of the precise total (calc.AdjustCPUSplit:
+		// v1's are tick-sampled and do not sum to it).
+		e.st.cpuSplit = calc.AdjustCPUSplit(e.st.cpuSplit, cpu.Usage.V, cpu.User.V, cpu.System.V)
+		cpu.User.V, cpu.System.V = e.st.cpuSplit.User, e.st.cpuSplit.System
+	}
 	if cpu.User.OK {
 		rec.time(s.mb, ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
 	}

@@ -33,6 +33,7 @@ type series struct {
 	runtimeStart bool
 	lastCPU      calc.Sample // previous total CPU time, for the usage rate
 	hasCPU       bool
+	cpuSplit     calc.CPUSplit    // CPU time by mode last reported (cpu.go)
 	load         calc.LoadAverage // running threads smoothed over 10 s (containers)
 	threads      *threadStates    // thread states of the last read (containers; tasks.go)
 	oom          *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree

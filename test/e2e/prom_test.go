@@ -36,6 +36,12 @@ func startPrometheus(t *testing.T) *prometheus {
 // (rule files, scrape targets of the test's own).
 func startPrometheusWith(t *testing.T, config string) *prometheus {
 	t.Helper()
+	return startPrometheusOn(t, freeAddr(t), config)
+}
+
+// startPrometheusOn is startPrometheusWith listening on addr (host:port).
+func startPrometheusOn(t *testing.T, addr, config string) *prometheus {
+	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		need(t, "prometheus not installed (apt-get install --no-install-recommends prometheus)")
@@ -45,7 +51,7 @@ func startPrometheusWith(t *testing.T, config string) *prometheus {
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &prometheus{addr: freeAddr(t)}
+	p := &prometheus{addr: addr}
 	p.proc = start(t, "prometheus", bin, nil,
 		"--config.file="+cfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),

@@ -1,0 +1,785 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e && kube
+
+// The user's path on a real cluster (issue 15; `make kube-test`,
+// docs/kube.md): internal/testing/kubetest's etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and a kubelet on containerd with
+// CNI bridge networking; the image of `make image` imported into
+// containerd; deploy/ applied through the API server; a gateway collector
+// Deployment remote-writing to a real Prometheus; workloads made through
+// the API; and our figures side by side with the kubelet's.
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+)
+
+// The namespace of the workloads and the collector's (deploy/).
+const (
+	workNS      = "workloads"
+	collectorNS = "containerstats"
+	gatewayName = "otel-gateway"
+	dsName      = "otelcol-containerstats"
+)
+
+// cluster is the running cluster of one test, with its backends.
+type cluster struct {
+	c    *kubetest.Cluster
+	node *kubetest.Node
+	cs   kubernetes.Interface
+	prom *prometheus
+	a    *kubetest.Applier
+}
+
+// startCluster starts the cluster (control plane, node with the image of
+// `make image`), Prometheus on the node's bridge address, the gateway
+// collector, and applies deploy/ (see applyDeploy); it returns once the
+// DaemonSet's pod is Ready.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	bin := kubetest.BinDir()
+	k := &cluster{}
+	k.c = kubetest.Start(t, bin)
+	k.c.StartControllers(t, bin)
+	k.node = k.c.StartNode(t, bin, imageArchive(t))
+	k.cs = k.c.Client
+	k.a = kubetest.NewApplier(t, k.c)
+	l, err := net.Listen("tcp", kubetest.BridgeIP+":0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	k.prom = startPrometheusOn(t, addr, "global:\n  scrape_interval: 1h\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNS}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	gw := k.startGateway(t)
+	k.applyDeploy(t, gw+":4317")
+	return k
+}
+
+// startGateway runs the gateway collector: a Deployment of the same image
+// with testdata/kube-gateway.yaml (OTLP in, remote write to Prometheus
+// out) in a ConfigMap. Returns the gateway pod's IP.
+func (k *cluster) startGateway(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg, err := os.ReadFile(filepath.Join("testdata", "kube-gateway.yaml"))
+	require.NoError(t, err)
+	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: collectorNS}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = k.cs.CoreV1().ConfigMaps(collectorNS).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayName},
+		Data:       map[string]string{"config.yaml": string(cfg)},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	labels := map[string]string{"app.kubernetes.io/name": gatewayName}
+	one := int32(1)
+	_, err = k.cs.AppsV1().Deployments(collectorNS).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayName},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken: new(bool),
+					Containers: []corev1.Container{{
+						Name: "otelcol", Image: imageName(), ImagePullPolicy: corev1.PullNever,
+						Args:         []string{"--config", "/etc/otelcol/config.yaml"},
+						Env:          []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()}},
+						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}},
+					}},
+					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: gatewayName}}}}},
+				},
+			},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	p := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+gatewayName, "")
+	t.Logf("gateway pod %s at %s", p.Name, p.Status.PodIP)
+	return p.Status.PodIP
+}
+
+// imageName is the reference `make image` gave the collector's image (the
+// manifest's, unless IMAGE_NAME says otherwise).
+func imageName() string {
+	if n := os.Getenv("IMAGE_NAME"); n != "" {
+		return n
+	}
+	return "otelcol-containerstats:0.0.0-dev"
+}
+
+// applyDeploy applies every document of deploy/ by server-side apply with
+// strict field validation, as it is but for one value: the DaemonSet's
+// OTLP_ENDPOINT, which names the gateway's Service
+// (otel-gateway.containerstats.svc): this cluster has no DNS and no
+// kube-proxy, so the test gives the gateway pod's address instead, as a
+// user's overlay sets their gateway. Returns once the DaemonSet's pod is
+// Ready.
+func (k *cluster) applyDeploy(t *testing.T, otlpEndpoint string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, d := range kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy")) {
+		raw := d.Raw
+		if d.Obj.GetKind() == "DaemonSet" {
+			obj := d.Obj.DeepCopy()
+			setEnv(t, obj, "OTLP_ENDPOINT", otlpEndpoint)
+			b, err := obj.MarshalJSON()
+			require.NoError(t, err)
+			raw = b
+		}
+		_, err := k.a.Apply(ctx, d.Obj, raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		if w := k.a.TakeWarnings(); len(w) > 0 {
+			t.Errorf("apply %s: warnings %q", d, w)
+		}
+	}
+	p := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, "")
+	t.Logf("collector pod %s (uid %s) Ready at %s", p.Name, p.UID, p.Status.PodIP)
+}
+
+// setEnv sets the value of the env variable name of every container of a
+// DaemonSet (unstructured), failing when none has it.
+func setEnv(t *testing.T, ds *unstructured.Unstructured, name, value string) {
+	t.Helper()
+	ctrs, _, err := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+	require.NoError(t, err)
+	n := 0
+	for _, c := range ctrs {
+		envs, _ := c.(map[string]any)["env"].([]any)
+		for _, e := range envs {
+			if m := e.(map[string]any); m["name"] == name {
+				m["value"] = value
+				n++
+			}
+		}
+	}
+	require.Positive(t, n, "no container of the DaemonSet sets %s", name)
+	require.NoError(t, unstructured.SetNestedSlice(ds.Object, ctrs, "spec", "template", "spec", "containers"))
+}
+
+// waitLabelled waits for a Ready pod with the label selector sel whose UID
+// is not notUID, and returns it.
+func (k *cluster) waitLabelled(t *testing.T, ns, sel string, notUID types.UID) *corev1.Pod {
+	t.Helper()
+	var got *corev1.Pod
+	eventually(t, 3*time.Minute, "a Ready pod "+ns+"/"+sel, func() error {
+		pods, err := k.cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.UID == notUID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			ready := len(p.Status.ContainerStatuses) > 0
+			for _, cs := range p.Status.ContainerStatuses {
+				ready = ready && cs.Ready
+			}
+			if ready {
+				got = p
+				return nil
+			}
+		}
+		return fmt.Errorf("pods: %s", podsSummary(pods.Items))
+	})
+	return got
+}
+
+func podsSummary(pods []corev1.Pod) string {
+	var b strings.Builder
+	for _, p := range pods {
+		fmt.Fprintf(&b, "%s %s;", p.Name, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " %s ready=%v restarts=%d state=%+v", cs.Name, cs.Ready, cs.RestartCount, cs.State)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// kubeletGet fetches a path of the kubelet's read-only port.
+func (k *cluster) kubeletGet(t *testing.T, path string) []byte {
+	t.Helper()
+	resp, err := http.Get(k.node.ReadOnlyURL + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, b)
+	return b
+}
+
+// resources builds a ResourceRequirements from "cpu=100m,memory=16Mi"
+// strings ("" for none).
+func resources(requests, limits string) corev1.ResourceRequirements {
+	parse := func(s string) corev1.ResourceList {
+		if s == "" {
+			return nil
+		}
+		l := corev1.ResourceList{}
+		for _, kv := range strings.Split(s, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			l[corev1.ResourceName(k)] = resource.MustParse(v)
+		}
+		return l
+	}
+	return corev1.ResourceRequirements{Requests: parse(requests), Limits: parse(limits)}
+}
+
+// workloadPod is a pod spec of one container of the busybox test image.
+func workloadPod(name string, res corev1.ResourceRequirements, script string) corev1.PodSpec {
+	return corev1.PodSpec{
+		AutomountServiceAccountToken:  new(bool),
+		TerminationGracePeriodSeconds: new(int64),
+		Containers: []corev1.Container{{
+			Name: name, Image: containerdtest.Image, ImagePullPolicy: corev1.PullNever,
+			Command:   []string{"/bin/sh", "-c", script},
+			Resources: res,
+		}},
+	}
+}
+
+func (k *cluster) createPod(t *testing.T, name string, spec corev1.PodSpec) {
+	t.Helper()
+	_, err := k.cs.CoreV1().Pods(workNS).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}}, Spec: spec,
+	}, metav1.CreateOptions{})
+	require.NoError(t, err, "create pod %s", name)
+}
+
+// TestClusterDaemonSet is the issue's whole path on one cluster (one start
+// is ~10 s, but the workloads need a minute to show OOM restarts and
+// filesystem figures, so the steps share it): the DaemonSet runs, the
+// workloads are compared with the kubelet's figures, a pod is resized in
+// place, the pod-resources socket answers, and the collector's DaemonSet
+// rolls.
+func TestClusterDaemonSet(t *testing.T) {
+	k := startCluster(t)
+	ws := k.startWorkloads(t)
+	t.Run("side-by-side", func(t *testing.T) { k.sideBySide(t, ws) })
+	t.Run("resize", func(t *testing.T) { k.resize(t) })
+	t.Run("pod-resources", func(t *testing.T) { k.podResources(t) })
+	t.Run("rolling-update", func(t *testing.T) { k.rollingUpdate(t) })
+}
+
+// workload is one pod of startWorkloads, as the API reports it.
+type workload struct {
+	pod       string // pod name (the Deployment's pod: its generated name)
+	container string
+	cpuLimit  float64 // cores; 0: none
+	pod0      *corev1.Pod
+}
+
+// startWorkloads creates, through the API: a Deployment burning CPU under
+// a 200m limit, a pod OOM-killed and restarted (24 MiB limit, allocates
+// 64 MiB), an HTTP server and a client that fetches 3 × 4 MiB from it
+// over the pod network then idles, a pod writing 20 MiB to its writable
+// layer, and a BestEffort pod; returns once all run.
+func (k *cluster) startWorkloads(t *testing.T) []workload {
+	t.Helper()
+	ctx := context.Background()
+	one := int32(1)
+	_, err := k.cs.AppsV1().Deployments(workNS).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "cpu-burner"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cpu-burner"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "cpu-burner"}},
+				Spec:       workloadPod("burn", resources("cpu=100m,memory=16Mi", "cpu=200m,memory=64Mi"), "while :; do :; done"),
+			},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// OOM-killed once: the first run leaves a mark in an emptyDir (which
+	// outlives the container) and allocates 64 MiB; the restarted one
+	// finds the mark and idles, so restartCount settles at 1.
+	oom := workloadPod("hog", resources("cpu=50m,memory=24Mi", "memory=24Mi"),
+		"if [ ! -e /mark/oom ]; then touch /mark/oom; sleep 2; exec dd if=/dev/zero of=/dev/null bs=64M count=1; fi; exec sleep 3600")
+	oom.Volumes = []corev1.Volume{{Name: "mark", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	oom.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "mark", MountPath: "/mark"}}
+	k.createPod(t, "oom", oom)
+	k.createPod(t, "server", workloadPod("httpd", resources("cpu=50m,memory=16Mi", "cpu=500m,memory=64Mi"),
+		"mkdir -p /www && head -c 4194304 /dev/zero > /www/blob && exec httpd -f -p 8080 -h /www"))
+	server := k.waitLabelled(t, workNS, "app=server", "")
+	k.createPod(t, "client", workloadPod("wget", resources("cpu=50m,memory=16Mi", "cpu=500m,memory=64Mi"),
+		fmt.Sprintf("for i in 1 2 3; do wget -q -O /dev/null http://%s:8080/blob || exit 1; done; exec sleep 3600", server.Status.PodIP)))
+	k.createPod(t, "writer", workloadPod("dd", resources("cpu=50m,memory=32Mi", "cpu=500m,memory=64Mi"),
+		"dd if=/dev/zero of=/data.bin bs=1M count=20 && sync && exec sleep 3600"))
+	k.createPod(t, "idle", workloadPod("sleep", corev1.ResourceRequirements{}, "exec sleep 3600"))
+	var out []workload
+	for _, w := range []struct {
+		app, container string
+		cpuLimit       float64
+	}{{"cpu-burner", "burn", 0.2}, {"server", "httpd", 0.5}, {"client", "wget", 0.5}, {"writer", "dd", 0.5}, {"idle", "sleep", 0}, {"oom", "hog", 0}} {
+		p := k.waitLabelled(t, workNS, "app="+w.app, "")
+		out = append(out, workload{pod: p.Name, container: w.container, cpuLimit: w.cpuLimit, pod0: p})
+	}
+	for _, w := range out {
+		t.Logf("workload %s/%s (uid %s, QoS %s, IP %s)", w.pod, w.container, w.pod0.UID, w.pod0.Status.QOSClass, w.pod0.Status.PodIP)
+	}
+	return out
+}
+
+// promSample is one sample of the Prometheus text format.
+type promSample struct {
+	labels map[string]string
+	value  float64
+	at     time.Time // zero: no timestamp
+}
+
+// kubeletMetrics fetches and parses a kubelet metrics path into samples
+// by metric name.
+func (k *cluster) kubeletMetrics(t *testing.T, path string) map[string][]promSample {
+	t.Helper()
+	return parseExposition(t, k.kubeletGet(t, path))
+}
+
+// find returns the one sample of name whose labels include want.
+func find(m map[string][]promSample, name string, want map[string]string) (promSample, bool) {
+	var out []promSample
+	for _, s := range m[name] {
+		ok := true
+		for k, v := range want {
+			ok = ok && s.labels[k] == v
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) != 1 {
+		return promSample{}, false
+	}
+	return out[0], true
+}
+
+// ourPoint is one of our samples: the value (summed over the series sel
+// matches in one scrape, e.g. container.cpu.time's cpu.mode) at a time.
+type ourPoint struct {
+	at    time.Time
+	value float64
+}
+
+// series returns our raw samples of sel of the last window, oldest first,
+// summing the series of one scrape (same timestamp).
+func (k *cluster) series(t *testing.T, sel string, window time.Duration) []ourPoint {
+	t.Helper()
+	resp, err := http.Get("http://" + k.prom.addr + "/api/v1/query?query=" + url.QueryEscape(fmt.Sprintf("%s[%ds]", sel, int(window.Seconds()))))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Values [][2]any          `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
+	require.Equal(t, "success", r.Status, "%s: %s", sel, r.Error)
+	byTime := map[int64]float64{}
+	for _, s := range r.Data.Result {
+		for _, v := range s.Values {
+			ts, _ := v[0].(float64)
+			f, err := strconv.ParseFloat(v[1].(string), 64)
+			require.NoError(t, err)
+			byTime[int64(math.Round(ts*1000))] += f
+		}
+	}
+	var out []ourPoint
+	for ms, v := range byTime {
+		out = append(out, ourPoint{time.UnixMilli(ms), v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	return out
+}
+
+// ours is our newest sample of sel (see series); false: none in the last
+// minute.
+func (k *cluster) ours(t *testing.T, sel string) (ourPoint, bool) {
+	t.Helper()
+	ps := k.series(t, sel, time.Minute)
+	if len(ps) == 0 {
+		return ourPoint{}, false
+	}
+	return ps[len(ps)-1], true
+}
+
+// oursAt is our value of sel at time at: interpolated linearly between
+// our samples just before and just after it (a counter), or the nearest
+// sample (interpolate false: a gauge). It waits (up to 30 s) for a sample
+// after at.
+func (k *cluster) oursAt(t *testing.T, sel string, at time.Time, interpolate bool) (float64, string) {
+	t.Helper()
+	var ps []ourPoint
+	eventually(t, 30*time.Second, "a sample of ours after the kubelet's for "+sel, func() error {
+		ps = k.series(t, sel, 2*time.Minute)
+		if len(ps) == 0 || !ps[len(ps)-1].at.After(at) {
+			return fmt.Errorf("%d samples, none after %s", len(ps), at)
+		}
+		return nil
+	})
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].at.After(at) })
+	if i == 0 {
+		return ps[0].value, fmt.Sprintf("first sample %.1f s after", ps[0].at.Sub(at).Seconds())
+	}
+	a, b := ps[i-1], ps[i]
+	if !interpolate {
+		if at.Sub(a.at) <= b.at.Sub(at) {
+			return a.value, fmt.Sprintf("%.1f s before", at.Sub(a.at).Seconds())
+		}
+		return b.value, fmt.Sprintf("%.1f s after", b.at.Sub(at).Seconds())
+	}
+	f := at.Sub(a.at).Seconds() / b.at.Sub(a.at).Seconds()
+	return a.value + f*(b.value-a.value), fmt.Sprintf("interpolated, samples %.1f s apart", b.at.Sub(a.at).Seconds())
+}
+
+// row is one line of the side-by-side table: ours, the kubelet's
+// /metrics/resource, its /metrics/cadvisor (or /stats/summary, or the
+// API), the tolerance and the verdict.
+type row struct {
+	what, metric    string
+	ours, res, cadv string
+	tol             string
+	ok              bool
+}
+
+// value formats a figure of the table: bytes in bytes, seconds with ms.
+func value(v float64, unit string) string {
+	switch unit {
+	case "B":
+		return fmt.Sprintf("%.0f", v)
+	case "s":
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprint(v)
+}
+
+// within reports whether a and b differ by at most tol.
+func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// summary is the part of the kubelet's /stats/summary the test reads.
+type summary struct {
+	Pods []struct {
+		PodRef struct {
+			Name, Namespace string
+		} `json:"podRef"`
+		Network *struct {
+			Interfaces []struct {
+				Name    string  `json:"name"`
+				RxBytes *uint64 `json:"rxBytes"`
+				TxBytes *uint64 `json:"txBytes"`
+			} `json:"interfaces"`
+		} `json:"network"`
+		Containers []struct {
+			Name   string `json:"name"`
+			Rootfs *struct {
+				UsedBytes *uint64 `json:"usedBytes"`
+			} `json:"rootfs"`
+		} `json:"containers"`
+	} `json:"pods"`
+}
+
+// snapshot is one moment's figures from both sides.
+type snapshot struct {
+	res, cadv map[string][]promSample
+	sum       summary
+	pods      map[string]*corev1.Pod // by name
+}
+
+func (k *cluster) snapshot(t *testing.T) snapshot {
+	t.Helper()
+	sn := snapshot{res: k.kubeletMetrics(t, "/metrics/resource"), cadv: k.kubeletMetrics(t, "/metrics/cadvisor"), pods: map[string]*corev1.Pod{}}
+	require.NoError(t, json.Unmarshal(k.kubeletGet(t, "/stats/summary"), &sn.sum))
+	pods, err := k.cs.CoreV1().Pods(workNS).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for i := range pods.Items {
+		sn.pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	return sn
+}
+
+// podCgroup is the pod's cgroup path as cAdvisor's id label has it.
+func podCgroup(p *corev1.Pod) string {
+	switch p.Status.QOSClass {
+	case corev1.PodQOSGuaranteed:
+		return "/kubepods/pod" + string(p.UID)
+	default:
+		return "/kubepods/" + strings.ToLower(string(p.Status.QOSClass)) + "/pod" + string(p.UID)
+	}
+}
+
+// settled waits until what the comparison needs has happened: the OOM
+// pod restarted once (and runs), the client fetched its 12 MiB, the
+// writer's 20 MiB show in the kubelet's summary and in our
+// container.filesystem.usage (collected every filesystem_collection_interval,
+// 1 min by default), every workload's series is in Prometheus.
+func (k *cluster) settled(t *testing.T, ws []workload) {
+	t.Helper()
+	eventually(t, 4*time.Minute, "workloads settled", func() error {
+		sn := k.snapshot(t)
+		var errs []string
+		if p := sn.pods["oom"]; p == nil || len(p.Status.ContainerStatuses) != 1 || p0(p).RestartCount != 1 || p0(p).State.Running == nil {
+			errs = append(errs, "oom pod not restarted once and running: "+podsSummary([]corev1.Pod{*p}))
+		} else if st := p0(p).LastTerminationState.Terminated; st == nil || st.Reason != "OOMKilled" {
+			errs = append(errs, fmt.Sprintf("oom pod's last termination %+v, want OOMKilled", st))
+		}
+		if rx := k.summaryRx(sn, "client"); rx < 12<<20 {
+			errs = append(errs, fmt.Sprintf("client received %d B of 12 MiB (summary)", rx))
+		}
+		if used := k.summaryRootfs(sn, "writer", "dd"); used < 20<<20 {
+			errs = append(errs, fmt.Sprintf("writer's rootfs %d B < 20 MiB (summary)", used))
+		}
+		if s, ok := k.ours(t, k.sel("container_filesystem_usage_bytes", sn.pods["writer"], "dd")); !ok || s.value < 20<<20 {
+			errs = append(errs, fmt.Sprintf("our container.filesystem.usage for writer: %v (%v; ours: %s)", s.value, ok, k.names(t, "writer")))
+		}
+		for _, w := range ws {
+			if _, ok := k.ours(t, k.sel("container_cpu_time_seconds_total", sn.pods[w.pod], w.container)); !ok {
+				errs = append(errs, fmt.Sprintf("no cpu time series of ours for %s/%s (ours: %s)", w.pod, w.container, k.names(t, w.pod)))
+			}
+		}
+		if len(errs) > 0 {
+			return errors.New(strings.Join(errs, "\n"))
+		}
+		return nil
+	})
+}
+
+// newestRestartCount is the k8s.container.restart_count of our newest
+// series of a container.
+func (k *cluster) newestRestartCount(t *testing.T, pod, container string) string {
+	t.Helper()
+	v, err := k.prom.query(fmt.Sprintf(`timestamp(container_uptime_seconds{k8s_namespace_name=%q, k8s_pod_name=%q, k8s_container_name=%q})`, workNS, pod, container))
+	require.NoError(t, err)
+	best, newest := "", -1.0
+	for _, s := range v {
+		if s.Value > newest {
+			best, newest = s.Labels["k8s_container_restart_count"], s.Value
+		}
+	}
+	return best
+}
+
+func p0(p *corev1.Pod) corev1.ContainerStatus { return p.Status.ContainerStatuses[0] }
+
+// sel selects our series of a container: its pod and container name and
+// its current restart count (the series of an earlier attempt stays
+// queryable for Prometheus's lookback).
+func (k *cluster) sel(metric string, p *corev1.Pod, container string) string {
+	restarts := int32(0)
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == container {
+			restarts = cs.RestartCount
+		}
+	}
+	return fmt.Sprintf(`%s{k8s_namespace_name=%q, k8s_pod_name=%q, k8s_container_name=%q, k8s_container_restart_count="%d", k8s_node_name=%q}`,
+		metric, p.Namespace, p.Name, container, restarts, kubetest.NodeName)
+}
+
+// names lists the metric names of ours for a pod (a failure's context).
+func (k *cluster) names(t *testing.T, pod string) string {
+	t.Helper()
+	v, err := k.prom.query(fmt.Sprintf(`count by (__name__, k8s_container_name, k8s_container_restart_count) ({k8s_pod_name=%q})`, pod))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, s := range v {
+		out = append(out, s.Labels["__name__"]+"/"+s.Labels["k8s_container_name"]+"/"+s.Labels["k8s_container_restart_count"])
+	}
+	return strings.Join(out, " ")
+}
+
+func (k *cluster) summaryRx(sn snapshot, pod string) uint64 {
+	for _, p := range sn.sum.Pods {
+		if p.PodRef.Name == pod && p.PodRef.Namespace == workNS && p.Network != nil {
+			for _, i := range p.Network.Interfaces {
+				if i.Name == "eth0" && i.RxBytes != nil {
+					return *i.RxBytes
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func (k *cluster) summaryRootfs(sn snapshot, pod, container string) uint64 {
+	for _, p := range sn.sum.Pods {
+		if p.PodRef.Name == pod && p.PodRef.Namespace == workNS {
+			for _, c := range p.Containers {
+				if c.Name == container && c.Rootfs != nil && c.Rootfs.UsedBytes != nil {
+					return *c.Rootfs.UsedBytes
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// sideBySide compares, at one moment, our figures (in Prometheus, through
+// the DaemonSet, the gateway and remote write) with the kubelet's for
+// every workload container, its pod and the node, and writes the table (to
+// the log, and to $KUBE_SIDE_BY_SIDE when set; docs/kube.md has one).
+//
+// Ours are taken at the kubelet's sample time (its /metrics/resource
+// samples carry one): CPU time interpolated between our two samples around
+// it, gauges from our nearest sample. Tolerances: CPU time 50 ms + 1 %;
+// working set 1 MiB + 2 % for containers and pods (our nearest sample may
+// be seconds away), 5 % for the node (the test itself runs there); start
+// time 2 s (ours is the point's time minus whole seconds of uptime, the
+// API's startedAt has seconds); restart count exact; network bytes 4 KiB
+// (the transfer has ended); filesystem 64 KiB.
+func (k *cluster) sideBySide(t *testing.T, ws []workload) {
+	k.settled(t, ws)
+	sn := k.snapshot(t)
+	var rows []row
+	add := func(r row) {
+		rows = append(rows, r)
+		if !r.ok {
+			t.Errorf("%s %s: ours %s, kubelet %s / %s (tolerance %s)", r.what, r.metric, r.ours, r.res, r.cadv, r.tol)
+		}
+	}
+	for _, w := range ws {
+		p := sn.pods[w.pod]
+		require.NotNil(t, p, w.pod)
+		what := p.Name + "/" + w.container
+		kl := map[string]string{"namespace": workNS, "pod": p.Name, "container": w.container}
+
+		// CPU time, ours interpolated to the kubelet's sample time.
+		res, ok := find(sn.res, "container_cpu_usage_seconds_total", kl)
+		require.True(t, ok, "%s: kubelet resource cpu", what)
+		cadv, ok := find(sn.cadv, "container_cpu_usage_seconds_total", kl)
+		require.True(t, ok, "%s: kubelet cadvisor cpu", what)
+		v, how := k.oursAt(t, k.sel("container_cpu_time_seconds_total", p, w.container), res.at, true)
+		tol := 0.05 + 0.01*res.value
+		add(row{what, "CPU time (s)", fmt.Sprintf("%s (%s)", value(v, "s"), how), value(res.value, "s"), value(cadv.value, "s"),
+			fmt.Sprintf("%.3f", tol), within(v, res.value, tol)})
+
+		// Working set, our sample nearest the kubelet's.
+		res, ok = find(sn.res, "container_memory_working_set_bytes", kl)
+		require.True(t, ok, "%s: kubelet resource working set", what)
+		cadv, ok = find(sn.cadv, "container_memory_working_set_bytes", kl)
+		require.True(t, ok, "%s: kubelet cadvisor working set", what)
+		v, how = k.oursAt(t, k.sel("container_memory_working_set_bytes", p, w.container), res.at, false)
+		tol = 1<<20 + 0.02*res.value
+		add(row{what, "working set (B)", fmt.Sprintf("%s (%s)", value(v, "B"), how), value(res.value, "B"), value(cadv.value, "B"),
+			fmt.Sprintf("%.0f", tol), within(v, res.value, tol)})
+
+		// Start time and restarts: ours against the kubelet and the API.
+		up, ok := k.ours(t, k.sel("container_uptime_seconds", p, w.container))
+		require.True(t, ok, "%s: our uptime (%s)", what, k.names(t, p.Name))
+		start := float64(up.at.UnixMilli())/1000 - up.value
+		res, ok = find(sn.res, "container_start_time_seconds", kl)
+		require.True(t, ok, "%s: kubelet start time", what)
+		var api corev1.ContainerStatus
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == w.container {
+				api = cs
+			}
+		}
+		require.NotNil(t, api.State.Running, "%s: not running", what)
+		apiStart := float64(api.State.Running.StartedAt.Unix())
+		add(row{what, "start time (unix s)", value(start, "s"), value(res.value, "s"), fmt.Sprintf("%.0f (API startedAt)", apiStart),
+			"2 s", within(start, res.value, 2) && within(start, apiStart, 2)})
+		restarts := k.newestRestartCount(t, p.Name, w.container)
+		add(row{what, "restarts", restarts, "-", fmt.Sprintf("%d (API restartCount)", api.RestartCount),
+			"exact", restarts == fmt.Sprint(api.RestartCount)})
+
+		// Pod working set.
+		pres, ok := find(sn.res, "pod_memory_working_set_bytes", map[string]string{"namespace": workNS, "pod": p.Name})
+		require.True(t, ok, "%s: kubelet pod working set", what)
+		pcad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": podCgroup(p)})
+		require.True(t, ok, "%s: cadvisor pod cgroup %s", what, podCgroup(p))
+		v, how = k.oursAt(t, fmt.Sprintf(`k8s_pod_memory_working_set_bytes{k8s_pod_uid=%q}`, p.UID), pres.at, false)
+		tol = 1<<20 + 0.02*pres.value
+		add(row{p.Name + " (pod)", "working set (B)", fmt.Sprintf("%s (%s)", value(v, "B"), how), value(pres.value, "B"), value(pcad.value, "B"),
+			fmt.Sprintf("%.0f", tol), within(v, pres.value, tol)})
+	}
+
+	// Network: the client's and the server's pod, after the transfer.
+	for _, pod := range []string{"client", "server"} {
+		p := sn.pods[pod]
+		ours, ok := k.ours(t, fmt.Sprintf(`k8s_pod_network_io_bytes_total{k8s_pod_uid=%q, network_io_direction="receive", network_interface_name="eth0"}`, p.UID))
+		require.True(t, ok, "%s: our pod network receive (%s)", pod, k.names(t, pod))
+		rx := float64(k.summaryRx(sn, pod))
+		// cAdvisor reports a pod's network on each of its cgroups that
+		// share the network namespace: any of them.
+		cadv := "absent"
+		for _, s := range sn.cadv["container_network_receive_bytes_total"] {
+			if s.labels["namespace"] == workNS && s.labels["pod"] == pod && s.labels["interface"] == "eth0" {
+				cadv = value(s.value, "B")
+			}
+		}
+		add(row{pod + " (pod)", "network receive eth0 (B)", value(ours.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", rx), cadv,
+			"4096", within(ours.value, rx, 4096)})
+	}
+	// Filesystem: the writer's writable layer.
+	fs, ok := k.ours(t, k.sel("container_filesystem_usage_bytes", sn.pods["writer"], "dd"))
+	require.True(t, ok, "our writer filesystem usage")
+	used := float64(k.summaryRootfs(sn, "writer", "dd"))
+	add(row{"writer/dd", "rootfs usage (B)", value(fs.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", used), "-",
+		"65536", within(fs.value, used, 65536)})
+
+	// The node.
+	nres, ok := find(sn.res, "node_memory_working_set_bytes", nil)
+	require.True(t, ok, "kubelet node working set")
+	ncad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": "/"})
+	require.True(t, ok, "cadvisor root cgroup")
+	v, how := k.oursAt(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, false)
+	add(row{"node", "working set (B)", fmt.Sprintf("%s (%s)", value(v, "B"), how), value(nres.value, "B"), value(ncad.value, "B"),
+		"5 %", within(v, nres.value, 0.05*nres.value)})
+
+	var b strings.Builder
+	b.WriteString("| what | metric | ours | kubelet /metrics/resource | kubelet /metrics/cadvisor (or as named) | tolerance | ok |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %v |\n", r.what, r.metric, r.ours, r.res, r.cadv, r.tol, r.ok)
+	}
+	t.Logf("side by side:\n%s", b.String())
+	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
+		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o644))
+	}
+}
+
+func (k *cluster) resize(t *testing.T)        { t.Skip("not yet") }
+func (k *cluster) podResources(t *testing.T)  { t.Skip("not yet") }
+func (k *cluster) rollingUpdate(t *testing.T) { t.Skip("not yet") }

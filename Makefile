@@ -254,11 +254,10 @@ clean:
 # modules at v0.34.4, and our etcd main on go.etcd.io/etcd/server/v3/embed.
 # A separate module, so the collector's go.mod is untouched. Timings on the
 # 2-core dev VM are in docs/kube.md. KUBE_CMDS picks which Kubernetes
-# commands to build (the harness runs kube-apiserver, kube-controller-manager
-# and kube-scheduler; etcd is always built; kubelet is not used yet).
+# commands to build (the harness runs all four; etcd is always built).
 KUBE_BIN_DIR ?= bin/kube
 KUBE_VERSION := v1.34.4
-KUBE_CMDS    ?= kube-apiserver kube-controller-manager kube-scheduler
+KUBE_CMDS    ?= kube-apiserver kube-controller-manager kube-scheduler kubelet
 KUBE_LDFLAGS := -s -w \
   -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
   -X k8s.io/component-base/version.gitMajor=1 \
@@ -266,7 +265,7 @@ KUBE_LDFLAGS := -s -w \
   -X k8s.io/component-base/version.gitTreeState=clean
 # The cold build of kube-bins takes ~4.5 min on 2 cores (docs/kube.md), so
 # kube-test is a step of `make test`.
-.PHONY: kube-bins kube-bins-all kube-test
+.PHONY: kube-bins kube-test
 kube-bins:
 	mkdir -p $(KUBE_BIN_DIR)
 	out=$$(cd $(KUBE_BIN_DIR) && pwd)
@@ -289,16 +288,21 @@ kube-bins:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(KUBE_LDFLAGS)' -o "$$out/" \
 	  ./etcd $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_CMDS))
 
-# Every command of the cluster (the next steps of issue 15 need them).
-kube-bins-all:
-	$(MAKE) --no-print-directory kube-bins KUBE_CMDS='kube-apiserver kube-controller-manager kube-scheduler kubelet'
-
-# The manifests against the test cluster's real kube-apiserver, and the
-# DaemonSet's pod made and scheduled by the real kube-controller-manager and
-# kube-scheduler (deploy/, build tag kube; docs/kube.md). Needs the binaries of kube-bins; in CI (CI
-# set) a missing prerequisite fails the test instead of skipping it.
-KUBE_TIMEOUT ?= 10m
-kube-test: kube-bins
+# The test cluster (internal/testing/kubetest; docs/kube.md): the manifests
+# against its real kube-apiserver (deploy/, build tag kube), its node
+# (kubelet, containerd, CNI bridge), and the user's path on it
+# (test/e2e/cluster_test.go, tags e2e,kube): the image of `make image`
+# imported, deploy/ applied, the DaemonSet's pod Ready, a gateway collector,
+# Prometheus, workloads, our figures side by side with the kubelet's (the
+# table also goes to $(KUBE_SIDE_BY_SIDE)), an in-place resize, the
+# pod-resources socket, a rolling update. Root; in CI (CI set) a missing
+# prerequisite fails a test instead of skipping it.
+KUBE_TIMEOUT      ?= 20m
+KUBE_SIDE_BY_SIDE ?= bin/kube-side-by-side.md
+kube-test: kube-bins image
 	$(GO) vet -tags kube ./deploy/ ./internal/testing/kubetest/
+	$(GO) vet -tags e2e,kube ./test/e2e/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled)$$' $(GOTESTFLAGS) ./deploy/
+	  $(GO) test -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
+	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
+	  $(GO) test -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition)$$' $(GOTESTFLAGS) ./test/e2e/

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	containerstatsreceiver "github.com/containerstats/containerstatsreceiver"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/podtemplate"
 )
 
 // Image is the reference `make image` gives the archive (see
@@ -34,13 +33,13 @@ type manifest struct {
 }
 
 // load decodes every document of daemonset.yaml strictly into its
-// k8s.io/api type (podtemplate.Decode: unknown, misspelled or duplicated
+// k8s.io/api type (decode: unknown, misspelled or duplicated
 // fields fail).
 func load(t *testing.T) manifest {
 	t.Helper()
 	raw, err := os.ReadFile("daemonset.yaml")
 	require.NoError(t, err)
-	objs, err := podtemplate.Decode(raw)
+	objs, err := decode(raw)
 	require.NoError(t, err)
 	var m manifest
 	kinds := map[string]int{}

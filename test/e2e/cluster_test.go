@@ -31,7 +31,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -39,7 +42,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/containerstats/containerstatsreceiver/internal/podresources"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
 )
@@ -90,7 +95,7 @@ func startCluster(t *testing.T) *cluster {
 }
 
 // startGateway runs the gateway collector: a Deployment of the same image
-// with testdata/kube-gateway.yaml (OTLP in, remote write to Prometheus
+// (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP in, remote write to Prometheus
 // out) in a ConfigMap. Returns the gateway pod's IP.
 func (k *cluster) startGateway(t *testing.T) string {
 	t.Helper()
@@ -117,7 +122,7 @@ func (k *cluster) startGateway(t *testing.T) string {
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: new(bool),
 					Containers: []corev1.Container{{
-						Name: "otelcol", Image: imageName(), ImagePullPolicy: corev1.PullNever,
+						Name: "otelcol", Image: manifestImage(t), ImagePullPolicy: corev1.PullNever,
 						Args:         []string{"--config", "/etc/otelcol/config.yaml"},
 						Env:          []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()}},
 						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
@@ -135,13 +140,22 @@ func (k *cluster) startGateway(t *testing.T) string {
 	return p.Status.PodIP
 }
 
-// imageName is the reference `make image` gave the collector's image (the
-// manifest's, unless IMAGE_NAME says otherwise).
-func imageName() string {
-	if n := os.Getenv("IMAGE_NAME"); n != "" {
-		return n
+// manifestImage is the image of deploy/daemonset.yaml's collector: what
+// `make image` builds and the node imported.
+func manifestImage(t *testing.T) string {
+	t.Helper()
+	for _, d := range kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy")) {
+		if d.Obj.GetKind() == "DaemonSet" {
+			ctrs, _, err := unstructured.NestedSlice(d.Obj.Object, "spec", "template", "spec", "containers")
+			require.NoError(t, err)
+			require.NotEmpty(t, ctrs)
+			img, _ := ctrs[0].(map[string]any)["image"].(string)
+			require.NotEmpty(t, img)
+			return img
+		}
 	}
-	return "otelcol-containerstats:0.0.0-dev"
+	t.Fatal("no DaemonSet in deploy/")
+	return ""
 }
 
 // applyDeploy applies every document of deploy/ by server-side apply with
@@ -172,6 +186,25 @@ func (k *cluster) applyDeploy(t *testing.T, otlpEndpoint string) {
 	}
 	p := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, "")
 	t.Logf("collector pod %s (uid %s) Ready at %s", p.Name, p.UID, p.Status.PodIP)
+	checkPodConfinement(t, containerPID(t, p))
+}
+
+// containerPID is the host PID of the first process of a pod's first
+// container, from its cgroup (cgroupfs driver: <pod cgroup>/<container ID>).
+func containerPID(t *testing.T, p *corev1.Pod) int {
+	t.Helper()
+	_, id, ok := strings.Cut(p.Status.ContainerStatuses[0].ContainerID, "://")
+	require.True(t, ok, "container ID %q", p.Status.ContainerStatuses[0].ContainerID)
+	b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/pids", podCgroup(p), id, "cgroup.procs"))
+	if errors.Is(err, os.ErrNotExist) { // pure cgroup v2
+		b, err = os.ReadFile(filepath.Join("/sys/fs/cgroup", podCgroup(p), id, "cgroup.procs"))
+	}
+	require.NoError(t, err)
+	pids := strings.Fields(string(b))
+	require.NotEmpty(t, pids, "no process in %s's cgroup", p.Name)
+	pid, err := strconv.Atoi(pids[0])
+	require.NoError(t, err)
+	return pid
 }
 
 // setEnv sets the value of the env variable name of every container of a
@@ -780,6 +813,192 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	}
 }
 
-func (k *cluster) resize(t *testing.T)        { t.Skip("not yet") }
-func (k *cluster) podResources(t *testing.T)  { t.Skip("not yet") }
-func (k *cluster) rollingUpdate(t *testing.T) { t.Skip("not yet") }
+// resize changes a running pod's CPU and memory limits in place through
+// the resize subresource and checks that our container.cpu.limit and
+// container.memory.limit follow within one collection interval (10 s in
+// deploy/config.yaml) of the kubelet reporting the new limits in the pod's
+// status. It logs what the kubelet's /metrics/cadvisor shows for the
+// container then (docs/kube.md quotes it).
+func (k *cluster) resize(t *testing.T) {
+	ctx := context.Background()
+	k.createPod(t, "resizable", workloadPod("app", resources("cpu=100m,memory=32Mi", "cpu=300m,memory=64Mi"), "exec sleep 3600"))
+	p := k.waitLabelled(t, workNS, "app=resizable", "")
+	cpuSel, memSel := k.sel("container_cpu_limit", p, "app"), k.sel("container_memory_limit_bytes", p, "app")
+	eventually(t, 30*time.Second, "our limits before the resize", func() error {
+		c, okc := k.ours(t, cpuSel)
+		m, okm := k.ours(t, memSel)
+		if !okc || !okm || c.value != 0.3 || m.value != 64<<20 {
+			return fmt.Errorf("cpu %v (%v), memory %v (%v); want 0.3, %d", c.value, okc, m.value, okm, 64<<20)
+		}
+		return nil
+	})
+
+	patch := `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"150m","memory":"48Mi"},"limits":{"cpu":"500m","memory":"96Mi"}}}]}}`
+	_, err := k.cs.CoreV1().Pods(workNS).Patch(ctx, "resizable", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "resize")
+	require.NoError(t, err, "resize")
+	var actuated time.Time
+	eventually(t, time.Minute, "the kubelet reports the new limits", func() error {
+		got, err := k.cs.CoreV1().Pods(workNS).Get(ctx, "resizable", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		r := got.Status.ContainerStatuses[0].Resources
+		if r == nil || r.Limits.Cpu().MilliValue() != 500 || r.Limits.Memory().Value() != 96<<20 {
+			return fmt.Errorf("status resources %+v, conditions %+v", r, got.Status.Conditions)
+		}
+		actuated = time.Now()
+		return nil
+	})
+	var first time.Time
+	eventually(t, 30*time.Second, "our limits after the resize", func() error {
+		for _, pt := range k.series(t, cpuSel, time.Minute) {
+			if pt.value == 0.5 {
+				first = pt.at
+				break
+			}
+		}
+		m, ok := k.ours(t, memSel)
+		if first.IsZero() || !ok || m.value != 96<<20 {
+			return fmt.Errorf("cpu limit 0.5 not seen yet; memory %v (%v)", m.value, ok)
+		}
+		return nil
+	})
+	lag := first.Sub(actuated)
+	t.Logf("resize: the kubelet reported the new limits at %s; our first point with them at %s (%+.1f s)", actuated.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano), lag.Seconds())
+	// The kubelet writes the cgroup before it reports the status the test
+	// polls, so a scrape right before that write shows the new limits one
+	// interval later at most; 0.5 s is for the scrape ticker's own delay.
+	require.LessOrEqual(t, lag, 10*time.Second+500*time.Millisecond, "our limits followed more than one collection interval after the kubelet's")
+
+	cadv := k.kubeletMetrics(t, "/metrics/cadvisor")
+	kl := map[string]string{"namespace": workNS, "pod": "resizable", "container": "app"}
+	quota, okq := find(cadv, "container_spec_cpu_quota", kl)
+	memLimit, okm := find(cadv, "container_spec_memory_limit_bytes", kl)
+	t.Logf("resize: kubelet /metrics/cadvisor then: container_spec_cpu_quota %v (found %v), container_spec_memory_limit_bytes %v (found %v); ours: cpu limit 0.5, memory limit %d",
+		quota.value, okq, memLimit.value, okm, 96<<20)
+	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		fmt.Fprintf(f, "\nresize (300m/64Mi -> 500m/96Mi): ours followed %+.1f s after the kubelet reported it; /metrics/cadvisor then: container_spec_cpu_quota %v, container_spec_memory_limit_bytes %v\n",
+			lag.Seconds(), quota.value, memLimit.value)
+		require.NoError(t, f.Close())
+	}
+}
+
+// podResources: our pod-resources client (internal/podresources) lists the
+// real kubelet's socket, where deploy/daemonset.yaml mounts it from; no
+// GPU here, so it returns no allocation. The raw API answers List with
+// every pod of the node and GetAllocatableResources without error.
+func (k *cluster) podResources(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sock := k.node.Path("/var/lib/kubelet/pod-resources/kubelet.sock")
+	c, err := podresources.New(sock)
+	require.NoError(t, err)
+	defer c.Close()
+	allocs, err := c.List(ctx)
+	require.NoError(t, err, "our client's List against the real kubelet")
+	require.Empty(t, allocs, "no devices on this node")
+
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	raw := podresourcesv1.NewPodResourcesListerClient(conn)
+	list, err := raw.List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, p := range list.GetPodResources() {
+		got[p.GetNamespace()+"/"+p.GetName()] = true
+	}
+	pods, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + kubetest.NodeName})
+	require.NoError(t, err)
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			require.True(t, got[p.Namespace+"/"+p.Name], "pod-resources List lacks running pod %s/%s: %v", p.Namespace, p.Name, got)
+		}
+	}
+	alloc, err := raw.GetAllocatableResources(ctx, &podresourcesv1.AllocatableResourcesRequest{})
+	require.NoError(t, err)
+	t.Logf("pod-resources: List has %d pods; GetAllocatableResources: %d devices, %d CPU IDs, %d memory blocks",
+		len(list.GetPodResources()), len(alloc.GetDevices()), len(alloc.GetCpuIds()), len(alloc.GetMemory()))
+}
+
+// rollingUpdate restarts the collector's DaemonSet as `kubectl rollout
+// restart` does (a template annotation) and checks, for the CPU burner,
+// that across the update its series is one series (not duplicated, same
+// labels), its start time does not move, and the largest gap between its
+// samples in Prometheus is at most two collection intervals (20 s).
+func (k *cluster) rollingUpdate(t *testing.T) {
+	ctx := context.Background()
+	old := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, "")
+	burner := k.waitLabelled(t, workNS, "app=cpu-burner", "")
+	upSel := k.sel("container_uptime_seconds", burner, "burn")
+	startOf := func() float64 {
+		up, ok := k.ours(t, upSel)
+		require.True(t, ok, "our uptime of the burner")
+		return float64(up.at.UnixMilli())/1000 - up.value
+	}
+	before := startOf()
+	t0 := time.Now()
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, t0.Format(time.RFC3339))
+	_, err := k.cs.AppsV1().DaemonSets(collectorNS).Patch(ctx, dsName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: kubetest.FieldManager})
+	require.NoError(t, err)
+	next := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, old.UID)
+	eventually(t, time.Minute, "the old collector pod gone", func() error {
+		_, err := k.cs.CoreV1().Pods(collectorNS).Get(ctx, old.Name, metav1.GetOptions{})
+		if err == nil {
+			return fmt.Errorf("%s still there", old.Name)
+		}
+		return nil
+	})
+	t.Logf("rolling update: %s replaced by %s (uid %s) %.1f s after the patch", old.Name, next.Name, next.UID, time.Since(t0).Seconds())
+	time.Sleep(25 * time.Second) // two intervals and more of the new collector
+
+	window := time.Since(t0) + 30*time.Second
+	v, err := k.prom.query(fmt.Sprintf(`count_over_time(container_memory_working_set_bytes{k8s_namespace_name=%q, k8s_pod_name=%q, k8s_container_name="burn"}[%ds])`,
+		workNS, burner.Name, int(window.Seconds())))
+	require.NoError(t, err)
+	require.Len(t, v, 1, "the burner's working set is not one series across the update: %v", v)
+	ps := k.series(t, k.sel("container_memory_working_set_bytes", burner, "burn"), window)
+	require.NotEmpty(t, ps)
+	var gap time.Duration
+	for i := 1; i < len(ps); i++ {
+		if d := ps[i].at.Sub(ps[i-1].at); d > gap {
+			gap = d
+		}
+	}
+	after := startOf()
+	t.Logf("rolling update: %d samples in %.0f s, largest gap %.1f s; start time %.3f before, %.3f after", len(ps), window.Seconds(), gap.Seconds(), before, after)
+	require.LessOrEqual(t, gap, 20*time.Second, "gap in Prometheus over two collection intervals")
+	require.InDelta(t, before, after, 1, "the burner's start time moved across the update")
+}
+
+// checkPodConfinement: the collector in its pod has no capability, no new
+// privileges, a read-only root filesystem and the host root read-only at
+// /hostfs, as the manifest says.
+func checkPodConfinement(t *testing.T, pid int) {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		switch k {
+		case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb":
+			assert.Equal(t, "0000000000000000", strings.TrimSpace(v), "%s of the collector in its pod", k)
+		case "NoNewPrivs":
+			assert.Equal(t, "1", strings.TrimSpace(v))
+		}
+	}
+	mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	require.NoError(t, err)
+	opts := map[string]string{}
+	for _, line := range strings.Split(string(mi), "\n") {
+		if f := strings.Fields(line); len(f) > 5 {
+			opts[f[4]] = f[5]
+		}
+	}
+	for _, mp := range []string{"/", "/hostfs", "/run/containerd/containerd.sock", "/etc/otelcol"} {
+		require.Contains(t, opts, mp, "mount %s in the collector pod", mp)
+		assert.Contains(t, strings.Split(opts[mp], ","), "ro", "mount %s options %s", mp, opts[mp])
+	}
+}

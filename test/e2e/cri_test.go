@@ -7,28 +7,21 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/podtemplate"
 )
 
 // criWorkload is a workload container created through CRI, with what CRI
@@ -95,16 +88,13 @@ func containerStatus(t *testing.T, ctrd *containerdtest.Containerd, id string) *
 // (burstable, spinning under a 0.2 CPU quota), mem (burstable, 32 MiB
 // limit: its first container allocates 64 MiB and is OOM-killed, then the
 // harness restarts it as attempt 1 in the same sandbox, as the kubelet
-// does), idle (besteffort). The collector runs twice against them: as a
-// process on the host (root_path /), then from `make image` as a CRI pod
-// built from deploy/daemonset.yaml's pod template (host network, host / at
-// /hostfs read-only, root_path /hostfs, the CRI socket mounted, all
-// capabilities dropped).
+// does), idle (besteffort). The collector runs against them as a process
+// on the host (root_path /); the image of `make image` as the DaemonSet's
+// pod on a real kubelet is cluster_test.go's (make kube-test).
 func TestCollectorWithContainerd(t *testing.T) {
 	machine.Lock(t) // the whole run: its pods, Prometheus, collectors
 	need(t, containerdtest.Available())
 	bin := collectorBin(t)
-	archive := imageArchive(t)
 	ctrd := containerdtest.Start(t)
 	const ns = "e2e-workloads"
 
@@ -174,16 +164,6 @@ func TestCollectorWithContainerd(t *testing.T) {
 		checkReadmeNames(t, bin, ctrd, ws)
 	})
 
-	t.Run("pod", func(t *testing.T) {
-		out, err := exec.Command("ctr", "-a", ctrd.Socket, "-n", containerdtest.Namespace, "images", "import", archive).CombinedOutput()
-		require.NoError(t, err, "ctr images import %s: %s", archive, out)
-		node := fmt.Sprintf("e2e-cri-pod-%d", os.Getpid())
-		prom := startPrometheus(t)
-		sink := startSink(t, bin)
-		pid := runCollectorPod(t, ctrd, node, prom, sink)
-		checkCRI(t, ws, oomID, sandboxes, node, prom, sink)
-		checkPodConfinement(t, pid)
-	})
 }
 
 // metadataDefines lists the metrics metadata.yaml defines whose names
@@ -402,180 +382,3 @@ func imageArchive(t *testing.T) string {
 	return archive
 }
 
-// runCollectorPod runs the collector image as a CRI pod built from
-// deploy/daemonset.yaml's pod template by podtemplate.Translate: the
-// manifest's mounts, security context, hostPID, downward-API node name and
-// args, with three test-only changes: host network (no CNI here), the CRI
-// socket and pod-resources hostPaths pointed at the harness's, and the
-// ConfigMap replaced by config/e2e-agent.yaml (plus its E2E_* variables) so
-// the collector exports to this test's backends. Returns the collector's
-// host PID; the pod and its cgroups are removed in t.Cleanup.
-func runCollectorPod(t *testing.T, ctrd *containerdtest.Containerd, node string, prom *prometheus, sink *otlpSink) int {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "daemonset.yaml"))
-	require.NoError(t, err)
-	objs, err := podtemplate.Decode(raw)
-	require.NoError(t, err)
-	var ds *appsv1.DaemonSet
-	for _, o := range objs {
-		if d, ok := o.(*appsv1.DaemonSet); ok {
-			ds = d
-		}
-	}
-	require.NotNil(t, ds)
-
-	cm := t.TempDir()
-	agentCfg, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "e2e-agent.yaml"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(cm, "config.yaml"), agentCfg, 0o644))
-	logs := t.TempDir()
-	n := podtemplate.Node{
-		Name: node, Namespace: ds.Namespace, PodName: ds.Name + "-" + node,
-		PodUID: leftovers.TestPodUID(),
-		HostPaths: map[string]string{
-			"/":                               sharedHostRoot(t),
-			"/run/containerd/containerd.sock": ctrd.Socket,
-			"/var/lib/kubelet/pod-resources":  t.TempDir(),
-		},
-		ConfigMaps:  map[string]string{"otelcol-containerstats": cm},
-		HostNetwork: true,
-	}
-	p, err := podtemplate.Translate(ds.Spec.Template.Spec, n)
-	require.NoError(t, err)
-	p.Sandbox.LogDirectory = logs
-	p.Container.LogPath = "otelcol/0.log"
-	for k, v := range map[string]string{
-		"E2E_ROOT_PATH": "/hostfs", "E2E_NODE_NAME": node, "E2E_CRI_ENDPOINT": "/run/containerd/containerd.sock",
-		"E2E_OTLP_ENDPOINT": sink.endpoint, "E2E_REMOTE_WRITE_URL": prom.remoteWriteURL(),
-	} {
-		p.Container.Envs = append(p.Container.Envs, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
-	}
-
-	cri := ctrd.CRI()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	sb, err := cri.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: p.Sandbox})
-	require.NoError(t, err, "RunPodSandbox for the collector")
-	sandboxID := sb.GetPodSandboxId()
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(logs, "otelcol", "0.log"))
-			if len(b) > 4000 {
-				b = b[len(b)-4000:]
-			}
-			t.Logf("--- collector pod log (tail) ---\n%s", b)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sandboxID})
-		_, _ = cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sandboxID})
-		removePodCgroups(p.Sandbox.Linux.CgroupParent)
-	})
-	cr, err := cri.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID, Config: p.Container, SandboxConfig: p.Sandbox})
-	require.NoError(t, err, "CreateContainer for the collector")
-	_, err = cri.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: cr.GetContainerId()})
-	require.NoError(t, err, "StartContainer for the collector")
-
-	st, err := cri.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: cr.GetContainerId(), Verbose: true})
-	require.NoError(t, err)
-	require.Equal(t, runtimeapi.ContainerState_CONTAINER_RUNNING, st.GetStatus().GetState(), "collector container: %v", st.GetStatus())
-	var info struct {
-		Pid int `json:"pid"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(st.GetInfo()["info"]), &info))
-	require.Positive(t, info.Pid)
-	t.Logf("collector pod %s container %s pid %d (image %s)", sandboxID[:12], cr.GetContainerId()[:12], info.Pid, st.GetStatus().GetImageRef())
-	return info.Pid
-}
-
-// sharedHostRoot returns a view of the host root that a HostToContainer
-// mount accepts. The manifest mounts / with mountPropagation
-// HostToContainer, which containerd allows only from a shared or slave
-// mount: systemd makes / shared on real nodes, but on this machine (no
-// systemd) / is private, and making it shared would change the whole
-// machine. So the test binds / (plus /proc and /sys with their submounts,
-// the cgroup hierarchies) at a temp directory and makes that copy shared;
-// what the collector reads under /hostfs is the host's own files.
-func sharedHostRoot(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "hostroot")
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", "-R", "-l", dir).CombinedOutput(); err != nil {
-			t.Logf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	for _, args := range [][]string{
-		{"--bind", "/", dir},
-		{"--rbind", "/proc", filepath.Join(dir, "proc")},
-		{"--rbind", "/sys", filepath.Join(dir, "sys")},
-		{"--make-rshared", dir},
-	} {
-		out, err := exec.Command("mount", args...).CombinedOutput()
-		require.NoError(t, err, "mount %v: %s", args, out)
-	}
-	return dir
-}
-
-// removePodCgroups kills what is left in the collector pod's cgroup and
-// removes its directories deepest first in every hierarchy; nothing else.
-func removePodCgroups(parent string) {
-	hs, _ := filepath.Glob("/sys/fs/cgroup/*")
-	for _, h := range hs {
-		if fi, err := os.Lstat(h); err != nil || !fi.IsDir() {
-			continue
-		}
-		root := filepath.Join(h, parent)
-		var dirs []string
-		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for i := len(dirs) - 1; i >= 0; i-- {
-			b, _ := os.ReadFile(filepath.Join(dirs[i], "cgroup.procs"))
-			for _, f := range strings.Fields(string(b)) {
-				if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			for k := 0; k < 100; k++ {
-				if err := syscall.Rmdir(dirs[i]); err == nil || errors.Is(err, syscall.ENOENT) {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-	}
-}
-
-// checkPodConfinement: the collector in its pod has no capability, no new
-// privileges, a read-only root filesystem and the host root read-only at
-// /hostfs, as the manifest says.
-func checkPodConfinement(t *testing.T, pid int) {
-	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	require.NoError(t, err)
-	for _, line := range strings.Split(string(status), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		switch k {
-		case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb":
-			assert.Equal(t, "0000000000000000", strings.TrimSpace(v), "%s of the collector in its pod", k)
-		case "NoNewPrivs":
-			assert.Equal(t, "1", strings.TrimSpace(v))
-		}
-	}
-	mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
-	require.NoError(t, err)
-	opts := map[string]string{}
-	for _, line := range strings.Split(string(mi), "\n") {
-		if f := strings.Fields(line); len(f) > 5 {
-			opts[f[4]] = f[5]
-		}
-	}
-	for _, mp := range []string{"/", "/hostfs", "/run/containerd/containerd.sock", "/etc/otelcol"} {
-		require.Contains(t, opts, mp, "mount %s in the collector pod", mp)
-		assert.Contains(t, strings.Split(opts[mp], ","), "ro", "mount %s options %s", mp, opts[mp])
-	}
-}

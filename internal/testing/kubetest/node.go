@@ -27,15 +27,16 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // The test node: its name, and its pod network (a bridge of our own with
 // host-local addresses; the bridge's name starts with the test mark
-// "cstest" that internal/testing/leftovers knows).
+// leftovers.LinkPrefix).
 const (
 	NodeName  = "kubetest-node"
-	Bridge    = "cstest0"
+	Bridge    = leftovers.LinkPrefix + "0"
 	PodSubnet = "10.88.217.0/24"
 	BridgeIP  = "10.88.217.1" // the node's IP and the pods' gateway
 )
@@ -93,7 +94,7 @@ func NodeAvailable(binDir string) string {
 	}
 	p := filepath.Join(binDir, "kubelet")
 	if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
-		return fmt.Sprintf("%s not built (make kube-bins-all): %v", p, err)
+		return fmt.Sprintf("%s not built (make kube-bins): %v", p, err)
 	}
 	return ""
 }

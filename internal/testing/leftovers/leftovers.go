@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -51,6 +52,7 @@ type Options struct {
 	MountInfo string // mount table, "/proc/self/mountinfo"
 	TempDir   string // where tests make their directories, os.TempDir()
 	NetNS     string // named network namespaces, "/run/netns"
+	SysNet    string // network interfaces, "/sys/class/net" ("": not looked at)
 	Self      []int  // processes never to report (the caller)
 }
 
@@ -58,7 +60,7 @@ type Options struct {
 func Default() Options {
 	return Options{
 		Proc: "/proc", Cgroup: "/sys/fs/cgroup", MountInfo: "/proc/self/mountinfo",
-		TempDir: filepath.Clean(os.TempDir()), NetNS: "/run/netns", Self: []int{os.Getpid()},
+		TempDir: filepath.Clean(os.TempDir()), NetNS: "/run/netns", SysNet: "/sys/class/net", Self: []int{os.Getpid()},
 	}
 }
 
@@ -72,7 +74,12 @@ const (
 	Mount   Kind = "mount"
 	NetNS   Kind = "netns"
 	Dir     Kind = "dir"
+	Link    Kind = "link"
 )
+
+// LinkPrefix starts the name of every network interface a test makes
+// (internal/testing/kubetest's pod bridge).
+const LinkPrefix = "cstest"
 
 // Leftover is one thing a test left behind.
 type Leftover struct {
@@ -150,6 +157,12 @@ func Find(o Options) ([]Leftover, error) {
 		entries, _ := os.ReadDir(o.NetNS)
 		for _, e := range entries {
 			out = append(out, Leftover{Kind: NetNS, Path: filepath.Join(o.NetNS, e.Name()), What: "named network namespace"})
+		}
+	}
+	if o.SysNet != "" {
+		links, _ := filepath.Glob(filepath.Join(o.SysNet, LinkPrefix+"*"))
+		for _, l := range links {
+			out = append(out, Leftover{Kind: Link, Path: filepath.Base(l), What: "a test node's network interface"})
 		}
 	}
 	dirs, _ := filepath.Glob(filepath.Join(o.TempDir, "ctrd-*", "config.toml"))
@@ -453,6 +466,10 @@ func Clean(o Options, ls []Leftover) []error {
 			}
 		case Cgroup:
 			rels = append(rels, l.Path)
+		case Link:
+			if out, err := exec.Command("ip", "link", "del", l.Path).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", l.Path, err, out))
+			}
 		}
 	}
 	sort.Slice(rels, func(i, j int) bool { return len(rels[i]) > len(rels[j]) })

@@ -25,7 +25,7 @@ func newFakeMachine(t *testing.T) *fakeMachine {
 	m := &fakeMachine{t: t, root: root, o: Options{
 		Proc: filepath.Join(root, "proc"), Cgroup: filepath.Join(root, "cgroup"),
 		MountInfo: filepath.Join(root, "mountinfo"), TempDir: filepath.Join(root, "tmp"),
-		NetNS: filepath.Join(root, "netns"), Self: []int{4242},
+		NetNS: filepath.Join(root, "netns"), SysNet: filepath.Join(root, "net"), Self: []int{4242},
 	}}
 	for _, h := range []string{"memory", "cpu,cpuacct", "unified"} {
 		m.file(filepath.Join("cgroup", h, "cgroup.procs"), "")
@@ -119,6 +119,10 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.file(filepath.Join("netns", "cni-1234"), "")
 	m.file(filepath.Join("tmp", "ctrd-1", "config.toml"), "version = 2\n")
 	m.mkdir(filepath.Join("tmp", "ctrd-unrelated"))
+	// A test node's bridge (kubetest) is one; the machine's interfaces not.
+	for _, l := range []string{"cstest0", "eth0", "lo", "cni0"} {
+		m.mkdir(filepath.Join("net", l))
+	}
 
 	got := find(t, m.o)
 	for _, want := range []string{
@@ -138,6 +142,7 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"mount " + tmp + "/TestY/hostroot x (ext4 mount)",
 		"netns " + m.o.NetNS + "/cni-1234 (named network namespace)",
 		"dir " + tmp + "/ctrd-1 (containerdtest's private directory)",
+		"link cstest0 (a test node's network interface)",
 	} {
 		if !got[want] {
 			t.Errorf("missing leftover %q", want)

@@ -1,11 +1,15 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package podtemplate
+package deploy
 
 import (
 	"bytes"
 	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,11 +17,13 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 )
 
-// Decode decodes a multi-document YAML manifest (documents separated by a
+// decode decodes a multi-document YAML manifest (documents separated by a
 // line "---") into k8s.io/api objects (core/v1 and apps/v1 kinds) strictly,
 // the way the API server's strict field validation does: an unknown,
 // misspelled (case-sensitive) or duplicated field is an error naming it.
-func Decode(raw []byte) ([]runtime.Object, error) {
+// The unit tests' check of deploy/ without an API server (make kube-test
+// applies the manifests to a real one).
+func decode(raw []byte) ([]runtime.Object, error) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -43,4 +49,17 @@ func Decode(raw []byte) ([]runtime.Object, error) {
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+func TestDecodeStrict(t *testing.T) {
+	for _, field := range []string{"hostPId", "hostPIDs"} {
+		_, err := decode([]byte("apiVersion: apps/v1\nkind: DaemonSet\nspec:\n  template:\n    spec:\n      " + field + ": true\n"))
+		require.ErrorContains(t, err, field)
+	}
+	_, err := decode([]byte("apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v9\nkind: Nope\n"))
+	require.ErrorContains(t, err, "document 2")
+	objs, err := decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: |\n    x\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"))
+	require.NoError(t, err)
+	require.Len(t, objs, 2)
+	assert.Equal(t, "x\n", objs[0].(*corev1.ConfigMap).Data["k"], "a block scalar keeps its last newline across the separator")
 }

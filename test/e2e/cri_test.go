@@ -381,4 +381,3 @@ func imageArchive(t *testing.T) string {
 	}
 	return archive
 }
-

@@ -3,14 +3,16 @@
 
 //go:build linux
 
-// Package kubetest runs the control plane of a real Kubernetes cluster for a
-// test (issue 15): our etcd (go.etcd.io/etcd/server/v3/embed) and a
-// kube-apiserver (Start), and on request kube-controller-manager and
-// kube-scheduler (StartControllers), all built by `make kube-bins` from
-// tools/kube/go.mod (k8s.io/kubernetes v1.34.4) into bin/kube. No kubelet
-// runs yet: pods get scheduled to Node objects, nothing starts them. Everything listens on loopback
-// only, on ports that were free a moment before; certificates, keys, the
-// static admin token and etcd's data are generated into t.TempDir.
+// Package kubetest runs a real single-node Kubernetes cluster for a test
+// (issue 15): our etcd (go.etcd.io/etcd/server/v3/embed) and a
+// kube-apiserver (Start), on request kube-controller-manager and
+// kube-scheduler (StartControllers) and a node: containerd with the CNI
+// bridge and a kubelet (StartNode, node.go), all built by `make kube-bins`
+// from tools/kube/go.mod (k8s.io/kubernetes v1.34.4) into bin/kube, and a
+// server-side applier of manifests (apply.go). Everything listens on
+// loopback only (the pods on the node's own bridge), on ports that were
+// free a moment before; certificates, keys, the static admin token and
+// etcd's data are generated into t.TempDir.
 //
 // Start takes the machine lock (internal/testing/machine) first, like every
 // real-machine harness: the kubelet of the next steps removes kubepods

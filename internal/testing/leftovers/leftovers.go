@@ -22,10 +22,11 @@
 // when they sit in such a cgroup, when they are a containerd, shim, runc,
 // ctr, Prometheus or collector whose command line names a path under the
 // temp directory or an e2e config, or when they are a test cluster's etcd,
-// kube-apiserver, kube-controller-manager or kube-scheduler
+// kube-apiserver, kube-controller-manager, kube-scheduler or kubelet
 // (internal/testing/kubetest) naming a path under the temp directory, or
 // when they are a cgrouptest child
-// (CGROUPTEST_CHILD in their environment).
+// (CGROUPTEST_CHILD in their environment). Network interfaces whose name
+// starts with LinkPrefix (a test node's bridge) count too.
 package leftovers // import "github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 
 import (

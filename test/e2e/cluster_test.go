@@ -89,15 +89,16 @@ func startCluster(t *testing.T) *cluster {
 	defer cancel()
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	gw := k.startGateway(t)
-	k.applyDeploy(t, gw+":4317")
+	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy"))
+	gw := k.startGateway(t, manifestImage(t, docs))
+	k.applyDeploy(t, docs, gw+":4317")
 	return k
 }
 
 // startGateway runs the gateway collector: a Deployment of the same image
 // (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP in, remote write to Prometheus
 // out) in a ConfigMap. Returns the gateway pod's IP.
-func (k *cluster) startGateway(t *testing.T) string {
+func (k *cluster) startGateway(t *testing.T, image string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -122,7 +123,7 @@ func (k *cluster) startGateway(t *testing.T) string {
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: new(bool),
 					Containers: []corev1.Container{{
-						Name: "otelcol", Image: manifestImage(t), ImagePullPolicy: corev1.PullNever,
+						Name: "otelcol", Image: image, ImagePullPolicy: corev1.PullNever,
 						Args:         []string{"--config", "/etc/otelcol/config.yaml"},
 						Env:          []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()}},
 						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
@@ -140,11 +141,11 @@ func (k *cluster) startGateway(t *testing.T) string {
 	return p.Status.PodIP
 }
 
-// manifestImage is the image of deploy/daemonset.yaml's collector: what
-// `make image` builds and the node imported.
-func manifestImage(t *testing.T) string {
+// manifestImage is the image of the collector of deploy/'s DaemonSet
+// (docs): what `make image` builds and the node imported.
+func manifestImage(t *testing.T, docs []kubetest.Doc) string {
 	t.Helper()
-	for _, d := range kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy")) {
+	for _, d := range docs {
 		if d.Obj.GetKind() == "DaemonSet" {
 			ctrs, _, err := unstructured.NestedSlice(d.Obj.Object, "spec", "template", "spec", "containers")
 			require.NoError(t, err)
@@ -158,18 +159,18 @@ func manifestImage(t *testing.T) string {
 	return ""
 }
 
-// applyDeploy applies every document of deploy/ by server-side apply with
+// applyDeploy applies every document of deploy/ (docs) by server-side apply with
 // strict field validation, as it is but for one value: the DaemonSet's
 // OTLP_ENDPOINT, which names the gateway's Service
 // (otel-gateway.containerstats.svc): this cluster has no DNS and no
 // kube-proxy, so the test gives the gateway pod's address instead, as a
 // user's overlay sets their gateway. Returns once the DaemonSet's pod is
 // Ready.
-func (k *cluster) applyDeploy(t *testing.T, otlpEndpoint string) {
+func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, otlpEndpoint string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for _, d := range kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy")) {
+	for _, d := range docs {
 		raw := d.Raw
 		if d.Obj.GetKind() == "DaemonSet" {
 			obj := d.Obj.DeepCopy()
@@ -227,45 +228,11 @@ func setEnv(t *testing.T, ds *unstructured.Unstructured, name, value string) {
 	require.NoError(t, unstructured.SetNestedSlice(ds.Object, ctrs, "spec", "template", "spec", "containers"))
 }
 
-// waitLabelled waits for a Ready pod with the label selector sel whose UID
-// is not notUID, and returns it.
+// waitLabelled waits (3 min) for a Ready pod with the label selector sel
+// whose UID is not notUID, and returns it.
 func (k *cluster) waitLabelled(t *testing.T, ns, sel string, notUID types.UID) *corev1.Pod {
 	t.Helper()
-	var got *corev1.Pod
-	eventually(t, 3*time.Minute, "a Ready pod "+ns+"/"+sel, func() error {
-		pods, err := k.cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			return err
-		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.UID == notUID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-				continue
-			}
-			ready := len(p.Status.ContainerStatuses) > 0
-			for _, cs := range p.Status.ContainerStatuses {
-				ready = ready && cs.Ready
-			}
-			if ready {
-				got = p
-				return nil
-			}
-		}
-		return fmt.Errorf("pods: %s", podsSummary(pods.Items))
-	})
-	return got
-}
-
-func podsSummary(pods []corev1.Pod) string {
-	var b strings.Builder
-	for _, p := range pods {
-		fmt.Fprintf(&b, "%s %s;", p.Name, p.Status.Phase)
-		for _, cs := range p.Status.ContainerStatuses {
-			fmt.Fprintf(&b, " %s ready=%v restarts=%d state=%+v", cs.Name, cs.Ready, cs.RestartCount, cs.State)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return kubetest.WaitReadyPod(t, k.cs, ns, sel, notUID, 3*time.Minute)
 }
 
 // kubeletGet fetches a path of the kubelet's read-only port.
@@ -592,8 +559,10 @@ func (k *cluster) settled(t *testing.T, ws []workload) {
 	eventually(t, 4*time.Minute, "workloads settled", func() error {
 		sn := k.snapshot(t)
 		var errs []string
-		if p := sn.pods["oom"]; p == nil || len(p.Status.ContainerStatuses) != 1 || p0(p).RestartCount != 1 || p0(p).State.Running == nil {
-			errs = append(errs, "oom pod not restarted once and running: "+podsSummary([]corev1.Pod{*p}))
+		if p := sn.pods["oom"]; p == nil {
+			errs = append(errs, "no oom pod")
+		} else if len(p.Status.ContainerStatuses) != 1 || p0(p).RestartCount != 1 || p0(p).State.Running == nil {
+			errs = append(errs, "oom pod not restarted once and running: "+kubetest.PodsSummary([]corev1.Pod{*p}))
 		} else if st := p0(p).LastTerminationState.Terminated; st == nil || st.Reason != "OOMKilled" {
 			errs = append(errs, fmt.Sprintf("oom pod's last termination %+v, want OOMKilled", st))
 		}

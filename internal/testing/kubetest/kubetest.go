@@ -113,8 +113,12 @@ func BinDir() string {
 }
 
 // Available reports why the cluster cannot run here, or "" if it can.
-func Available(binDir string) string {
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+func Available(binDir string) string { return notBuilt(binDir, "etcd", "kube-apiserver") }
+
+// notBuilt says which of the binaries names is not an executable file in
+// binDir, or "" when all are.
+func notBuilt(binDir string, names ...string) string {
+	for _, b := range names {
 		p := filepath.Join(binDir, b)
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -232,12 +236,7 @@ func (c *Cluster) requireLoopbackOnly(t testing.TB, procs ...*proc) {
 // pods are scheduled to Node objects but nothing starts them.
 func (c *Cluster) StartControllers(t testing.TB, binDir string) {
 	t.Helper()
-	for _, b := range []string{"kube-controller-manager", "kube-scheduler"} {
-		p := filepath.Join(binDir, b)
-		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
-			machine.Need(t, fmt.Sprintf("%s not built (make kube-bins): %v", p, err))
-		}
-	}
+	machine.Need(t, notBuilt(binDir, "kube-controller-manager", "kube-scheduler"))
 	pki := filepath.Join(c.Dir, "pki")
 	kubeconfig := c.kubeconfig(t)
 	n := len(c.procs)

@@ -24,6 +24,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
@@ -73,10 +75,6 @@ func (n *Node) Path(p string) string {
 	return fmt.Sprintf("/proc/%d/root%s", n.holder.Process.Pid, p)
 }
 
-// ContainerdSocket is containerd's socket, reachable from the test
-// process (the node's pods see it at /run/containerd/containerd.sock).
-func (n *Node) ContainerdSocket() string { return n.socket }
-
 // NodeAvailable reports why a node cannot run here, or "" if it can.
 func NodeAvailable(binDir string) string {
 	if why := containerdtest.Available(); why != "" {
@@ -92,11 +90,7 @@ func NodeAvailable(binDir string) string {
 			return fmt.Sprintf("CNI plugin %s missing (Debian: apt-get install containernetworking-plugins): %v", p, err)
 		}
 	}
-	p := filepath.Join(binDir, "kubelet")
-	if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
-		return fmt.Sprintf("%s not built (make kube-bins): %v", p, err)
-	}
-	return ""
+	return notBuilt(binDir, "kubelet")
 }
 
 // StartNode starts the node and returns once the API server has its Node
@@ -384,7 +378,7 @@ func (n *Node) stop() {
 	}
 	n.c.procs = without(n.c.procs, n.procs)
 	if n.mntNS != "" {
-		killMountNamespace(n.mntNS)
+		killMountNamespace(n.mntNS, n.holder.Process.Pid)
 	}
 	hs := containerdtest.Hierarchies()
 	for _, h := range hs {
@@ -446,20 +440,18 @@ func (n *Node) removeSandboxes() {
 }
 
 // killMountNamespace kills every process whose mount namespace is ns
-// (the node's shims, what containerd and the kubelet left).
-func killMountNamespace(ns string) {
+// (the node's shims, what containerd and the kubelet left) but holder,
+// which ends when its stdin closes.
+func killMountNamespace(ns string, holder int) {
 	for i := 0; i < 50; i++ {
 		found := false
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
 			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == os.Getpid() {
+			if err != nil || pid == os.Getpid() || pid == holder {
 				continue
 			}
 			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && l == ns {
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "unshare\x00") || strings.HasPrefix(string(b), "sh\x00-c\x00set -e") {
-					continue // the holder: ends when its stdin closes
-				}
 				found = true
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
@@ -530,33 +522,51 @@ func freePort(t testing.TB) int {
 	return port
 }
 
-// WaitPodRunning waits until the pod's phase is Running and every
-// container is ready, failing t on the pod failing or after d.
-func WaitPodRunning(t testing.TB, c *Cluster, ns, name string, d time.Duration) *corev1.Pod {
+// WaitReadyPod waits (at most d) for a pod of namespace ns matching the
+// label selector sel, not being deleted and with a UID other than notUID,
+// that runs with every container ready, and returns it.
+func WaitReadyPod(t testing.TB, cs kubernetes.Interface, ns, sel string, notUID types.UID, d time.Duration) *corev1.Pod {
 	t.Helper()
 	deadline := time.Now().Add(d)
-	last := "not found"
+	last := "no answer yet"
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		cancel()
-		if err == nil {
-			ready := p.Status.Phase == corev1.PodRunning
-			for _, cs := range p.Status.ContainerStatuses {
-				ready = ready && cs.Ready
-			}
-			if ready {
-				return p
-			}
-			if p.Status.Phase == corev1.PodFailed {
-				t.Fatalf("pod %s/%s failed: %+v", ns, name, p.Status)
-			}
-			last = fmt.Sprintf("phase %s, conditions %+v, containers %+v", p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
-		} else {
+		if err != nil {
 			last = err.Error()
+		} else {
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				if p.UID == notUID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+					continue
+				}
+				ready := len(p.Status.ContainerStatuses) > 0
+				for _, st := range p.Status.ContainerStatuses {
+					ready = ready && st.Ready
+				}
+				if ready {
+					return p
+				}
+			}
+			last = PodsSummary(pods.Items)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("pod %s/%s not running after %s: %s", ns, name, d, last)
+	t.Fatalf("no Ready pod %s/%s after %s: %s", ns, sel, d, last)
 	return nil
+}
+
+// PodsSummary is one line per pod: phase, and per container readiness,
+// restarts and state (a failure's context).
+func PodsSummary(pods []corev1.Pod) string {
+	var b strings.Builder
+	for _, p := range pods {
+		fmt.Fprintf(&b, "%s %s;", p.Name, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " %s ready=%v restarts=%d state=%+v", cs.Name, cs.Ready, cs.RestartCount, cs.State)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

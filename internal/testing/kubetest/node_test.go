@@ -37,7 +37,7 @@ func TestNodeRunsPods(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "default"},
+			ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "default", Labels: map[string]string{"app": "sleeper"}},
 			Spec: corev1.PodSpec{
 				AutomountServiceAccountToken: new(bool),
 				Containers: []corev1.Container{{
@@ -50,7 +50,7 @@ func TestNodeRunsPods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := WaitPodRunning(t, c, "default", "sleeper", 2*time.Minute)
+		got := WaitReadyPod(t, c.Client, "default", "app=sleeper", "", 2*time.Minute)
 		_, subnet, _ := net.ParseCIDR(PodSubnet)
 		if ip := net.ParseIP(got.Status.PodIP); !subnet.Contains(ip) {
 			t.Fatalf("pod IP %q not in %s", got.Status.PodIP, PodSubnet)

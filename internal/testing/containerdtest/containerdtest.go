@@ -106,6 +106,15 @@ type Containerd struct {
 	cri       runtimeapi.RuntimeServiceClient
 	pods      []*Pod
 	preCgroup map[string]bool // cgroup dirs that existed before (kubepods, QoS)
+	systemd   bool            // runc's systemd cgroup driver
+	bridge    string          // the CNI bridge (Options.Bridge), deleted in cleanup
+}
+
+// sharedLevels are the kubepods levels pods share, relative to a hierarchy,
+// for both drivers.
+var sharedLevels = []string{
+	"kubepods", "kubepods/burstable", "kubepods/besteffort",
+	"kubepods.slice", "kubepods.slice/kubepods-burstable.slice", "kubepods.slice/kubepods-besteffort.slice",
 }
 
 // Pod is a pod sandbox run through CRI.
@@ -116,11 +125,42 @@ type Pod struct {
 	Name      string
 	Namespace string
 	QoS       string // "burstable", "besteffort" or "" (guaranteed)
-	Parent    string // cgroup parent: /kubepods[/<qos>]/pod<uid>
+	// Parent is the pod's cgroup, relative to a hierarchy:
+	// /kubepods[/<qos>]/pod<uid> (cgroupfs driver), or
+	// /kubepods.slice[/kubepods-<qos>.slice]/kubepods[-<qos>]-pod<uid_>.slice
+	// (systemd driver, the UID's dashes as underscores).
+	Parent string
+	// CgroupParent is what CRI gets as the sandbox's cgroup parent, as the
+	// kubelet passes it: Parent (cgroupfs), or the slice's name (systemd).
+	CgroupParent string
+	Network      bool // the pod has its own network namespace (RunPodNetwork)
+}
+
+// Options changes what Start runs.
+type Options struct {
+	// Systemd: runc's systemd cgroup driver (SystemdCgroup = true), pods
+	// under kubepods.slice as a kubelet with cgroupDriver: systemd puts
+	// them; needs systemd as PID 1 (a vmnode guest). Default: cgroupfs,
+	// pods under /kubepods.
+	Systemd bool
+	// ImageFiles are more files in Image (WriteImageWith).
+	ImageFiles map[string]string
+	// Bridge, when set, is a network of pods run with RunPodNetwork: the
+	// CNI bridge plugin (Debian's containernetworking-plugins) on a bridge
+	// of that name (it must start with leftovers.LinkPrefix) with
+	// host-local addresses in Subnet, gateway Gateway. The bridge is
+	// deleted in cleanup.
+	Bridge, Subnet, Gateway string
 }
 
 // Start starts containerd with a private configuration and imports Image.
 func Start(t testing.TB) *Containerd {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Containerd {
 	t.Helper()
 	machine.Lock(t) // before any cleanup: released after them
 	machine.Need(t, Available())
@@ -128,26 +168,38 @@ func Start(t testing.TB) *Containerd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), preCgroup: map[string]bool{}}
+	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), preCgroup: map[string]bool{}, systemd: o.Systemd}
 	for _, h := range hierarchies() {
-		for _, rel := range []string{"kubepods", "kubepods/burstable", "kubepods/besteffort"} {
+		for _, rel := range sharedLevels {
 			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
 				c.preCgroup[filepath.Join(h, rel)] = true
 			}
 		}
 	}
 	t.Cleanup(c.cleanup)
-	for _, d := range []string{"root", "state", "opt", "runc", "cni/bin", "cni/conf"} {
+	for _, d := range []string{"root", "state", "opt", "runc", "cni/bin", "cni/conf", "ipam"} {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(Config(base, c.Socket, filepath.Join(base, "cni/bin"))), 0o644); err != nil {
+	cniBin := filepath.Join(base, "cni/bin")
+	if o.Bridge != "" {
+		cniBin = CNIBinDir
+		if !strings.HasPrefix(o.Bridge, leftovers.LinkPrefix) {
+			t.Fatalf("containerdtest: bridge %q must start with %q (the leftover check's mark)", o.Bridge, leftovers.LinkPrefix)
+		}
+		c.bridge = o.Bridge
+		conf := BridgeConflist("containerdtest", o.Bridge, filepath.Join(base, "ipam"), o.Subnet, o.Gateway)
+		if err := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(Config(base, c.Socket, cniBin, o.Systemd)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.Restart(t)
 	img := filepath.Join(base, "image.tar")
-	if err := WriteImage(img); err != nil {
+	if err := WriteImageWith(img, o.ImageFiles); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("ctr", "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
@@ -161,12 +213,27 @@ func Start(t testing.TB) *Containerd {
 	return c
 }
 
+// CNIBinDir is where Debian's containernetworking-plugins installs the
+// bridge, host-local and loopback plugins.
+const CNIBinDir = "/usr/lib/cni"
+
+// BridgeConflist is a CNI configuration named name: the bridge plugin on
+// bridge (made by the plugin when missing), the pods' gateway gw, addresses
+// from host-local in subnet with its state in ipamDir.
+func BridgeConflist(name, bridge, ipamDir, subnet, gw string) string {
+	return fmt.Sprintf(`{"cniVersion": "1.0.0", "name": %q, "plugins": [
+  {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]]}}]}
+`, name, bridge, ipamDir, subnet, gw)
+}
+
 // Config is a containerd configuration with its root, state, ttrpc
 // socket, opt plugin path, runc root and CNI configuration directory
 // (base/cni/conf) under base, its gRPC socket at sock, CNI plugins from
-// cniBin, and Image as the sandbox image: what Start runs, and the test
-// node of internal/testing/kubetest.
-func Config(base, sock, cniBin string) string {
+// cniBin, runc's cgroup driver systemd or cgroupfs, and Image as the
+// sandbox image: what Start runs, and the test node of
+// internal/testing/kubetest.
+func Config(base, sock, cniBin string, systemd bool) string {
 	// [timeouts]: containerd 1.6 gives a running shim 5 s to answer when it
 	// reconnects after a restart (shim.load); one that does not is taken for
 	// dead and cleaned up (`shim delete`: runc delete --force), which kills
@@ -209,10 +276,10 @@ state = %[2]q
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
+        SystemdCgroup = %[10]t
         Root = %[9]q
 `, filepath.Join(base, "root"), filepath.Join(base, "state"), sock, filepath.Join(base, "t.sock"),
-		filepath.Join(base, "opt"), Image, cniBin, filepath.Join(base, "cni/conf"), filepath.Join(base, "runc"))
+		filepath.Join(base, "opt"), Image, cniBin, filepath.Join(base, "cni/conf"), filepath.Join(base, "runc"), systemd)
 }
 
 // CRI is a CRI client for setting up pods and containers (tests may call
@@ -308,13 +375,26 @@ func randomHex(n int) string {
 // labels.
 func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
 	t.Helper()
-	p := &Pod{c: c, UID: leftovers.TestPodUID(), Name: name, Namespace: ns}
+	return c.runPod(t, name, ns, qos, labels, false)
+}
+
+// RunPodNetwork is RunPod for a pod with a network namespace of its own on
+// the CNI bridge of Options.Bridge.
+func (c *Containerd) RunPodNetwork(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
+	t.Helper()
+	if c.bridge == "" {
+		t.Fatal("containerdtest: RunPodNetwork needs Options.Bridge")
+	}
+	return c.runPod(t, name, ns, qos, labels, true)
+}
+
+func (c *Containerd) runPod(t testing.TB, name, ns, qos string, labels map[string]string, network bool) *Pod {
+	t.Helper()
+	p := &Pod{c: c, UID: leftovers.TestPodUID(), Name: name, Namespace: ns, Network: network}
 	if qos != "guaranteed" {
 		p.QoS = qos
-		p.Parent = "/kubepods/" + qos + "/pod" + p.UID
-	} else {
-		p.Parent = "/kubepods/pod" + p.UID
 	}
+	p.Parent, p.CgroupParent = podCgroup(p.UID, p.QoS, c.systemd)
 	l := map[string]string{"io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": ns, "io.kubernetes.pod.uid": p.UID}
 	for k, v := range labels {
 		l[k] = v
@@ -322,7 +402,7 @@ func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[strin
 	c.mu.Lock()
 	c.pods = append(c.pods, p)
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	resp, err := c.cri.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: p.config(l)})
 	if err != nil {
@@ -332,15 +412,37 @@ func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[strin
 	return p
 }
 
+// podCgroup is a pod's cgroup path and the cgroup parent CRI gets for it,
+// the way the kubelet names them for each driver (qos "" is guaranteed).
+func podCgroup(uid, qos string, systemd bool) (path, parent string) {
+	if !systemd {
+		if qos == "" {
+			return "/kubepods/pod" + uid, "/kubepods/pod" + uid
+		}
+		return "/kubepods/" + qos + "/pod" + uid, "/kubepods/" + qos + "/pod" + uid
+	}
+	escaped := strings.ReplaceAll(uid, "-", "_")
+	if qos == "" {
+		slice := "kubepods-pod" + escaped + ".slice"
+		return "/kubepods.slice/" + slice, slice
+	}
+	slice := "kubepods-" + qos + "-pod" + escaped + ".slice"
+	return "/kubepods.slice/kubepods-" + qos + ".slice/" + slice, slice
+}
+
 func (p *Pod) config(labels map[string]string) *runtimeapi.PodSandboxConfig {
+	mode := runtimeapi.NamespaceMode_NODE
+	if p.Network {
+		mode = runtimeapi.NamespaceMode_POD
+	}
 	return &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: p.Name, Namespace: p.Namespace, Uid: p.UID},
 		Labels:       labels,
 		LogDirectory: p.logDir(),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: p.Parent,
+			CgroupParent: p.CgroupParent,
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: mode},
 			},
 		},
 	}
@@ -366,20 +468,45 @@ func (p *Pod) StartContainer(t testing.TB, name string, attempt uint32) string {
 // kubelet does).
 func (p *Pod) StartContainerCmd(t testing.TB, name string, attempt uint32, cmd []string) string {
 	t.Helper()
+	return p.StartContainerSpec(t, ContainerSpec{Name: name, Attempt: attempt, Command: cmd})
+}
+
+// ContainerSpec is a container as StartContainerSpec runs it.
+type ContainerSpec struct {
+	Name    string
+	Attempt uint32
+	Command []string // busybox applets, or /bin/workload (Options.ImageFiles)
+	// Resources are the container's limits as the kubelet hands them to
+	// CRI (CPU quota and period, shares, memory and swap limits, huge
+	// page limits); nil: none.
+	Resources *runtimeapi.LinuxContainerResources
+	// Devices of this machine the container gets (a scratch disk, say).
+	Devices []*runtimeapi.Device
+}
+
+// StartContainerSpec creates and starts the container s describes (see
+// StartContainerCmd) and returns its ID.
+func (p *Pod) StartContainerSpec(t testing.TB, s ContainerSpec) string {
+	t.Helper()
+	name, attempt := s.Name, s.Attempt
 	if err := os.MkdirAll(filepath.Join(p.logDir(), name), 0o755); err != nil {
 		t.Fatalf("log directory: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
 		Image:    &runtimeapi.ImageSpec{Image: Image},
-		Command:  cmd,
+		Command:  s.Command,
 		Labels: map[string]string{
 			"io.kubernetes.container.name": name, "io.kubernetes.pod.name": p.Name,
 			"io.kubernetes.pod.namespace": p.Namespace, "io.kubernetes.pod.uid": p.UID,
 		},
 		LogPath: fmt.Sprintf("%s/%d.log", name, attempt),
+		Devices: s.Devices,
+	}
+	if s.Resources != nil {
+		cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: s.Resources}
 	}
 	cr, err := p.c.cri.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: p.ID, Config: cfg, SandboxConfig: p.config(nil)})
 	if err != nil {
@@ -429,7 +556,7 @@ func (c *Containerd) RequireRunning(t testing.TB, ids ...string) {
 // StopContainer stops a container (it exits; its cgroup goes away).
 func (p *Pod) StopContainer(t testing.TB, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := p.c.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil {
 		t.Fatalf("StopContainer %s: %v", id, err)
@@ -475,6 +602,24 @@ func (c *Containerd) cleanup() {
 		}
 	}
 	unmountUnder(c.base)
+	// With the systemd driver the slices are systemd's units: stopped
+	// through systemd, which removes their directories (an rmdir behind its
+	// back would leave units systemd believes active, whose directories a
+	// later kubelet could not get back).
+	if c.systemd {
+		var units []string
+		for _, p := range c.pods {
+			units = append(units, filepath.Base(p.Parent))
+		}
+		for i := len(sharedLevels) - 1; i >= 0; i-- {
+			if d := filepath.Join(cgroupBase, sharedLevels[i]); strings.HasSuffix(d, ".slice") && !c.preCgroup[d] {
+				units = append(units, filepath.Base(d))
+			}
+		}
+		for _, u := range units {
+			_ = exec.Command("systemctl", "stop", u).Run()
+		}
+	}
 	// Every pod's tree first, then the shared levels (QoS, kubepods) that
 	// did not exist before and are empty now, deepest first.
 	for _, p := range c.pods {
@@ -483,12 +628,15 @@ func (c *Containerd) cleanup() {
 		}
 	}
 	for _, h := range hierarchies() {
-		for _, rel := range []string{"kubepods/burstable", "kubepods/besteffort", "kubepods"} {
-			d := filepath.Join(h, rel)
-			if !c.preCgroup[d] && !hasChildDir(d) {
+		for i := len(sharedLevels) - 1; i >= 0; i-- { // deepest first
+			d := filepath.Join(h, sharedLevels[i])
+			if _, err := os.Stat(d); err == nil && !c.preCgroup[d] && !hasChildDir(d) {
 				_ = rmdirRetry(d)
 			}
 		}
+	}
+	if c.bridge != "" {
+		_ = exec.Command("ip", "link", "del", c.bridge).Run()
 	}
 	for id := range shimIDs {
 		sum := sha256.Sum256([]byte(filepath.Join(c.Socket, Namespace, id)))

@@ -13,16 +13,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 )
 
 // WriteImage writes the archive of Image (see buildImage) to path, from
 // the machine's static busybox.
 func WriteImage(path string) error {
+	return WriteImageWith(path, nil)
+}
+
+// WriteImageWith is WriteImage with more files in the image: extra maps a
+// path in the image (e.g. "bin/workload") to a file of this machine whose
+// contents and mode it gets.
+func WriteImageWith(path string, extra map[string]string) error {
 	bb := busybox()
 	if bb == "" {
 		return fmt.Errorf("no static busybox (Debian: apt-get install busybox-static)")
 	}
-	return buildImage(path, bb, Image)
+	return buildImage(path, bb, Image, extra)
 }
 
 // buildImage writes an OCI image archive; its default command waits until
@@ -30,7 +38,7 @@ func WriteImage(path string) error {
 //
 // buildImage writes an OCI image archive holding a static busybox, named
 // ref, for `ctr images import`. No registry is involved.
-func buildImage(path, busybox, ref string) error {
+func buildImage(path, busybox, ref string, extra map[string]string) error {
 	bb, err := os.ReadFile(busybox)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", busybox, err)
@@ -47,6 +55,27 @@ func buildImage(path, busybox, ref string) error {
 	}
 	if _, err := lw.Write(bb); err != nil {
 		return err
+	}
+	names := make([]string, 0, len(extra))
+	for name := range extra {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b, err := os.ReadFile(extra[name])
+		if err != nil {
+			return fmt.Errorf("image file %s: %w", name, err)
+		}
+		fi, err := os.Stat(extra[name])
+		if err != nil {
+			return err
+		}
+		if err := lw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: int64(fi.Mode().Perm()), Size: int64(len(b))}); err != nil {
+			return err
+		}
+		if _, err := lw.Write(b); err != nil {
+			return err
+		}
 	}
 	for _, a := range []string{"sh", "sleep", "cat", "true"} { // links to busybox
 		if err := lw.WriteHeader(&tar.Header{Name: "bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}); err != nil {

@@ -25,8 +25,10 @@ func TestBuildImage(t *testing.T) {
 	dir := t.TempDir()
 	fakeBusybox := filepath.Join(dir, "busybox")
 	require.NoError(t, os.WriteFile(fakeBusybox, []byte("#!fake busybox"), 0o755))
+	fakeWorkload := filepath.Join(dir, "workload")
+	require.NoError(t, os.WriteFile(fakeWorkload, []byte("#!fake workload"), 0o750))
 	out := filepath.Join(dir, "image.tar")
-	require.NoError(t, buildImage(out, fakeBusybox, Image))
+	require.NoError(t, buildImage(out, fakeBusybox, Image, map[string]string{"bin/workload": fakeWorkload}))
 
 	f, err := os.Open(out)
 	require.NoError(t, err)
@@ -76,7 +78,14 @@ func TestBuildImage(t *testing.T) {
 		}
 		require.NoError(t, err)
 		names[h.Name] = h.Linkname
+		if h.Name == "bin/workload" {
+			b, err := io.ReadAll(lr)
+			require.NoError(t, err)
+			assert.Equal(t, "#!fake workload", string(b), "an extra file keeps its contents")
+			assert.Equal(t, int64(0o750), h.Mode, "and its mode")
+		}
 	}
+	assert.Contains(t, names, "bin/workload")
 	assert.Contains(t, names, "bin/busybox")
 	assert.Equal(t, "busybox", names["bin/sh"])
 	assert.Equal(t, "busybox", names["bin/sleep"])

@@ -45,7 +45,7 @@ const (
 
 // CNIBinDir is where Debian's containernetworking-plugins installs the
 // bridge, host-local and loopback plugins.
-const CNIBinDir = "/usr/lib/cni"
+const CNIBinDir = containerdtest.CNIBinDir
 
 // Node is the cluster's one node: containerd (CRI, runc, the CNI bridge)
 // and a kubelet registered with the API server, both in a mount namespace
@@ -163,15 +163,12 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 
 	// containerd, CNI: the bridge plugin on our bridge, addresses from
 	// host-local (its state under the temp directory).
-	cni := fmt.Sprintf(`{"cniVersion": "1.0.0", "name": "kubetest", "plugins": [
-  {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]]}}]}
-`, Bridge, filepath.Join(n.dir, "ipam"), PodSubnet, BridgeIP)
+	cni := containerdtest.BridgeConflist("kubetest", Bridge, filepath.Join(n.dir, "ipam"), PodSubnet, BridgeIP)
 	ctrd := filepath.Join(n.dir, "ctrd")
 	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(containerdtest.Config(ctrd, n.socket, CNIBinDir)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(containerdtest.Config(ctrd, n.socket, CNIBinDir, false)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	n.start(t, "containerd", "containerd", "--config", filepath.Join(ctrd, "config.toml"))

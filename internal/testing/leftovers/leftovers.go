@@ -82,6 +82,14 @@ const (
 // (internal/testing/kubetest's pod bridge).
 const LinkPrefix = "cstest"
 
+// VMName is the -name of every QEMU guest internal/testing/vmnode starts:
+// a QEMU process with it is a test's, wherever its files are.
+const VMName = "containerstats-vmnode"
+
+// vmBuildPrefix names the directories under the temp directory where
+// vmnode builds a guest (mmdebstrap's root, the kernel package).
+const vmBuildPrefix = "vmnode-build-"
+
 // Leftover is one thing a test left behind.
 type Leftover struct {
 	Kind Kind
@@ -170,6 +178,10 @@ func Find(o Options) ([]Leftover, error) {
 	for _, d := range dirs {
 		out = append(out, Leftover{Kind: Dir, Path: filepath.Dir(d), What: "containerdtest's private directory"})
 	}
+	builds, _ := filepath.Glob(filepath.Join(o.TempDir, vmBuildPrefix+"*"))
+	for _, d := range builds {
+		out = append(out, Leftover{Kind: Dir, Path: d, What: "a vmnode guest's unfinished build"})
+	}
 	return out, nil
 }
 
@@ -216,6 +228,9 @@ var testBinaries = map[string]bool{
 	// The test cluster of internal/testing/kubetest: our etcd (embed) and
 	// the Kubernetes commands built by `make kube-bins` into bin/kube.
 	"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true,
+	// internal/testing/vmnode: the guest's emulator, and the build of its
+	// root filesystem.
+	"qemu-system-x86_64": true, "mmdebstrap": true,
 }
 
 // leftover says why p is a test's leftover, or "".
@@ -226,6 +241,13 @@ func (p proc) leftover(tmp string, realNode bool) string {
 		}
 	}
 	b := p.base()
+	if strings.HasPrefix(b, "qemu-system-") {
+		for i, a := range p.args {
+			if a == "-name" && i+1 < len(p.args) && strings.SplitN(p.args[i+1], ",", 2)[0] == VMName {
+				return "a vmnode guest: " + p.cmdline()
+			}
+		}
+	}
 	if testBinaries[b] && p.mentionsTemp(tmp) {
 		return fmt.Sprintf("%s of a test (names %s): %s", b, tmp, p.cmdline())
 	}

@@ -102,6 +102,10 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	// A test cluster's etcd and kube-apiserver (internal/testing/kubetest).
 	m.proc("106", "S", []string{"/work/bin/kube/etcd", "-data-dir", tmp + "/TestKube/001/etcd", "-listen-client-url", "http://127.0.0.1:40001"}, hostCgroup("/"))
 	m.proc("107", "S", []string{"/work/bin/kube/kube-apiserver", "--etcd-servers=http://127.0.0.1:40001", "--tls-cert-file=" + tmp + "/TestKube/001/pki/apiserver.crt"}, hostCgroup("/"))
+	// A vmnode guest (by its -name, its files anywhere) and the build of
+	// one (mmdebstrap into the temp directory).
+	m.proc("108", "S", []string{"qemu-system-x86_64", "-name", VMName, "-kernel", "/root/.cache/x/vmlinux"}, hostCgroup("/"))
+	m.proc("109", "S", []string{"mmdebstrap", "--variant=minbase", "bookworm", tmp + "/vmnode-build-1/rootfs"}, hostCgroup("/"))
 	// Not leftovers: the machine's own processes, a zombie in a test
 	// cgroup (not alive), the caller itself, a containerd of the machine,
 	// an etcd and a kube-apiserver of a real control plane.
@@ -112,6 +116,7 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("203", "S", []string{"/usr/bin/otelcol-containerstats", "--config", "/etc/otelcol/config.yaml"}, hostCgroup("/"))
 	m.proc("204", "S", []string{"/usr/local/bin/etcd", "--data-dir=/var/lib/etcd"}, hostCgroup("/system.slice/etcd.service"))
 	m.proc("205", "S", []string{"kube-apiserver", "--tls-cert-file=/etc/kubernetes/pki/apiserver.crt"}, hostCgroup("/"))
+	m.proc("206", "S", []string{"qemu-system-x86_64", "-name", "someones-vm", "-hda", "/var/lib/vm.img"}, hostCgroup("/"))
 	m.file("mountinfo", "22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n"+
 		"90 22 0:50 / "+tmp+"/ctrd-1/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs rw - overlay overlay rw\n"+
 		"91 22 0:51 / "+tmp+"/TestY/hostroot\\040x rw - ext4 /dev/vda rw\n"+
@@ -119,6 +124,7 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.file(filepath.Join("netns", "cni-1234"), "")
 	m.file(filepath.Join("tmp", "ctrd-1", "config.toml"), "version = 2\n")
 	m.mkdir(filepath.Join("tmp", "ctrd-unrelated"))
+	m.mkdir(filepath.Join("tmp", "vmnode-build-1", "rootfs"))
 	// A test node's bridge (kubetest) is one; the machine's interfaces not.
 	for _, l := range []string{"cstest0", "eth0", "lo", "cni0"} {
 		m.mkdir(filepath.Join("net", l))
@@ -143,6 +149,9 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"netns " + m.o.NetNS + "/cni-1234 (named network namespace)",
 		"dir " + tmp + "/ctrd-1 (containerdtest's private directory)",
 		"link cstest0 (a test node's network interface)",
+		"process 108: a vmnode guest: qemu-system-x86_64 -name " + VMName + " -kernel /root/.cache/x/vmlinux",
+		"process 109: mmdebstrap of a test (names " + tmp + "): mmdebstrap --variant=minbase bookworm " + tmp + "/vmnode-build-1/rootfs",
+		"dir " + tmp + "/vmnode-build-1 (a vmnode guest's unfinished build)",
 	} {
 		if !got[want] {
 			t.Errorf("missing leftover %q", want)

@@ -79,13 +79,19 @@ func main() {
 	dynamic := flag.Bool("hk-dynamic", true, "dynamic housekeeping (the kubelet: on)")
 	roots := flag.String("cgroup-roots", "/kubepods", "comma-separated raw cgroup prefixes cAdvisor tracks (the kubelet: its node-allocatable root and system cgroups)")
 	pressure := flag.Bool("pressure", false, "export PSI metrics (the kubelet's KubeletPSI gate)")
+	loadReader := flag.Bool("enable-load-reader", false, "cAdvisor's netlink CPU load reader, as cAdvisor's own binary wires it for --enable_load_reader (the kubelet never does)")
 	flag.Parse()
 
-	for name, v := range map[string]string{
+	cflags := map[string]string{
 		"housekeeping_interval":     hk.String(),
 		"event_storage_event_limit": "default=0",
 		"event_storage_age_limit":   "default=0",
-	} {
+	}
+	if *loadReader {
+		cflags["enable_load_reader"] = "true"
+		manager.CpuLoadReaderFactory = newLoadReader
+	}
+	for name, v := range cflags {
 		if err := flag.Set(name, v); err != nil {
 			log.Fatalf("cAdvisor flag %s: %v", name, err)
 		}

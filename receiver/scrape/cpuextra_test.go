@@ -104,9 +104,14 @@ func TestScrapeNoPressureFilesNoPSIPoints(t *testing.T) {
 }
 
 // Where pressure files exist the log stays quiet about them: on v2-systemd
-// only the cgroups without files trigger the single message.
+// only the cgroups without files trigger the single message. A pod whose
+// memory.pressure is gone (the fixture's pod has all three, as a real v2
+// pod slice does) has no memory pressure point, not a 0.
 func TestScrapePSIPresentNoZerosForMissing(t *testing.T) {
-	s := scraperWith(t, copyFixture(t, "v2-systemd"), allPSI(), &fakeClock{now: t0}, nil)
+	root := copyFixture(t, "v2-systemd")
+	require.NoError(t, os.Remove(filepath.Join(root, "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice",
+		"kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000000a.slice", "memory.pressure")))
+	s := scraperWith(t, root, allPSI(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
 	a1 := points(m, "container.id", v2Ctr1)

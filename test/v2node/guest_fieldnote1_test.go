@@ -1,0 +1,165 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux && v2guest
+
+package v2node
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+)
+
+// startCAdvisor runs tools/cadvisorpeer (cAdvisor v0.60.6 as the kubelet
+// embeds it, housekeeping every 10 s) on the node's kubepods.slice with
+// extra flags, and returns its /metrics URL and its log.
+func startCAdvisor(t *testing.T, args ...string) (string, *bytes.Buffer) {
+	t.Helper()
+	bin := os.Getenv("CADVISOR_BIN")
+	if _, err := os.Stat(bin); err != nil {
+		machine.Need(t, "no cAdvisor peer in the guest (make cadvisor-peer, CADVISOR_PEER_BIN): "+err.Error())
+	}
+	addr := filepath.Join(t.TempDir(), "addr")
+	cmd := exec.Command(bin, append([]string{"-cgroup-roots", "/kubepods.slice", "-addr-file", addr}, args...)...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.Eventually(t, func() bool { b, err := os.ReadFile(addr); return err == nil && len(b) > 0 }, 60*time.Second, 100*time.Millisecond,
+		"cAdvisor never served: %s", &log)
+	b, _ := os.ReadFile(addr)
+	return "http://" + string(b) + "/metrics", &log
+}
+
+// expoValue is the value of the first sample of metric whose labels
+// include every label=value of want in a Prometheus text exposition, and
+// whether there is one.
+func expoValue(expo, metric string, want map[string]string) (float64, bool) {
+	for _, line := range strings.Split(expo, "\n") {
+		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
+			continue
+		}
+		labels, rest := "", line[len(metric):]
+		if strings.HasPrefix(rest, "{") {
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			labels, rest = rest[1:end], rest[end+1:]
+		}
+		ok := true
+		for k, v := range want {
+			if !strings.Contains(","+labels+",", ","+k+"="+strconv.Quote(v)+",") {
+				ok = false
+			}
+		}
+		f := strings.Fields(rest)
+		if !ok || len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err == nil {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", url, b)
+	return string(b)
+}
+
+// testFieldNote1: cAdvisor with its netlink load reader on (what
+// --enable_load_reader does in cAdvisor's own binary) and our receiver on
+// the same container with K busy threads, the kernel's running-thread
+// count beside both, for 30 s. cAdvisor's reader cannot start on v2: it
+// logs a warning and exports a load of 0 while its CPU usage for the
+// container goes on, so the 0 looks like data. Ours rises towards K. The
+// table goes to fieldnote1.md (docs/cpu.md quotes it).
+func testFieldNote1(t *testing.T, n *node) {
+	const k = 2
+	c := n.run(t, "loadavg", "burstable", containerdtest.ContainerSpec{
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k))}, false)
+	url, log := startCAdvisor(t, "-enable-load-reader")
+	cgroup := strings.TrimPrefix(c.Dir, cgRoot)
+	// Ours: a scraper whose first sample sees the shell asleep (load 0).
+	s := newScraper(t, n.ids, allMetrics(), nil)
+	p := values(scrapeOwn(t, s, c.own()...), "container.id", c.ID)
+	require.Equal(t, 0.0, p["container.tasks/running"], "the waiting shell")
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && r == k }, 60*time.Second, 50*time.Millisecond)
+	start := time.Now()
+
+	var table strings.Builder
+	fmt.Fprintf(&table, "| time after start (s) | kernel: running threads | containerstats `container.cpu.load_average.10s` | cAdvisor `container_cpu_load_average_10s` | cAdvisor `container_cpu_usage_seconds_total` |\n|---:|---:|---:|---:|---:|\n")
+	var ours, theirs []float64
+	for i := 0; i < 7; i++ {
+		time.Sleep(5 * time.Second)
+		m := scrapeOwn(t, s, c.own()...)
+		_, running := kernelThreads(t, c.Dir)
+		load := values(m, "container.id", c.ID)["container.cpu.load_average.10s"]
+		expo := get(t, url)
+		cl, okLoad := expoValue(expo, "container_cpu_load_average_10s", map[string]string{"id": cgroup})
+		cu, okCPU := expoValue(expo, "container_cpu_usage_seconds_total", map[string]string{"id": cgroup, "cpu": "total"})
+		show := func(v float64, ok bool) string {
+			if !ok {
+				return "absent"
+			}
+			return strconv.FormatFloat(v, 'f', 3, 64)
+		}
+		fmt.Fprintf(&table, "| %.0f | %d | %.3f | %s | %s |\n", time.Since(start).Seconds(), running, load, show(cl, okLoad), show(cu, okCPU))
+		ours = append(ours, load)
+		if okLoad {
+			theirs = append(theirs, cl)
+		}
+		assert.Equal(t, k, running, "the kernel: %d threads running", k)
+		if i == 6 {
+			assert.True(t, okCPU, "cAdvisor still reports the container's CPU")
+		}
+	}
+	var warn string
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "load reader") && strings.Contains(line, cgroup) {
+			warn = line
+			break
+		}
+	}
+	fmt.Fprintf(&table, "\ncAdvisor's log for the container (klog, at warning level):\n\n    %s\n", strings.TrimSpace(warn))
+	writeResult(t, "fieldnote1.md", []byte(table.String()))
+	t.Logf("field note 1 on the real v2 node:\n%s", table.String())
+
+	assert.Contains(t, warn, "Could not initialize cpu load reader", "cAdvisor warns that its reader cannot start")
+	assert.Contains(t, warn, "cgroup v2", "and says why")
+	require.NotEmpty(t, theirs, "cAdvisor exports the load series")
+	for _, v := range theirs {
+		assert.Equal(t, 0.0, v, "cAdvisor's load on v2: always 0")
+	}
+	assert.Greater(t, ours[len(ours)-1], 0.9*k, "ours approaches %d after 35 s (%.3f)", k, ours)
+	for i := 1; i < len(ours); i++ {
+		assert.Greater(t, ours[i], ours[i-1], "ours rises")
+	}
+}

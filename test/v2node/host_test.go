@@ -1,0 +1,178 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux && v2node
+
+package v2node
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/vmnode"
+)
+
+// TestV2Node boots the v2 guest and runs the guest's tests (build tag
+// v2guest) in it: each guest test and subtest is reported here under the
+// same name, with its output, passing or failing as it did in the guest.
+// Then the fixture check (fixtures_test.go) compares our v2 fixtures with
+// what the guest's kernel has. What the guest writes for the docs (the
+// field-note tables) is copied to $V2NODE_OUT when set.
+//
+// Environment: CADVISOR_PEER_BIN (make cadvisor-peer) and KUBE_BIN_DIR (make
+// kube-bins, for the kubelet): the field-note tests fail in the guest
+// without them. V2NODE_RUN narrows the guest's tests (-test.run).
+func TestV2Node(t *testing.T) {
+	machine.Lock(t)
+	machine.Need(t, vmnode.Available())
+	a, err := vmnode.Prepare(vmnode.CacheDir(), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Built {
+		t.Logf("guest built in %s (cold)", a.BuildTime.Round(time.Second))
+	} else {
+		t.Logf("guest from the cache: %s", a.Dir)
+	}
+	share, results := t.TempDir(), t.TempDir()
+	t0 := time.Now()
+	gobuild(t, "test", "-c", "-tags", "v2guest", "-o", filepath.Join(share, "v2guest.test"), ".")
+	gobuild(t, "build", "-o", filepath.Join(share, "workload"), "../../internal/testing/cmd/workload")
+	for env, name := range map[string]string{"CADVISOR_PEER_BIN": "cadvisorpeer", "KUBE_BIN_DIR": "kubelet"} {
+		src := os.Getenv(env)
+		if src == "" {
+			continue
+		}
+		if env == "KUBE_BIN_DIR" {
+			src = filepath.Join(src, "kubelet")
+		}
+		if err := linkOrCopy(src, filepath.Join(share, name)); err != nil {
+			t.Fatalf("%s: %v", env, err)
+		}
+	}
+	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))
+	run := os.Getenv("V2NODE_RUN")
+	if run == "" {
+		run = "^(TestV2|TestFieldNote2)$" // not the unit tests the binary also holds
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+export VMNODE_GUEST=1 VMNODE_RESULTS=/results WORKLOAD_BIN=/host/workload
+export CADVISOR_BIN=/host/cadvisorpeer KUBELET_BIN=/host/kubelet CI=%q
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mkswap /dev/vdc >/dev/null && swapon /dev/vdc || echo "v2node: no swap"
+cd /tmp
+/host/v2guest.test -test.v=test2json -test.timeout=25m -test.run %q > /results/guest.out 2>&1
+`, os.Getenv("CI"), run)
+	if err := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	console, err := os.Create(filepath.Join(results, "console.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer console.Close()
+	r := vmnode.Run(t, vmnode.Config{
+		Assets: a, Share: share, Results: results, CPUs: 2, MemMiB: 4096,
+		Disks:   []vmnode.Disk{{SizeMiB: 256}, {SizeMiB: 512}}, // vdb: block I/O, vdc: swap
+		Timeout: 30 * time.Minute,
+		Console: func(line string) { fmt.Fprintln(console, line) },
+	})
+	t.Logf("guest (%s): booted to its job in %s, job ran %s (guest uptime at the end %.1f s), run.sh exit %d",
+		r.Accel, r.Boot.Round(100*time.Millisecond), r.Run.Round(100*time.Millisecond), r.GuestSecs, r.RC)
+	if out := os.Getenv("V2NODE_OUT"); out != "" {
+		if err := os.MkdirAll(out, 0o755); err == nil {
+			files, _ := filepath.Glob(filepath.Join(results, "*"))
+			for _, f := range files {
+				_ = linkOrCopy(f, filepath.Join(out, filepath.Base(f)))
+			}
+		}
+	}
+
+	raw, err := os.ReadFile(filepath.Join(results, "guest.out"))
+	if err != nil {
+		t.Fatalf("the guest wrote no test output (run.sh exit %d); console:\n%s", r.RC, tail(r.Console, 8000))
+	}
+	root := replayTree(t, raw)
+	if len(root.children) == 0 {
+		t.Fatalf("no guest test ran (run.sh exit %d); guest output:\n%s", r.RC, tail(string(raw), 8000))
+	}
+	for _, c := range root.children {
+		c.replay(t)
+	}
+	if root.failed || r.RC != 0 {
+		t.Errorf("the guest's test binary failed (exit %d)", r.RC)
+		t.Logf("guest output outside any test:\n%s", root.output.String())
+	}
+	t.Run("Fixtures", func(t *testing.T) { checkFixtures(t, filepath.Join(results, "inventory.json")) })
+}
+
+func gobuild(t *testing.T, args ...string) {
+	t.Helper()
+	goCmd := os.Getenv("GO")
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	cmd := exec.Command(goCmd, args...)
+	if args[0] == "build" {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the workload runs in a busybox image
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// replayTree converts the guest binary's -test.v=test2json output with
+// `go tool test2json` and builds the tree of its tests.
+func replayTree(t *testing.T, raw []byte) *testNode {
+	t.Helper()
+	goCmd := os.Getenv("GO")
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	cmd := exec.Command(goCmd, "tool", "test2json", "-t")
+	cmd.Stdin = bytes.NewReader(raw)
+	js, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go tool test2json: %v", err)
+	}
+	return parseEvents(js)
+}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -109,12 +110,32 @@ func (s *Scraper) startGPU() {
 		zap.Bool("process_attribution", gopts.Procs != nil), zap.Bool("pod_resources", podres != nil))
 }
 
-// namesFunc resolves container IDs to Kubernetes names, or nil.
-func (g *gpuState) namesFunc(ctx context.Context) func(string) (gpu.Ref, bool) {
-	if g.names == nil {
-		return nil
+// ownerNames resolves the container IDs NVML's processes map to into
+// Kubernetes names, for a device's owner (Snapshot.Owner): Names when set,
+// else the scraper's identity, asked with the pod UID the container's
+// cgroup path in tree gives (the kubelet's log directories name a
+// container only together with its pod), exactly as the container's own
+// resource is named (recordContainerGPU). Without names, a device used by
+// one container and allocated by the kubelet to the same container would
+// look allocated to another, and lose its owner.
+func (s *Scraper) ownerNames(ctx context.Context, tree *cgroupfs.Tree) func(string) (gpu.Ref, bool) {
+	if names := s.gpu.names; names != nil {
+		return func(id string) (gpu.Ref, bool) { return names.ContainerRef(ctx, id) }
 	}
-	return func(id string) (gpu.Ref, bool) { return g.names.ContainerRef(ctx, id) }
+	var pods map[string]string // container ID -> pod UID, built on first use
+	return func(id string) (gpu.Ref, bool) {
+		if pods == nil {
+			pods = make(map[string]string, len(tree.Containers))
+			for i := range tree.Containers {
+				pods[tree.Containers[i].ContainerID] = tree.Containers[i].PodUID
+			}
+		}
+		ct, _ := s.ident.Container(id, pods[id])
+		if ct.Namespace == "" || ct.PodName == "" || ct.ContainerName == "" {
+			return gpu.Ref{}, false
+		}
+		return gpu.Ref{Namespace: ct.Namespace, Pod: ct.PodName, Container: ct.ContainerName}, true
+	}
 }
 
 // shutdownGPU releases NVML and the pod-resources connection; safe twice.
@@ -129,7 +150,7 @@ func (s *Scraper) shutdownGPU() error {
 
 // scrapeGPU reads NVML once and emits every device on its own resource.
 // The snapshot is kept for the container resources recorded after it.
-func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 	g := s.gpu
 	if g == nil {
 		return
@@ -146,6 +167,7 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererr
 		return
 	}
 	g.snap = snap
+	names := s.ownerNames(ctx, tree)
 	ts := pcommon.NewTimestampFromTime(now)
 	for _, d := range snap.Devices {
 		st := g.devices[d.UUID]
@@ -169,7 +191,7 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererr
 		// A device (GPU or MIG instance) that belongs to exactly one
 		// container carries that container's identity, so that its
 		// device-level metrics are the container's; a shared one does not.
-		if o, ok := snap.Owner(d.UUID, g.namesFunc(ctx)); ok {
+		if o, ok := snap.Owner(d.UUID, names); ok {
 			if o.ContainerID != "" {
 				rb.SetContainerID(o.ContainerID)
 			}

@@ -208,7 +208,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.scrapeNode(now, &errs)
 	}
 	// GPUs first: containers' accelerator points come from this snapshot.
-	s.scrapeGPU(ctx, now, &errs)
+	s.scrapeGPU(ctx, now, &tree, &errs)
 	// Containers before pods: a pod's load average and task counts are the
 	// sums over its containers (tasks.go).
 	s.cpuExt.resetPods()

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 )
 
 type fakeKubelet struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 )
 
 // pcieSleep is how long one nvmlDeviceGetPcieThroughput call takes on real

@@ -28,7 +28,7 @@ import (
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 )
 
 const (

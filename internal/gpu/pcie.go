@@ -160,12 +160,4 @@ func (p *pcieSampler) drop(index int) {
 
 // stop cancels the sampler and waits for it to finish its current call,
 // at most stopWait; it reports whether the sampler ended.
-func (p *pcieSampler) stop() bool {
-	p.cancel()
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(stopWait):
-		return false
-	}
-}
+func (p *pcieSampler) stop() bool { return cancelAndWait(p.cancel, p.done) }

@@ -39,6 +39,10 @@ type Options struct {
 	// opens. Benchmarks use it to replay the scrape's exact file set as the
 	// raw-read floor; nil in production.
 	TraceRead func(path string)
+	// Host is the cgroup layout under RootPath, shared with the logs
+	// signal of the same configuration so that the platform check and the
+	// layout detection run once; nil: the scraper's own.
+	Host *cgroupfs.Host
 	// Discovered, when set, is called with every scrape's discovered tree
 	// (the logs signal's cgroup index reuses it instead of walking the
 	// tree again); nil when nothing else needs it.
@@ -115,10 +119,14 @@ func New(set receiver.Settings, opts Options) *Scraper {
 // when nothing there is a cgroup filesystem: a DaemonSet without the host
 // mount should not run silently empty.
 func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
-	if err := cgroupfs.CheckPlatform(s.opts.RootPath); err != nil {
+	host := s.opts.Host
+	if host == nil {
+		host = cgroupfs.NewHost(s.opts.RootPath)
+	}
+	if err := host.CheckPlatform(); err != nil {
 		return err
 	}
-	l, err := cgroupfs.Detect(s.opts.RootPath)
+	l, err := host.Layout()
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
 	}

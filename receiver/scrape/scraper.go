@@ -87,14 +87,10 @@ type Scraper struct {
 	series map[seriesKey]*series
 	gen    uint64
 
-	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
-	io     ioState       // block I/O buffers, device names, v1 log-once (blkio.go)
-	huge   hugetlbState  // huge page sizes, buffer (hugetlb.go)
-	fds    fdState       // fd directory reader, PID buffer (fds.go)
-	netns  netnsState    // the host's network namespace, per scrape (network.go)
-	gpu    *gpuState     // nil when GPU metrics are off
-
-	plan [3]kindPlan // what to read per entity kind, from the enabled metrics
+	// families are the metric families every entity is read and recorded
+	// through (family.go), built in Start from the enabled metrics.
+	families []family
+	gpu      *gpuState // nil when GPU metrics are off
 
 	fsSnap *fsstats.Snapshot // the filesystem snapshot of the current scrape
 
@@ -138,15 +134,12 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		s.proc = s.proc.WithTrace(s.opts.TraceRead)
 	}
 	s.series = map[seriesKey]*series{}
-	s.cpuExt = newCPUExtraState(s.proc)
 	if bt, err := s.proc.BootTime(); err == nil {
 		s.bootTime = pcommon.NewTimestampFromTime(bt)
 	} else {
 		s.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
 	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
-	s.plan = newPlan(&s.opts.MetricsBuilderConfig.Metrics, l.StatsV1())
-	s.startHugetlb()
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
@@ -164,6 +157,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		}
 	}
 	s.startGPU()
+	s.families = s.newFamilies(&s.opts.MetricsBuilderConfig.Metrics)
 	return nil
 }
 
@@ -218,8 +212,12 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// GPUs first: containers' accelerator points come from this snapshot.
 	s.scrapeGPU(ctx, now, &tree, &errs)
 	// Containers before pods: a pod's load average and task counts are the
-	// sums over its containers (tasks.go).
-	s.cpuExt.resetPods()
+	// sums over its containers (tasks.go), reset here.
+	for _, f := range s.families {
+		if b, ok := f.(interface{ beginScrape() }); ok {
+			b.beginScrape()
+		}
+	}
 	// The scrape's context (scraperhelper's timeout) bounds the whole walk:
 	// once it is done no further entity is read.
 	ci, pi := 0, 0
@@ -245,10 +243,13 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 // their points, and keeps their state: they were not seen, but they are not
 // gone.
 func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, errs *scrapererror.ScrapeErrors) {
+	lost := 0
 	keep := func(k seriesKey) {
-		if st, ok := s.series[k]; ok {
+		st := s.series[k] // nil: never scraped
+		if st != nil {
 			st.seen = s.gen
 		}
+		lost += s.entityPoints(k.kind, st)
 	}
 	for _, c := range tree.Containers[ci:] {
 		keep(seriesKey{kind: kindContainer, id: c.ContainerID})
@@ -257,7 +258,7 @@ func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, 
 		keep(seriesKey{kind: kindPod, id: p.PodUID})
 	}
 	nc, np := len(tree.Containers)-ci, len(tree.Pods)-pi
-	errs.AddPartial(nc*(s.plan[kindContainer].points()+s.extraPoints(kindContainer))+np*(s.plan[kindPod].points()+s.extraPoints(kindPod)),
+	errs.AddPartial(lost,
 		fmt.Errorf("scrape stopped before %d of %d containers and %d of %d pods: %w",
 			nc, len(tree.Containers), np, len(tree.Pods), context.Cause(ctx)))
 }

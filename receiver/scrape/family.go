@@ -90,6 +90,7 @@ func (s *Scraper) newFamilies(m *metadata.MetricsConfig) []family {
 	for _, mk := range [...]func(s *Scraper, m *metadata.MetricsConfig, slot int) family{
 		newCPUFamily,
 		newMemoryFamily,
+		newMemoryPeakFamily,
 		newBandwidthFamily,
 		newTasksFamily,
 		newPSIFamily,

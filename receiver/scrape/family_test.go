@@ -88,6 +88,7 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"container.memory.swap":         {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
 		"container.memory.limit":        {"memory.max", "memory.limit_in_bytes"},
 		"container.memory.oom_kills":    {"memory.events", "memory.oom_control"},
+		"container.memory.peak":         {"memory.peak"}, // v2 only: nothing on v1 and hybrid
 		"container.paging.faults":       {"memory.stat"},
 		"container.cpu.time":            {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
 		"container.cpu.limit":           {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},

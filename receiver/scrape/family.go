@@ -37,7 +37,9 @@ import (
 //
 // What a family keeps about an entity between scrapes lives in the
 // entity's series, in the family's slot (stateOf); what it keeps across
-// entities (buffers, log-once flags) lives in the family. Adding a family
+// entities (buffers, log-once flags) lives in the family; a family with
+// per-scrape sums (thread states: a pod sums its containers) implements
+// beginScrape, called before the containers are read. Adding a family
 // is a file with its type and recorder table and one line in newFamilies
 // (CONTRIBUTING.md, "How to add a metric family").
 type family interface {

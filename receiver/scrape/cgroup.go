@@ -45,13 +45,17 @@ type entity struct {
 // false when the cgroup vanished: every point the entity would have had is
 // dropped and counted in one partial error naming what vanished. Other read
 // errors cost the points of their family only.
-func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.ScrapeErrors) bool {
+func (s *Scraper) scrapeCgroup(now time.Time, ent entity, errs *scrapererror.ScrapeErrors) bool {
+	// The families get the entity by pointer: the scraper's own copy, which
+	// a pointer to the argument would move to the heap once per entity.
+	s.ent = ent
+	e := &s.ent
 	e.now, e.ts = now, pcommon.NewTimestampFromTime(now)
 	if len(e.st.fam) != len(s.families) {
 		e.st.fam = make([]famState, len(s.families))
 	}
 	for _, f := range s.families {
-		f.read(&e)
+		f.read(e)
 	}
 	for _, f := range s.families {
 		if err := f.readErr(); errors.Is(err, cgroupfs.ErrVanished) {
@@ -60,7 +64,7 @@ func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.Scrap
 		}
 	}
 	for _, f := range s.families {
-		f.record(&e, errs)
+		f.record(e, errs)
 	}
 	return true
 }

@@ -60,7 +60,8 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 // of its cumulative points is the runtime's creation time; without a runtime
 // it is the time the container was first seen.
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	ct, _ := s.ident.Container(c.ContainerID, c.PodUID)
+	ct := &s.ctr // the families get it by pointer: the scraper's, not one on the heap per container
+	*ct, _ = s.ident.Container(c.ContainerID, c.PodUID)
 	if ct.Exited || (!s.opts.IncludeSandboxes && (ct.Sandbox || s.ident.IsSandbox(c.ContainerID))) {
 		return
 	}
@@ -80,7 +81,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		st.start, st.runtimeStart = start, true
 	}
 	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
-		standalone: c.PodUID == "" && ct.PodUID == "", ct: &ct}, errs) {
+		standalone: c.PodUID == "" && ct.PodUID == "", ct: ct}, errs) {
 		return
 	}
 	s.sources[ct.Source]++
@@ -94,7 +95,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 			labels = p.Labels
 		}
 	}
-	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
+	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, labels)
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 

@@ -90,7 +90,9 @@ type Scraper struct {
 	// families are the metric families every entity is read and recorded
 	// through (family.go), built in Start from the enabled metrics.
 	families []family
-	gpu      *gpuState // nil when GPU metrics are off
+	ent      entity             // the entity being read and recorded (scrapeCgroup)
+	ctr      identity.Container // the identity of the container being scraped (scrapeContainer)
+	gpu      *gpuState          // nil when GPU metrics are off
 
 	fsSnap *fsstats.Snapshot // the filesystem snapshot of the current scrape
 

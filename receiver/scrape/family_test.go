@@ -314,18 +314,9 @@ func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
 func TestEntityPointsCoverEveryPoint(t *testing.T) {
 	for _, lt := range layouts {
 		t.Run(lt.name, func(t *testing.T) {
-			root := copyFixture(t, lt.name)
-			clk := &fakeClock{now: t0}
-			s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", StandaloneContainers: lt.standalone,
-				MetricsBuilderConfig: allMetrics(t), Now: clk.Now})
-			require.NoError(t, s.Start(context.Background(), nil))
-			defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
-			_, err := s.Scrape(context.Background())
-			require.NoError(t, err)
-			clk.now = clk.now.Add(10 * time.Second)
-			bumpCPU(t, root)
-			m, err := s.Scrape(context.Background())
-			require.NoError(t, err)
+			root, clk := copyFixture(t, lt.name), &fakeClock{now: t0}
+			s := startScraper(t, root, lt.standalone, clk, func(o *Options) { o.MetricsBuilderConfig = allMetrics(t) })
+			m := twoScrapes(t, s, root, clk)
 			seen := 0
 			for i := 0; i < m.ResourceMetrics().Len(); i++ {
 				rm := m.ResourceMetrics().At(i)

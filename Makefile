@@ -272,7 +272,7 @@ run: otelcol
 clean:
 	rm -rf bin build
 
-# The binaries of the test cluster (issue 15, internal/testing/kubetest),
+# The binaries of the test cluster (internal/testing/kubetest),
 # built from tools/kube/go.mod: k8s.io/kubernetes v1.34.4 with its staging
 # modules at v0.34.4, and our etcd main on go.etcd.io/etcd/server/v3/embed.
 # A separate module, so the collector's go.mod is untouched. Timings on the

@@ -117,6 +117,7 @@ func createMetricsReceiver(
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
+		Host:                 ident.shared.host,
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
@@ -181,6 +182,7 @@ func createLogsReceiver(
 		ResourceAttributes: c.ResourceAttributes,
 		Identity:           ident,
 		Cgroups:            ident.shared.cgroups,
+		Host:               ident.shared.host,
 		Filter:             filter,
 		PodLabels:          c.PodLabels,
 		StartAt:            c.Logs.StartAt,

@@ -6,9 +6,8 @@ package containerstatsreceiver // import "github.com/containerstats/containersta
 import (
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
-	"github.com/containerstats/containerstatsreceiver/internal/identity"
-	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -58,11 +57,11 @@ func newFilesystem(c *Config, logger *zap.Logger) fsBuilder {
 				logger.Info("No CRI endpoint: container.filesystem.usage, container.filesystem.inodes.used and k8s.node.image_filesystem.* are not reported")
 				return nil, nil
 			}
-			s, err := cri.NewStats(ep, c.Runtime.RefreshInterval)
+			cl, err := cri.Dial(ep)
 			if err != nil {
 				return nil, err
 			}
-			return s, nil
+			return cri.NewFilesystemSource(cl), nil
 		},
 	}}
 }
@@ -70,16 +69,12 @@ func newFilesystem(c *Config, logger *zap.Logger) fsBuilder {
 // build returns the collection.
 func (b fsBuilder) build() *fsstats.Collector { return fsstats.New(b.cfg) }
 
-// criEndpoint is the CRI socket the receiver uses: runtime.cri_endpoint,
-// else the first known socket under root, "" when CRI is off or none
-// exists.
+// criEndpoint is the CRI socket the identity and the filesystem collection
+// use: cri.Endpoint (runtime.cri_endpoint, else the first known socket
+// under root); "" when CRI is off or no socket exists.
 func criEndpoint(root string, rt RuntimeConfig) string {
 	if !rt.CRIEnabled {
 		return ""
 	}
-	if rt.CRIEndpoint != "" {
-		return rt.CRIEndpoint
-	}
-	ep, _ := identity.DetectSocket(root, cri.Sockets())
-	return ep
+	return cri.Endpoint(root, rt.CRIEndpoint)
 }

@@ -9,9 +9,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
-	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 )
 
@@ -38,32 +40,20 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 			_ = x.Close()
 		}
 	}
-	if r.cfg.CRIEnabled {
-		ep := r.cfg.CRIEndpoint
-		if ep == "" {
-			if p, ok := identity.DetectSocket(r.root, cri.Sockets()); ok {
-				ep = p
-			}
+	if ep := criEndpoint(r.root, r.cfg); ep != "" {
+		c, err := cri.Dial(ep)
+		if err != nil {
+			closeAll()
+			return err
 		}
-		if ep == "" {
-			r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
-				zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
-		} else {
-			c, err := cri.New(ep, r.cfg.RefreshInterval)
-			if err != nil {
-				closeAll()
-				return err
-			}
-			resolvers = append(resolvers, c)
-		}
+		resolvers = append(resolvers, cri.NewResolver(c))
+	} else if r.cfg.CRIEnabled {
+		r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
+			zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
 	}
 	if r.cfg.ContainerdEnabled {
-		ep := r.cfg.ContainerdEndpoint
-		if ep == "" {
-			ep, _ = identity.DetectSocket(r.root, containerd.Sockets())
-		}
-		if ep != "" {
-			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.RefreshInterval)
+		if ep := containerd.Endpoint(r.root, r.cfg.ContainerdEndpoint); ep != "" {
+			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces)
 			if err != nil {
 				closeAll()
 				return err
@@ -137,7 +127,7 @@ func (r *runtimeIdentity) IsSandbox(id string) bool {
 }
 
 // ContainerByLog resolves a container log file for the logs signal.
-func (r *runtimeIdentity) ContainerByLog(ctx context.Context, k identity.LogKey) (identity.Container, bool) {
+func (r *runtimeIdentity) ContainerByLog(ctx context.Context, k podlogs.Key) (identity.Container, bool) {
 	if c := r.get(); c != nil {
 		return c.ContainerByLog(ctx, k)
 	}
@@ -163,9 +153,10 @@ func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger) *identityUser {
 	defer s.mu.Unlock()
 	x, ok := s.m[cfg]
 	if !ok {
+		host := cgroupfs.NewHost(cfg.RootPath)
 		x = &sharedIdentity{
-			runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg,
-			cgroups: logs.NewCgroupIndex(cfg.RootPath, cfg.StandaloneContainers, nil, logger),
+			runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg, host: host,
+			cgroups: logs.NewCgroupIndex(host, cfg.StandaloneContainers, nil, logger),
 		}
 		s.m[cfg] = x
 	}
@@ -179,6 +170,8 @@ type sharedIdentity struct {
 	*runtimeIdentity
 	owner *sharedIdentities
 	key   *Config
+	// host is the root's cgroup layout, detected once for both signals.
+	host *cgroupfs.Host
 	// cgroups is the logs signal's container -> cgroup index; with both
 	// signals on, the metrics scraper feeds it every discovered tree.
 	cgroups *logs.CgroupIndex

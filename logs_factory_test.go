@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
@@ -96,17 +97,26 @@ func logRoot(t *testing.T) string {
 // index is fed by the metrics scrape's discovery: once the cgroup tree is
 // gone, a container the last scrape saw is still found (a walk of the
 // index's own would find nothing).
-func TestLogsReuseScrapeDiscovery(t *testing.T) {
+// bothSignals is a factory and a config of both signals on a copy of the
+// v2-systemd fixture, without runtime or GPU.
+func bothSignals(t *testing.T) (*sharedIdentities, receiver.Factory, *Config) {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	require.NoError(t, os.CopyFS(root, os.DirFS("testdata/fixtures/v2-systemd")))
 	ids := newSharedIdentities()
 	f := newFactory(ids, nil)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.RootPath = root
-	cfg.CollectionInterval = 20 * time.Millisecond
 	cfg.Runtime.CRIEnabled, cfg.Runtime.ContainerdEnabled = false, false
 	cfg.GPU.Enabled = false
 	cfg.Logs.Enabled = true
+	return ids, f, cfg
+}
+
+func TestLogsReuseScrapeDiscovery(t *testing.T) {
+	ids, f, cfg := bothSignals(t)
+	root := cfg.RootPath
+	cfg.CollectionInterval = 20 * time.Millisecond
 	require.NoError(t, cfg.Validate())
 	sink := new(consumertest.MetricsSink)
 	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
@@ -120,4 +130,29 @@ func TestLogsReuseScrapeDiscovery(t *testing.T) {
 	c, ok := idx.Cgroup(context.Background(), strings.Repeat("c3", 32))
 	require.True(t, ok, "known from the scrape's discovery")
 	assert.Equal(t, "besteffort", c.QoS)
+}
+
+// With both signals on from one configuration, the platform check and the
+// cgroup layout detection run once: the metrics scraper's Start detects,
+// and the logs signal's cgroup index walks the tree with a layout from
+// that same detection.
+func TestBothSignalsDetectTheLayoutOnce(t *testing.T) {
+	ids, f, cfg := bothSignals(t)
+	cfg.InitialDelay = time.Hour // no scrape: the index walks the tree itself
+	require.NoError(t, cfg.Validate())
+	set := receivertest.NewNopSettings(metadata.Type)
+	m, err := f.CreateMetrics(context.Background(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	l, err := f.CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	shared := ids.get(cfg, zap.NewNop()).shared
+	require.NoError(t, m.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, m.Shutdown(context.Background())) })
+	require.NoError(t, l.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, l.Shutdown(context.Background())) })
+
+	c, ok := shared.cgroups.Cgroup(context.Background(), strings.Repeat("c3", 32))
+	require.True(t, ok, "the index's own walk")
+	assert.Equal(t, "besteffort", c.QoS)
+	assert.Equal(t, 1, shared.host.Detections(), "one detection for both signals")
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -67,7 +68,7 @@ func TestRealContainerdLogs(t *testing.T) {
 	r, err := logs.New(ctx, set, logs.Options{
 		RootPath: h.LogRoot, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
 		Identity: newRuntimeIdentity(h.LogRoot, rt, set.Logger),
-		Cgroups:  logs.NewCgroupIndex("/", false, nil, nil), PodLabels: true,
+		Cgroups:  logs.NewCgroupIndex(cgroupfs.NewHost("/"), false, nil, nil), PodLabels: true,
 		StartAt: "beginning", PollInterval: 20 * time.Millisecond,
 	}, sink)
 	require.NoError(t, err)

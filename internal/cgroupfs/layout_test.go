@@ -116,3 +116,26 @@ func TestReaderAbsentVsVanished(t *testing.T) {
 	require.ErrorIs(t, err, errMalformed)
 	assert.Contains(t, err.Error(), filepath.Join(cg, "a", "memory.current"), "errors name the file")
 }
+
+// TestHostDetectsOnce: every reader of one Host gets a Layout of its own
+// (its buffers are not shared) from one detection; a failed detection is
+// retried.
+func TestHostDetectsOnce(t *testing.T) {
+	h := NewHost(filepath.Join("..", "..", "testdata", "fixtures", "v2-systemd"))
+	require.NoError(t, h.CheckPlatform())
+	a, err := h.Layout()
+	require.NoError(t, err)
+	b, err := h.Layout()
+	require.NoError(t, err)
+	assert.NotSame(t, a, b, "a Layout per reader")
+	assert.Equal(t, a.Mode, b.Mode)
+	assert.Equal(t, a.Unified, b.Unified)
+	assert.Equal(t, 1, h.Detections())
+
+	empty := NewHost(t.TempDir())
+	_, err = empty.Layout()
+	require.ErrorIs(t, err, ErrNoCgroupFS)
+	_, err = empty.Layout()
+	require.ErrorIs(t, err, ErrNoCgroupFS)
+	assert.Equal(t, 2, empty.Detections(), "a failure is not kept")
+}

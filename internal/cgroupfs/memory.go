@@ -175,6 +175,17 @@ func (r *Reader) memoryStatV2(dir string, s *MemoryStat) error {
 	return err
 }
 
+// MemoryPeak reads memory.peak of cgroup rel: the highest memory usage
+// since the cgroup was created (v2, Linux 5.19 and later). It is absent on
+// v1 and hybrid nodes (whose memory controller is v1: nothing is read) and
+// where the kernel has no such file.
+func (r *Reader) MemoryPeak(rel string) (U64, error) {
+	if r.l.StatsV1() {
+		return U64{}, nil
+	}
+	return r.readUint(r.l.Dir("", rel), "memory.peak")
+}
+
 // OOMKillsTreeV1 calls fn with the memory.oom_control oom_kill counter of
 // cgroup rel and of every cgroup below it (paths relative to the hierarchy
 // root). On v1 the kernel counts a kill only in the victim's own cgroup, so

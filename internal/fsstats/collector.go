@@ -16,8 +16,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/opt"
+	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
 )
 
 // Config configures a Collector.
@@ -238,7 +238,7 @@ func (c *Collector) logSizes() map[LogDir]uint64 {
 		if !p.IsDir() {
 			continue
 		}
-		lp, err := identity.ParsePodLogDir(p.Name())
+		lp, err := podlogs.ParsePodDir(p.Name())
 		if err != nil {
 			continue
 		}

@@ -31,8 +31,8 @@ type ImageFS struct {
 	Usage
 }
 
-// Source is the runtime the collector asks (CRI: internal/identity/cri's
-// Stats). Both calls are read-only; ctx carries the deadline.
+// Source is the runtime the collector asks (CRI: internal/cri's
+// FilesystemSource). Both calls are read-only; ctx carries the deadline.
 type Source interface {
 	// WritableLayers returns the writable layer of every container the
 	// runtime knows, by container ID.

@@ -54,6 +54,7 @@ func (c *Collector) Collect(ctx context.Context) (*Snapshot, []error) {
 		h, ret := lib.DeviceGetHandleByIndex(i)
 		if ret == nvml.ERROR_GPU_IS_LOST {
 			c.lost[i] = true
+			c.pcie.drop(i)
 			errs = append(errs, fmt.Errorf("gpu %d: %w: fell off the bus; dropped until the collector restarts", i, ret))
 			continue
 		}
@@ -67,6 +68,7 @@ func (c *Collector) Collect(ctx context.Context) (*Snapshot, []error) {
 		part := &Snapshot{byUUID: map[string]*Device{}, procs: map[string]*procStats{}, users: map[string]map[string]bool{}, host: map[string]bool{}}
 		if lost := c.readGPU(i, h, part, pids, &derrs); lost != nil {
 			c.lost[i] = true
+			c.pcie.drop(i)
 			errs = append(errs, fmt.Errorf("%w: the GPU fell off the bus; dropped (with its MIG instances) until the collector restarts", lost))
 			continue
 		}
@@ -102,7 +104,8 @@ func (c *Collector) readGPU(i int, h nvml.Device, part *Snapshot, pids map[uint3
 		*errs = append(*errs, err)
 		return nil
 	}
-	readHealth(h, d, func(what string, ret nvml.Return) {
+	pcie, _ := c.pcie.read(i, d.UUID, h)
+	readHealth(h, d, pcie, func(what string, ret nvml.Return) {
 		if ret != nvml.ERROR_NOT_SUPPORTED {
 			*errs = append(*errs, fmt.Errorf("gpu %s: %s: %w", d.UUID, what, ret))
 		}

@@ -132,10 +132,14 @@ func (w *xidWatcher) takeErr() error {
 
 // stop cancels the watcher and waits for it to leave its wait, at most
 // stopWait; it reports whether the watcher ended.
-func (w *xidWatcher) stop() bool {
-	w.cancel()
+func (w *xidWatcher) stop() bool { return cancelAndWait(w.cancel, w.done) }
+
+// cancelAndWait cancels a background goroutine and waits for it to close
+// done, at most stopWait; it reports whether it ended.
+func cancelAndWait(cancel context.CancelFunc, done <-chan struct{}) bool {
+	cancel()
 	select {
-	case <-w.done:
+	case <-done:
 		return true
 	case <-time.After(stopWait):
 		return false

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
 	"github.com/containerstats/containerstatsreceiver/internal/podresources"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 )
 
 const (

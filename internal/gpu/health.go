@@ -14,9 +14,10 @@ import (
 
 // readHealth reads a whole GPU's clocks, clock-event reasons, PCIe, ECC,
 // remapped rows, power limit, fan, performance state, memory temperature
-// and NVLink throughput. Each value NVML does not support is left absent
+// and NVLink throughput; its PCIe throughput is pcie, the background
+// sampler's latest sample. Each value NVML does not support is left absent
 // (no error); any other failure adds an error through fail.
-func readHealth(h nvml.Device, d *Device, fail func(string, nvml.Return)) {
+func readHealth(h nvml.Device, d *Device, pcie pcieSample, fail func(string, nvml.Return)) {
 	clock := func(what string, get func(nvml.ClockType) (uint32, nvml.Return), t nvml.ClockType, dst *Opt[float64]) {
 		if v, ret := get(t); ret == nvml.SUCCESS {
 			*dst = some(float64(v))
@@ -39,14 +40,17 @@ func readHealth(h nvml.Device, d *Device, fail func(string, nvml.Return)) {
 		fail("clock event reasons", ret)
 	}
 
-	for _, p := range []struct {
-		c   nvml.PcieUtilCounter
+	// PCIe throughput: the background sampler's latest sample (pcie.go);
+	// a GPU without one yet has none.
+	for _, x := range []struct {
+		v   Opt[float64]
+		ret nvml.Return
 		dst *Opt[float64]
-	}{{nvml.PCIE_UTIL_TX_BYTES, &d.PCIeTxBps}, {nvml.PCIE_UTIL_RX_BYTES, &d.PCIeRxBps}} {
-		if kb, ret := h.GetPcieThroughput(p.c); ret == nvml.SUCCESS {
-			*p.dst = some(float64(kb) * 1024) // NVML: KB/s
-		} else {
-			fail("PCIe throughput", ret)
+	}{{pcie.tx, pcie.txRet, &d.PCIeTxBps}, {pcie.rx, pcie.rxRet, &d.PCIeRxBps}} {
+		if x.v.OK {
+			*x.dst = x.v
+		} else if x.ret != nvml.SUCCESS {
+			fail("PCIe throughput", x.ret)
 		}
 	}
 	if n, ret := h.GetPcieReplayCounter(); ret == nvml.SUCCESS && n >= 0 {

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 )
 
 // TestClockEventReasonBits: the names' bits are NVML's.

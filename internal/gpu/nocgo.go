@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Library is NVML; go-nvml needs cgo, so a build without cgo has none.
@@ -22,6 +23,7 @@ type Options struct {
 	Library      Library
 	Procs        Procs
 	PodResources AllocationLister
+	PCIeInterval time.Duration
 }
 
 // Collector is inert without cgo.

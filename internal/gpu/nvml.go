@@ -8,6 +8,7 @@ package gpu // import "github.com/containerstats/containerstatsreceiver/internal
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -33,6 +34,9 @@ type Options struct {
 	Library      Library
 	Procs        Procs
 	PodResources AllocationLister
+	// PCIeInterval is the period of the background PCIe throughput
+	// sampling (pcie.go); 0 means DefaultPCIeInterval.
+	PCIeInterval time.Duration
 }
 
 // Collector reads NVML. Open, Collect and Close are called from one
@@ -45,6 +49,7 @@ type Collector struct {
 	gen      uint64
 	lost     map[int]bool // GPU index -> fell off the bus (reported once, then skipped)
 	xid      *xidWatcher
+	pcie     *pcieSampler
 	// openErrs are the XID watcher's setup errors, reported by the first
 	// Collect.
 	openErrs []error
@@ -84,6 +89,7 @@ func (c *Collector) Open() (int, error) {
 		return 0, fmt.Errorf("%w: no GPU found by NVML", ErrUnavailable)
 	}
 	gpus := map[string]nvml.Device{}
+	var sampled []pcieGPU
 	for i := 0; i < n; i++ {
 		h, ret := c.opts.Library.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
@@ -91,9 +97,11 @@ func (c *Collector) Open() (int, error) {
 		}
 		if u, ret := h.GetUUID(); ret == nvml.SUCCESS {
 			gpus[u] = h
+			sampled = append(sampled, pcieGPU{index: i, uuid: u, h: h})
 		}
 	}
 	c.openErrs = c.startXID(gpus)
+	c.startPCIe(sampled)
 	return n, nil
 }
 
@@ -109,6 +117,12 @@ func (c *Collector) Close() error {
 			errs = append(errs, fmt.Errorf("XID event watcher still in nvmlEventSetWait after %v; NVML shut down regardless", stopWait))
 		}
 		c.xid = nil
+	}
+	if c.pcie != nil {
+		if !c.pcie.stop() {
+			errs = append(errs, fmt.Errorf("PCIe throughput sampler still in nvmlDeviceGetPcieThroughput after %v; NVML shut down regardless", stopWait))
+		}
+		c.pcie = nil
 	}
 	c.dropGPM(true)
 	if ret := c.opts.Library.Shutdown(); ret != nvml.SUCCESS {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
 )
 
 // CacheConfig configures a Cache. Zero durations take the defaults below.
@@ -54,14 +56,14 @@ type Cache struct {
 	byID     map[string]Container
 	pods     map[string]Pod
 	sandbox  map[string]bool
-	logPods  map[string]LogPod // pod UID -> /var/log/pods identity
-	logCtrID map[string]string // container ID -> container name from /var/log/containers
-	logLinks map[LogKey]string // log file -> container ID from /var/log/containers links
-	byLog    map[LogKey]string // log file -> container ID from the runtimes
-	missed   map[string]bool   // IDs still unknown after a refresh made for them
+	logPods  map[string]podlogs.Pod // pod UID -> /var/log/pods identity
+	logCtrID map[string]string      // container ID -> container name from /var/log/containers
+	logLinks map[podlogs.Key]string // log file -> container ID from /var/log/containers links
+	byLog    map[podlogs.Key]string // log file -> container ID from the runtimes
+	missed   map[string]bool        // IDs still unknown after a refresh made for them
 	// log files still unknown after a refresh made for them: they wait for
 	// the background refresh instead of triggering more (under refreshMu)
-	missedLog map[LogKey]bool
+	missedLog map[podlogs.Key]bool
 
 	stopMu sync.Mutex
 	cancel context.CancelFunc
@@ -248,9 +250,9 @@ func (c *Cache) refreshLocked(ctx context.Context) {
 			c.noteDetails(i, r, snaps[i].Errors)
 		}
 	}
-	var lp map[string]LogPod
+	var lp map[string]podlogs.Pod
 	var lc map[string]string
-	var ll map[LogKey]string
+	var ll map[podlogs.Key]string
 	if c.cfg.PodLogs != nil {
 		lp, lc, ll = c.cfg.PodLogs.Scan()
 	}
@@ -289,12 +291,12 @@ func (c *Cache) rebuild() {
 			}
 		}
 	}
-	byLog := map[LogKey]string{}
+	byLog := map[podlogs.Key]string{}
 	for id, ct := range byID {
 		if ct.Sandbox || !ct.HasRestart || ct.PodUID == "" || ct.ContainerName == "" {
 			continue
 		}
-		k := LogKey{PodUID: ct.PodUID, Container: ct.ContainerName, Restart: ct.RestartCount}
+		k := podlogs.Key{PodUID: ct.PodUID, Container: ct.ContainerName, Restart: ct.RestartCount}
 		if old, dup := byLog[k]; !dup || id < old { // deterministic on a (never seen) clash
 			byLog[k] = id
 		}
@@ -376,7 +378,7 @@ func (c *Cache) Container(id, podUID string) (ct Container, known bool) {
 // does not name it, it waits for the background refresh (no refresh per
 // batch in steady state). ok is false when no source names the container
 // ID.
-func (c *Cache) ContainerByLog(ctx context.Context, k LogKey) (Container, bool) {
+func (c *Cache) ContainerByLog(ctx context.Context, k podlogs.Key) (Container, bool) {
 	id, ok := c.logID(k)
 	if !ok && c.takeLogRefresh(k) {
 		c.refreshIfStale(ctx)
@@ -389,7 +391,7 @@ func (c *Cache) ContainerByLog(ctx context.Context, k LogKey) (Container, bool) 
 	return ct, true
 }
 
-func (c *Cache) logID(k LogKey) (string, bool) {
+func (c *Cache) logID(k podlogs.Key) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if id, ok := c.byLog[k]; ok {
@@ -401,14 +403,14 @@ func (c *Cache) logID(k LogKey) (string, bool) {
 
 // takeLogRefresh reports whether unknown log file k may trigger a refresh,
 // and records that it did (bounded: the record is reset past 4096 files).
-func (c *Cache) takeLogRefresh(k LogKey) bool {
+func (c *Cache) takeLogRefresh(k podlogs.Key) bool {
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
 	if c.missedLog[k] {
 		return false
 	}
 	if c.missedLog == nil || len(c.missedLog) >= 4096 {
-		c.missedLog = map[LogKey]bool{}
+		c.missedLog = map[podlogs.Key]bool{}
 	}
 	c.missedLog[k] = true
 	return true

@@ -11,58 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
 )
 
 const hexA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-
-func TestParsePodLogDir(t *testing.T) {
-	lp, err := parsePodLogDir("kube-system_coredns-5d78c9869d-abcde_0f3c2b9e-1111-4222-8333-944445555666")
-	require.NoError(t, err)
-	assert.Equal(t, LogPod{Namespace: "kube-system", Name: "coredns-5d78c9869d-abcde", UID: "0f3c2b9e-1111-4222-8333-944445555666"}, lp)
-	for _, bad := range []string{"", "a_b", "a_b_c_d", "_b_c", "a__c", "a_b_"} {
-		_, err := parsePodLogDir(bad)
-		assert.ErrorIs(t, err, errLogName, bad)
-	}
-}
-
-func TestParseContainerLogName(t *testing.T) {
-	l, err := parseContainerLogName("web-0_shop_nginx-sidecar-" + hexA + ".log")
-	require.NoError(t, err)
-	assert.Equal(t, containerLog{pod: "web-0", namespace: "shop", container: "nginx-sidecar", id: hexA}, l)
-	for _, bad := range []string{"", "web-0_shop_nginx-" + hexA, "web-0_shop_-" + hexA + ".log", "web-0_shop_nginx-" + strings.ToUpper(hexA) + ".log", "shop_nginx-" + hexA + ".log", "web-0_shop_nginx_" + hexA + ".log"} {
-		_, err := parseContainerLogName(bad)
-		assert.ErrorIs(t, err, errLogName, bad)
-	}
-}
-
-// Property: whatever parses formats back to the same name.
-func FuzzParsePodLogDir(f *testing.F) {
-	f.Add("ns_pod_uid")
-	f.Add("a__b")
-	f.Fuzz(func(t *testing.T, s string) {
-		lp, err := parsePodLogDir(s)
-		if err != nil {
-			return
-		}
-		if got := lp.Namespace + "_" + lp.Name + "_" + lp.UID; got != s {
-			t.Fatalf("round trip %q -> %q", s, got)
-		}
-	})
-}
-
-func FuzzParseContainerLogName(f *testing.F) {
-	f.Add("p_n_c-" + hexA + ".log")
-	f.Add("p_n_-" + hexA + ".log")
-	f.Fuzz(func(t *testing.T, s string) {
-		l, err := parseContainerLogName(s)
-		if err != nil {
-			return
-		}
-		if got := l.pod + "_" + l.namespace + "_" + l.container + "-" + l.id + ".log"; got != s {
-			t.Fatalf("round trip %q -> %q", s, got)
-		}
-	})
-}
 
 func TestPodLogsScan(t *testing.T) {
 	root := t.TempDir()
@@ -74,7 +27,7 @@ func TestPodLogsScan(t *testing.T) {
 	mk("var/log/containers")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+hexA+".log"), nil, 0o644))
 	pods, names, _ := NewPodLogs(root).Scan()
-	assert.Equal(t, map[string]LogPod{
+	assert.Equal(t, map[string]podlogs.Pod{
 		"uid-1": {Namespace: "shop", Name: "web-0", UID: "uid-1", Containers: []string{"nginx", "sidecar"}},
 		"uid-2": {Namespace: "ops", Name: "agent-x", UID: "uid-2", Containers: []string{"agent"}},
 	}, pods)

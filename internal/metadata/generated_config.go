@@ -741,6 +741,26 @@ func (ms *ContainerMemoryOomKillsMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
+// ContainerMemoryPeakMetricConfig provides config for the container.memory.peak metric.
+type ContainerMemoryPeakMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryPeakMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerMemoryRssMetricConfig provides config for the container.memory.rss metric.
 type ContainerMemoryRssMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -3747,6 +3767,26 @@ func (ms *K8sPodMemoryOomKillsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
+// K8sPodMemoryPeakMetricConfig provides config for the k8s.pod.memory.peak metric.
+type K8sPodMemoryPeakMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryPeakMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodMemoryRssMetricConfig provides config for the k8s.pod.memory.rss metric.
 type K8sPodMemoryRssMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -4382,6 +4422,7 @@ type MetricsConfig struct {
 	ContainerMemoryLimit                   ContainerMemoryLimitMetricConfig                   `mapstructure:"container.memory.limit"`
 	ContainerMemoryMappedFile              ContainerMemoryMappedFileMetricConfig              `mapstructure:"container.memory.mapped_file"`
 	ContainerMemoryOomKills                ContainerMemoryOomKillsMetricConfig                `mapstructure:"container.memory.oom_kills"`
+	ContainerMemoryPeak                    ContainerMemoryPeakMetricConfig                    `mapstructure:"container.memory.peak"`
 	ContainerMemoryRss                     ContainerMemoryRssMetricConfig                     `mapstructure:"container.memory.rss"`
 	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
@@ -4471,6 +4512,7 @@ type MetricsConfig struct {
 	K8sPodMemoryLimit                      K8sPodMemoryLimitMetricConfig                      `mapstructure:"k8s.pod.memory.limit"`
 	K8sPodMemoryMappedFile                 K8sPodMemoryMappedFileMetricConfig                 `mapstructure:"k8s.pod.memory.mapped_file"`
 	K8sPodMemoryOomKills                   K8sPodMemoryOomKillsMetricConfig                   `mapstructure:"k8s.pod.memory.oom_kills"`
+	K8sPodMemoryPeak                       K8sPodMemoryPeakMetricConfig                       `mapstructure:"k8s.pod.memory.peak"`
 	K8sPodMemoryRss                        K8sPodMemoryRssMetricConfig                        `mapstructure:"k8s.pod.memory.rss"`
 	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
@@ -4581,6 +4623,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerMemoryOomKills: ContainerMemoryOomKillsMetricConfig{
 			Enabled: true,
+		},
+		ContainerMemoryPeak: ContainerMemoryPeakMetricConfig{
+			Enabled: false,
 		},
 		ContainerMemoryRss: ContainerMemoryRssMetricConfig{
 			Enabled: true,
@@ -4934,6 +4979,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sPodMemoryOomKills: K8sPodMemoryOomKillsMetricConfig{
 			Enabled: true,
+		},
+		K8sPodMemoryPeak: K8sPodMemoryPeakMetricConfig{
+			Enabled: false,
 		},
 		K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
 			Enabled: true,

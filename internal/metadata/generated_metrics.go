@@ -573,6 +573,9 @@ var MetricsInfo = metricsInfo{
 	ContainerMemoryOomKills: metricInfo{
 		Name: "container.memory.oom_kills",
 	},
+	ContainerMemoryPeak: metricInfo{
+		Name: "container.memory.peak",
+	},
 	ContainerMemoryRss: metricInfo{
 		Name: "container.memory.rss",
 	},
@@ -883,6 +886,9 @@ var MetricsInfo = metricsInfo{
 	K8sPodMemoryOomKills: metricInfo{
 		Name: "k8s.pod.memory.oom_kills",
 	},
+	K8sPodMemoryPeak: metricInfo{
+		Name: "k8s.pod.memory.peak",
+	},
 	K8sPodMemoryRss: metricInfo{
 		Name: "k8s.pod.memory.rss",
 	},
@@ -969,6 +975,7 @@ type metricsInfo struct {
 	ContainerMemoryLimit                   metricInfo
 	ContainerMemoryMappedFile              metricInfo
 	ContainerMemoryOomKills                metricInfo
+	ContainerMemoryPeak                    metricInfo
 	ContainerMemoryRss                     metricInfo
 	ContainerMemorySwap                    metricInfo
 	ContainerMemoryUsage                   metricInfo
@@ -1058,6 +1065,7 @@ type metricsInfo struct {
 	K8sPodMemoryLimit                      metricInfo
 	K8sPodMemoryMappedFile                 metricInfo
 	K8sPodMemoryOomKills                   metricInfo
+	K8sPodMemoryPeak                       metricInfo
 	K8sPodMemoryRss                        metricInfo
 	K8sPodMemorySwap                       metricInfo
 	K8sPodMemoryUsage                      metricInfo
@@ -2673,6 +2681,56 @@ func (m *metricContainerMemoryOomKills) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryOomKills(cfg ContainerMemoryOomKillsMetricConfig) metricContainerMemoryOomKills {
 	m := metricContainerMemoryOomKills{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryPeak struct {
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   ContainerMemoryPeakMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.peak metric with initial data.
+func (m *metricContainerMemoryPeak) init() {
+	m.data.SetName("container.memory.peak")
+	m.data.SetDescription("Highest memory usage of the container's cgroup (page cache included) since the cgroup was created: cgroup v2 memory.peak (Linux 5.19 and later). No point on cgroup v1 (nor on a hybrid node, whose memory controller is v1) or where the kernel has no memory.peak: absent, never a 0. Optional, off by default.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricContainerMemoryPeak) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryPeak) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryPeak) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryPeak(cfg ContainerMemoryPeakMetricConfig) metricContainerMemoryPeak {
+	m := metricContainerMemoryPeak{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -8936,6 +8994,56 @@ func newMetricK8sPodMemoryOomKills(cfg K8sPodMemoryOomKillsMetricConfig) metricK
 	return m
 }
 
+type metricK8sPodMemoryPeak struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   K8sPodMemoryPeakMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.peak metric with initial data.
+func (m *metricK8sPodMemoryPeak) init() {
+	m.data.SetName("k8s.pod.memory.peak")
+	m.data.SetDescription("Highest memory usage of the pod's cgroup (all its containers and the sandbox, page cache included) since the cgroup was created: cgroup v2 memory.peak (Linux 5.19 and later). No point on cgroup v1 (nor on a hybrid node, whose memory controller is v1) or where the kernel has no memory.peak: absent, never a 0. Optional, off by default.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodMemoryPeak) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryPeak) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryPeak) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryPeak(cfg K8sPodMemoryPeakMetricConfig) metricK8sPodMemoryPeak {
+	m := metricK8sPodMemoryPeak{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryRss struct {
 	data     pmetric.Metric              // data buffer for generated metric.
 	config   K8sPodMemoryRssMetricConfig // metric config provided by user.
@@ -10197,6 +10305,7 @@ type MetricsBuilder struct {
 	metricContainerMemoryLimit                   metricContainerMemoryLimit
 	metricContainerMemoryMappedFile              metricContainerMemoryMappedFile
 	metricContainerMemoryOomKills                metricContainerMemoryOomKills
+	metricContainerMemoryPeak                    metricContainerMemoryPeak
 	metricContainerMemoryRss                     metricContainerMemoryRss
 	metricContainerMemorySwap                    metricContainerMemorySwap
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
@@ -10286,6 +10395,7 @@ type MetricsBuilder struct {
 	metricK8sPodMemoryLimit                      metricK8sPodMemoryLimit
 	metricK8sPodMemoryMappedFile                 metricK8sPodMemoryMappedFile
 	metricK8sPodMemoryOomKills                   metricK8sPodMemoryOomKills
+	metricK8sPodMemoryPeak                       metricK8sPodMemoryPeak
 	metricK8sPodMemoryRss                        metricK8sPodMemoryRss
 	metricK8sPodMemorySwap                       metricK8sPodMemorySwap
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
@@ -10352,6 +10462,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemoryLimit:                   newMetricContainerMemoryLimit(mbc.Metrics.ContainerMemoryLimit),
 		metricContainerMemoryMappedFile:              newMetricContainerMemoryMappedFile(mbc.Metrics.ContainerMemoryMappedFile),
 		metricContainerMemoryOomKills:                newMetricContainerMemoryOomKills(mbc.Metrics.ContainerMemoryOomKills),
+		metricContainerMemoryPeak:                    newMetricContainerMemoryPeak(mbc.Metrics.ContainerMemoryPeak),
 		metricContainerMemoryRss:                     newMetricContainerMemoryRss(mbc.Metrics.ContainerMemoryRss),
 		metricContainerMemorySwap:                    newMetricContainerMemorySwap(mbc.Metrics.ContainerMemorySwap),
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
@@ -10441,6 +10552,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodMemoryLimit:                      newMetricK8sPodMemoryLimit(mbc.Metrics.K8sPodMemoryLimit),
 		metricK8sPodMemoryMappedFile:                 newMetricK8sPodMemoryMappedFile(mbc.Metrics.K8sPodMemoryMappedFile),
 		metricK8sPodMemoryOomKills:                   newMetricK8sPodMemoryOomKills(mbc.Metrics.K8sPodMemoryOomKills),
+		metricK8sPodMemoryPeak:                       newMetricK8sPodMemoryPeak(mbc.Metrics.K8sPodMemoryPeak),
 		metricK8sPodMemoryRss:                        newMetricK8sPodMemoryRss(mbc.Metrics.K8sPodMemoryRss),
 		metricK8sPodMemorySwap:                       newMetricK8sPodMemorySwap(mbc.Metrics.K8sPodMemorySwap),
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
@@ -10656,6 +10768,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemoryLimit.emit(ils.Metrics())
 	mb.metricContainerMemoryMappedFile.emit(ils.Metrics())
 	mb.metricContainerMemoryOomKills.emit(ils.Metrics())
+	mb.metricContainerMemoryPeak.emit(ils.Metrics())
 	mb.metricContainerMemoryRss.emit(ils.Metrics())
 	mb.metricContainerMemorySwap.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
@@ -10745,6 +10858,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodMemoryLimit.emit(ils.Metrics())
 	mb.metricK8sPodMemoryMappedFile.emit(ils.Metrics())
 	mb.metricK8sPodMemoryOomKills.emit(ils.Metrics())
+	mb.metricK8sPodMemoryPeak.emit(ils.Metrics())
 	mb.metricK8sPodMemoryRss.emit(ils.Metrics())
 	mb.metricK8sPodMemorySwap.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
@@ -10915,6 +11029,11 @@ func (mb *MetricsBuilder) RecordContainerMemoryMappedFileDataPoint(ts pcommon.Ti
 // RecordContainerMemoryOomKillsDataPoint adds a data point to container.memory.oom_kills metric.
 func (mb *MetricsBuilder) RecordContainerMemoryOomKillsDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryOomKills.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryPeakDataPoint adds a data point to container.memory.peak metric.
+func (mb *MetricsBuilder) RecordContainerMemoryPeakDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryPeak.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordContainerMemoryRssDataPoint adds a data point to container.memory.rss metric.
@@ -11360,6 +11479,11 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryMappedFileDataPoint(ts pcommon.Times
 // RecordK8sPodMemoryOomKillsDataPoint adds a data point to k8s.pod.memory.oom_kills metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryOomKillsDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryOomKills.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryPeakDataPoint adds a data point to k8s.pod.memory.peak metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryPeakDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryPeak.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sPodMemoryRssDataPoint adds a data point to k8s.pod.memory.rss metric.

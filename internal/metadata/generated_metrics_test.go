@@ -235,6 +235,9 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryOomKillsDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordContainerMemoryPeakDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryRssDataPoint(ts, 1)
@@ -631,6 +634,9 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryOomKillsDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sPodMemoryPeakDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryRssDataPoint(ts, 1)
@@ -1399,6 +1405,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.peak":
+					assert.False(t, validatedMetrics["container.memory.peak"], "Found a duplicate in the metrics slice: container.memory.peak")
+					validatedMetrics["container.memory.peak"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Highest memory usage of the container's cgroup (page cache included) since the cgroup was created: cgroup v2 memory.peak (Linux 5.19 and later). No point on cgroup v1 (nor on a hybrid node, whose memory controller is v1) or where the kernel has no memory.peak: absent, never a 0. Optional, off by default.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3887,6 +3905,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.peak":
+					assert.False(t, validatedMetrics["k8s.pod.memory.peak"], "Found a duplicate in the metrics slice: k8s.pod.memory.peak")
+					validatedMetrics["k8s.pod.memory.peak"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Highest memory usage of the pod's cgroup (all its containers and the sandbox, page cache included) since the cgroup was created: cgroup v2 memory.peak (Linux 5.19 and later). No point on cgroup v1 (nor on a hybrid node, whose memory controller is v1) or where the kernel has no memory.peak: absent, never a 0. Optional, off by default.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())

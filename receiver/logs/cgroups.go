@@ -19,13 +19,14 @@ import (
 const DefaultRediscover = 5 * time.Second
 
 // CgroupIndex answers Cgroups from cgroupfs discovery under a host root
-// (the walk the scrape does): a container ID maps to its cgroup, whose path
+// (the walk the scrape does; the layout from the Host the scraper of the
+// same configuration shares): a container ID maps to its cgroup, whose path
 // gives the pod's QoS class and the runtime. The tree is walked again when
 // an unknown ID is asked for, at most once per DefaultRediscover. A walk
 // that fails keeps the last index; the failure is logged at warn when it
 // starts (or changes) and at info when a walk succeeds again.
 type CgroupIndex struct {
-	root       string
+	host       *cgroupfs.Host
 	standalone bool
 	now        func() time.Time
 	logger     *zap.Logger
@@ -37,17 +38,17 @@ type CgroupIndex struct {
 	lastErr string // the failure logged last; "" when the last walk worked
 }
 
-// NewCgroupIndex returns an index of the cgroup tree under root; now nil
-// means time.Now, logger nil logs nothing. Nothing is read until the first
+// NewCgroupIndex returns an index of host's cgroup tree; now nil means
+// time.Now, logger nil logs nothing. Nothing is read until the first
 // lookup.
-func NewCgroupIndex(root string, standalone bool, now func() time.Time, logger *zap.Logger) *CgroupIndex {
+func NewCgroupIndex(host *cgroupfs.Host, standalone bool, now func() time.Time, logger *zap.Logger) *CgroupIndex {
 	if now == nil {
 		now = time.Now
 	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &CgroupIndex{root: root, standalone: standalone, now: now, logger: logger}
+	return &CgroupIndex{host: host, standalone: standalone, now: now, logger: logger}
 }
 
 // note logs the outcome of a walk when it differs from the last one.
@@ -61,9 +62,9 @@ func (x *CgroupIndex) note(err error) {
 	}
 	if err != nil {
 		x.logger.Warn("Cannot read the cgroup tree: log records of the containers it does not show get no QoS class (and no runtime from the path)",
-			zap.String("root_path", x.root), zap.Error(err))
+			zap.String("root_path", x.host.Root()), zap.Error(err))
 	} else {
-		x.logger.Info("The cgroup tree is readable again", zap.String("root_path", x.root))
+		x.logger.Info("The cgroup tree is readable again", zap.String("root_path", x.host.Root()))
 	}
 	x.lastErr = msg
 }
@@ -105,7 +106,7 @@ func (x *CgroupIndex) Cgroup(_ context.Context, id string) (cgroupfs.Cgroup, boo
 	}
 	x.last = x.now()
 	if x.layout == nil {
-		l, err := cgroupfs.Detect(x.root)
+		l, err := x.host.Layout()
 		if err != nil {
 			x.note(err)
 			return cgroupfs.Cgroup{}, false

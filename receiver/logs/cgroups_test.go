@@ -27,7 +27,7 @@ func TestCgroupIndex(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "v1")
 	require.NoError(t, os.CopyFS(root, os.DirFS("../../testdata/fixtures/v1-cgroupfs")))
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	x := NewCgroupIndex(root, false, func() time.Time { return now }, nil)
+	x := NewCgroupIndex(cgroupfs.NewHost(root), false, func() time.Time { return now }, nil)
 	ctx := context.Background()
 
 	c, ok := x.Cgroup(ctx, strings.Repeat("c3", 32))
@@ -57,7 +57,7 @@ func TestCgroupIndex(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "burstable", c.QoS)
 
-	_, ok = NewCgroupIndex(t.TempDir(), false, nil, nil).Cgroup(ctx, newID)
+	_, ok = NewCgroupIndex(cgroupfs.NewHost(t.TempDir()), false, nil, nil).Cgroup(ctx, newID)
 	assert.False(t, ok, "no cgroup tree: nothing, no panic")
 }
 
@@ -72,7 +72,7 @@ func TestCgroupIndexErrorsAreLogged(t *testing.T) {
 
 	core, logs := observer.New(zapcore.InfoLevel)
 	empty := t.TempDir()
-	x := NewCgroupIndex(empty, false, clock, zap.New(core))
+	x := NewCgroupIndex(cgroupfs.NewHost(empty), false, clock, zap.New(core))
 	_, ok := x.Cgroup(ctx, strings.Repeat("c3", 32))
 	assert.False(t, ok)
 	now = now.Add(DefaultRediscover)
@@ -85,7 +85,7 @@ func TestCgroupIndexErrorsAreLogged(t *testing.T) {
 	core, logs = observer.New(zapcore.InfoLevel)
 	root := filepath.Join(t.TempDir(), "v1")
 	require.NoError(t, os.CopyFS(root, os.DirFS("../../testdata/fixtures/v1-cgroupfs")))
-	x = NewCgroupIndex(root, false, clock, zap.New(core))
+	x = NewCgroupIndex(cgroupfs.NewHost(root), false, clock, zap.New(core))
 	c3 := strings.Repeat("c3", 32)
 	_, ok = x.Cgroup(ctx, c3)
 	require.True(t, ok)
@@ -125,7 +125,7 @@ func TestCgroupIndexUpdate(t *testing.T) {
 
 	core, logs := observer.New(zapcore.InfoLevel)
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	x := NewCgroupIndex(t.TempDir(), false, func() time.Time { return now }, zap.New(core))
+	x := NewCgroupIndex(cgroupfs.NewHost(t.TempDir()), false, func() time.Time { return now }, zap.New(core))
 	x.Update(&tree)
 	c, ok := x.Cgroup(context.Background(), strings.Repeat("c3", 32))
 	require.True(t, ok)

@@ -33,6 +33,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -41,7 +42,7 @@ import (
 type Identity interface {
 	// ContainerByLog returns the container writing log file k; ok is false
 	// when no source names its container ID.
-	ContainerByLog(ctx context.Context, k identity.LogKey) (identity.Container, bool)
+	ContainerByLog(ctx context.Context, k podlogs.Key) (identity.Container, bool)
 	Pod(uid string) (identity.Pod, bool)
 }
 
@@ -77,7 +78,11 @@ type Options struct {
 	// Cgroups may be nil: then no QoS class, and the runtime name comes from
 	// the runtime only.
 	Cgroups Cgroups
-	Filter  identity.Filter
+	// Host is the host root's cgroup layout, shared with the metrics
+	// scraper of the same configuration (its platform check runs once);
+	// nil: the receiver's own.
+	Host   *cgroupfs.Host
+	Filter identity.Filter
 	// PodLabels sets k8s.pod.label.<key> as on the metrics.
 	PodLabels bool
 	// StartAt is "beginning" or "end" (default) for files found at start.
@@ -136,7 +141,11 @@ func New(ctx context.Context, set receiver.Settings, opts Options, next consumer
 	if err != nil {
 		return nil, fmt.Errorf("container logs: %w", err)
 	}
-	r := &logsReceiver{inner: inner, root: opts.RootPath}
+	host := opts.Host
+	if host == nil {
+		host = cgroupfs.NewHost(opts.RootPath)
+	}
+	r := &logsReceiver{inner: inner, host: host}
 	for _, x := range []any{opts.Identity, opts.Cgroups} {
 		if lc, ok := x.(Lifecycle); ok {
 			r.lifecycles = append(r.lifecycles, lc)
@@ -157,14 +166,14 @@ func (l *logType) BaseConfig(component.Config) adapter.BaseConfig { return l.bas
 func (l *logType) InputConfig(component.Config) operator.Config   { return l.input }
 
 type logsReceiver struct {
-	root       string
+	host       *cgroupfs.Host
 	inner      receiver.Logs
 	lifecycles []Lifecycle
 	started    []Lifecycle
 }
 
 func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
-	if err := cgroupfs.CheckPlatform(r.root); err != nil {
+	if err := r.host.CheckPlatform(); err != nil {
 		return err
 	}
 	for _, lc := range r.lifecycles {
@@ -224,7 +233,7 @@ func (e *enricher) enrich(ctx context.Context, rl plog.ResourceLogs) bool {
 	if path == "" {
 		return true
 	}
-	lp, k, err := identity.ParseLogPath(path)
+	lp, k, err := podlogs.ParsePath(path)
 	if err != nil {
 		e.warnOnce(path, err)
 		return true

@@ -19,181 +19,208 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// ioPoints is what a failed block I/O read costs: an unknown number of
-// devices; counted as one device's 2 metrics x 2 directions.
-const ioPoints = 4
-
 // ignoredDiskPrefixes are the node's block devices that are not disks:
 // loop devices (images, snaps), RAM disks and floppies. Partitions are left
 // out too (their disk counts their I/O); device-mapper and md devices stay.
 var ignoredDiskPrefixes = [...]string{"loop", "ram", "zram", "fd"}
 
-// ioState is what block I/O keeps across scrapes: reused buffers, the
-// device names (maj:min -> uevent), and whether the v1 "not accounted"
-// case has been logged.
-type ioState struct {
-	devs        []cgroupfs.IODevice
-	disks       []procfs.DiskStat
-	names       map[uint64]procfs.BlockDevice
-	unaccounted bool // logged once per receiver
+type ioRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string, metadata.AttributeDiskIoDirection)
+
+// blkioRecorders are the block I/O metrics of one entity kind, as method
+// expressions.
+type blkioRecorders struct {
+	io, ops ioRecorder
 }
 
-// ioRead is one entity's block I/O in one scrape.
-type ioRead struct {
-	st  cgroupfs.IOStat
-	err error
+var blkioRec = [...]blkioRecorders{
+	kindNode:      {mbT.RecordK8sNodeDiskIoDataPoint, mbT.RecordK8sNodeDiskOperationsDataPoint},
+	kindPod:       {mbT.RecordK8sPodDiskIoDataPoint, mbT.RecordK8sPodDiskOperationsDataPoint},
+	kindContainer: {mbT.RecordContainerDiskIoDataPoint, mbT.RecordContainerDiskOperationsDataPoint},
+}
+
+// blkioFamily is block I/O: bytes and operations per device and direction,
+// from the cgroup's io.stat (v2) or blkio files (v1) for pods and
+// containers, from /proc/diskstats for the node. The number of devices
+// varies per entity: a vanished one costs what it recorded last time.
+type blkioFamily struct {
+	s           *Scraper
+	slot        int
+	io, ops     [numKinds]bool // which metrics of the kind are enabled
+	devPts      [numKinds]int  // a failed read's cost: one device's 2 directions per metric (the count of devices is unknown)
+	names       map[uint64]procfs.BlockDevice
+	unaccounted bool // the v1 "not accounted" case was logged (once per receiver)
+
+	devs  []cgroupfs.IODevice // the scraper's buffer
+	disks []procfs.DiskStat   // the scraper's buffer
+	cur   cgroupfs.IOStat
+	node  []procfs.DiskStat // the node's disks of this read
+	none  bool              // the node has no /proc/diskstats
+	err   error
 }
 
 func devKey(maj, minor uint32) uint64 { return uint64(maj)<<32 | uint64(minor) }
 
-// wantIO reports whether a block I/O metric of kind is enabled.
-func (s *Scraper) wantIO(k cgroupKind) bool {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	switch k {
-	case kindNode:
-		return m.K8sNodeDiskIo.Enabled || m.K8sNodeDiskOperations.Enabled
-	case kindPod:
-		return m.K8sPodDiskIo.Enabled || m.K8sPodDiskOperations.Enabled
+func newBlkioFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
+	f := &blkioFamily{s: s, slot: slot}
+	for k, e := range [numKinds][2]bool{
+		kindNode:      {m.K8sNodeDiskIo.Enabled, m.K8sNodeDiskOperations.Enabled},
+		kindPod:       {m.K8sPodDiskIo.Enabled, m.K8sPodDiskOperations.Enabled},
+		kindContainer: {m.ContainerDiskIo.Enabled, m.ContainerDiskOperations.Enabled},
+	} {
+		f.io[k], f.ops[k] = e[0], e[1]
+		f.devPts[k] = 2 * count(e[:]...)
 	}
-	return m.ContainerDiskIo.Enabled || m.ContainerDiskOperations.Enabled
+	if f.devPts == [numKinds]int{} {
+		return nil
+	}
+	return f
 }
 
-// readIO reads the cgroup's block I/O files (pods, containers) when one of
-// the kind's metrics is enabled; the node's come from /proc/diskstats
-// (recordNodeIO).
-func (s *Scraper) readIO(e entity, r *ioRead) {
-	if e.kind == kindNode || !s.wantIO(e.kind) {
+func (f *blkioFamily) readErr() error { return f.err }
+
+func (f *blkioFamily) points(_ cgroupKind, st *series) int { return lastPts(st, f.slot) }
+
+// read reads the cgroup's block I/O files (pods, containers) or the node's
+// /proc/diskstats when one of the kind's metrics is enabled.
+func (f *blkioFamily) read(e *entity) {
+	f.cur, f.node, f.none, f.err = cgroupfs.IOStat{}, nil, false, nil
+	if f.devPts[e.kind] == 0 {
 		return
 	}
-	r.st, r.err = s.reader.IO(e.rel, s.io.devs)
-	s.io.devs = r.st.Devices[:0]
+	if e.kind == kindNode {
+		disks, err := f.s.proc.DiskStats(f.disks[:0])
+		f.disks = disks[:0]
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			f.none = true // no /proc/diskstats under root_path: absent, as any missing file
+		case err != nil:
+			f.err = err
+		default:
+			f.node = disks
+		}
+		return
+	}
+	f.cur, f.err = f.s.reader.IO(e.rel, f.devs)
+	f.devs = f.cur.Devices[:0]
 }
 
 // deviceName is the kernel's name of block device maj:min, from the
 // uevent under root_path, remembered; "maj:min" when it has none.
-func (s *Scraper) deviceName(maj, minor uint32) procfs.BlockDevice {
-	return s.blockDevice(maj, minor, strconv.FormatUint(uint64(maj), 10)+":"+strconv.FormatUint(uint64(minor), 10))
+func (f *blkioFamily) deviceName(maj, minor uint32) procfs.BlockDevice {
+	return f.blockDevice(maj, minor, strconv.FormatUint(uint64(maj), 10)+":"+strconv.FormatUint(uint64(minor), 10))
 }
 
 // blockDevice is what the uevent of maj:min says, remembered for the
 // receiver's life; a device without one is named fallback (not a
 // partition).
-func (s *Scraper) blockDevice(maj, minor uint32, fallback string) procfs.BlockDevice {
+func (f *blkioFamily) blockDevice(maj, minor uint32, fallback string) procfs.BlockDevice {
 	k := devKey(maj, minor)
-	if d, ok := s.io.names[k]; ok {
+	if d, ok := f.names[k]; ok {
 		return d
 	}
-	d, err := s.proc.BlockDevice(maj, minor)
+	d, err := f.s.proc.BlockDevice(maj, minor)
 	if err != nil {
 		d = procfs.BlockDevice{Name: fallback}
 	}
-	if s.io.names == nil {
-		s.io.names = map[uint64]procfs.BlockDevice{}
+	if f.names == nil {
+		f.names = map[uint64]procfs.BlockDevice{}
 	}
-	s.io.names[k] = d
+	f.names[k] = d
 	return d
 }
 
-// recordIO records a pod's or container's bytes and operations per device
-// and direction. No device listed (v2: no I/O yet; v1: not accounted) is
+// record records bytes and operations per device and direction. A pod or
+// container with no device listed (v2: no I/O yet; v1: not accounted) has
 // no point.
-func (s *Scraper) recordIO(ts pcommon.Timestamp, e entity, r *ioRead, errs *scrapererror.ScrapeErrors) {
+func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	if f.devPts[e.kind] == 0 {
+		return
+	}
+	if f.err != nil {
+		errs.AddPartial(f.devPts[e.kind], fmt.Errorf("%s: block I/O: %w", e.name, f.err))
+		return
+	}
 	if e.kind == kindNode {
+		e.st.fam[f.slot].pts = f.recordNode(e.ts)
 		return
 	}
-	if r.err != nil {
-		errs.AddPartial(ioPoints, fmt.Errorf("%s: block I/O: %w", e.name, r.err))
-		return
-	}
-	if r.st.Source == cgroupfs.IOUnaccountedV1 && !s.io.unaccounted {
-		s.io.unaccounted = true
-		s.logger.Info("cgroup v1 block I/O is not accounted for some cgroups: their blkio.throttle and blkio.bfq files list no device, "+
+	if f.cur.Source == cgroupfs.IOUnaccountedV1 && !f.unaccounted {
+		f.unaccounted = true
+		f.s.logger.Info("cgroup v1 block I/O is not accounted for some cgroups: their blkio.throttle and blkio.bfq files list no device, "+
 			"which the kernel does on devices without an active blk-throttle (no blkio.throttle.*_device rule set since boot) and a non-BFQ scheduler. "+
 			"No container.disk.* or k8s.pod.disk.* points for them (not zeros). A node operator can enable accounting by setting a throttle rule "+
 			"on the device (e.g. a very high blkio.throttle.read_bps_device on the kubepods cgroup); cgroup v2 (io.stat) needs none. Logged once.",
 			zap.String("first", e.name))
 	}
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	io, ops := s.mb.RecordContainerDiskIoDataPoint, s.mb.RecordContainerDiskOperationsDataPoint
-	ioOn, opsOn := m.ContainerDiskIo.Enabled, m.ContainerDiskOperations.Enabled
-	if e.kind == kindPod {
-		io, ops = s.mb.RecordK8sPodDiskIoDataPoint, s.mb.RecordK8sPodDiskOperationsDataPoint
-		ioOn, opsOn = m.K8sPodDiskIo.Enabled, m.K8sPodDiskOperations.Enabled
-	}
+	rec, mb, ts := &blkioRec[e.kind], f.s.mb, e.ts
+	ioOn, opsOn := f.io[e.kind], f.ops[e.kind]
 	n := 0
-	for i := range r.st.Devices {
-		d := &r.st.Devices[i]
-		name := s.deviceName(d.Major, d.Minor).Name
+	for i := range f.cur.Devices {
+		d := &f.cur.Devices[i]
+		name := f.deviceName(d.Major, d.Minor).Name
 		if ioOn {
-			n += recordDir(ts, io, d.ReadBytes, name, metadata.AttributeDiskIoDirectionRead)
-			n += recordDir(ts, io, d.WriteBytes, name, metadata.AttributeDiskIoDirectionWrite)
-			n += recordDir(ts, io, d.DiscBytes, name, metadata.AttributeDiskIoDirectionDiscard)
+			n += recordDir(mb, ts, rec.io, d.ReadBytes, name, metadata.AttributeDiskIoDirectionRead)
+			n += recordDir(mb, ts, rec.io, d.WriteBytes, name, metadata.AttributeDiskIoDirectionWrite)
+			n += recordDir(mb, ts, rec.io, d.DiscBytes, name, metadata.AttributeDiskIoDirectionDiscard)
 		}
 		if opsOn {
-			n += recordDir(ts, ops, d.ReadOps, name, metadata.AttributeDiskIoDirectionRead)
-			n += recordDir(ts, ops, d.WriteOps, name, metadata.AttributeDiskIoDirectionWrite)
-			n += recordDir(ts, ops, d.DiscOps, name, metadata.AttributeDiskIoDirectionDiscard)
+			n += recordDir(mb, ts, rec.ops, d.ReadOps, name, metadata.AttributeDiskIoDirectionRead)
+			n += recordDir(mb, ts, rec.ops, d.WriteOps, name, metadata.AttributeDiskIoDirectionWrite)
+			n += recordDir(mb, ts, rec.ops, d.DiscOps, name, metadata.AttributeDiskIoDirectionDiscard)
 		}
 	}
-	e.st.ioPts = n // what this entity's vanishing costs next time (cgroup.go)
+	e.st.fam[f.slot].pts = n // what this entity's vanishing costs next time
 }
 
 // recordDir records v when present and returns the points recorded.
-func recordDir(ts pcommon.Timestamp, rec func(pcommon.Timestamp, int64, string, metadata.AttributeDiskIoDirection), v cgroupfs.U64, dev string, dir metadata.AttributeDiskIoDirection) int {
+func recordDir(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, rec ioRecorder, v cgroupfs.U64, dev string, dir metadata.AttributeDiskIoDirection) int {
 	if !v.OK {
 		return 0
 	}
-	rec(ts, clampInt64(v.V), dev, dir)
+	rec(mb, ts, clampInt64(v.V), dev, dir)
 	return 1
 }
 
 // wholeDisk reports whether a /proc/diskstats line is a disk of the node:
 // not a partition (uevent DEVTYPE), not a loop, RAM or floppy device. A
 // device without a uevent counts as a disk.
-func (s *Scraper) wholeDisk(d *procfs.DiskStat) bool {
+func (f *blkioFamily) wholeDisk(d *procfs.DiskStat) bool {
 	for _, p := range ignoredDiskPrefixes {
 		if strings.HasPrefix(d.Name, p) {
 			return false
 		}
 	}
-	bd := s.blockDevice(d.Major, d.Minor, d.Name)
+	bd := f.blockDevice(d.Major, d.Minor, d.Name)
 	return !bd.Partition
 }
 
-// scrapeNodeIO records the node's disks from /proc/diskstats. A read
-// error costs these points only.
-func (s *Scraper) scrapeNodeIO(ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
-	if !s.wantIO(kindNode) {
-		return
-	}
-	disks, err := s.proc.DiskStats(s.io.disks[:0])
-	s.io.disks = disks[:0]
-	if errors.Is(err, fs.ErrNotExist) {
-		return // no /proc/diskstats under root_path: absent, as any missing file
-	}
-	if err != nil {
-		errs.AddPartial(ioPoints, fmt.Errorf("node: block I/O: %w", err))
-		return
-	}
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	for i := range disks {
-		d := &disks[i]
-		if !s.wholeDisk(d) {
+// recordNode records the node's disks from /proc/diskstats and returns
+// the points recorded.
+func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
+	rec, mb := &blkioRec[kindNode], f.s.mb
+	ioOn, opsOn := f.io[kindNode], f.ops[kindNode]
+	n := 0
+	for i := range f.node {
+		d := &f.node[i]
+		if !f.wholeDisk(d) {
 			continue
 		}
-		if m.K8sNodeDiskIo.Enabled {
-			s.mb.RecordK8sNodeDiskIoDataPoint(ts, clampInt64(d.ReadBytes), d.Name, metadata.AttributeDiskIoDirectionRead)
-			s.mb.RecordK8sNodeDiskIoDataPoint(ts, clampInt64(d.WriteBytes), d.Name, metadata.AttributeDiskIoDirectionWrite)
-			if d.HasDiscard {
-				s.mb.RecordK8sNodeDiskIoDataPoint(ts, clampInt64(d.DiscardBytes), d.Name, metadata.AttributeDiskIoDirectionDiscard)
+		for _, x := range [...]struct {
+			on                   bool
+			rec                  ioRecorder
+			read, write, discard uint64
+		}{{ioOn, rec.io, d.ReadBytes, d.WriteBytes, d.DiscardBytes}, {opsOn, rec.ops, d.ReadOps, d.WriteOps, d.DiscardOps}} {
+			if !x.on {
+				continue
 			}
-		}
-		if m.K8sNodeDiskOperations.Enabled {
-			s.mb.RecordK8sNodeDiskOperationsDataPoint(ts, clampInt64(d.ReadOps), d.Name, metadata.AttributeDiskIoDirectionRead)
-			s.mb.RecordK8sNodeDiskOperationsDataPoint(ts, clampInt64(d.WriteOps), d.Name, metadata.AttributeDiskIoDirectionWrite)
+			x.rec(mb, ts, clampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)
+			x.rec(mb, ts, clampInt64(x.write), d.Name, metadata.AttributeDiskIoDirectionWrite)
+			n += 2
 			if d.HasDiscard {
-				s.mb.RecordK8sNodeDiskOperationsDataPoint(ts, clampInt64(d.DiscardOps), d.Name, metadata.AttributeDiskIoDirectionDiscard)
+				x.rec(mb, ts, clampInt64(x.discard), d.Name, metadata.AttributeDiskIoDirectionDiscard)
+				n++
 			}
 		}
 	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
 )
 
 // entity is one thing a scrape reports: the node, a pod or a container.
@@ -19,87 +20,53 @@ type entity struct {
 	kind cgroupKind
 	rel  string  // cgroup path relative to the hierarchy root
 	name string  // for errors: "node", "pod <uid>", "container <id>"
+	id   string  // container ID of a container, pod UID of a pod, "" for the node
 	pod  string  // pod UID of a pod or of a container in one, else ""
 	st   *series // state kept between scrapes
 	// standalone: a container in no pod (neither its path nor the runtime
 	// names one); only those can have container-level network (network.go).
 	standalone bool
+	// ct is a container's identity (nil for the node and pods).
+	ct *identity.Container
+
+	now time.Time         // the scrape's time
+	ts  pcommon.Timestamp // now as the points' timestamp
+
+	// cpuUsage is the total CPU time the CPU family read in this scrape
+	// (absent when not read or failed); the thread-state read reuses it
+	// (tasks.go).
+	cpuUsage cgroupfs.U64
 }
 
-// stats is everything read for one entity in one scrape.
-type stats struct {
-	cpu    cgroupfs.CPUStat
-	cpuErr error
-	mem    cgroupfs.MemoryStat
-	memErr error
-	cpuExt cpuExtra    // throttling, limits, thread states, PSI (cpu.go, tasks.go, psi.go)
-	pids   pidsRead    // pids.go
-	net    netRead     // network.go
-	io     ioRead      // blkio.go
-	huge   hugetlbRead // hugetlb.go
-	fds    fdRead      // fds.go
-}
-
-// scrapeCgroup reads an entity's cgroup files, then records its points.
-// What it reads is the kind's plan (plan.go): the files its enabled metrics
-// need, nothing else. Everything is read before anything is recorded, so a
+// scrapeCgroup reads an entity through every family, then records its
+// points (family.go). Each family reads only what the kind's enabled
+// metrics need. Everything is read before anything is recorded, so a
 // cgroup that vanishes half-way leaves nothing in the builder. It returns
 // false when the cgroup vanished: every point the entity would have had is
 // dropped and counted in one partial error naming what vanished. Other read
-// errors cost the points of the group they belong to only.
-func (s *Scraper) scrapeCgroup(now time.Time, e entity, errs *scrapererror.ScrapeErrors) bool {
-	p := &s.plan[e.kind]
-	var st stats
-	if p.cpu {
-		st.cpu, st.cpuErr = s.reader.CPU(e.rel)
+// errors cost the points of their family only.
+func (s *Scraper) scrapeCgroup(now time.Time, ent entity, errs *scrapererror.ScrapeErrors) bool {
+	// The families get the entity by pointer: the scraper's own copy, which
+	// a pointer to the argument would move to the heap once per entity.
+	s.ent = ent
+	e := &s.ent
+	e.now, e.ts = now, pcommon.NewTimestampFromTime(now)
+	if len(e.st.fam) != len(s.families) {
+		e.st.fam = make([]famState, len(s.families))
 	}
-	if p.mem.Any() {
-		st.mem, st.memErr = s.readMemory(e, p.mem)
+	for _, f := range s.families {
+		f.read(e)
 	}
-	if p.cpu && st.cpuErr == nil {
-		st.cpuExt.cpuUsage = st.cpu.Usage // lets the thread-state read skip idle containers (tasks.go)
-	}
-	s.readCPUExtra(e, p, &st.cpuExt)
-	s.readPids(e, &st.pids)
-	s.readNet(e, &st.net)
-	s.readIO(e, &st.io)
-	s.readHugetlb(e, &st.huge)
-	s.readFDs(e, &st.fds)
-	if err := st.vanished(); err != nil {
-		errs.AddPartial(p.points()+e.st.ioPts+s.extraPoints(e.kind), fmt.Errorf("%s: %w", e.name, err))
-		return false
-	}
-	ts := pcommon.NewTimestampFromTime(now)
-	switch {
-	case st.cpuErr != nil:
-		errs.AddPartial(p.cpuPts, fmt.Errorf("%s: %w", e.name, st.cpuErr))
-	case p.cpu:
-		s.recordCPU(ts, now, e, st.cpu)
-	}
-	switch {
-	case st.memErr != nil:
-		errs.AddPartial(p.memPts, fmt.Errorf("%s: %w", e.name, st.memErr))
-	case p.mem.Any() || e.kind == kindNode:
-		s.recordMemory(ts, e, p, st.mem, errs)
-	}
-	s.recordCPUExtra(ts, now, e, p, &st.cpuExt, errs)
-	s.recordPids(ts, e, &st.pids, errs)
-	s.recordNet(ts, e, &st.net, errs)
-	s.recordIO(ts, e, &st.io, errs)
-	s.recordHugetlb(ts, e, &st.huge, errs)
-	s.recordFDs(ts, e, &st.fds, errs)
-	return true
-}
-
-// vanished returns the first error that says the cgroup is gone (it names
-// the directory or file), or nil.
-func (st *stats) vanished() error {
-	for _, err := range [...]error{st.cpuErr, st.memErr, st.cpuExt.bwErr, st.cpuExt.tasksErr, st.cpuExt.psiErr, st.fds.err} {
-		if errors.Is(err, cgroupfs.ErrVanished) {
-			return err
+	for _, f := range s.families {
+		if err := f.readErr(); errors.Is(err, cgroupfs.ErrVanished) {
+			errs.AddPartial(s.entityPoints(e.kind, e.st), fmt.Errorf("%s: %w", e.name, err))
+			return false
 		}
 	}
-	return nil
+	for _, f := range s.families {
+		f.record(e, errs)
+	}
+	return true
 }
 
 func clampInt64(v uint64) int64 {

@@ -62,7 +62,7 @@ func checkUnlisted(t *testing.T, root string, fault func(s *Scraper, scrape func
 	assert.Contains(t, err.Error(), errno)
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, s.plan[kindPod].points()+s.plan[kindContainer].points(), pe.Failed,
+	assert.Equal(t, seriesPoints(s, kindPod, victimPod)+seriesPoints(s, kindContainer, v2Ctr3), pe.Failed,
 		"the points of the pod and container below the directory")
 	assert.Empty(t, points(m, "container.id", v2Ctr3))
 	assert.Empty(t, points(m, "k8s.pod.uid", victimPod))
@@ -143,6 +143,7 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 	clk := &fakeClock{now: t0}
 	var cancel context.CancelFunc
 	var after []string // files opened after the cancel
+	var first string   // the file whose read cancelled: the container being read
 	cancelled := false
 	containerDir := filepath.Join(root, "sys/fs/cgroup/kubepods.slice")
 	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
@@ -152,7 +153,7 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 				after = append(after, p)
 			case cancel != nil && strings.HasPrefix(p, containerDir) && strings.Contains(p, ".scope/"):
 				cancel() // during the first container's reads
-				cancelled = true
+				cancelled, first = true, p
 			}
 		}})
 	require.NoError(t, s.Start(context.Background(), nil))
@@ -173,7 +174,13 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 	assert.Contains(t, err.Error(), "scrape stopped before 3 of 4 containers and 3 of 3 pods: context canceled")
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, 3*s.plan[kindContainer].points()+3*s.plan[kindPod].points(), pe.Failed)
+	want := 0 // what the 3 unread containers and 3 pods cost: each its families' points
+	for k := range s.series {
+		if k.kind == kindPod || k.kind == kindContainer && !strings.Contains(first, k.id) {
+			want += seriesPoints(s, k.kind, k.id)
+		}
+	}
+	assert.Equal(t, want, pe.Failed)
 	for _, p := range after {
 		assert.True(t, strings.HasPrefix(p, filepath.Join(root, victimDir)+"/") || strings.HasPrefix(p, filepath.Join(root, "proc")+"/"),
 			"only the container being read finishes: %s", p)

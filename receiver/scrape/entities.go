@@ -23,8 +23,6 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 	if !s.scrapeCgroup(now, entity{kind: kindNode, rel: "/", name: "node", st: st}, errs) {
 		return
 	}
-	s.scrapeNodeIO(pcommon.NewTimestampFromTime(now), errs)
-	s.recordNodeFS(pcommon.NewTimestampFromTime(now), errs)
 	rb := s.mb.NewResourceBuilder()
 	s.setNodeName(rb)
 	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
@@ -40,7 +38,7 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 		start = pcommon.NewTimestampFromTime(p.StartTime)
 	}
 	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pod.Path, start)
-	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, pod: pod.PodUID, st: st}, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, id: pod.PodUID, pod: pod.PodUID, st: st}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()
@@ -62,7 +60,8 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 // of its cumulative points is the runtime's creation time; without a runtime
 // it is the time the container was first seen.
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	ct, _ := s.ident.Container(c.ContainerID, c.PodUID)
+	ct := &s.ctr // the families get it by pointer: the scraper's, not one on the heap per container
+	*ct, _ = s.ident.Container(c.ContainerID, c.PodUID)
 	if ct.Exited || (!s.opts.IncludeSandboxes && (ct.Sandbox || s.ident.IsSandbox(c.ContainerID))) {
 		return
 	}
@@ -81,8 +80,8 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		// (containerd's CreatedAt vs CRI's, while CRI is down).
 		st.start, st.runtimeStart = start, true
 	}
-	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, pod: c.PodUID, st: st,
-		standalone: c.PodUID == "" && ct.PodUID == ""}, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
+		standalone: c.PodUID == "" && ct.PodUID == "", ct: ct}, errs) {
 		return
 	}
 	s.sources[ct.Source]++
@@ -96,10 +95,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 			labels = p.Labels
 		}
 	}
-	s.recordContainerGPU(now, c.ContainerID, &ct)
-	s.recordUptime(pcommon.NewTimestampFromTime(now), now, &ct)
-	s.recordContainerFS(pcommon.NewTimestampFromTime(now), c.ContainerID, c.PodUID, &ct)
-	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, &ct, labels)
+	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, labels)
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,24 +19,50 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// allExtras enables the optional hugetlb and file descriptor metrics on
-// top of the defaults (container.network.* is on by default).
+// optional reports whether metric name is off by default and covered by
+// the extras golden files: every optional metric but the PSI averages,
+// whose golden files are their own (psi_test.go). A new optional family
+// is in the extras golden files without a change here.
+func optional(name string) bool {
+	if strings.Contains(name, ".pressure.avg") {
+		return false
+	}
+	on, ok := metricEnabled(metadata.DefaultMetricsBuilderConfig(), name)
+	return ok && !on
+}
+
+// metricEnabled reports whether metric name is enabled in mbc; ok is false
+// for an unknown name.
+func metricEnabled(mbc metadata.MetricsBuilderConfig, name string) (on, ok bool) {
+	v := reflect.ValueOf(mbc.Metrics)
+	for i := 0; i < v.NumField(); i++ {
+		if v.Type().Field(i).Tag.Get("mapstructure") == name {
+			return v.Field(i).FieldByName("Enabled").Bool(), true
+		}
+	}
+	return false, false
+}
+
+// allExtras enables every optional metric (optional) on top of the
+// defaults: hugetlb, file descriptors, memory peak, ... (container.network.*
+// is on by default).
 func allExtras() metadata.MetricsBuilderConfig {
 	mbc := defaultMBC()
-	m := &mbc.Metrics
-	m.ContainerMemoryHugetlbUsage.Enabled, m.ContainerMemoryHugetlbLimit.Enabled = true, true
-	m.K8sPodMemoryHugetlbUsage.Enabled, m.K8sPodMemoryHugetlbLimit.Enabled = true, true
-	m.K8sNodeMemoryHugetlbUsage.Enabled = true
-	m.ContainerFileDescriptorCount.Enabled = true
+	v := reflect.ValueOf(&mbc.Metrics).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if optional(v.Type().Field(i).Tag.Get("mapstructure")) {
+			v.Field(i).FieldByName("Enabled").SetBool(true)
+		}
+	}
 	return mbc
 }
 
 func isExtra(name string) bool {
-	return strings.Contains(name, ".hugetlb.") || name == "container.file_descriptor.count" || strings.HasPrefix(name, "container.network.")
+	return optional(name) || strings.HasPrefix(name, "container.network.")
 }
 
-// onlyExtras keeps the hugetlb, file descriptor and container network
-// metrics, and the resources that have some.
+// onlyExtras keeps the optional metrics and container network, and the
+// resources that have some.
 func onlyExtras(m pmetric.Metrics) pmetric.Metrics {
 	out := pmetric.NewMetrics()
 	m.CopyTo(out)
@@ -49,11 +76,11 @@ func onlyExtras(m pmetric.Metrics) pmetric.Metrics {
 	return out
 }
 
-// With hugetlb and file descriptors on, every layout matches its extras
-// golden file: hugetlb per page size at container, pod and (v1 root) node
-// level, finite limits only; fd counts of the containers whose cgroup.procs
-// lists processes; container network for the hybrid fixture's standalone
-// docker container in its own namespace.
+// With every optional metric on, every layout matches its extras golden
+// file: hugetlb per page size at container, pod and (v1 root) node level,
+// finite limits only; fd counts of the containers whose cgroup.procs lists
+// processes; container network for the hybrid fixture's standalone docker
+// container in its own namespace.
 func TestScrapeGoldenExtras(t *testing.T) {
 	for _, lt := range layouts {
 		t.Run(lt.name, func(t *testing.T) {
@@ -75,7 +102,7 @@ func TestScrapeGoldenExtras(t *testing.T) {
 // Off by default: no hugetlb or fd point, and no huge page size listed.
 func TestScrapeExtrasOffByDefault(t *testing.T) {
 	s := scraperWith(t, copyFixture(t, "v1-cgroupfs"), defaultMBC(), &fakeClock{now: t0}, nil)
-	assert.Empty(t, s.huge.sizes, "sizes are listed only when a hugetlb metric is on")
+	assert.False(t, hasFamily[*hugetlbFamily](s), "sizes are listed only when a hugetlb metric is on")
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
 	for name := range metricNames(m) {

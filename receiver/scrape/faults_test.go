@@ -36,7 +36,7 @@ func TestScrapeMalformedFileIsPartial(t *testing.T) {
 	require.Error(t, err)
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, s.plan[kindContainer].memPts, pe.Failed)
+	assert.Equal(t, familyOf[*memoryFamily](t, s).points(kindContainer, nil), pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr3)
 	assert.Contains(t, err.Error(), "memory.current")
 
@@ -62,7 +62,7 @@ func TestScrapeVanishedCgroup(t *testing.T) {
 	err := errs.Combine()
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, s.plan[kindContainer].points(), pe.Failed)
+	assert.Equal(t, s.entityPoints(kindContainer, st), pe.Failed)
 	assert.Contains(t, err.Error(), "container gone: "+filepath.Join(root, "sys/fs/cgroup/kubepods.slice/gone")+": "+cgroupfs.ErrVanished.Error())
 	assert.Equal(t, 0, s.mb.Emit().DataPointCount(), "nothing recorded for a vanished cgroup")
 }

@@ -6,69 +6,79 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 import (
 	"fmt"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// fdState is what file descriptor counting keeps across scrapes: the
-// directory reader and the PID buffer.
-type fdState struct {
-	counter *procfs.FDCounter
-	pids    []int
-}
+// fdFamily is container.file_descriptor.count: the entries of
+// /proc/<pid>/fd summed over the container's processes (cgroup.procs,
+// sub-cgroups included).
+type fdFamily struct {
+	s       *Scraper
+	counter *procfs.FDCounter // the directory reader, created on first use
+	pids    []int             // PID buffer, reused
 
-// fdRead is one container's open file descriptors in one scrape.
-type fdRead struct {
 	n   int
 	ok  bool // at least one process was counted
 	err error
 }
 
-// readFDs sums the entries of /proc/<pid>/fd over the container's
-// processes (cgroup.procs, sub-cgroups included). A process that exits
+func newFDFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
+	if !m.ContainerFileDescriptorCount.Enabled {
+		return nil
+	}
+	return &fdFamily{s: s}
+}
+
+// read counts the container's open file descriptors. A process that exits
 // between the listing and its count is left out; any other error (a
 // permission error) leaves the container without a point.
-func (s *Scraper) readFDs(e entity, r *fdRead) {
-	if e.kind != kindContainer || !s.opts.MetricsBuilderConfig.Metrics.ContainerFileDescriptorCount.Enabled {
+func (f *fdFamily) read(e *entity) {
+	f.n, f.ok, f.err = 0, false, nil
+	if e.kind != kindContainer {
 		return
 	}
-	if s.fds.counter == nil {
-		s.fds.counter = s.proc.NewFDCounter()
+	if f.counter == nil {
+		f.counter = f.s.proc.NewFDCounter()
 	}
 	var pidsOK bool
-	s.fds.pids, pidsOK, r.err = s.reader.Procs(e.rel, s.fds.pids[:0])
-	if r.err != nil || !pidsOK {
+	f.pids, pidsOK, f.err = f.s.reader.Procs(e.rel, f.pids[:0])
+	if f.err != nil || !pidsOK {
 		return
 	}
-	for _, pid := range s.fds.pids {
+	for _, pid := range f.pids {
 		if pid <= 0 {
 			continue // a process outside the receiver's PID namespace
 		}
-		n, ok, err := s.fds.counter.Count(pid)
+		n, ok, err := f.counter.Count(pid)
 		if err != nil {
-			r.n, r.ok, r.err = 0, false, err
+			f.n, f.ok, f.err = 0, false, err
 			return
 		}
 		if ok {
-			r.n += n
-			r.ok = true
+			f.n += n
+			f.ok = true
 		}
 	}
 }
 
-// recordFDs records the container's open file descriptors. A container
-// whose processes all exited has no point.
-func (s *Scraper) recordFDs(ts pcommon.Timestamp, e entity, r *fdRead, errs *scrapererror.ScrapeErrors) {
-	if e.kind != kindContainer || !s.opts.MetricsBuilderConfig.Metrics.ContainerFileDescriptorCount.Enabled {
+func (f *fdFamily) readErr() error { return f.err }
+
+func (f *fdFamily) points(k cgroupKind, _ *series) int { return count(k == kindContainer) }
+
+// record records the container's open file descriptors. A container whose
+// processes all exited has no point.
+func (f *fdFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	if e.kind != kindContainer {
 		return
 	}
-	if r.err != nil {
-		errs.AddPartial(1, fmt.Errorf("%s: file descriptors: %w", e.name, r.err))
+	if f.err != nil {
+		errs.AddPartial(1, fmt.Errorf("%s: file descriptors: %w", e.name, f.err))
 		return
 	}
-	if r.ok {
-		s.mb.RecordContainerFileDescriptorCountDataPoint(ts, int64(r.n))
+	if f.ok {
+		f.s.mb.RecordContainerFileDescriptorCountDataPoint(e.ts, int64(f.n))
 	}
 }

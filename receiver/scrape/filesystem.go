@@ -11,6 +11,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
 
@@ -23,56 +24,106 @@ type Filesystem interface {
 	NodeFS() (fsstats.Space, error)
 }
 
-// nodeFSPoints is what a failed node statfs costs: capacity, available,
-// usage, inodes and free inodes.
-const nodeFSPoints = 5
+// filesystemFamily is the background filesystem collection's figures
+// (its latest snapshot, taken by the scraper once per scrape) and the node
+// filesystem's statfs, taken at scrape time: the node filesystem and image
+// filesystems on the node, writable layers and log sizes on containers.
+// The number of image filesystems varies: the node costs what it recorded
+// last time.
+type filesystemFamily struct {
+	s       *Scraper
+	slot    int
+	nodePts int // the node statfs' points: capacity, available, usage, inodes, free inodes
+	ctrPts  int // a container's: writable layer bytes and inodes, log size
 
-func (s *Scraper) wantNodeFS() bool {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	return m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
-		m.K8sNodeFilesystemInodes.Enabled || m.K8sNodeFilesystemInodesFree.Enabled
+	node   fsstats.Space
+	nodeOK bool
+	err    error
 }
 
-// recordNodeFS records the node filesystem (statfs now) and the image
-// filesystems of the current snapshot.
-func (s *Scraper) recordNodeFS(ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) {
+func newFilesystemFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 	if s.opts.Filesystem == nil {
+		return nil
+	}
+	return &filesystemFamily{
+		s: s, slot: slot,
+		nodePts: count(m.K8sNodeFilesystemCapacity.Enabled, m.K8sNodeFilesystemAvailable.Enabled, m.K8sNodeFilesystemUsage.Enabled,
+			m.K8sNodeFilesystemInodes.Enabled, m.K8sNodeFilesystemInodesFree.Enabled),
+		ctrPts: count(m.ContainerFilesystemUsage.Enabled, m.ContainerFilesystemInodesUsed.Enabled, m.ContainerFilesystemLogsUsage.Enabled),
+	}
+}
+
+// read takes the node filesystem's statfs (one syscall); containers read
+// nothing (their figures are in the snapshot).
+func (f *filesystemFamily) read(e *entity) {
+	f.node, f.nodeOK, f.err = fsstats.Space{}, false, nil
+	if e.kind != kindNode || f.nodePts == 0 {
 		return
 	}
-	if s.wantNodeFS() {
-		sp, err := s.opts.Filesystem.NodeFS()
-		if err != nil {
-			errs.AddPartial(nodeFSPoints, fmt.Errorf("node: filesystem: %w", err))
-		} else {
-			s.mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
-			s.mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
-			s.mb.RecordK8sNodeFilesystemUsageDataPoint(ts, clampInt64(sp.Used))
-			recordOpt(ts, sp.Inodes, s.mb.RecordK8sNodeFilesystemInodesDataPoint)
-			recordOpt(ts, sp.InodesFree, s.mb.RecordK8sNodeFilesystemInodesFreeDataPoint)
-		}
+	f.node, f.err = f.s.opts.Filesystem.NodeFS()
+	f.nodeOK = f.err == nil
+}
+
+func (f *filesystemFamily) readErr() error { return f.err }
+
+func (f *filesystemFamily) points(k cgroupKind, st *series) int {
+	switch k {
+	case kindNode:
+		return f.nodePts + lastPts(st, f.slot)
+	case kindContainer:
+		return f.ctrPts
 	}
-	for i := range s.fsSnap.Images {
-		im := &s.fsSnap.Images[i]
+	return 0
+}
+
+func (f *filesystemFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	switch e.kind {
+	case kindNode:
+		e.st.fam[f.slot].pts = f.recordNode(e.ts, errs)
+	case kindContainer:
+		f.recordContainer(e.ts, e.id, e.pod, e.ct)
+	}
+}
+
+// recordNode records the node filesystem (statfs now) and the image
+// filesystems of the current snapshot; it returns the image filesystems'
+// points.
+func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) int {
+	mb := f.s.mb
+	if f.err != nil {
+		errs.AddPartial(f.nodePts, fmt.Errorf("node: filesystem: %w", f.err))
+	} else if f.nodeOK {
+		sp := &f.node
+		mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
+		mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
+		mb.RecordK8sNodeFilesystemUsageDataPoint(ts, clampInt64(sp.Used))
+		recordOpt(ts, sp.Inodes, mb.RecordK8sNodeFilesystemInodesDataPoint)
+		recordOpt(ts, sp.InodesFree, mb.RecordK8sNodeFilesystemInodesFreeDataPoint)
+	}
+	n := 0
+	snap := f.s.fsSnap
+	for i := range snap.Images {
+		im := &snap.Images[i]
 		mp := im.Mountpoint
-		recordOptAttr(ts, im.Bytes, mp, s.mb.RecordK8sNodeImageFilesystemUsageDataPoint)
-		recordOptAttr(ts, im.Inodes, mp, s.mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint)
+		n += recordOptAttr(ts, im.Bytes, mp, mb.RecordK8sNodeImageFilesystemUsageDataPoint)
+		n += recordOptAttr(ts, im.Inodes, mp, mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint)
 		if im.Space.OK {
-			s.mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, clampInt64(im.Space.V.Capacity), mp)
-			s.mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, clampInt64(im.Space.V.Available), mp)
+			mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, clampInt64(im.Space.V.Capacity), mp)
+			mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, clampInt64(im.Space.V.Available), mp)
+			n += 2
 		}
 	}
+	return n
 }
 
-// recordContainerFS records a container's writable layer (by container
-// ID) and log files (by pod UID and container name) from the current
+// recordContainer records a container's writable layer (by container ID)
+// and log files (by pod UID and container name) from the current
 // snapshot; what the snapshot lacks has no point.
-func (s *Scraper) recordContainerFS(ts pcommon.Timestamp, id, podUID string, ct *identity.Container) {
-	if s.opts.Filesystem == nil {
-		return
-	}
-	if l, ok := s.fsSnap.Layers[id]; ok {
-		recordOpt(ts, l.Bytes, s.mb.RecordContainerFilesystemUsageDataPoint)
-		recordOpt(ts, l.Inodes, s.mb.RecordContainerFilesystemInodesUsedDataPoint)
+func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID string, ct *identity.Container) {
+	mb, snap := f.s.mb, f.s.fsSnap
+	if l, ok := snap.Layers[id]; ok {
+		recordOpt(ts, l.Bytes, mb.RecordContainerFilesystemUsageDataPoint)
+		recordOpt(ts, l.Inodes, mb.RecordContainerFilesystemInodesUsedDataPoint)
 	}
 	if podUID == "" {
 		podUID = ct.PodUID
@@ -80,8 +131,8 @@ func (s *Scraper) recordContainerFS(ts pcommon.Timestamp, id, podUID string, ct 
 	if podUID == "" || ct.ContainerName == "" {
 		return
 	}
-	if n, ok := s.fsSnap.Logs[fsstats.LogDir{PodUID: podUID, Container: ct.ContainerName}]; ok {
-		s.mb.RecordContainerFilesystemLogsUsageDataPoint(ts, clampInt64(n))
+	if n, ok := snap.Logs[fsstats.LogDir{PodUID: podUID, Container: ct.ContainerName}]; ok {
+		mb.RecordContainerFilesystemLogsUsageDataPoint(ts, clampInt64(n))
 	}
 }
 
@@ -91,8 +142,11 @@ func recordOpt(ts pcommon.Timestamp, v opt.Value[uint64], rec func(pcommon.Times
 	}
 }
 
-func recordOptAttr(ts pcommon.Timestamp, v opt.Value[uint64], attr string, rec func(pcommon.Timestamp, int64, string)) {
-	if v.OK {
-		rec(ts, clampInt64(v.V), attr)
+// recordOptAttr records v when present and returns the points recorded.
+func recordOptAttr(ts pcommon.Timestamp, v opt.Value[uint64], attr string, rec func(pcommon.Timestamp, int64, string)) int {
+	if !v.OK {
+		return 0
 	}
+	rec(ts, clampInt64(v.V), attr)
+	return 1
 }

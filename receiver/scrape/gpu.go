@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
-	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/podresources"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -109,12 +109,32 @@ func (s *Scraper) startGPU() {
 		zap.Bool("process_attribution", gopts.Procs != nil), zap.Bool("pod_resources", podres != nil))
 }
 
-// namesFunc resolves container IDs to Kubernetes names, or nil.
-func (g *gpuState) namesFunc(ctx context.Context) func(string) (gpu.Ref, bool) {
-	if g.names == nil {
-		return nil
+// ownerNames resolves the container IDs NVML's processes map to into
+// Kubernetes names, for a device's owner (Snapshot.Owner): Names when set,
+// else the scraper's identity, asked with the pod UID the container's
+// cgroup path in tree gives (the kubelet's log directories name a
+// container only together with its pod), exactly as the container's own
+// resource is named (acceleratorFamily). Without names, a device used by
+// one container and allocated by the kubelet to the same container would
+// look allocated to another, and lose its owner.
+func (s *Scraper) ownerNames(ctx context.Context, tree *cgroupfs.Tree) func(string) (gpu.Ref, bool) {
+	if names := s.gpu.names; names != nil {
+		return func(id string) (gpu.Ref, bool) { return names.ContainerRef(ctx, id) }
 	}
-	return func(id string) (gpu.Ref, bool) { return g.names.ContainerRef(ctx, id) }
+	var pods map[string]string // container ID -> pod UID, built on first use
+	return func(id string) (gpu.Ref, bool) {
+		if pods == nil {
+			pods = make(map[string]string, len(tree.Containers))
+			for i := range tree.Containers {
+				pods[tree.Containers[i].ContainerID] = tree.Containers[i].PodUID
+			}
+		}
+		ct, _ := s.ident.Container(id, pods[id])
+		if ct.Namespace == "" || ct.PodName == "" || ct.ContainerName == "" {
+			return gpu.Ref{}, false
+		}
+		return gpu.Ref{Namespace: ct.Namespace, Pod: ct.PodName, Container: ct.ContainerName}, true
+	}
 }
 
 // shutdownGPU releases NVML and the pod-resources connection; safe twice.
@@ -129,7 +149,7 @@ func (s *Scraper) shutdownGPU() error {
 
 // scrapeGPU reads NVML once and emits every device on its own resource.
 // The snapshot is kept for the container resources recorded after it.
-func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 	g := s.gpu
 	if g == nil {
 		return
@@ -146,6 +166,7 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererr
 		return
 	}
 	g.snap = snap
+	names := s.ownerNames(ctx, tree)
 	ts := pcommon.NewTimestampFromTime(now)
 	for _, d := range snap.Devices {
 		st := g.devices[d.UUID]
@@ -169,7 +190,7 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, errs *scrapererr
 		// A device (GPU or MIG instance) that belongs to exactly one
 		// container carries that container's identity, so that its
 		// device-level metrics are the container's; a shared one does not.
-		if o, ok := snap.Owner(d.UUID, g.namesFunc(ctx)); ok {
+		if o, ok := snap.Owner(d.UUID, names); ok {
 			if o.ContainerID != "" {
 				rb.SetContainerID(o.ContainerID)
 			}
@@ -322,36 +343,66 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// recordContainerGPU records a container's use of each GPU it uses or was
-// allocated, on the container's resource (called just before it is
-// emitted). ct is the container's identity: its namespace, pod and
-// container names join the kubelet's allocations unless Names is set.
-func (s *Scraper) recordContainerGPU(now time.Time, containerID string, ct *identity.Container) {
-	g := s.gpu
-	if g == nil || g.snap == nil {
+// acceleratorFamily is a container's use of each GPU it uses or was
+// allocated (container.accelerator.*), from the scrape's GPU snapshot
+// (scrapeGPU reads NVML before the containers); nothing is read per
+// container. The number of devices varies: a vanished container costs
+// what it recorded last time.
+type acceleratorFamily struct {
+	s                     *Scraper
+	slot                  int
+	duty, memUsed, memTot bool // the enabled metrics
+}
+
+// newAcceleratorFamily is built after startGPU: without NVML there is no
+// family.
+func newAcceleratorFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
+	f := &acceleratorFamily{s: s, slot: slot, duty: m.ContainerAcceleratorDutyCycle.Enabled,
+		memUsed: m.ContainerAcceleratorMemoryUsed.Enabled, memTot: m.ContainerAcceleratorMemoryTotal.Enabled}
+	if s.gpu == nil || !f.duty && !f.memUsed && !f.memTot {
+		return nil
+	}
+	return f
+}
+
+func (*acceleratorFamily) read(*entity)   {}
+func (*acceleratorFamily) readErr() error { return nil }
+
+func (f *acceleratorFamily) points(_ cgroupKind, st *series) int { return lastPts(st, f.slot) }
+
+// record records the container's use of each device on its resource. The
+// container's identity ct gives the namespace, pod and container names
+// that join the kubelet's allocations, unless Names is set.
+func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
+	g := f.s.gpu
+	if e.kind != kindContainer || g.snap == nil {
 		return
 	}
 	var ref *gpu.Ref
-	switch {
+	switch ct := e.ct; {
 	case g.podres == nil:
 	case g.names != nil:
-		if r, ok := g.names.ContainerRef(g.ctx, containerID); ok {
+		if r, ok := g.names.ContainerRef(g.ctx, e.id); ok {
 			ref = &r
 		}
 	case ct.Namespace != "" && ct.PodName != "" && ct.ContainerName != "":
 		ref = &gpu.Ref{Namespace: ct.Namespace, Pod: ct.PodName, Container: ct.ContainerName}
 	}
-	ts := pcommon.NewTimestampFromTime(now)
-	for _, cd := range g.snap.Container(containerID, ref) {
+	mb, ts, n := f.s.mb, e.ts, 0
+	for _, cd := range g.snap.Container(e.id, ref) {
 		d := cd.Device
 		if cd.DutyCycle.OK {
-			s.mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, d.Model)
+			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, d.Model)
+			n += count(f.duty)
 		}
 		if cd.MemoryUsed.OK {
-			s.mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, clampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, d.Model)
+			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, clampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, d.Model)
+			n += count(f.memUsed)
 		}
 		if d.MemoryTotal.OK {
-			s.mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, clampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, d.Model)
+			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, clampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, d.Model)
+			n += count(f.memTot)
 		}
 	}
+	e.st.fam[f.slot].pts = n
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 

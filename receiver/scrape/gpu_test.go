@@ -28,7 +28,7 @@ import (
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
-	"github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 )
 
 const (
@@ -75,7 +75,7 @@ func serveKubelet(t *testing.T, root string, resp *v1.ListPodResourcesResponse) 
 	t.Cleanup(g.Stop)
 }
 
-// namer is the identity the identity work will provide: container ID ->
+// namer is an injected GPUOptions.Names: container ID ->
 // Kubernetes names.
 type namer map[string]gpu.Ref
 

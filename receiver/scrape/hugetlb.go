@@ -11,105 +11,98 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// hugetlbState is what hugetlb keeps across scrapes: the node's huge page
-// sizes (read once at Start, only when a hugetlb metric is enabled) and a
-// reused buffer.
-type hugetlbState struct {
-	sizes []cgroupfs.HugePageSize
-	buf   []cgroupfs.Hugetlb
+type hugetlbRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string)
+
+// hugetlbRecorders are the hugetlb metrics of one entity kind, as method
+// expressions; limit is nil for the node (the root cgroup has no limit).
+type hugetlbRecorders struct {
+	usage, limit hugetlbRecorder
 }
 
-// hugetlbRead is one entity's hugetlb accounting in one scrape. pages is
-// the scraper's buffer: valid until the next entity's read.
-type hugetlbRead struct {
-	pages []cgroupfs.Hugetlb
-	err   error
+var hugetlbRec = [...]hugetlbRecorders{
+	kindNode:      {usage: mbT.RecordK8sNodeMemoryHugetlbUsageDataPoint},
+	kindPod:       {mbT.RecordK8sPodMemoryHugetlbUsageDataPoint, mbT.RecordK8sPodMemoryHugetlbLimitDataPoint},
+	kindContainer: {mbT.RecordContainerMemoryHugetlbUsageDataPoint, mbT.RecordContainerMemoryHugetlbLimitDataPoint},
 }
 
-// wantHugetlb reports which hugetlb metrics of kind are enabled. The node
-// has no limit (the root cgroup has none).
-func (s *Scraper) wantHugetlb(k cgroupKind) (usage, limit bool) {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	switch k {
-	case kindNode:
-		return m.K8sNodeMemoryHugetlbUsage.Enabled, false
-	case kindPod:
-		return m.K8sPodMemoryHugetlbUsage.Enabled, m.K8sPodMemoryHugetlbLimit.Enabled
-	}
-	return m.ContainerMemoryHugetlbUsage.Enabled, m.ContainerMemoryHugetlbLimit.Enabled
+// hugetlbFamily is huge pages charged to the cgroup per page size, and
+// their limits: hugetlb.<size>.usage_in_bytes / limit_in_bytes (v1),
+// hugetlb.<size>.current / max (v2). The node's page sizes are listed once,
+// at Start.
+type hugetlbFamily struct {
+	s            *Scraper
+	usage, limit [numKinds]bool
+	sizes        []cgroupfs.HugePageSize
+	buf          []cgroupfs.Hugetlb // reused across entities
+
+	cur []cgroupfs.Hugetlb // the family's buffer: valid until the next read
+	err error
 }
 
-// startHugetlb lists the node's huge page sizes when a hugetlb metric is
-// enabled; a node without any has no hugetlb points.
-func (s *Scraper) startHugetlb() {
-	s.huge = hugetlbState{}
-	any := false
-	for k := kindNode; k <= kindContainer; k++ {
-		u, l := s.wantHugetlb(k)
-		any = any || u || l
-	}
-	if !any {
-		return
+// newHugetlbFamily lists the node's huge page sizes when a hugetlb metric
+// is enabled; a node without any has no hugetlb points.
+func newHugetlbFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
+	f := &hugetlbFamily{s: s}
+	f.usage = [numKinds]bool{kindNode: m.K8sNodeMemoryHugetlbUsage.Enabled, kindPod: m.K8sPodMemoryHugetlbUsage.Enabled, kindContainer: m.ContainerMemoryHugetlbUsage.Enabled}
+	f.limit = [numKinds]bool{kindPod: m.K8sPodMemoryHugetlbLimit.Enabled, kindContainer: m.ContainerMemoryHugetlbLimit.Enabled}
+	if f.usage == [numKinds]bool{} && f.limit == [numKinds]bool{} {
+		return nil
 	}
 	sizes, err := cgroupfs.HugePageSizes(s.opts.RootPath)
 	if err != nil {
 		s.logger.Warn("Cannot list the node's huge page sizes: no hugetlb metrics", zap.Error(err))
-		return
+		return nil
 	}
 	if len(sizes) == 0 {
 		s.logger.Info("The node has no huge page sizes (no sys/kernel/mm/hugepages under root_path): no hugetlb metrics")
+		return nil
 	}
-	s.huge.sizes = sizes
+	f.sizes = sizes
+	return f
 }
 
-// readHugetlb reads usage (and limit) per page size when one of the kind's
+func (f *hugetlbFamily) wants(k cgroupKind) bool { return f.usage[k] || f.limit[k] }
+
+// read reads usage (and limit) per page size when one of the kind's
 // hugetlb metrics is enabled.
-func (s *Scraper) readHugetlb(e entity, r *hugetlbRead) {
-	usage, limit := s.wantHugetlb(e.kind)
-	if !usage && !limit || len(s.huge.sizes) == 0 {
+func (f *hugetlbFamily) read(e *entity) {
+	f.cur, f.err = nil, nil
+	if !f.wants(e.kind) {
 		return
 	}
-	r.pages, r.err = s.reader.Hugetlb(e.rel, s.huge.sizes, limit, s.huge.buf)
-	s.huge.buf = r.pages[:0]
+	f.cur, f.err = f.s.reader.Hugetlb(e.rel, f.sizes, f.limit[e.kind], f.buf)
+	f.buf = f.cur[:0]
 }
 
-// recordHugetlb records usage per page size and finite limits; absent
-// files give no point. A read error costs these points only.
-func (s *Scraper) recordHugetlb(ts pcommon.Timestamp, e entity, r *hugetlbRead, errs *scrapererror.ScrapeErrors) {
-	usage, limit := s.wantHugetlb(e.kind)
-	if r.err != nil {
-		errs.AddPartial(len(s.huge.sizes)*count(usage, limit), fmt.Errorf("%s: hugetlb: %w", e.name, r.err))
+func (f *hugetlbFamily) readErr() error { return f.err }
+
+// points counts every enabled metric once per page size, limits included
+// (an upper bound: unlimited limits have no point).
+func (f *hugetlbFamily) points(k cgroupKind, _ *series) int {
+	return len(f.sizes) * count(f.usage[k], f.limit[k])
+}
+
+// record records usage per page size and finite limits; absent files give
+// no point. A read error costs these points only.
+func (f *hugetlbFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	if !f.wants(e.kind) {
 		return
 	}
-	rec, recLimit := s.mb.RecordContainerMemoryHugetlbUsageDataPoint, s.mb.RecordContainerMemoryHugetlbLimitDataPoint
-	switch e.kind {
-	case kindNode:
-		rec = s.mb.RecordK8sNodeMemoryHugetlbUsageDataPoint
-	case kindPod:
-		rec, recLimit = s.mb.RecordK8sPodMemoryHugetlbUsageDataPoint, s.mb.RecordK8sPodMemoryHugetlbLimitDataPoint
+	if f.err != nil {
+		errs.AddPartial(f.points(e.kind, nil), fmt.Errorf("%s: hugetlb: %w", e.name, f.err))
+		return
 	}
-	for i := range r.pages {
-		p := &r.pages[i]
-		if usage && p.Usage.OK {
-			rec(ts, clampInt64(p.Usage.V), p.Size)
+	rec, mb := &hugetlbRec[e.kind], f.s.mb
+	for i := range f.cur {
+		p := &f.cur[i]
+		if f.usage[e.kind] && p.Usage.OK {
+			rec.usage(mb, e.ts, clampInt64(p.Usage.V), p.Size)
 		}
-		if limit && p.Limit.Finite() {
-			recLimit(ts, clampInt64(p.Limit.V), p.Size)
+		if f.limit[e.kind] && p.Limit.Finite() {
+			rec.limit(mb, e.ts, clampInt64(p.Limit.V), p.Size)
 		}
 	}
-}
-
-// extraPoints is what the optional hugetlb and file descriptor metrics of
-// kind would have given an entity: part of what a vanished cgroup costs
-// (cgroup.go). Every enabled metric counts once per page size, limits
-// included (an upper bound: unlimited limits have no point).
-func (s *Scraper) extraPoints(k cgroupKind) int {
-	usage, limit := s.wantHugetlb(k)
-	n := len(s.huge.sizes) * count(usage, limit)
-	if k == kindContainer && s.opts.MetricsBuilderConfig.Metrics.ContainerFileDescriptorCount.Enabled {
-		n++
-	}
-	return n
 }

@@ -52,18 +52,151 @@ var memoryRec = [...]memoryRecorders{
 	},
 }
 
+// memoryMetrics are the memory metrics of one kind that are enabled.
+type memoryMetrics struct {
+	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills, faults bool
+}
+
+func memoryEnabled(k cgroupKind, m *metadata.MetricsConfig) memoryMetrics {
+	switch k {
+	case kindNode:
+		return memoryMetrics{
+			usage: m.K8sNodeMemoryUsage.Enabled, workingSet: m.K8sNodeMemoryWorkingSet.Enabled,
+			rss: m.K8sNodeMemoryRss.Enabled, cache: m.K8sNodeMemoryCache.Enabled,
+			mapped: m.K8sNodeMemoryMappedFile.Enabled, swap: m.K8sNodeMemorySwap.Enabled,
+			available: m.K8sNodeMemoryAvailable.Enabled, oomKills: m.K8sNodeMemoryOomKills.Enabled,
+			faults: m.K8sNodePagingFaults.Enabled,
+		}
+	case kindPod:
+		return memoryMetrics{
+			usage: m.K8sPodMemoryUsage.Enabled, workingSet: m.K8sPodMemoryWorkingSet.Enabled,
+			rss: m.K8sPodMemoryRss.Enabled, cache: m.K8sPodMemoryCache.Enabled,
+			mapped: m.K8sPodMemoryMappedFile.Enabled, swap: m.K8sPodMemorySwap.Enabled,
+			limit: m.K8sPodMemoryLimit.Enabled, available: m.K8sPodMemoryAvailable.Enabled,
+			oomKills: m.K8sPodMemoryOomKills.Enabled, faults: m.K8sPodPagingFaults.Enabled,
+		}
+	default:
+		return memoryMetrics{
+			usage: m.ContainerMemoryUsage.Enabled, workingSet: m.ContainerMemoryWorkingSet.Enabled,
+			rss: m.ContainerMemoryRss.Enabled, cache: m.ContainerMemoryCache.Enabled,
+			mapped: m.ContainerMemoryMappedFile.Enabled, swap: m.ContainerMemorySwap.Enabled,
+			limit: m.ContainerMemoryLimit.Enabled, available: m.ContainerMemoryAvailable.Enabled,
+			oomKills: m.ContainerMemoryOomKills.Enabled, faults: m.ContainerPagingFaults.Enabled,
+		}
+	}
+}
+
+// memoryPlan is what the memory family reads for one kind. For the node,
+// OOM kills and faults come from /proc/vmstat and available's capacity
+// from /proc/meminfo instead of cgroup files.
+type memoryPlan struct {
+	want cgroupfs.MemoryWant
+	pts  int
+	// Node only: /proc/meminfo always (meminfo) or only when the v2 root's
+	// memory.stat lacks anon and file (meminfoFallback), /proc/vmstat.
+	meminfo, meminfoFallback bool
+	vmstat                   bool
+	// The points of node memory metrics that depend on each /proc file.
+	meminfoPts, fallbackPts, vmstatPts int
+}
+
+// planMemory maps memory metrics to files. Working set is usage minus
+// memory.stat's inactive file; available is the limit (the node: MemTotal)
+// minus the working set; faults come from memory.stat (the node:
+// /proc/vmstat). The v2 root has no memory.current: the node's usage is
+// anon + file from its memory.stat, or from /proc/meminfo's LRU lists when
+// that lacks them (nodeMemory).
+func planMemory(k cgroupKind, m *metadata.MetricsConfig, statsV1 bool) memoryPlan {
+	var p memoryPlan
+	e := memoryEnabled(k, m)
+	ws := e.workingSet || e.available
+	p.want = cgroupfs.MemoryWant{
+		Usage: e.usage || ws,
+		Stat:  ws || e.rss || e.cache || e.mapped || e.faults,
+		Swap:  e.swap,
+		Limit: e.limit || e.available,
+		OOM:   e.oomKills,
+	}
+	p.pts = count(e.usage, e.workingSet, e.rss, e.cache, e.mapped, e.swap, e.limit, e.available, e.oomKills) + 2*count(e.faults)
+	if k != kindNode {
+		return p
+	}
+	p.want.Limit, p.want.OOM = false, false          // the root has no limit; kills from vmstat
+	p.want.Stat = ws || e.rss || e.cache || e.mapped // faults from vmstat
+	p.vmstat = e.oomKills || e.faults
+	p.vmstatPts = count(e.oomKills) + 2*count(e.faults)
+	p.meminfo = e.available
+	p.meminfoPts = count(e.available)
+	if !statsV1 {
+		usage := e.usage || ws
+		p.want.Usage = false // the v2 root has no memory.current
+		p.want.Stat = p.want.Stat || usage
+		if e.swap {
+			p.meminfo = true // SwapTotal - SwapFree
+			p.meminfoPts += count(e.swap)
+		}
+		p.meminfoFallback = usage || e.rss || e.cache || e.mapped
+		p.fallbackPts = count(e.usage, e.workingSet, e.rss, e.cache, e.mapped)
+	}
+	return p
+}
+
+// memoryFamily is memory usage, working set, RSS, cache, mapped file,
+// swap, limit, available, OOM kills and page faults: the cgroup's memory
+// files (cgroupfs.MemoryWant); for the node also /proc/meminfo and
+// /proc/vmstat.
+type memoryFamily struct {
+	s    *Scraper
+	slot int
+	plan [numKinds]memoryPlan
+	cur  cgroupfs.MemoryStat
+	err  error
+}
+
+func newMemoryFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
+	f := &memoryFamily{s: s, slot: slot}
+	any := false
+	for k := range f.plan {
+		f.plan[k] = planMemory(cgroupKind(k), m, s.layout.StatsV1())
+		any = any || f.plan[k].pts > 0
+	}
+	if !any {
+		return nil
+	}
+	return f
+}
+
+func (f *memoryFamily) read(e *entity) {
+	f.cur, f.err = cgroupfs.MemoryStat{}, nil
+	if want := f.plan[e.kind].want; want.Any() {
+		f.cur, f.err = f.s.readMemory(e, want, f.slot)
+	}
+}
+
+func (f *memoryFamily) readErr() error { return f.err }
+
+func (f *memoryFamily) points(k cgroupKind, _ *series) int { return f.plan[k].pts }
+
+func (f *memoryFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	p := &f.plan[e.kind]
+	switch {
+	case f.err != nil:
+		errs.AddPartial(p.pts, fmt.Errorf("%s: %w", e.name, f.err))
+	case p.want.Any() || e.kind == kindNode && p.pts > 0:
+		f.s.recordMemory(e, p, f.cur, errs)
+	}
+}
+
 // readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
 // are summed over its subtree, since the kernel counts a kill only in the
 // victim's own cgroup there (v2's memory.events is already hierarchical).
-func (s *Scraper) readMemory(e entity, want cgroupfs.MemoryWant) (cgroupfs.MemoryStat, error) {
+func (s *Scraper) readMemory(e *entity, want cgroupfs.MemoryWant, slot int) (cgroupfs.MemoryStat, error) {
 	mem, err := s.reader.Memory(e.rel, want)
 	if err != nil || e.kind != kindPod || !want.OOM || !s.layout.StatsV1() {
 		return mem, err
 	}
-	if e.st.oom == nil {
-		e.st.oom = &oomTree{}
-	}
-	mem.OOMKills, err = e.st.oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, fn) })
+	oom := stateOf[oomTree](e.st, slot)
+	mem.OOMKills, err = oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, fn) })
 	return mem, err
 }
 
@@ -109,12 +242,12 @@ func recordIf(mb *metadata.MetricsBuilder, fn gaugeFn, ts pcommon.Timestamp, v c
 // every entity: working set = usage - inactive file, floored at 0;
 // available = limit - working set where a finite limit exists. A value the
 // kernel did not provide gives no point.
-func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, p *kindPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
 	capacity := mem.Limit
 	if e.kind == kindNode {
 		mem, capacity = s.nodeMemory(p, mem, errs)
 	}
-	rec, mb := &memoryRec[e.kind], s.mb
+	rec, mb, ts := &memoryRec[e.kind], s.mb, e.ts
 	recordIf(mb, rec.usage, ts, mem.Usage)
 	recordIf(mb, rec.rss, ts, mem.Anon)
 	recordIf(mb, rec.cache, ts, mem.File)
@@ -146,7 +279,7 @@ func (s *Scraper) recordMemory(ts pcommon.Timestamp, e entity, p *kindPlan, mem 
 // Swap on v2 is SwapTotal - SwapFree. The node's capacity for available is
 // MemTotal; its OOM kills and faults
 // come from /proc/vmstat, the only place that counts them node-wide.
-func (s *Scraper) nodeMemory(p *kindPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
+func (s *Scraper) nodeMemory(p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
 	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
 	var capacity cgroupfs.Limit
 	var mi procfs.Meminfo

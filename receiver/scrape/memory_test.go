@@ -110,7 +110,7 @@ func TestMemoryMalformedIsPartial(t *testing.T) {
 			m, err := s.Scrape(context.Background())
 			var pe scrapererror.PartialScrapeError
 			require.ErrorAs(t, err, &pe)
-			assert.Equal(t, s.plan[kindContainer].memPts, pe.Failed)
+			assert.Equal(t, familyOf[*memoryFamily](t, s).points(kindContainer, nil), pe.Failed)
 			assert.Contains(t, err.Error(), "container "+v2Ctr1)
 			assert.Contains(t, err.Error(), file)
 			assert.NotContains(t, points(m, "container.id", v2Ctr1), "container.memory.usage")

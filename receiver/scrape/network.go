@@ -16,10 +16,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// netPoints is what a failed network read costs: an unknown number of
-// interfaces; counted as one interface's 4 metrics x 2 directions.
-const netPoints = 8
-
 // ignoredNetDevPrefixes are the interfaces cAdvisor (and so the kubelet)
 // leaves out of a network namespace's stats: loopback, the host ends of
 // pod veth pairs, and container-engine bridges.
@@ -34,12 +30,60 @@ func ignoredNetDev(name string) bool {
 	return false
 }
 
-// netRead is one network namespace's interfaces in one scrape.
-type netRead struct {
+type netRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string, metadata.AttributeNetworkIoDirection)
+
+// netRecorders are the network metrics of one entity kind, as method
+// expressions.
+type netRecorders struct {
+	io, packets, errors, dropped netRecorder
+}
+
+var netRec = [...]netRecorders{
+	kindNode: {mbT.RecordK8sNodeNetworkIoDataPoint, mbT.RecordK8sNodeNetworkPacketsDataPoint,
+		mbT.RecordK8sNodeNetworkErrorsDataPoint, mbT.RecordK8sNodeNetworkDroppedDataPoint},
+	kindPod: {mbT.RecordK8sPodNetworkIoDataPoint, mbT.RecordK8sPodNetworkPacketsDataPoint,
+		mbT.RecordK8sPodNetworkErrorsDataPoint, mbT.RecordK8sPodNetworkDroppedDataPoint},
+	kindContainer: {mbT.RecordContainerNetworkIoDataPoint, mbT.RecordContainerNetworkPacketsDataPoint,
+		mbT.RecordContainerNetworkErrorsDataPoint, mbT.RecordContainerNetworkDroppedDataPoint},
+}
+
+// networkFamily is a network namespace's interfaces: bytes, packets,
+// errors and drops per interface and direction, from /proc/<pid>/net/dev.
+// A pod's containers share its namespace: their network is reported at pod
+// level; only standalone containers (in no pod) have container-level
+// network. The number of interfaces varies per entity: a vanished one
+// costs what it recorded last time.
+type networkFamily struct {
+	s     *Scraper
+	slot  int
+	on    [numKinds]bool
+	ifPts [numKinds]int // one interface's points (a failed read's cost: the count of interfaces is unknown)
+	netns netnsState    // the host's network namespace, per scrape
+
 	devs []procfs.NetDev
 	ok   bool
 	err  error
 }
+
+func newNetworkFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
+	f := &networkFamily{s: s, slot: slot}
+	for k, e := range [numKinds][4]bool{
+		kindNode:      {m.K8sNodeNetworkIo.Enabled, m.K8sNodeNetworkPackets.Enabled, m.K8sNodeNetworkErrors.Enabled, m.K8sNodeNetworkDropped.Enabled},
+		kindPod:       {m.K8sPodNetworkIo.Enabled, m.K8sPodNetworkPackets.Enabled, m.K8sPodNetworkErrors.Enabled, m.K8sPodNetworkDropped.Enabled},
+		kindContainer: {m.ContainerNetworkIo.Enabled, m.ContainerNetworkPackets.Enabled, m.ContainerNetworkErrors.Enabled, m.ContainerNetworkDropped.Enabled},
+	} {
+		f.ifPts[k] = 2 * count(e[:]...) // receive and transmit
+		f.on[k] = f.ifPts[k] > 0
+	}
+	if f.on == [numKinds]bool{} {
+		return nil
+	}
+	return f
+}
+
+func (f *networkFamily) readErr() error { return f.err }
+
+func (f *networkFamily) points(_ cgroupKind, st *series) int { return lastPts(st, f.slot) }
 
 // netnsState is the host's network namespace (PID 1's), read at most once
 // per scrape, the first time a standalone container needs it.
@@ -51,35 +95,22 @@ type netnsState struct {
 	err    error
 }
 
-// wantNet reports whether a network metric of kind is enabled. A pod's
-// containers share its namespace: their network is reported at pod level;
-// only standalone containers (in no pod) have container-level network.
-func (s *Scraper) wantNet(k cgroupKind) bool {
-	m := &s.opts.MetricsBuilderConfig.Metrics
-	switch k {
-	case kindNode:
-		return m.K8sNodeNetworkIo.Enabled || m.K8sNodeNetworkPackets.Enabled || m.K8sNodeNetworkErrors.Enabled || m.K8sNodeNetworkDropped.Enabled
-	case kindPod:
-		return m.K8sPodNetworkIo.Enabled || m.K8sPodNetworkPackets.Enabled || m.K8sPodNetworkErrors.Enabled || m.K8sPodNetworkDropped.Enabled
-	}
-	return m.ContainerNetworkIo.Enabled || m.ContainerNetworkPackets.Enabled || m.ContainerNetworkErrors.Enabled || m.ContainerNetworkDropped.Enabled
-}
-
 // hostNetNS returns the host's network namespace (of PID 1 under
 // root_path), read once per scrape: its /proc/1/ns/net link, or where that
 // is refused (EACCES, EPERM: no ptrace access to PID 1, as in some
 // sandboxes) the inode of /proc/1/net/dev; containers are compared by the
 // same method.
-func (s *Scraper) hostNetNS() (string, bool, error) {
-	if s.netns.gen != s.gen {
-		s.netns.gen, s.netns.byLink = s.gen, true
-		s.netns.host, s.netns.ok, s.netns.err = s.proc.NetNS(1, true)
-		if errors.Is(s.netns.err, fs.ErrPermission) {
-			s.netns.byLink = false
-			s.netns.host, s.netns.ok, s.netns.err = s.proc.NetNS(1, false)
+func (f *networkFamily) hostNetNS() (string, bool, error) {
+	s, ns := f.s, &f.netns
+	if ns.gen != s.gen {
+		ns.gen, ns.byLink = s.gen, true
+		ns.host, ns.ok, ns.err = s.proc.NetNS(1, true)
+		if errors.Is(ns.err, fs.ErrPermission) {
+			ns.byLink = false
+			ns.host, ns.ok, ns.err = s.proc.NetNS(1, false)
 		}
 	}
-	return s.netns.host, s.netns.ok, s.netns.err
+	return ns.host, ns.ok, ns.err
 }
 
 // readNet reads /proc/<pid>/net/dev of the host's PID 1 for the node, of
@@ -91,72 +122,66 @@ func (s *Scraper) hostNetNS() (string, bool, error) {
 // sharing the host's namespace (host networking) gets no container points,
 // its traffic is the node's. Pods' containers get none (the pod's points
 // cover their namespace).
-func (s *Scraper) readNet(e entity, n *netRead) {
-	if !s.wantNet(e.kind) || e.kind == kindContainer && !e.standalone {
+func (f *networkFamily) read(e *entity) {
+	f.devs, f.ok, f.err = f.devs[:0], false, nil
+	if !f.on[e.kind] || e.kind == kindContainer && !e.standalone {
 		return
 	}
+	s := f.s
 	pid := 1
 	if e.kind != kindNode {
 		p, ok, err := s.reader.AnyPID(e.rel)
 		if err != nil || !ok {
-			n.err = err
+			f.err = err
 			return
 		}
 		pid = p
 	}
 	if e.kind == kindContainer {
-		host, ok, err := s.hostNetNS()
+		host, ok, err := f.hostNetNS()
 		if err != nil || !ok {
 			if err != nil {
-				n.err = fmt.Errorf("the host's network namespace: %w", err)
+				f.err = fmt.Errorf("the host's network namespace: %w", err)
 			}
 			return
 		}
-		ns, ok, err := s.proc.NetNS(pid, s.netns.byLink)
+		ns, ok, err := s.proc.NetNS(pid, f.netns.byLink)
 		if err != nil || !ok || ns == host {
-			n.err = err
+			f.err = err
 			return
 		}
 	}
-	n.devs, n.ok, n.err = s.proc.NetDev(pid, nil)
+	f.devs, f.ok, f.err = s.proc.NetDev(pid, f.devs[:0])
 }
 
-// recordNet records bytes, packets, errors and drops per interface and
+// record records bytes, packets, errors and drops per interface and
 // direction, interfaces cAdvisor ignores left out.
-func (s *Scraper) recordNet(ts pcommon.Timestamp, e entity, n *netRead, errs *scrapererror.ScrapeErrors) {
-	if n.err != nil {
-		errs.AddPartial(netPoints, fmt.Errorf("%s: network: %w", e.name, n.err))
+func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	if f.err != nil {
+		errs.AddPartial(f.ifPts[e.kind], fmt.Errorf("%s: network: %w", e.name, f.err))
 		return
 	}
-	if !n.ok {
+	if !f.ok {
+		e.st.fam[f.slot].pts = 0
 		return
 	}
-	type rec = func(pcommon.Timestamp, int64, string, metadata.AttributeNetworkIoDirection)
-	var io, packets, errors, dropped rec
-	switch e.kind {
-	case kindNode:
-		io, packets, errors, dropped = s.mb.RecordK8sNodeNetworkIoDataPoint, s.mb.RecordK8sNodeNetworkPacketsDataPoint,
-			s.mb.RecordK8sNodeNetworkErrorsDataPoint, s.mb.RecordK8sNodeNetworkDroppedDataPoint
-	case kindPod:
-		io, packets, errors, dropped = s.mb.RecordK8sPodNetworkIoDataPoint, s.mb.RecordK8sPodNetworkPacketsDataPoint,
-			s.mb.RecordK8sPodNetworkErrorsDataPoint, s.mb.RecordK8sPodNetworkDroppedDataPoint
-	default:
-		io, packets, errors, dropped = s.mb.RecordContainerNetworkIoDataPoint, s.mb.RecordContainerNetworkPacketsDataPoint,
-			s.mb.RecordContainerNetworkErrorsDataPoint, s.mb.RecordContainerNetworkDroppedDataPoint
-	}
+	rec, mb, ts := &netRec[e.kind], f.s.mb, e.ts
 	rx, tx := metadata.AttributeNetworkIoDirectionReceive, metadata.AttributeNetworkIoDirectionTransmit
-	for i := range n.devs {
-		d := &n.devs[i]
+	n := 0
+	for i := range f.devs {
+		d := &f.devs[i]
 		if ignoredNetDev(d.Name) {
 			continue
 		}
-		io(ts, clampInt64(d.RxBytes), d.Name, rx)
-		io(ts, clampInt64(d.TxBytes), d.Name, tx)
-		packets(ts, clampInt64(d.RxPackets), d.Name, rx)
-		packets(ts, clampInt64(d.TxPackets), d.Name, tx)
-		errors(ts, clampInt64(d.RxErrors), d.Name, rx)
-		errors(ts, clampInt64(d.TxErrors), d.Name, tx)
-		dropped(ts, clampInt64(d.RxDropped), d.Name, rx)
-		dropped(ts, clampInt64(d.TxDropped), d.Name, tx)
+		rec.io(mb, ts, clampInt64(d.RxBytes), d.Name, rx)
+		rec.io(mb, ts, clampInt64(d.TxBytes), d.Name, tx)
+		rec.packets(mb, ts, clampInt64(d.RxPackets), d.Name, rx)
+		rec.packets(mb, ts, clampInt64(d.TxPackets), d.Name, tx)
+		rec.errors(mb, ts, clampInt64(d.RxErrors), d.Name, rx)
+		rec.errors(mb, ts, clampInt64(d.TxErrors), d.Name, tx)
+		rec.dropped(mb, ts, clampInt64(d.RxDropped), d.Name, rx)
+		rec.dropped(mb, ts, clampInt64(d.TxDropped), d.Name, tx)
+		n++
 	}
+	e.st.fam[f.slot].pts = n * f.ifPts[e.kind] // what this entity's vanishing costs next time
 }

@@ -41,11 +41,48 @@ var psiRec = [...]psiRecorders{
 		mbT.RecordContainerPressureAvg60DataPoint, mbT.RecordContainerPressureAvg300DataPoint},
 }
 
-// readPSI reads the entity's cpu, memory and io pressure: the cgroup's
-// files in the unified tree (on hybrid nodes too), for the node the root
-// cgroup's or /proc/pressure. The first error wins; a missing or
-// unsupported file is no data, logged once per receiver.
-func (s *Scraper) readPSI(e entity, x *cpuExtra) {
+// psiFamily is pressure stall information: stall time and (optional)
+// averages of cpu, memory and io pressure, from the cgroup's files in the
+// unified tree (on hybrid nodes too), for the node the root cgroup's or
+// /proc/pressure.
+type psiFamily struct {
+	s           *Scraper
+	on          [numKinds]bool
+	pts         [numKinds]int
+	unavailable bool // PSI unavailability was logged (once per receiver)
+	cur         [len(psiResources)]cgroupfs.PSI
+	err         error
+}
+
+func newPSIFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
+	f := &psiFamily{s: s}
+	for k, e := range [numKinds][4]bool{
+		kindNode:      {m.K8sNodePressureStallTime.Enabled, m.K8sNodePressureAvg10.Enabled, m.K8sNodePressureAvg60.Enabled, m.K8sNodePressureAvg300.Enabled},
+		kindPod:       {m.K8sPodPressureStallTime.Enabled, m.K8sPodPressureAvg10.Enabled, m.K8sPodPressureAvg60.Enabled, m.K8sPodPressureAvg300.Enabled},
+		kindContainer: {m.ContainerPressureStallTime.Enabled, m.ContainerPressureAvg10.Enabled, m.ContainerPressureAvg60.Enabled, m.ContainerPressureAvg300.Enabled},
+	} {
+		n := count(e[:]...)
+		f.on[k] = n > 0
+		f.pts[k] = len(psiResources) * 2 * n // some and full per resource
+	}
+	if f.on == [numKinds]bool{} {
+		return nil
+	}
+	return f
+}
+
+func (f *psiFamily) readErr() error { return f.err }
+
+func (f *psiFamily) points(k cgroupKind, _ *series) int { return f.pts[k] }
+
+// read reads the entity's cpu, memory and io pressure. The first error
+// wins; a missing or unsupported file is no data, logged once per receiver.
+func (f *psiFamily) read(e *entity) {
+	f.cur, f.err = [len(psiResources)]cgroupfs.PSI{}, nil
+	if !f.on[e.kind] {
+		return
+	}
+	s := f.s
 	for i, r := range psiResources {
 		var p cgroupfs.PSI
 		var err error
@@ -55,14 +92,14 @@ func (s *Scraper) readPSI(e entity, x *cpuExtra) {
 			p, err = s.reader.Pressure(e.rel, r.name)
 		}
 		if err != nil {
-			if x.psiErr == nil {
-				x.psiErr = fmt.Errorf("%s pressure: %w", r.name, err)
+			if f.err == nil {
+				f.err = fmt.Errorf("%s pressure: %w", r.name, err)
 			}
 			continue
 		}
-		x.psi[i] = p
-		if !p.OK && !s.cpuExt.psiUnavailable {
-			s.cpuExt.psiUnavailable = true
+		f.cur[i] = p
+		if !p.OK && !f.unavailable {
+			f.unavailable = true
 			s.logger.Info("Pressure stall information (PSI) is unavailable for some cgroups: no pressure points for them. "+
 				"PSI needs a unified (v2) cgroup tree and a kernel with CONFIG_PSI and without psi=0; this is logged once",
 				zap.String("first", e.name), zap.String("resource", r.name), zap.Stringer("mode", s.layout.Mode))
@@ -70,16 +107,19 @@ func (s *Scraper) readPSI(e entity, x *cpuExtra) {
 	}
 }
 
-// recordPSI records stall time in seconds (the kernel's total is in µs) and
+// record records stall time in seconds (the kernel's total is in µs) and
 // the averages as ratios 0-1 (the kernel prints percentages), for each line
 // the file has. A pressure read error costs the entity's PSI points only.
-func (s *Scraper) recordPSI(ts pcommon.Timestamp, e entity, p *kindPlan, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
-	if x.psiErr != nil {
-		errs.AddPartial(p.psiPts, fmt.Errorf("%s: %w", e.name, x.psiErr))
+func (f *psiFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	if !f.on[e.kind] {
+		return
 	}
-	rec, mb := &psiRec[e.kind], s.mb
+	if f.err != nil {
+		errs.AddPartial(f.pts[e.kind], fmt.Errorf("%s: %w", e.name, f.err))
+	}
+	rec, mb, ts := &psiRec[e.kind], f.s.mb, e.ts
 	for i, r := range psiResources {
-		p := x.psi[i]
+		p := f.cur[i]
 		if !p.OK {
 			continue
 		}

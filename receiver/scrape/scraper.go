@@ -39,6 +39,10 @@ type Options struct {
 	// opens. Benchmarks use it to replay the scrape's exact file set as the
 	// raw-read floor; nil in production.
 	TraceRead func(path string)
+	// Host is the cgroup layout under RootPath, shared with the logs
+	// signal of the same configuration so that the platform check and the
+	// layout detection run once; nil: the scraper's own.
+	Host *cgroupfs.Host
 	// Discovered, when set, is called with every scrape's discovered tree
 	// (the logs signal's cgroup index reuses it instead of walking the
 	// tree again); nil when nothing else needs it.
@@ -83,14 +87,12 @@ type Scraper struct {
 	series map[seriesKey]*series
 	gen    uint64
 
-	cpuExt cpuExtraState // thread-state reader, buffers, per-pod sums, PSI log-once
-	io     ioState       // block I/O buffers, device names, v1 log-once (blkio.go)
-	huge   hugetlbState  // huge page sizes, buffer (hugetlb.go)
-	fds    fdState       // fd directory reader, PID buffer (fds.go)
-	netns  netnsState    // the host's network namespace, per scrape (network.go)
-	gpu    *gpuState     // nil when GPU metrics are off
-
-	plan [3]kindPlan // what to read per entity kind, from the enabled metrics
+	// families are the metric families every entity is read and recorded
+	// through (family.go), built in Start from the enabled metrics.
+	families []family
+	ent      entity             // the entity being read and recorded (scrapeCgroup)
+	ctr      identity.Container // the identity of the container being scraped (scrapeContainer)
+	gpu      *gpuState          // nil when GPU metrics are off
 
 	fsSnap *fsstats.Snapshot // the filesystem snapshot of the current scrape
 
@@ -115,10 +117,14 @@ func New(set receiver.Settings, opts Options) *Scraper {
 // when nothing there is a cgroup filesystem: a DaemonSet without the host
 // mount should not run silently empty.
 func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
-	if err := cgroupfs.CheckPlatform(s.opts.RootPath); err != nil {
+	host := s.opts.Host
+	if host == nil {
+		host = cgroupfs.NewHost(s.opts.RootPath)
+	}
+	if err := host.CheckPlatform(); err != nil {
 		return err
 	}
-	l, err := cgroupfs.Detect(s.opts.RootPath)
+	l, err := host.Layout()
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
 	}
@@ -130,15 +136,12 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		s.proc = s.proc.WithTrace(s.opts.TraceRead)
 	}
 	s.series = map[seriesKey]*series{}
-	s.cpuExt = newCPUExtraState(s.proc)
 	if bt, err := s.proc.BootTime(); err == nil {
 		s.bootTime = pcommon.NewTimestampFromTime(bt)
 	} else {
 		s.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
 	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
-	s.plan = newPlan(&s.opts.MetricsBuilderConfig.Metrics, l.StatsV1())
-	s.startHugetlb()
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
@@ -156,6 +159,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		}
 	}
 	s.startGPU()
+	s.families = s.newFamilies(&s.opts.MetricsBuilderConfig.Metrics)
 	return nil
 }
 
@@ -208,10 +212,14 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.scrapeNode(now, &errs)
 	}
 	// GPUs first: containers' accelerator points come from this snapshot.
-	s.scrapeGPU(ctx, now, &errs)
+	s.scrapeGPU(ctx, now, &tree, &errs)
 	// Containers before pods: a pod's load average and task counts are the
-	// sums over its containers (tasks.go).
-	s.cpuExt.resetPods()
+	// sums over its containers (tasks.go), reset here.
+	for _, f := range s.families {
+		if b, ok := f.(interface{ beginScrape() }); ok {
+			b.beginScrape()
+		}
+	}
 	// The scrape's context (scraperhelper's timeout) bounds the whole walk:
 	// once it is done no further entity is read.
 	ci, pi := 0, 0
@@ -237,10 +245,13 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 // their points, and keeps their state: they were not seen, but they are not
 // gone.
 func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, errs *scrapererror.ScrapeErrors) {
+	lost := 0
 	keep := func(k seriesKey) {
-		if st, ok := s.series[k]; ok {
+		st := s.series[k] // nil: never scraped
+		if st != nil {
 			st.seen = s.gen
 		}
+		lost += s.entityPoints(k.kind, st)
 	}
 	for _, c := range tree.Containers[ci:] {
 		keep(seriesKey{kind: kindContainer, id: c.ContainerID})
@@ -249,7 +260,7 @@ func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, 
 		keep(seriesKey{kind: kindPod, id: p.PodUID})
 	}
 	nc, np := len(tree.Containers)-ci, len(tree.Pods)-pi
-	errs.AddPartial(nc*(s.plan[kindContainer].points()+s.extraPoints(kindContainer))+np*(s.plan[kindPod].points()+s.extraPoints(kindPod)),
+	errs.AddPartial(lost,
 		fmt.Errorf("scrape stopped before %d of %d containers and %d of %d pods: %w",
 			nc, len(tree.Containers), np, len(tree.Pods), context.Cause(ctx)))
 }

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -170,4 +171,35 @@ func requireNoMetric(t *testing.T, m pmetric.Metrics, name string) {
 			}
 		}
 	}
+}
+
+const (
+	v2Pod1  = "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000000a.slice"
+	v2A1Dir = v2Pod1 + "/cri-containerd-" + v2Ctr1 + ".scope"
+	v2Ctr2  = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
+	podUID1 = "1a2b3c4d-0000-4000-8000-00000000000a"
+)
+
+// scraperWith is a started scraper of root with mbc on clk (logger nil: no logs).
+func scraperWith(t testing.TB, root string, mbc metadata.MetricsBuilderConfig, clk *fakeClock, logger *zap.Logger) *Scraper {
+	t.Helper()
+	set := newSettings()
+	if logger != nil {
+		set.Logger = logger
+	}
+	s := New(set, Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now, StandaloneContainers: true})
+	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+func metricNames(m pmetric.Metrics) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i < m.ResourceMetrics().Len(); i++ {
+		ms := m.ResourceMetrics().At(i).ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			out[ms.At(j).Name()] = true
+		}
+	}
+	return out
 }

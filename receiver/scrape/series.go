@@ -7,9 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
-	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
-	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // seriesKey identifies one reported entity across scrapes.
@@ -26,20 +24,16 @@ const (
 	kindContainer
 )
 
-// series is what the scraper remembers about an entity between scrapes.
+// series is what the scraper remembers about an entity between scrapes:
+// its start time and when it was seen, and each family's state (fam, by the
+// family's slot; family.go).
 type series struct {
 	start pcommon.Timestamp // start time of its cumulative points
 	// runtimeStart: start came from the runtime (it is never replaced).
 	runtimeStart bool
-	lastCPU      calc.Sample // previous total CPU time, for the usage rate
-	hasCPU       bool
-	cpuSplit     calc.CPUSplit    // CPU time by mode last reported (cpu.go)
-	load         calc.LoadAverage // running threads smoothed over 10 s (containers)
-	threads      *threadStates    // thread states of the last read (containers; tasks.go)
-	oom          *oomTree         // v1 pods: per-cgroup OOM kill counters of the subtree
-	seen         uint64           // generation of the last scrape that saw it
-	ioPts        int              // block I/O points of the last scrape (a device count the plan cannot know; blkio.go)
-	rel          string           // cgroup path when last seen, for eviction
+	seen         uint64     // generation of the last scrape that saw it
+	rel          string     // cgroup path when last seen, for eviction
+	fam          []famState // per family, by slot
 }
 
 // get returns the state of key at cgroup path rel, creating it with start
@@ -47,7 +41,7 @@ type series struct {
 func (s *Scraper) get(key seriesKey, rel string, start pcommon.Timestamp) *series {
 	st, ok := s.series[key]
 	if !ok {
-		st = &series{start: start}
+		st = &series{start: start, fam: make([]famState, len(s.families))}
 		s.series[key] = st
 	}
 	st.seen, st.rel = s.gen, rel
@@ -66,7 +60,7 @@ func (s *Scraper) evict(tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 			continue
 		}
 		if i := tree.UnlistedAbove(st.rel); i >= 0 {
-			lost[i] += s.plan[k.kind].points()
+			lost[i] += s.entityPoints(k.kind, st)
 			continue
 		}
 		delete(s.series, k)
@@ -75,10 +69,3 @@ func (s *Scraper) evict(tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 		errs.AddPartial(lost[i], u)
 	}
 }
-
-// mbT is the MetricsBuilder as a method receiver: the recorder tables
-// (cpuRec, bandwidthRec, memoryRec, psiRec) hold its methods as method
-// expressions, indexed by entity kind, the way kubeletstats'
-// internal/metadata/metrics.go does: static, no binding per scraper, no
-// allocation per call.
-type mbT = *metadata.MetricsBuilder

@@ -6,12 +6,11 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 import (
 	"fmt"
 	"slices"
-	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
@@ -35,16 +34,60 @@ type podTasks struct {
 	incomplete bool
 }
 
-func (x *cpuExtraState) pod(uid string) *podTasks {
-	p := x.pods[uid]
+// tasksFamily is thread states and the load average: containers read
+// their thread lists and /proc/<tid>/stat; pods record the sums of their
+// containers (containers are scraped before pods), so the pod metrics make
+// the containers' thread states read too.
+type tasksFamily struct {
+	s       *Scraper
+	slot    int
+	pts     [numKinds]int // a container's: its states and load average; a pod's: the sums
+	states  *procfs.TaskStateReader
+	tids    []int                // thread-ID buffer, reused across containers and scrapes
+	pods    map[string]*podTasks // per-pod sums of the current scrape
+	foreign bool                 // thread lists showed tasks outside our PID namespace: logged once
+
+	cur   procfs.TaskCounts
+	curOK bool // the cgroup has a thread list and it was read
+	err   error
+}
+
+// tasksSeries is what the tasks family keeps of a container between
+// scrapes.
+type tasksSeries struct {
+	load    calc.LoadAverage // running threads smoothed over 10 s
+	threads *threadStates    // thread states of the last read
+}
+
+func newTasksFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
+	if !m.ContainerTasks.Enabled && !m.ContainerCPULoadAverage10s.Enabled && !m.K8sPodTasks.Enabled && !m.K8sPodCPULoadAverage10s.Enabled {
+		return nil
+	}
+	return &tasksFamily{
+		s: s, slot: slot,
+		pts: [numKinds]int{
+			kindPod:       len(taskStateAttr)*count(m.K8sPodTasks.Enabled) + count(m.K8sPodCPULoadAverage10s.Enabled),
+			kindContainer: len(taskStateAttr)*count(m.ContainerTasks.Enabled) + count(m.ContainerCPULoadAverage10s.Enabled),
+		},
+		states: s.proc.NewTaskStateReader(), tids: make([]int, 0, 256), pods: map[string]*podTasks{},
+	}
+}
+
+// beginScrape forgets the last scrape's pod sums.
+func (f *tasksFamily) beginScrape() { clear(f.pods) }
+
+func (f *tasksFamily) pod(uid string) *podTasks {
+	p := f.pods[uid]
 	if p == nil {
 		p = &podTasks{}
-		x.pods[uid] = p
+		f.pods[uid] = p
 	}
 	return p
 }
 
-func (x *cpuExtraState) resetPods() { clear(x.pods) }
+func (f *tasksFamily) readErr() error { return f.err }
+
+func (f *tasksFamily) points(k cgroupKind, _ *series) int { return f.pts[k] }
 
 // threadStates is a container's thread states as last read from /proc,
 // with what they were read under: its thread list and total CPU time.
@@ -54,7 +97,7 @@ type threadStates struct {
 	counts procfs.TaskCounts
 }
 
-// readTasks lists the container's threads (its sub-cgroups included) and
+// read lists a container's threads (its sub-cgroups included) and
 // counts them by the state in /proc/<tid>/stat. One file per thread: the
 // reader and the ID buffer are reused.
 //
@@ -67,81 +110,87 @@ type threadStates struct {
 // at once and advances the CPU time by the next scrape. Threads moved in or
 // out, or exited and reaped, change the list. Most threads of a node are
 // idle most of the time, so most /proc/<tid>/stat reads go away.
-func (s *Scraper) readTasks(e entity, x *cpuExtra) {
-	tids, ok, err := s.reader.Threads(e.rel, s.cpuExt.tids[:0])
-	s.cpuExt.tids = tids
+func (f *tasksFamily) read(e *entity) {
+	f.cur, f.curOK, f.err = procfs.TaskCounts{}, false, nil
+	if e.kind != kindContainer {
+		return
+	}
+	s, st := f.s, stateOf[tasksSeries](e.st, f.slot)
+	tids, ok, err := s.reader.Threads(e.rel, f.tids[:0])
+	f.tids = tids
 	if err != nil || !ok {
-		e.st.threads = nil
-		x.tasksErr = err
+		st.threads = nil
+		f.err = err
 		return
 	}
-	if prev := e.st.threads; prev != nil && x.cpuUsage.OK && prev.cpu == x.cpuUsage.V && slices.Equal(prev.tids, tids) {
-		x.tasks, x.tasksOK = prev.counts, true
+	if prev := st.threads; prev != nil && e.cpuUsage.OK && prev.cpu == e.cpuUsage.V && slices.Equal(prev.tids, tids) {
+		f.cur, f.curOK = prev.counts, true
 		return
 	}
-	if !s.cpuExt.foreignPIDNS && slices.Contains(tids, 0) {
+	if !f.foreign && slices.Contains(tids, 0) {
 		// cgroup.threads shows 0 for a thread outside the reader's PID
 		// namespace: its state cannot be read (it is not counted).
-		s.cpuExt.foreignPIDNS = true
+		f.foreign = true
 		s.logger.Warn("Thread lists show threads outside the collector's PID namespace: they are not counted in container.tasks "+
 			"and the load average. Run the collector in the host PID namespace (hostPID: true); this is logged once",
 			zap.String("first", e.name))
 	}
-	if err := s.cpuExt.states.Count(tids, &x.tasks); err != nil {
-		e.st.threads = nil
-		x.tasksErr = err
+	if err := f.states.Count(tids, &f.cur); err != nil {
+		st.threads = nil
+		f.err = err
 		return
 	}
-	x.tasksOK = true
-	if !x.cpuUsage.OK {
-		e.st.threads = nil
+	f.curOK = true
+	if !e.cpuUsage.OK {
+		st.threads = nil
 		return
 	}
-	ts := e.st.threads
+	ts := st.threads
 	if ts == nil {
 		ts = &threadStates{}
-		e.st.threads = ts
+		st.threads = ts
 	}
 	ts.tids = append(ts.tids[:0], tids...)
-	ts.cpu, ts.counts = x.cpuUsage.V, x.tasks
+	ts.cpu, ts.counts = e.cpuUsage.V, f.cur
 }
 
-// recordTasks records a container's thread counts by state and its load
+// record records a container's thread counts by state and its load
 // average, updated with the running count over the real time since the
 // previous scrape, and adds both to its pod's sums; a pod records the sums.
-func (s *Scraper) recordTasks(ts pcommon.Timestamp, now time.Time, e entity, p *kindPlan, x *cpuExtra, errs *scrapererror.ScrapeErrors) {
+func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	mb := f.s.mb
 	switch e.kind {
 	case kindContainer:
-		if x.tasksErr != nil {
-			errs.AddPartial(p.tasksPts, fmt.Errorf("%s: threads: %w", e.name, x.tasksErr))
+		if f.err != nil {
+			errs.AddPartial(f.pts[kindContainer], fmt.Errorf("%s: threads: %w", e.name, f.err))
 			if e.pod != "" {
-				s.cpuExt.pod(e.pod).incomplete = true
+				f.pod(e.pod).incomplete = true
 			}
 			return
 		}
-		if !x.tasksOK {
+		if !f.curOK {
 			return
 		}
-		for st, n := range x.tasks {
-			s.mb.RecordContainerTasksDataPoint(ts, n, taskStateAttr[st])
+		for st, n := range f.cur {
+			mb.RecordContainerTasksDataPoint(e.ts, n, taskStateAttr[st])
 		}
-		load := e.st.load.Update(float64(x.tasks[procfs.StateRunning]), now)
-		s.mb.RecordContainerCPULoadAverage10sDataPoint(ts, load)
+		load := stateOf[tasksSeries](e.st, f.slot).load.Update(float64(f.cur[procfs.StateRunning]), e.now)
+		mb.RecordContainerCPULoadAverage10sDataPoint(e.ts, load)
 		if e.pod != "" {
-			sum := s.cpuExt.pod(e.pod)
+			sum := f.pod(e.pod)
 			sum.load += load
-			for st, n := range x.tasks {
+			for st, n := range f.cur {
 				sum.tasks[st] += n
 			}
 		}
 	case kindPod:
-		sum := s.cpuExt.pods[e.pod]
+		sum := f.pods[e.pod]
 		if sum == nil || sum.incomplete {
 			return // no container of the pod had a thread list, or one failed
 		}
 		for st, n := range sum.tasks {
-			s.mb.RecordK8sPodTasksDataPoint(ts, n, taskStateAttr[st])
+			mb.RecordK8sPodTasksDataPoint(e.ts, n, taskStateAttr[st])
 		}
-		s.mb.RecordK8sPodCPULoadAverage10sDataPoint(ts, sum.load)
+		mb.RecordK8sPodCPULoadAverage10sDataPoint(e.ts, sum.load)
 	}
 }

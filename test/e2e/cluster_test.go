@@ -3,7 +3,7 @@
 
 //go:build e2e && kube
 
-// The user's path on a real cluster (issue 15; `make kube-test`,
+// The user's path on a real cluster (`make kube-test`,
 // docs/kube.md): internal/testing/kubetest's etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and a kubelet on containerd with
 // CNI bridge networking; the image of `make image` imported into
@@ -285,7 +285,7 @@ func (k *cluster) createPod(t *testing.T, name string, spec corev1.PodSpec) {
 	require.NoError(t, err, "create pod %s", name)
 }
 
-// TestClusterDaemonSet is the issue's whole path on one cluster (one start
+// TestClusterDaemonSet is the user's whole path on one cluster (one start
 // is ~10 s, but the workloads need a minute to show OOM restarts and
 // filesystem figures, so the steps share it): the DaemonSet runs, the
 // workloads are compared with the kubelet's figures, a pod is resized in

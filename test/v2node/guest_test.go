@@ -27,9 +27,9 @@ import (
 	"go.uber.org/zap"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
-	"github.com/containerstats/containerstatsreceiver/internal/identity/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -100,9 +100,10 @@ func startNode(t *testing.T) *node {
 // runtime.containerd_endpoint set, every other key at its default).
 func newIdentity(t *testing.T, socket string) *identity.Cache {
 	t.Helper()
-	c, err := cri.New(socket, identity.DefaultRefreshInterval)
+	cc, err := cri.Dial(socket)
 	require.NoError(t, err)
-	d, err := containerd.New(socket, []string{"k8s.io", "moby"}, identity.DefaultRefreshInterval)
+	c := cri.NewResolver(cc)
+	d, err := containerd.New(socket, []string{"k8s.io", "moby"})
 	require.NoError(t, err)
 	ids := identity.NewCache(identity.CacheConfig{
 		Resolvers: []identity.Resolver{c, d}, PodLogs: identity.NewPodLogs("/"), Logger: zap.NewNop(),

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	containersapi "github.com/containerd/containerd/api/services/containers/v1"
 	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
@@ -40,6 +39,13 @@ func Sockets() []string {
 	}
 }
 
+// Endpoint is the containerd socket to use: configured
+// (runtime.containerd_endpoint) when set, else the first of Sockets that
+// exists under root as a unix socket; "" when there is none.
+func Endpoint(root, configured string) string {
+	return identity.SocketEndpoint(root, configured, Sockets())
+}
+
 // namespaceHeader is the gRPC metadata key containerd reads the namespace
 // from.
 const namespaceHeader = "containerd-namespace"
@@ -60,11 +66,11 @@ type Resolver struct {
 }
 
 // New connects lazily to containerd's socket (a path or "unix://path").
-func New(endpoint string, namespaces []string, maxBackoff time.Duration) (*Resolver, error) {
+func New(endpoint string, namespaces []string) (*Resolver, error) {
 	if len(namespaces) == 0 {
 		return nil, fmt.Errorf("containerd endpoint %q: no namespaces", endpoint)
 	}
-	conn, path, err := identity.DialUnix("containerd", endpoint, maxBackoff)
+	conn, path, err := identity.DialUnix("containerd", endpoint)
 	if err != nil {
 		return nil, err
 	}

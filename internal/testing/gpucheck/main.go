@@ -236,7 +236,7 @@ func printErrs(what string, errs []error) {
 }
 
 // probe prints the return code of every NVML call the collector makes, per
-// GPU (the reference for the mocks in internal/gpu/gputest).
+// GPU (the reference for the mocks in internal/testing/gputest).
 func probe(n int) {
 	lib := nvml.New()
 	if ret := lib.Init(); ret != nvml.SUCCESS {

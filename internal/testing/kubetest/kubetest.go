@@ -3,8 +3,8 @@
 
 //go:build linux
 
-// Package kubetest runs a real single-node Kubernetes cluster for a test
-// (issue 15): our etcd (go.etcd.io/etcd/server/v3/embed) and a
+// Package kubetest runs a real single-node Kubernetes cluster for a test:
+// our etcd (go.etcd.io/etcd/server/v3/embed) and a
 // kube-apiserver (Start), on request kube-controller-manager and
 // kube-scheduler (StartControllers) and a node: containerd with the CNI
 // bridge and a kubelet (StartNode, node.go), all built by `make kube-bins`

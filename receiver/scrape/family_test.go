@@ -88,6 +88,7 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"container.memory.swap":         {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
 		"container.memory.limit":        {"memory.max", "memory.limit_in_bytes"},
 		"container.memory.oom_kills":    {"memory.events", "memory.oom_control"},
+		"container.memory.peak":         {"memory.peak"}, // v2 only: nothing on v1 and hybrid
 		"container.paging.faults":       {"memory.stat"},
 		"container.cpu.time":            {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
 		"container.cpu.limit":           {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
@@ -104,7 +105,7 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"container.disk.io":             blkioFiles,
 		"k8s.pod.disk.operations":       blkioFiles,
 		"k8s.node.disk.io":              {"diskstats", "uevent"},
-		// Issue 14's optional families and container network.
+		// The optional hugetlb and file descriptor families, and container network.
 		"container.memory.hugetlb.usage": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
 		"k8s.pod.memory.hugetlb.limit": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes",
 			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes"},
@@ -223,8 +224,8 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	require.NoError(t, err)
 	had := dataPoints(m, "container.id", v2Ctr1)
 	require.Greater(t, had, 30, "every metric on: the victim has many points")
-	ioPts := s.series[seriesKey{kind: kindContainer, id: v2Ctr1}].ioPts
-	require.Equal(t, 12, ioPts, "block I/O: 2 devices x 2 metrics x 3 directions")
+	st := s.series[seriesKey{kind: kindContainer, id: v2Ctr1}]
+	require.Equal(t, 12, lastPts(st, familyOf[*blkioFamily](t, s).slot), "block I/O: 2 devices x 2 metrics x 3 directions")
 
 	armed = true
 	clk.now = clk.now.Add(10 * time.Second)
@@ -233,7 +234,112 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
 	assert.GreaterOrEqual(t, pe.Failed, had, "every point the container would have had")
-	assert.Equal(t, s.plan[kindContainer].points()+ioPts+s.extraPoints(kindContainer), pe.Failed)
+	assert.Equal(t, s.entityPoints(kindContainer, st), pe.Failed)
 	assert.Contains(t, err.Error(), "container "+v2Ctr1+": "+dir+": "+cgroupfs.ErrVanished.Error())
 	assert.Zero(t, dataPoints(m, "container.id", v2Ctr1))
+}
+
+// familyOf returns the scraper's family of type F; it fails the test when
+// the scraper has none (no metric of it enabled).
+func familyOf[F family](t testing.TB, s *Scraper) F {
+	t.Helper()
+	for _, f := range s.families {
+		if x, ok := f.(F); ok {
+			return x
+		}
+	}
+	var zero F
+	require.Failf(t, "no such family", "%T", zero)
+	return zero
+}
+
+// hasFamily reports whether the scraper has a family of type F.
+func hasFamily[F family](s *Scraper) bool {
+	for _, f := range s.families {
+		if _, ok := f.(F); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// seriesPoints is what the entity kind/id would cost now (entityPoints of
+// its series; nil when it has none).
+func seriesPoints(s *Scraper, kind cgroupKind, id string) int {
+	return s.entityPoints(kind, s.series[seriesKey{kind: kind, id: id}])
+}
+
+// Thread lists and /proc/<tid>/stat are read only when a metric needs
+// them; the same for pressure files. A malformed stat file and a malformed
+// pressure file are partial errors naming the container with defaults, and
+// are not read at all with those metrics off.
+func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
+	root := copyFixture(t, "v2-systemd")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2101", "stat"), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "io.pressure"), []byte("garbage"), 0o644))
+
+	s := scraperWith(t, root, defaultMBC(), &fakeClock{now: t0}, nil)
+	m, err := s.Scrape(context.Background())
+	require.Error(t, err)
+	var pe scrapererror.PartialScrapeError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 7+6, pe.Failed, "6 task states + load average; 3 resources x some/full of the one PSI metric on by default (stall time)")
+	assert.Equal(t, familyOf[*tasksFamily](t, s).points(kindContainer, nil)+familyOf[*psiFamily](t, s).points(kindContainer, nil), pe.Failed)
+	assert.Contains(t, err.Error(), "container "+v2Ctr1+": threads:")
+	assert.Contains(t, err.Error(), filepath.Join("proc", "2101", "stat"))
+	assert.Contains(t, err.Error(), "io.pressure")
+	a1 := points(m, "container.id", v2Ctr1)
+	assert.NotContains(t, a1, "container.tasks/running", "the bad container loses its task points")
+	assert.Contains(t, a1, "container.cpu.throttling.periods", "and keeps the rest")
+	assert.Contains(t, points(m, "container.id", v2Ctr2), "container.tasks/running", "other containers keep theirs")
+	assert.NotContains(t, points(m, "k8s.pod.uid", podUID1), "k8s.pod.tasks/running", "no pod sum with a container missing")
+	assert.Contains(t, points(m, "k8s.pod.uid", "3c4d5e6f-0000-4000-8000-00000000000c"), "k8s.pod.tasks/running", "other pods keep theirs")
+
+	off := defaultMBC()
+	mm := &off.Metrics
+	mm.ContainerTasks.Enabled, mm.ContainerCPULoadAverage10s.Enabled = false, false
+	mm.K8sPodTasks.Enabled, mm.K8sPodCPULoadAverage10s.Enabled = false, false
+	mm.ContainerPressureStallTime.Enabled = false
+	s = scraperWith(t, root, off, &fakeClock{now: t0}, nil)
+	m, err = s.Scrape(context.Background())
+	require.NoError(t, err, "nothing reads the malformed files")
+	assert.False(t, metricNames(m)["container.tasks"])
+	assert.True(t, metricNames(m)["k8s.pod.pressure.stall_time"])
+}
+
+// TestEntityPointsCoverEveryPoint: with every metric on, in every layout,
+// what each entity would cost if it vanished (the sum of its families'
+// points) is at least every point it had: no family records points it
+// does not count.
+func TestEntityPointsCoverEveryPoint(t *testing.T) {
+	for _, lt := range layouts {
+		t.Run(lt.name, func(t *testing.T) {
+			root, clk := copyFixture(t, lt.name), &fakeClock{now: t0}
+			s := startScraper(t, root, lt.standalone, clk, func(o *Options) { o.MetricsBuilderConfig = allMetrics(t) })
+			m := twoScrapes(t, s, root, clk)
+			seen := 0
+			for i := 0; i < m.ResourceMetrics().Len(); i++ {
+				rm := m.ResourceMetrics().At(i)
+				attrs := rm.Resource().Attributes()
+				key := seriesKey{kind: kindNode}
+				if v, ok := attrs.Get("container.id"); ok {
+					key = seriesKey{kind: kindContainer, id: v.Str()}
+				} else if v, ok := attrs.Get("k8s.pod.uid"); ok {
+					key = seriesKey{kind: kindPod, id: v.Str()}
+				}
+				had := 0
+				ms := rm.ScopeMetrics().At(0).Metrics()
+				for j := 0; j < ms.Len(); j++ {
+					if x := ms.At(j); x.Type() == pmetric.MetricTypeSum {
+						had += x.Sum().DataPoints().Len()
+					} else {
+						had += x.Gauge().DataPoints().Len()
+					}
+				}
+				assert.GreaterOrEqual(t, seriesPoints(s, key.kind, key.id), had, "%+v", key)
+				seen++
+			}
+			assert.Greater(t, seen, 3, "the node, pods and containers")
+		})
+	}
 }

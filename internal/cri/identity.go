@@ -1,12 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package cri resolves container identity through the CRI runtime service
-// (k8s.io/cri-api runtime v1) over a unix socket. It only calls read-only
-// RPCs: Version (for the runtime's name, never to gate on its version),
-// ListPodSandbox, ListContainers, and ContainerStatus when a container's
-// image is listed by ID only.
-package cri // import "github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+package cri // import "github.com/containerstats/containerstatsreceiver/internal/cri"
 
 import (
 	"context"
@@ -15,31 +10,17 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 )
 
-// Sockets are the usual CRI endpoints, relative to the host root, in the
-// order auto-detection tries them.
-func Sockets() []string {
-	return []string{
-		"run/containerd/containerd.sock",
-		"var/run/containerd/containerd.sock",
-		"run/crio/crio.sock",
-		"var/run/crio/crio.sock",
-		"run/cri-dockerd.sock",
-		"var/run/cri-dockerd.sock",
-		"run/k3s/containerd/containerd.sock",
-	}
-}
-
-// Resolver lists a CRI runtime. It is safe for one List at a time (the
-// identity cache serialises refreshes).
+// Resolver lists a CRI runtime's sandboxes and containers: container
+// identity. It is safe for one List at a time (the identity cache
+// serialises refreshes).
 type Resolver struct {
 	endpoint string
-	conn     *grpc.ClientConn
+	conn     *Client
 	client   runtimeapi.RuntimeServiceClient
 
 	mu      sync.Mutex
@@ -47,15 +28,9 @@ type Resolver struct {
 	images  map[string]string // image ID -> image name reference
 }
 
-// New connects lazily to the CRI socket at endpoint (a path or
-// "unix://path"): nothing is dialled until the first List, and a runtime
-// that restarts is reconnected to (backoff capped at maxBackoff).
-func New(endpoint string, maxBackoff time.Duration) (*Resolver, error) {
-	conn, path, err := identity.DialUnix("cri", endpoint, maxBackoff)
-	if err != nil {
-		return nil, err
-	}
-	return &Resolver{endpoint: path, conn: conn, client: runtimeapi.NewRuntimeServiceClient(conn), images: map[string]string{}}, nil
+// NewResolver lists through c; closing the resolver closes c.
+func NewResolver(c *Client) *Resolver {
+	return &Resolver{endpoint: c.endpoint, conn: c, client: runtimeapi.NewRuntimeServiceClient(c.conn), images: map[string]string{}}
 }
 
 // Source is identity.SourceCRI.

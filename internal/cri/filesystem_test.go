@@ -47,11 +47,11 @@ func fsUsage(ts int64, mp string, bytes, inodes *runtimeapi.UInt64Value) *runtim
 
 func u64(v uint64) *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{Value: v} }
 
-// TestStatsWritableLayers: values by container ID; a value not sent, or a
+// TestFilesystemWritableLayers: values by container ID; a value not sent, or a
 // 0 with timestamp 0 (containerd before its first measurement), is absent;
 // a measured 0 (timestamp set) is a 0; containers without a writable
 // layer or an ID are left out.
-func TestStatsWritableLayers(t *testing.T) {
+func TestFilesystemWritableLayers(t *testing.T) {
 	f := &fakeStatsClient{stats: []*runtimeapi.ContainerStats{
 		{Attributes: &runtimeapi.ContainerAttributes{Id: "a"}, WritableLayer: fsUsage(1700000000000000001, "/snap", u64(8388611), u64(17))},
 		{Attributes: &runtimeapi.ContainerAttributes{Id: "b"}, WritableLayer: fsUsage(0, "/snap", u64(0), u64(0))},
@@ -60,7 +60,7 @@ func TestStatsWritableLayers(t *testing.T) {
 		{Attributes: &runtimeapi.ContainerAttributes{Id: "e"}},
 		{WritableLayer: fsUsage(1, "", u64(5), u64(6))},
 	}}
-	s := newStats("/x.sock", f, f)
+	s := newFilesystemSource("/x.sock", f, f)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	got, err := s.WritableLayers(ctx)
@@ -74,12 +74,12 @@ func TestStatsWritableLayers(t *testing.T) {
 	}, got)
 }
 
-func TestStatsImageFilesystems(t *testing.T) {
+func TestFilesystemImageFilesystems(t *testing.T) {
 	f := &fakeStatsClient{images: []*runtimeapi.FilesystemUsage{
 		fsUsage(1700000000000000003, "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", u64(123456789), u64(4321)),
 		fsUsage(0, "/var/lib/other", u64(0), u64(0)),
 	}}
-	got, err := newStats("/x.sock", f, f).ImageFilesystems(context.Background())
+	got, err := newFilesystemSource("/x.sock", f, f).ImageFilesystems(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []fsstats.ImageFS{
 		{Mountpoint: "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", Usage: fsstats.Usage{Bytes: opt.Some[uint64](123456789), Inodes: opt.Some[uint64](4321)}},
@@ -87,9 +87,9 @@ func TestStatsImageFilesystems(t *testing.T) {
 	}, got)
 }
 
-func TestStatsErrorsNameTheCallAndSocket(t *testing.T) {
+func TestFilesystemErrorsNameTheCallAndSocket(t *testing.T) {
 	boom := errors.New("boom")
-	s := newStats("/run/x.sock", &fakeStatsClient{err: boom}, &fakeStatsClient{err: boom})
+	s := newFilesystemSource("/run/x.sock", &fakeStatsClient{err: boom}, &fakeStatsClient{err: boom})
 	_, err := s.WritableLayers(context.Background())
 	require.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "/run/x.sock: ListContainerStats")
@@ -98,10 +98,19 @@ func TestStatsErrorsNameTheCallAndSocket(t *testing.T) {
 	assert.Contains(t, err.Error(), "/run/x.sock: ImageFsInfo")
 }
 
-// TestStatsDeadSocket: nothing listens on the socket; both calls fail
+// dialFilesystem is a FilesystemSource on a client of its own.
+func dialFilesystem(endpoint string) (*FilesystemSource, error) {
+	c, err := Dial(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return NewFilesystemSource(c), nil
+}
+
+// TestFilesystemDeadSocket: nothing listens on the socket; both calls fail
 // within their deadline with an error, and Close works.
-func TestStatsDeadSocket(t *testing.T) {
-	s, err := NewStats("unix://"+filepath.Join(t.TempDir(), "none.sock"), 100*time.Millisecond)
+func TestFilesystemDeadSocket(t *testing.T) {
+	s, err := dialFilesystem("unix://" + filepath.Join(t.TempDir(), "none.sock"))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -112,11 +121,11 @@ func TestStatsDeadSocket(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestStatsOverTheWire serves ListContainerStats and ImageFsInfo on a real
+// TestFilesystemOverTheWire serves ListContainerStats and ImageFsInfo on a real
 // unix socket.
-func TestStatsOverTheWire(t *testing.T) {
+func TestFilesystemOverTheWire(t *testing.T) {
 	f := startFake(t)
-	s, err := NewStats(f.socket, time.Second)
+	s, err := dialFilesystem(f.socket)
 	require.NoError(t, err)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

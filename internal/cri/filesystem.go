@@ -1,59 +1,54 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package cri // import "github.com/containerstats/containerstatsreceiver/internal/identity/cri"
+package cri // import "github.com/containerstats/containerstatsreceiver/internal/cri"
 
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
-	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
 
-// containerStatsLister is the one runtime-service RPC Stats uses.
+// containerStatsLister is the one runtime-service RPC FilesystemSource
+// uses.
 type containerStatsLister interface {
 	ListContainerStats(ctx context.Context, in *runtimeapi.ListContainerStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error)
 }
 
-// imageFsInformer is the one image-service RPC Stats uses.
+// imageFsInformer is the one image-service RPC FilesystemSource uses.
 type imageFsInformer interface {
 	ImageFsInfo(ctx context.Context, in *runtimeapi.ImageFsInfoRequest, opts ...grpc.CallOption) (*runtimeapi.ImageFsInfoResponse, error)
 }
 
-// Stats reads filesystem usage from a CRI runtime: containers' writable
-// layers (ListContainerStats) and image filesystems (ImageFsInfo), both
-// read-only. It is an fsstats.Source.
-type Stats struct {
+// FilesystemSource reads filesystem usage from a CRI runtime: containers'
+// writable layers (ListContainerStats) and image filesystems
+// (ImageFsInfo), both read-only. It is the filesystem collection's
+// fsstats.Source.
+type FilesystemSource struct {
 	endpoint string
 	closer   func() error
 	list     containerStatsLister
 	imageFs  imageFsInformer
 }
 
-// NewStats connects lazily to the CRI socket at endpoint (a path or
-// "unix://path") on a connection of its own.
-func NewStats(endpoint string, maxBackoff time.Duration) (*Stats, error) {
-	conn, path, err := identity.DialUnix("cri", endpoint, maxBackoff)
-	if err != nil {
-		return nil, err
-	}
-	s := newStats(path, runtimeapi.NewRuntimeServiceClient(conn), runtimeapi.NewImageServiceClient(conn))
-	s.closer = conn.Close
-	return s, nil
+// NewFilesystemSource reads through c; closing the source closes c.
+func NewFilesystemSource(c *Client) *FilesystemSource {
+	s := newFilesystemSource(c.endpoint, runtimeapi.NewRuntimeServiceClient(c.conn), runtimeapi.NewImageServiceClient(c.conn))
+	s.closer = c.Close
+	return s
 }
 
-func newStats(endpoint string, list containerStatsLister, imageFs imageFsInformer) *Stats {
-	return &Stats{endpoint: endpoint, list: list, imageFs: imageFs}
+func newFilesystemSource(endpoint string, list containerStatsLister, imageFs imageFsInformer) *FilesystemSource {
+	return &FilesystemSource{endpoint: endpoint, list: list, imageFs: imageFs}
 }
 
 // Close closes the connection.
-func (s *Stats) Close() error {
+func (s *FilesystemSource) Close() error {
 	if s.closer == nil {
 		return nil
 	}
@@ -63,7 +58,7 @@ func (s *Stats) Close() error {
 // WritableLayers lists every container's stats and returns their writable
 // layers by container ID. A container without a writable_layer message is
 // left out.
-func (s *Stats) WritableLayers(ctx context.Context) (map[string]fsstats.Usage, error) {
+func (s *FilesystemSource) WritableLayers(ctx context.Context) (map[string]fsstats.Usage, error) {
 	r, err := s.list.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("cri %s: ListContainerStats: %w", s.endpoint, err)
@@ -82,7 +77,7 @@ func (s *Stats) WritableLayers(ctx context.Context) (map[string]fsstats.Usage, e
 // ImageFilesystems returns ImageFsInfo's image filesystems (the optional
 // container_filesystems of runtimes that split image and container
 // storage are not used).
-func (s *Stats) ImageFilesystems(ctx context.Context) ([]fsstats.ImageFS, error) {
+func (s *FilesystemSource) ImageFilesystems(ctx context.Context) ([]fsstats.ImageFS, error) {
 	r, err := s.imageFs.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("cri %s: ImageFsInfo: %w", s.endpoint, err)

@@ -6,7 +6,7 @@
 // Package gputest builds simulated NVML nodes for tests on go-nvml's
 // pkg/nvml/mock: the dgxa100 simulated server, with deterministic UUIDs,
 // a distinct value for every reading, MIG instances and processes.
-package gputest // import "github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
+package gputest // import "github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 
 import (
 	"fmt"

@@ -55,7 +55,7 @@ func container(id, sbx, name, image string, attempt uint32, at time.Time, state 
 
 func newCache(t *testing.T, f *fakeCRI, timeout time.Duration) (*identity.Cache, *observer.ObservedLogs, time.Time) {
 	t.Helper()
-	r, err := New(f.socket, 100*time.Millisecond)
+	r, err := dialResolver(f.socket)
 	require.NoError(t, err)
 	core, logs := observer.New(zapcore.InfoLevel)
 	now := time.Unix(1_800_000_000, 0)
@@ -136,7 +136,7 @@ func TestUnknownIDThenRefresh(t *testing.T) {
 func TestUnknownIDRefreshAfterRateLimit(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	r, err := New(f.socket, 0)
+	r, err := dialResolver(f.socket)
 	require.NoError(t, err)
 	defer r.Close()
 	now := time.Unix(1_800_000_000, 0)
@@ -236,8 +236,17 @@ func TestOddVersionStrings(t *testing.T) {
 	}
 }
 
+// dialResolver is a Resolver on a client of its own.
+func dialResolver(endpoint string) (*Resolver, error) {
+	c, err := Dial(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return NewResolver(c), nil
+}
+
 func TestNoSocket(t *testing.T) {
-	r, err := New(filepath.Join(t.TempDir(), "absent.sock"), 0)
+	r, err := dialResolver(filepath.Join(t.TempDir(), "absent.sock"))
 	require.NoError(t, err, "connection is lazy")
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -246,23 +255,30 @@ func TestNoSocket(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "absent.sock")
 
-	_, err = New("relative.sock", 0)
+	_, err = dialResolver("relative.sock")
 	require.Error(t, err)
 }
 
-func TestDetect(t *testing.T) {
+// TestEndpoint: the configured endpoint wins; else the first usual socket
+// that exists under root as a unix socket; else none.
+func TestEndpoint(t *testing.T) {
+	assert.Equal(t, []string{
+		"run/containerd/containerd.sock", "var/run/containerd/containerd.sock",
+		"run/crio/crio.sock", "var/run/crio/crio.sock",
+		"run/cri-dockerd.sock", "var/run/cri-dockerd.sock",
+		"run/k3s/containerd/containerd.sock",
+	}, Sockets(), "the order docs/identity.md gives")
 	root := t.TempDir()
-	_, ok := identity.DetectSocket(root, Sockets())
-	assert.False(t, ok)
+	assert.Empty(t, Endpoint(root, ""))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/crio"), 0o755))
 	// A regular file named like a socket is not a socket.
-	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd.sock"), nil, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/containerd"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd/containerd.sock"), nil, 0o644))
 	l, err := net.Listen("unix", filepath.Join(root, "run/crio/crio.sock"))
 	require.NoError(t, err)
 	defer l.Close()
-	p, ok := identity.DetectSocket(root, Sockets())
-	require.True(t, ok)
-	assert.Equal(t, filepath.Join(root, "run/crio/crio.sock"), p)
+	assert.Equal(t, filepath.Join(root, "run/crio/crio.sock"), Endpoint(root, ""))
+	assert.Equal(t, "/run/other.sock", Endpoint(root, "/run/other.sock"))
 }
 
 func TestRuntimeName(t *testing.T) {
@@ -276,7 +292,7 @@ func TestRuntimeName(t *testing.T) {
 func TestPrepareSteadyState(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	r, err := New(f.socket, 0)
+	r, err := dialResolver(f.socket)
 	require.NoError(t, err)
 	defer r.Close()
 	now := time.Unix(1_800_000_000, 0)
@@ -346,7 +362,7 @@ func TestEmptyImageNameIsNotCached(t *testing.T) {
 func TestImageMapIsPruned(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	r, err := New(f.socket, 100*time.Millisecond)
+	r, err := dialResolver(f.socket)
 	require.NoError(t, err)
 	defer r.Close()
 	_, err = r.List(context.Background())

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package gputest // import "github.com/containerstats/containerstatsreceiver/internal/gpu/gputest"
+package gputest // import "github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 
 import (
 	"encoding/binary"

@@ -1,0 +1,105 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// bandwidthRecorders are the CFS bandwidth metrics of pods or containers
+// (the root cgroup has no quota), as method expressions.
+type bandwidthRecorders struct {
+	periods, throttledPeriods func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+	throttledTime, limit      func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	shares, weight            func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+}
+
+var bandwidthRec = [...]bandwidthRecorders{
+	kindPod: {mbT.RecordK8sPodCPUThrottlingPeriodsDataPoint, mbT.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint,
+		mbT.RecordK8sPodCPUThrottlingThrottledTimeDataPoint, mbT.RecordK8sPodCPULimitDataPoint,
+		mbT.RecordK8sPodCPUSharesDataPoint, mbT.RecordK8sPodCPUWeightDataPoint},
+	kindContainer: {mbT.RecordContainerCPUThrottlingPeriodsDataPoint, mbT.RecordContainerCPUThrottlingThrottledPeriodsDataPoint,
+		mbT.RecordContainerCPUThrottlingThrottledTimeDataPoint, mbT.RecordContainerCPULimitDataPoint,
+		mbT.RecordContainerCPUSharesDataPoint, mbT.RecordContainerCPUWeightDataPoint},
+}
+
+// bandwidthFamily is CFS bandwidth control: CPU throttling counters, the
+// CPU limit and shares (v1) or weight (v2) of pods and containers, from
+// cpu.stat (the v2 one the CPU family read is reused), cpu.max /
+// cpu.cfs_quota_us + cpu.cfs_period_us, cpu.shares / cpu.weight
+// (cgroupfs.Reader.CPUBandwidth). Its tests: bandwidth_test.go here and
+// in internal/cgroupfs.
+type bandwidthFamily struct {
+	s    *Scraper
+	want [numKinds]cgroupfs.CPUWant
+	pts  [numKinds]int
+	cur  cgroupfs.CPUBandwidth
+	err  error
+}
+
+func newBandwidthFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
+	f := &bandwidthFamily{s: s}
+	for k, e := range [numKinds][6]bool{
+		kindPod: {m.K8sPodCPUThrottlingPeriods.Enabled, m.K8sPodCPUThrottlingThrottledPeriods.Enabled, m.K8sPodCPUThrottlingThrottledTime.Enabled,
+			m.K8sPodCPULimit.Enabled, m.K8sPodCPUShares.Enabled, m.K8sPodCPUWeight.Enabled},
+		kindContainer: {m.ContainerCPUThrottlingPeriods.Enabled, m.ContainerCPUThrottlingThrottledPeriods.Enabled, m.ContainerCPUThrottlingThrottledTime.Enabled,
+			m.ContainerCPULimit.Enabled, m.ContainerCPUShares.Enabled, m.ContainerCPUWeight.Enabled},
+	} {
+		f.want[k] = cgroupfs.CPUWant{Throttling: e[0] || e[1] || e[2], Limit: e[3], Shares: e[4] || e[5]}
+		f.pts[k] = count(e[:]...)
+	}
+	if f.pts == [numKinds]int{} {
+		return nil
+	}
+	return f
+}
+
+func (f *bandwidthFamily) read(e *entity) {
+	f.cur, f.err = cgroupfs.CPUBandwidth{}, nil
+	if f.want[e.kind].Any() {
+		f.cur, f.err = f.s.reader.CPUBandwidth(e.rel, f.want[e.kind])
+	}
+}
+
+func (f *bandwidthFamily) readErr() error { return f.err }
+
+func (f *bandwidthFamily) points(k cgroupKind, _ *series) int { return f.pts[k] }
+
+// record records throttling counters (time in seconds on v1 and v2), the
+// limit in cores only when a finite quota is set, and the raw shares (v1)
+// or weight (v2), each only when its file or key exists.
+func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	switch {
+	case f.err != nil:
+		errs.AddPartial(f.pts[e.kind], fmt.Errorf("%s: %w", e.name, f.err))
+		return
+	case !f.want[e.kind].Any():
+		return
+	}
+	rec, mb, bw, ts := &bandwidthRec[e.kind], f.s.mb, &f.cur, e.ts
+	if bw.Periods.OK {
+		rec.periods(mb, ts, clampInt64(bw.Periods.V))
+	}
+	if bw.ThrottledPeriods.OK {
+		rec.throttledPeriods(mb, ts, clampInt64(bw.ThrottledPeriods.V))
+	}
+	if bw.ThrottledTime.OK {
+		rec.throttledTime(mb, ts, float64(bw.ThrottledTime.V)/1e9)
+	}
+	if cores, ok := bw.CPULimitCores(); ok {
+		rec.limit(mb, ts, cores)
+	}
+	if bw.Shares.OK {
+		rec.shares(mb, ts, clampInt64(bw.Shares.V))
+	}
+	if bw.Weight.OK {
+		rec.weight(mb, ts, clampInt64(bw.Weight.V))
+	}
+}

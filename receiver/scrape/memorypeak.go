@@ -1,0 +1,58 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+)
+
+// memoryPeakRec is container.memory.peak and k8s.pod.memory.peak, as
+// method expressions; the root cgroup has no memory.peak.
+var memoryPeakRec = [...]gaugeFn{
+	kindPod:       mbT.RecordK8sPodMemoryPeakDataPoint,
+	kindContainer: mbT.RecordContainerMemoryPeakDataPoint,
+}
+
+// memoryPeakFamily is the highest memory usage of pods and containers,
+// cgroup v2 memory.peak. On a v1 or hybrid node it does not exist: no
+// point, never a 0.
+type memoryPeakFamily struct {
+	s   *Scraper
+	on  [numKinds]bool
+	cur cgroupfs.U64
+	err error
+}
+
+func newMemoryPeakFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
+	f := &memoryPeakFamily{s: s, on: [numKinds]bool{kindPod: m.K8sPodMemoryPeak.Enabled, kindContainer: m.ContainerMemoryPeak.Enabled}}
+	if f.on == [numKinds]bool{} || s.layout.StatsV1() {
+		return nil
+	}
+	return f
+}
+
+func (f *memoryPeakFamily) read(e *entity) {
+	f.cur, f.err = cgroupfs.U64{}, nil
+	if f.on[e.kind] {
+		f.cur, f.err = f.s.reader.MemoryPeak(e.rel)
+	}
+}
+
+func (f *memoryPeakFamily) readErr() error { return f.err }
+
+func (f *memoryPeakFamily) points(k cgroupKind, _ *series) int { return count(f.on[k]) }
+
+func (f *memoryPeakFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
+	switch {
+	case f.err != nil:
+		errs.AddPartial(1, fmt.Errorf("%s: %w", e.name, f.err))
+	case f.cur.OK:
+		memoryPeakRec[e.kind](f.s.mb, e.ts, clampInt64(f.cur.V))
+	}
+}

@@ -105,6 +105,15 @@ func (r *runtimeIdentity) Prepare(ctx context.Context, ids []string) {
 	}
 }
 
+// Pending: see identity.Cache.Pending (false before Start and after
+// Shutdown: the path identity is then all there is).
+func (r *runtimeIdentity) Pending(id string) bool {
+	if c := r.get(); c != nil {
+		return c.Pending(id)
+	}
+	return false
+}
+
 func (r *runtimeIdentity) Container(id, podUID string) (identity.Container, bool) {
 	if c := r.get(); c != nil {
 		return c.Container(id, podUID)

@@ -76,9 +76,11 @@ func (l *soakLedger) problem(format string, args ...any) {
 
 // check is the pipeline's consumer hook: one scrape, finished at
 // s.Received and taken at s.At (T).
-//   - a container running since before T-interval and not asked to stop
-//     before the scrape was delivered must be in it, with its pod's
-//     identity;
+//   - a container running since before T-2*interval and not asked to stop
+//     before the scrape was delivered must be in it, with its own and its
+//     pod's identity (a new container waits for its identity for at most
+//     one scrape with min_refresh_interval at the interval: it is never
+//     reported without its name);
 //   - a container stopped before T-interval must not be;
 //   - an ID of our pods the ledger does not know must be registered by the
 //     churn loop soon after (see resolvePending), else it is a ghost.
@@ -96,13 +98,14 @@ func (l *soakLedger) check(s scrapeSummary) {
 	}
 	l.lastAt = s.At
 	edge := s.At.Add(-l.interval)
+	appeared := s.At.Add(-2 * l.interval)
 
 	l.resolvePending(s.At)
 	for _, m := range []map[string]*soakCtr{l.live, l.dead} {
 		for id, c := range m {
 			got, present := s.Ctrs[id]
 			switch {
-			case c.started.Before(edge) && (c.stopping.IsZero() || c.stopping.After(s.Received)):
+			case c.started.Before(appeared) && (c.stopping.IsZero() || c.stopping.After(s.Received)):
 				l.appearChecks++
 				if !present {
 					l.misses++
@@ -110,7 +113,7 @@ func (l *soakLedger) check(s scrapeSummary) {
 					continue
 				}
 				if got["k8s.pod.uid"] != c.pod.UID || got["k8s.pod.name"] != c.pod.Name || got["k8s.namespace.name"] != c.pod.Namespace ||
-					(got["k8s.container.name"] != "" && got["k8s.container.name"] != c.name) {
+					got["k8s.container.name"] != c.name {
 					l.misses++
 					l.problem("scrape %s: %s has identity %v, want pod %s/%s uid %s container %s", s.At.Format(time.StampMilli), id, got, c.pod.Namespace, c.pod.Name, c.pod.UID, c.name)
 				}
@@ -213,6 +216,9 @@ func TestSoakChurn(t *testing.T) {
 	// containerd held a scrape for 2.08s, past the 1s interval. Keep the
 	// timeout well inside the interval.
 	cfg.Runtime.Timeout = 400 * time.Millisecond
+	// A new container's identity is fetched by the first scrape allowed to
+	// refresh: at the interval, that is the next scrape at the latest.
+	cfg.Runtime.MinRefreshInterval = interval
 	start := time.Now()
 	p := startPipeline(t, cfg, zap.NewNop(), ledger.check)
 

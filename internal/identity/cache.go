@@ -61,6 +61,11 @@ type Cache struct {
 	logLinks map[podlogs.Key]string // log file -> container ID from /var/log/containers links
 	byLog    map[podlogs.Key]string // log file -> container ID from the runtimes
 	missed   map[string]bool        // IDs still unknown after a refresh made for them
+	// pending: IDs of the last Prepare that no refresh has looked for yet
+	// (see Pending); answering: the last listing of at least one resolver
+	// succeeded.
+	pending   map[string]bool
+	answering bool
 	// log files still unknown after a refresh made for them: they wait for
 	// the background refresh instead of triggering more (under refreshMu)
 	missedLog map[podlogs.Key]bool
@@ -190,16 +195,38 @@ func (c *Cache) Prepare(ctx context.Context, ids []string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var missed map[string]bool
+	var missed, pending map[string]bool
 	for _, id := range ids {
-		if c.unknownLocked(id) && (refreshed || c.missed[id]) {
+		switch {
+		case !c.unknownLocked(id):
+		case refreshed || c.missed[id]:
 			if missed == nil {
 				missed = map[string]bool{}
 			}
 			missed[id] = true
+		case c.answering:
+			if pending == nil {
+				pending = map[string]bool{}
+			}
+			pending[id] = true
 		}
 	}
-	c.missed = missed // only IDs of this scrape: bounded
+	c.missed, c.pending = missed, pending // only IDs of this scrape: bounded
+}
+
+// Pending reports whether container id is one the runtime has not been
+// asked about yet: the last Prepare saw it unknown but could not refresh
+// for it (a refresh ran less than MinRefresh before, or one was under way),
+// while the runtime answers. Its identity is then simply not fetched yet:
+// a scraper reports it one scrape later with its names rather than now
+// with the cgroup path's alone (a series with partial identity, or a
+// sandbox taken for a container). False for an ID a refresh already
+// looked for and did not find, and whenever no runtime is configured or
+// none answers: the path is then all there will be.
+func (c *Cache) Pending(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.pending[id] && c.unknownLocked(id)
 }
 
 func (c *Cache) unknownLocked(id string) bool {
@@ -257,8 +284,13 @@ func (c *Cache) refreshLocked(ctx context.Context) {
 		lp, lc, ll = c.cfg.PodLogs.Scan()
 	}
 
+	answering := false
+	for i := range c.state {
+		answering = answering || c.state[i].ok
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.answering = answering
 	for i := range snaps {
 		if got[i] {
 			c.snaps[i] = snaps[i]

@@ -163,3 +163,74 @@ func TestRefreshBoundedByOneTimeout(t *testing.T) {
 	assert.GreaterOrEqual(t, took, timeout)
 	assert.Less(t, took, 2*timeout, "resolvers listed one after the other")
 }
+
+// A container that appears after the runtime's last listing, when the
+// scrape's Prepare may not refresh (MinRefresh), is pending: its identity
+// is not fetched yet. The next Prepare allowed to refresh resolves it, or
+// finds the runtime does not know it (then it is reported from its path,
+// not pending). With no runtime answering nothing is pending.
+func TestCachePending(t *testing.T) {
+	other := "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	stranger := "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+	r := &memResolver{src: SourceCRI}
+	now := time.Unix(1000, 0)
+	c := NewCache(CacheConfig{Resolvers: []Resolver{r}, MinRefresh: 5 * time.Second, Now: func() time.Time { return now }})
+	c.Refresh(context.Background()) // the runtime answers, knows nothing yet
+	ctx := context.Background()
+
+	// hexA and its sandbox appear 1 s after that listing: no refresh yet.
+	r.mu.Lock()
+	r.snap = Snapshot{Containers: []Container{{ID: hexA, PodName: "p", Source: SourceCRI}, {ID: other, Sandbox: true, Source: SourceCRI}}}
+	r.mu.Unlock()
+	now = now.Add(time.Second)
+	c.Prepare(ctx, []string{hexA, other, stranger})
+	assert.EqualValues(t, 1, r.lists.Load(), "rate-limited: no refresh")
+	for _, id := range []string{hexA, other, stranger} {
+		assert.True(t, c.Pending(id), "%s: not asked about yet", id[:4])
+	}
+	assert.False(t, c.Pending("never-prepared"))
+
+	// 5 s later the scrape's Prepare refreshes: hexA is known, the sandbox
+	// is one, the stranger is unknown to the runtime: none is pending.
+	now = now.Add(5 * time.Second)
+	c.Prepare(ctx, []string{hexA, other, stranger})
+	assert.EqualValues(t, 2, r.lists.Load())
+	for _, id := range []string{hexA, other, stranger} {
+		assert.False(t, c.Pending(id), "%s: looked for", id[:4])
+	}
+	ct, known := c.Container(hexA, "")
+	assert.True(t, known)
+	assert.Equal(t, "p", ct.PodName)
+	assert.True(t, c.IsSandbox(other))
+	// The stranger stays a path-only container, never pending again.
+	now = now.Add(time.Second)
+	c.Prepare(ctx, []string{stranger})
+	assert.False(t, c.Pending(stranger))
+
+	// A background refresh landing between Prepare and the lookup resolves
+	// a pending ID at once.
+	late := "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+	c.Prepare(ctx, []string{late})
+	require.True(t, c.Pending(late))
+	r.mu.Lock()
+	r.snap.Containers = append(r.snap.Containers, Container{ID: late, Source: SourceCRI})
+	r.mu.Unlock()
+	c.Refresh(ctx)
+	assert.False(t, c.Pending(late))
+
+	// The runtime down: nothing is pending, new IDs go by their path.
+	r.mu.Lock()
+	r.err = errors.New("down")
+	r.mu.Unlock()
+	now = now.Add(time.Minute)
+	c.Refresh(ctx)
+	now = now.Add(time.Second)
+	down := "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	c.Prepare(ctx, []string{down})
+	assert.False(t, c.Pending(down), "no runtime answers: the path is all there will be")
+
+	// No runtime configured at all.
+	none := NewCache(CacheConfig{})
+	none.Prepare(ctx, []string{hexA})
+	assert.False(t, none.Pending(hexA))
+}

@@ -29,7 +29,10 @@ func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
 }
 
 func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	p, _ := s.ident.Pod(pod.PodUID)
+	p, known := s.ident.Pod(pod.PodUID)
+	if !known && s.deferred[pod.PodUID] && s.series[seriesKey{kind: kindPod, id: pod.PodUID}] == nil {
+		return // a new pod whose container waits for its identity: so does the pod
+	}
 	if !s.opts.Filter.AllowPod(p.Namespace, p.Name) {
 		return
 	}
@@ -61,7 +64,19 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 // it is the time the container was first seen.
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	ct := &s.ctr // the families get it by pointer: the scraper's, not one on the heap per container
-	*ct, _ = s.ident.Container(c.ContainerID, c.PodUID)
+	var known bool
+	*ct, known = s.ident.Container(c.ContainerID, c.PodUID)
+	if !known && s.pending(c.ContainerID) {
+		// New since the runtime's last listing: reported by the next
+		// scrape, with its identity (a sandbox then not at all).
+		if c.PodUID != "" {
+			if s.deferred == nil {
+				s.deferred = map[string]bool{}
+			}
+			s.deferred[c.PodUID] = true
+		}
+		return
+	}
 	if ct.Exited || (!s.opts.IncludeSandboxes && (ct.Sandbox || s.ident.IsSandbox(c.ContainerID))) {
 		return
 	}

@@ -22,6 +22,23 @@ type Identity interface {
 	IsSandbox(id string) bool
 }
 
+// pendingIdentity is implemented by identities that can tell a container
+// whose identity is only not fetched yet (identity.Cache.Pending): the
+// scraper leaves such a container, and its pod while the pod is unknown
+// too, to the next scrape instead of reporting it with the cgroup path's
+// identity for one scrape (a series that splits from the real one, or a
+// sandbox taken for a container).
+type pendingIdentity interface {
+	Pending(id string) bool
+}
+
+// pending reports whether the container id is to be left to the next
+// scrape.
+func (s *Scraper) pending(id string) bool {
+	p, ok := s.ident.(pendingIdentity)
+	return ok && p.Pending(id)
+}
+
 // lifecycle is implemented by identities with background work: the scraper
 // starts it in Start and stops it in Shutdown.
 type lifecycle interface {

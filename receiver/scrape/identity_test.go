@@ -317,3 +317,82 @@ func TestStartTimeStableAcrossSources(t *testing.T) {
 	fi.containers[id18] = identity.Container{ID: id18, StartTime: tStart.Add(1300 * time.Microsecond), Source: identity.SourceContainerd}
 	assert.Equal(t, pcommon.NewTimestampFromTime(tStart), startOf(), "another source's creation time does not move it")
 }
+
+// pendingFake is fakeIdentity with containers whose identity is not
+// fetched yet (identity.Cache.Pending).
+type pendingFake struct {
+	*fakeIdentity
+	pending map[string]bool
+}
+
+func (p pendingFake) Pending(id string) bool { return p.pending[id] }
+
+// A new pod whose containers' identity is not fetched yet (they appeared
+// after the runtime's last listing, and the scrape may not refresh) is left
+// to the next scrape, containers and pod: no series with the path's
+// identity alone that then splits from the named one, no sandbox taken
+// for a container. The next scrape reports them with their identity.
+// Pods and containers already known are reported as always.
+func TestPendingLeftToTheNextScrape(t *testing.T) {
+	root := copyFixture(t, "v1-cgroupfs")
+	clk := &fakeClock{now: t0}
+	full := fullIdentity()
+	// The guaranteed pod (uidGu, only its sandbox d4) and the burstable
+	// pod's second container b2 are new: unknown and pending.
+	fi := &fakeIdentity{containers: map[string]identity.Container{}, pods: map[string]identity.Pod{}, sandboxes: map[string]bool{}}
+	for id, c := range full.containers {
+		if id != idB2 {
+			fi.containers[id] = c
+		}
+	}
+	for uid, p := range full.pods {
+		if uid != uidGu {
+			fi.pods[uid] = p
+		}
+	}
+	pf := pendingFake{fakeIdentity: fi, pending: map[string]bool{idB2: true, idD4: true}}
+	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = pf })
+
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	assert.Nil(t, findContainer(m, idB2), "b2 waits for its identity")
+	assert.Nil(t, findContainer(m, idD4), "the sandbox is not reported as a container")
+	assert.NotNil(t, findContainer(m, idA1), "a1 is known")
+	assert.Nil(t, resourceWith(m, "k8s.pod.uid", uidGu, 3), "the new pod waits with its sandbox")
+	assert.NotNil(t, resourceWith(m, "k8s.pod.uid", uidBu, 4), "the known pod of b2 is reported")
+
+	// The runtime's listing lands: everything, with identity.
+	fi.containers[idB2] = full.containers[idB2]
+	fi.pods[uidGu] = full.pods[uidGu]
+	fi.sandboxes[idD4] = true
+	pf.pending = map[string]bool{}
+	clk.now = clk.now.Add(10 * time.Second)
+	m, err = s.Scrape(context.Background())
+	require.NoError(t, err)
+	b2 := findContainer(m, idB2)
+	require.NotNil(t, b2)
+	name, _ := b2.Get("k8s.container.name")
+	assert.Equal(t, "sidecar", name.Str(), "b2's first series carries its names")
+	assert.Nil(t, findContainer(m, idD4))
+	pod := resourceWith(m, "k8s.pod.uid", uidGu, 4)
+	require.NotNil(t, pod)
+	pn, _ := pod.Get("k8s.pod.name")
+	assert.Equal(t, "db-1", pn.Str())
+}
+
+// resourceWith is the attributes of the first resource whose attr is val
+// and that has n attributes (pods: uid, QoS, node, and when named, name and
+// namespace).
+func resourceWith(m pmetric.Metrics, attr, val string, minAttrs int) *pcommon.Map {
+	var out *pcommon.Map
+	forEachResource(m, func(rm pmetric.ResourceMetrics) {
+		a := rm.Resource().Attributes()
+		if _, isCtr := a.Get("container.id"); isCtr {
+			return
+		}
+		if v, ok := a.Get(attr); ok && v.Str() == val && a.Len() >= minAttrs && out == nil {
+			out = &a
+		}
+	})
+	return out
+}

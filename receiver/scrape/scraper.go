@@ -98,6 +98,9 @@ type Scraper struct {
 
 	ident   Identity
 	sources [3]int64 // containers reported by the current scrape, by identity.Source
+	// deferred: pods of the containers this scrape left to the next one
+	// (their identity is not fetched yet, see pendingIdentity).
+	deferred map[string]bool
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -187,6 +190,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	now := s.now()
 	s.sources = [3]int64{}
+	clear(s.deferred)
 	defer s.recordTelemetry(ctx, now)
 	s.gen++
 	var errs scrapererror.ScrapeErrors

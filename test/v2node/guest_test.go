@@ -100,14 +100,19 @@ func startNode(t *testing.T) *node {
 // runtime.containerd_endpoint set, every other key at its default).
 func newIdentity(t *testing.T, socket string) *identity.Cache {
 	t.Helper()
+	return newIdentityWith(t, socket, identity.CacheConfig{})
+}
+
+// newIdentityWith is newIdentity with the cache's refresh settings of cfg.
+func newIdentityWith(t *testing.T, socket string, cfg identity.CacheConfig) *identity.Cache {
+	t.Helper()
 	cc, err := cri.Dial(socket)
 	require.NoError(t, err)
 	c := cri.NewResolver(cc)
 	d, err := containerd.New(socket, []string{"k8s.io", "moby"})
 	require.NoError(t, err)
-	ids := identity.NewCache(identity.CacheConfig{
-		Resolvers: []identity.Resolver{c, d}, PodLogs: identity.NewPodLogs("/"), Logger: zap.NewNop(),
-	})
+	cfg.Resolvers, cfg.PodLogs, cfg.Logger = []identity.Resolver{c, d}, identity.NewPodLogs("/"), zap.NewNop()
+	ids := identity.NewCache(cfg)
 	require.NoError(t, ids.Start(context.Background()))
 	t.Cleanup(func() {
 		_ = ids.Shutdown(context.Background())
@@ -142,6 +147,7 @@ func (s shared) Container(id, podUID string) (identity.Container, bool) {
 }
 func (s shared) Pod(uid string) (identity.Pod, bool) { return s.c.Pod(uid) }
 func (s shared) IsSandbox(id string) bool            { return s.c.IsSandbox(id) }
+func (s shared) Pending(id string) bool              { return s.c.Pending(id) }
 
 // ctr is a running container of a pod of ours.
 type ctr struct {

@@ -44,7 +44,7 @@ func fileKeys(name, content string) []string {
 	case name == "io.stat" || name == "io.max":
 		for _, l := range lines {
 			for _, f := range strings.Fields(l) {
-				if k, _, ok := strings.Cut(f, "="); ok {
+				if k, _, ok := strings.Cut(f, "="); ok && k != "" {
 					set[k] = true
 				}
 			}

@@ -345,10 +345,16 @@ func testWorkingSet(t *testing.T, n *node) {
 		fmt.Sprintf("anon=%d", anon), fmt.Sprintf("active=%d", active), fmt.Sprintf("inactive=%d", inactive), "file=/tmp/mix")}, false)
 	c.waitFile(t, "/tmp/mix.ready", 120*time.Second)
 
+	peak := func(dir string) uint64 { return readU64(t, filepath.Join(dir, "memory.peak")) }
 	c0, p0, r0 := readMem(t, c.Dir), readMem(t, c.PodDir()), keyed(t, filepath.Join(cgRoot, "memory.stat"))
+	cp0, pp0 := peak(c.Dir), peak(c.PodDir())
 	m := scrapeOwn(t, n.s, c.own()...)
 	c1, p1, r1 := readMem(t, c.Dir), readMem(t, c.PodDir()), keyed(t, filepath.Join(cgRoot, "memory.stat"))
+	cp1, pp1 := peak(c.Dir), peak(c.PodDir())
 	cv, pv, nv := values(m, "container.id", c.ID), values(m, "k8s.pod.uid", c.pod.UID), nodeValues(m)
+	between(t, "container.memory.peak", cv["container.memory.peak"], cp0, cp1)
+	between(t, "k8s.pod.memory.peak", pv["k8s.pod.memory.peak"], pp0, pp1)
+	assert.GreaterOrEqual(t, cv["container.memory.peak"], cv["container.memory.usage"], "the peak is at least the usage")
 
 	for _, lv := range []struct {
 		prefix string

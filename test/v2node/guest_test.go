@@ -72,13 +72,15 @@ type node struct {
 }
 
 // allMetrics is the default metric set plus the optional ones a v2 node
-// has files for (huge pages, PSI averages).
+// has files for (huge pages, memory.peak).
 func allMetrics() metadata.MetricsBuilderConfig {
 	mbc := metadata.DefaultMetricsBuilderConfig()
 	mbc.Metrics.ContainerMemoryHugetlbUsage.Enabled = true
 	mbc.Metrics.ContainerMemoryHugetlbLimit.Enabled = true
 	mbc.Metrics.K8sPodMemoryHugetlbUsage.Enabled = true
 	mbc.Metrics.K8sPodMemoryHugetlbLimit.Enabled = true
+	mbc.Metrics.ContainerMemoryPeak.Enabled = true
+	mbc.Metrics.K8sPodMemoryPeak.Enabled = true
 	return mbc
 }
 

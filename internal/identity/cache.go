@@ -63,9 +63,9 @@ type Cache struct {
 	missed   map[string]bool        // IDs still unknown after a refresh made for them
 	// pending: IDs of the last Prepare that no refresh has looked for yet
 	// (see Pending); answering: the last listing of at least one resolver
-	// succeeded.
-	pending   map[string]bool
-	answering bool
+	// succeeded; firstAnswering: the first resolver's (CRI's) did.
+	pending                   map[string]bool
+	answering, firstAnswering bool
 	// log files still unknown after a refresh made for them: they wait for
 	// the background refresh instead of triggering more (under refreshMu)
 	missedLog map[podlogs.Key]bool
@@ -174,7 +174,7 @@ func (c *Cache) Prepare(ctx context.Context, ids []string) {
 	c.mu.RLock()
 	fresh := false
 	for _, id := range ids {
-		if c.unknownLocked(id) && !c.missed[id] {
+		if c.incompleteLocked(id) && !c.missed[id] {
 			fresh = true
 			break
 		}
@@ -198,7 +198,7 @@ func (c *Cache) Prepare(ctx context.Context, ids []string) {
 	var missed, pending map[string]bool
 	for _, id := range ids {
 		switch {
-		case !c.unknownLocked(id):
+		case !c.incompleteLocked(id):
 		case refreshed || c.missed[id]:
 			if missed == nil {
 				missed = map[string]bool{}
@@ -215,8 +215,9 @@ func (c *Cache) Prepare(ctx context.Context, ids []string) {
 }
 
 // Pending reports whether container id is one the runtime has not been
-// asked about yet: the last Prepare saw it unknown but could not refresh
-// for it (a refresh ran less than MinRefresh before, or one was under way),
+// asked about yet: the last Prepare saw it unknown (or known only to a
+// later resolver while the first answers, see incompleteLocked) but could
+// not refresh for it (a refresh ran less than MinRefresh before, or one was under way),
 // while the runtime answers. Its identity is then simply not fetched yet:
 // a scraper reports it one scrape later with its names rather than now
 // with the cgroup path's alone (a series with partial identity, or a
@@ -226,12 +227,28 @@ func (c *Cache) Prepare(ctx context.Context, ids []string) {
 func (c *Cache) Pending(id string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.pending[id] && c.unknownLocked(id)
+	return c.pending[id] && c.incompleteLocked(id)
 }
 
 func (c *Cache) unknownLocked(id string) bool {
 	_, known := c.byID[id]
 	return !known && !c.sandbox[id]
+}
+
+// incompleteLocked: id is unknown, or known only to a later resolver
+// (containerd) while the first (CRI) answers. The two are listed at once
+// but not atomically: a container made in between is in containerd's
+// listing and not yet in CRI's, and its identity would lack what CRI gives
+// (restart count, CRI's creation time) until the next refresh. Such an ID
+// is looked for again like an unknown one; one CRI still does not know
+// after that (a container no CRI made, docker's) keeps containerd's
+// identity.
+func (c *Cache) incompleteLocked(id string) bool {
+	if c.sandbox[id] {
+		return false
+	}
+	ct, known := c.byID[id]
+	return !known || c.firstAnswering && ct.Source != c.cfg.Resolvers[0].Source()
 }
 
 // Refresh lists every resolver (each call bounded by the timeout) and the
@@ -290,7 +307,7 @@ func (c *Cache) refreshLocked(ctx context.Context) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.answering = answering
+	c.answering, c.firstAnswering = answering, n > 0 && c.state[0].ok
 	for i := range snaps {
 		if got[i] {
 			c.snaps[i] = snaps[i]

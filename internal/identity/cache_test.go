@@ -234,3 +234,57 @@ func TestCachePending(t *testing.T) {
 	none.Prepare(ctx, []string{hexA})
 	assert.False(t, none.Pending(hexA))
 }
+
+// CRI and containerd are listed at once but not atomically: a container
+// made in between is in containerd's listing and not in CRI's. While CRI
+// answers, such an identity is incomplete (no restart count, containerd's
+// creation time): pending like an unknown ID until a refresh asks CRI
+// again. A container CRI still does not know after that (docker's, in
+// containerd's moby namespace) keeps containerd's identity.
+func TestCachePendingUntilCRIKnowsIt(t *testing.T) {
+	docker := "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	criR := &memResolver{src: SourceCRI}
+	ctrd := &memResolver{src: SourceContainerd, snap: Snapshot{Containers: []Container{
+		{ID: hexA, ContainerName: "nginx", Source: SourceContainerd},
+		{ID: docker, Name: "registry", Source: SourceContainerd},
+	}}}
+	now := time.Unix(1000, 0)
+	c := NewCache(CacheConfig{Resolvers: []Resolver{criR, ctrd}, MinRefresh: 5 * time.Second, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	c.Refresh(ctx) // CRI's listing before hexA, containerd's after
+	now = now.Add(time.Second)
+	c.Prepare(ctx, []string{hexA, docker})
+	assert.True(t, c.Pending(hexA), "known to containerd only while CRI answers: not complete yet")
+	assert.True(t, c.Pending(docker))
+
+	criR.mu.Lock()
+	criR.snap = Snapshot{Containers: []Container{{ID: hexA, ContainerName: "nginx", RestartCount: 1, HasRestart: true, Source: SourceCRI}}}
+	criR.mu.Unlock()
+	now = now.Add(5 * time.Second)
+	c.Prepare(ctx, []string{hexA, docker})
+	assert.False(t, c.Pending(hexA))
+	ct, _ := c.Container(hexA, "")
+	assert.Equal(t, SourceCRI, ct.Source)
+	assert.True(t, ct.HasRestart)
+	assert.False(t, c.Pending(docker), "CRI looked and does not know it: containerd's identity it is")
+	ct, _ = c.Container(docker, "")
+	assert.Equal(t, "registry", ct.Name)
+	now = now.Add(time.Second)
+	c.Prepare(ctx, []string{hexA, docker})
+	assert.False(t, c.Pending(docker), "and it stays so")
+
+	// CRI down: containerd's identity is all there is, nothing pending.
+	criR.mu.Lock()
+	criR.err = errors.New("down")
+	criR.mu.Unlock()
+	now = now.Add(time.Minute)
+	c.Refresh(ctx)
+	late := "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+	ctrd.mu.Lock()
+	ctrd.snap.Containers = append(ctrd.snap.Containers, Container{ID: late, Source: SourceContainerd})
+	ctrd.mu.Unlock()
+	c.Refresh(ctx)
+	now = now.Add(time.Second)
+	c.Prepare(ctx, []string{late})
+	assert.False(t, c.Pending(late))
+}

@@ -64,9 +64,8 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 // it is the time the container was first seen.
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	ct := &s.ctr // the families get it by pointer: the scraper's, not one on the heap per container
-	var known bool
-	*ct, known = s.ident.Container(c.ContainerID, c.PodUID)
-	if !known && s.pending(c.ContainerID) {
+	*ct, _ = s.ident.Container(c.ContainerID, c.PodUID)
+	if s.pending(c.ContainerID) {
 		// New since the runtime's last listing: reported by the next
 		// scrape, with its identity (a sandbox then not at all).
 		if c.PodUID != "" {

@@ -325,7 +325,7 @@ type pendingFake struct {
 	pending map[string]bool
 }
 
-func (p pendingFake) Pending(id string) bool { return p.pending[id] }
+func (p *pendingFake) Pending(id string) bool { return p.pending[id] }
 
 // A new pod whose containers' identity is not fetched yet (they appeared
 // after the runtime's last listing, and the scrape may not refresh) is left
@@ -350,7 +350,7 @@ func TestPendingLeftToTheNextScrape(t *testing.T) {
 			fi.pods[uid] = p
 		}
 	}
-	pf := pendingFake{fakeIdentity: fi, pending: map[string]bool{idB2: true, idD4: true}}
+	pf := &pendingFake{fakeIdentity: fi, pending: map[string]bool{idB2: true, idD4: true}}
 	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = pf })
 
 	m, err := s.Scrape(context.Background())

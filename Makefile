@@ -166,8 +166,15 @@ bench:
 # Our collector against cAdvisor on the same real cgroups (test/peer, build
 # tag peerbench; root): N real container cgroups with processes, cAdvisor as
 # the kubelet embeds it (tools/cadvisorpeer, its own module, version pinned
-# there) and the distribution side by side, CPU ticks and RSS of each process.
-# Prints the table BENCHMARKS.md records and writes build/bench-peer.md.
+# there) and the distribution side by side (OTLP into Prometheus 3 too:
+# make prometheus3), CPU ticks and RSS of each process, under each condition
+# of BENCH_PEER_CONDITIONS: quiet (nothing else runs) and loaded (the
+# benchmark's own CPU hogs, BENCH_PEER_LOAD_FACTOR busy threads per core).
+# Each size waits up to BENCH_PEER_QUIET_WAIT for the 1-min load to drop
+# below BENCH_PEER_QUIET_LOAD, and fails when the window's foreign CPU (what
+# the benchmark did not run) exceeds BENCH_PEER_FOREIGN_MAX cores. Prints
+# one table per condition (BENCHMARKS.md records them) and writes
+# build/bench-peer.md.
 #   make bench-peer BENCH_PEER_N=50 BENCH_PEER_WARMUP=20s BENCH_PEER_DURATION=30s
 # BENCH_PEER_PERF=<dir> also records a perf profile of every process.
 CADVISOR_PEER_BIN := bin/cadvisorpeer
@@ -176,6 +183,11 @@ BENCH_PEER_WARMUP   ?= 30s
 BENCH_PEER_DURATION ?= 120s
 BENCH_PEER_INTERVAL ?= 10s
 BENCH_PEER_PERF     ?=
+BENCH_PEER_CONDITIONS  ?= quiet,loaded
+BENCH_PEER_QUIET_LOAD  ?= 1.0
+BENCH_PEER_QUIET_WAIT  ?= 5m
+BENCH_PEER_FOREIGN_MAX ?= 0.1
+BENCH_PEER_LOAD_FACTOR ?= 4
 # A/B: another collector build and/or environment run collection-only beside
 # the others, e.g. BENCH_PEER_BASELINE_BIN=bin/otelcol-old or
 # BENCH_PEER_BASELINE_BIN=bin/otelcol-containerstats BENCH_PEER_BASELINE_ENV=GOGC=50
@@ -188,10 +200,13 @@ cadvisor-peer:
 	$(GO) vet .
 	$(GO) build -trimpath -o "$(CURDIR)/$(CADVISOR_PEER_BIN)" .
 
-bench-peer: otelcol cadvisor-peer
+bench-peer: otelcol cadvisor-peer prometheus3
 	$(GO) vet -tags peerbench ./test/peer/
 	BENCH_PEER_N="$(BENCH_PEER_N)" BENCH_PEER_WARMUP="$(BENCH_PEER_WARMUP)" \
 	  BENCH_PEER_DURATION="$(BENCH_PEER_DURATION)" BENCH_PEER_INTERVAL="$(BENCH_PEER_INTERVAL)" \
+	  BENCH_PEER_CONDITIONS="$(BENCH_PEER_CONDITIONS)" BENCH_PEER_QUIET_LOAD="$(BENCH_PEER_QUIET_LOAD)" \
+	  BENCH_PEER_QUIET_WAIT="$(BENCH_PEER_QUIET_WAIT)" BENCH_PEER_FOREIGN_MAX="$(BENCH_PEER_FOREIGN_MAX)" \
+	  BENCH_PEER_LOAD_FACTOR="$(BENCH_PEER_LOAD_FACTOR)" PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
 	  BENCH_PEER_PERF="$(BENCH_PEER_PERF)" BENCH_PEER_OUT="$(CURDIR)/build/bench-peer.md" \
 	  BENCH_PEER_BASELINE_BIN="$(if $(BENCH_PEER_BASELINE_BIN),$(abspath $(BENCH_PEER_BASELINE_BIN)))" \
 	  BENCH_PEER_BASELINE_ENV="$(BENCH_PEER_BASELINE_ENV)" BENCH_PEER_OURS_ENV="$(BENCH_PEER_OURS_ENV)" \

@@ -8,7 +8,8 @@
 #                leftover check (make leftovers), which runs even when a
 #                step failed
 #   make image   the collector as an OCI image archive (no docker engine)
-#   make e2e     the end-to-end test (root; containerd, runc, prometheus)
+#   make e2e     the end-to-end test (root; containerd, runc, prometheus;
+#                Prometheus 3 built by make prometheus3)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
 #   make bench-peer  the collector against cAdvisor on real cgroups (root)
 #   make kube-bins   etcd and kube-apiserver (k8s.io/kubernetes v1.34.4) into
@@ -165,8 +166,15 @@ bench:
 # Our collector against cAdvisor on the same real cgroups (test/peer, build
 # tag peerbench; root): N real container cgroups with processes, cAdvisor as
 # the kubelet embeds it (tools/cadvisorpeer, its own module, version pinned
-# there) and the distribution side by side, CPU ticks and RSS of each process.
-# Prints the table BENCHMARKS.md records and writes build/bench-peer.md.
+# there) and the distribution side by side (OTLP into Prometheus 3 too:
+# make prometheus3), CPU ticks and RSS of each process, under each condition
+# of BENCH_PEER_CONDITIONS: quiet (nothing else runs) and loaded (the
+# benchmark's own CPU hogs, BENCH_PEER_LOAD_FACTOR busy threads per core).
+# Each size waits up to BENCH_PEER_QUIET_WAIT for the 1-min load to drop
+# below BENCH_PEER_QUIET_LOAD, and fails when the window's foreign CPU (what
+# the benchmark did not run) exceeds BENCH_PEER_FOREIGN_MAX cores. Prints
+# one table per condition (BENCHMARKS.md records them) and writes
+# build/bench-peer.md.
 #   make bench-peer BENCH_PEER_N=50 BENCH_PEER_WARMUP=20s BENCH_PEER_DURATION=30s
 # BENCH_PEER_PERF=<dir> also records a perf profile of every process.
 CADVISOR_PEER_BIN := bin/cadvisorpeer
@@ -175,6 +183,11 @@ BENCH_PEER_WARMUP   ?= 30s
 BENCH_PEER_DURATION ?= 120s
 BENCH_PEER_INTERVAL ?= 10s
 BENCH_PEER_PERF     ?=
+BENCH_PEER_CONDITIONS  ?= quiet,loaded
+BENCH_PEER_QUIET_LOAD  ?= 1.0
+BENCH_PEER_QUIET_WAIT  ?= 5m
+BENCH_PEER_FOREIGN_MAX ?= 0.1
+BENCH_PEER_LOAD_FACTOR ?= 4
 # A/B: another collector build and/or environment run collection-only beside
 # the others, e.g. BENCH_PEER_BASELINE_BIN=bin/otelcol-old or
 # BENCH_PEER_BASELINE_BIN=bin/otelcol-containerstats BENCH_PEER_BASELINE_ENV=GOGC=50
@@ -187,23 +200,54 @@ cadvisor-peer:
 	$(GO) vet .
 	$(GO) build -trimpath -o "$(CURDIR)/$(CADVISOR_PEER_BIN)" .
 
-bench-peer: otelcol cadvisor-peer
+bench-peer: otelcol cadvisor-peer prometheus3
 	$(GO) vet -tags peerbench ./test/peer/
 	BENCH_PEER_N="$(BENCH_PEER_N)" BENCH_PEER_WARMUP="$(BENCH_PEER_WARMUP)" \
 	  BENCH_PEER_DURATION="$(BENCH_PEER_DURATION)" BENCH_PEER_INTERVAL="$(BENCH_PEER_INTERVAL)" \
+	  BENCH_PEER_CONDITIONS="$(BENCH_PEER_CONDITIONS)" BENCH_PEER_QUIET_LOAD="$(BENCH_PEER_QUIET_LOAD)" \
+	  BENCH_PEER_QUIET_WAIT="$(BENCH_PEER_QUIET_WAIT)" BENCH_PEER_FOREIGN_MAX="$(BENCH_PEER_FOREIGN_MAX)" \
+	  BENCH_PEER_LOAD_FACTOR="$(BENCH_PEER_LOAD_FACTOR)" PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
 	  BENCH_PEER_PERF="$(BENCH_PEER_PERF)" BENCH_PEER_OUT="$(CURDIR)/build/bench-peer.md" \
 	  BENCH_PEER_BASELINE_BIN="$(if $(BENCH_PEER_BASELINE_BIN),$(abspath $(BENCH_PEER_BASELINE_BIN)))" \
 	  BENCH_PEER_BASELINE_ENV="$(BENCH_PEER_BASELINE_ENV)" BENCH_PEER_OURS_ENV="$(BENCH_PEER_OURS_ENV)" \
 	  OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" CADVISOR_PEER_BIN="$(CURDIR)/$(CADVISOR_PEER_BIN)" \
 	  $(GO) test -tags peerbench -count=1 -v -run '^TestPeer$$' -timeout 180m ./test/peer/
 
+# Prometheus 3 (github.com/prometheus/prometheus v0.316.0 = Prometheus
+# 3.16.0) for the e2e's OTLP path (docs/e2e.md): its OTLP receiver
+# (/api/v1/otlp/v1/metrics) against the prometheus exporter scraped by
+# Debian's Prometheus 2. Built from tools/prometheus3/go.mod (its own
+# module, a `tool` line), API only: no builtinassets tag (the web UI's
+# files are not compiled in; the API does not need them) and
+# remove_all_sd (no cloud service discovery: the e2e uses static targets
+# only), which keeps the cold build short (docs/e2e.md has its timing).
+# In bin/prometheus3/ so that the binary is still called `prometheus`
+# (make leftovers recognises a test's Prometheus by that name).
+PROMETHEUS3_BIN     := bin/prometheus3/prometheus
+PROMETHEUS3_MODULE  := v0.316.0
+PROMETHEUS3_VERSION := 3.16.0
+.PHONY: prometheus3
+prometheus3:
+	mkdir -p $(dir $(PROMETHEUS3_BIN))
+	cd tools/prometheus3
+	v=$$($(GO) list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+	if [ "$$v" != $(PROMETHEUS3_MODULE) ]; then
+	  echo "tools/prometheus3/go.mod requires github.com/prometheus/prometheus $$v, not $(PROMETHEUS3_MODULE)" >&2
+	  exit 1
+	fi
+	CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd,netgo \
+	  -ldflags='-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS3_VERSION)' \
+	  -o "$(CURDIR)/$(PROMETHEUS3_BIN)" github.com/prometheus/prometheus/cmd/prometheus
+
 # The end-to-end test (test/e2e, build tag e2e; docs/e2e.md): the built
-# collector against real workloads, exporting to a real Prometheus and over
-# OTLP to a second collector. Needs root; in CI (CI set) a missing
-# prerequisite fails it instead of skipping.
-e2e: otelcol image
+# collector against real workloads, exporting to a real Prometheus (Debian's
+# 2.x by remote write and by scraping the prometheus exporter; Prometheus 3
+# over OTLP) and over OTLP to a second collector. Needs root; in CI (CI set)
+# a missing prerequisite fails it instead of skipping.
+e2e: otelcol image prometheus3
 	$(GO) vet -tags e2e ./test/e2e/
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
+	  PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
 	  $(GO) test -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
 
 # The cgroup v2 node (docs/v2-node.md): internal/testing/vmnode builds a

@@ -6,10 +6,13 @@
 package deploy
 
 import (
+	"encoding/json"
+	"net"
 	"os"
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
 	containerstatsreceiver "github.com/containerstats/containerstatsreceiver"
@@ -66,21 +70,10 @@ func TestManifestMatchesConfig(t *testing.T) {
 	ds := m.daemonSet
 
 	// The ConfigMap carries deploy/config.yaml verbatim.
-	cfgFile, err := os.ReadFile("config.yaml")
-	require.NoError(t, err)
-	require.Equal(t, string(cfgFile), m.configMap.Data["config.yaml"], "ConfigMap config.yaml differs from deploy/config.yaml")
+	cfg := readConfig(t, "config.yaml")
+	require.Equal(t, string(cfg.raw), m.configMap.Data["config.yaml"], "ConfigMap config.yaml differs from deploy/config.yaml")
 	assert.Equal(t, ds.Namespace, m.configMap.Namespace)
-
-	// The receiver's section is a valid config of this receiver (unknown
-	// keys fail as they would in the collector).
-	var whole map[string]any
-	require.NoError(t, yaml.Unmarshal(cfgFile, &whole))
-	conf := confmap.NewFromStringMap(whole)
-	sub, err := conf.Sub("receivers::container_stats")
-	require.NoError(t, err)
-	rcfg := containerstatsreceiver.NewFactory().CreateDefaultConfig().(*containerstatsreceiver.Config)
-	require.NoError(t, sub.Unmarshal(rcfg))
-	require.NoError(t, rcfg.Validate())
+	rcfg := cfg.receiver
 
 	spec := ds.Spec.Template.Spec
 	require.Len(t, spec.Containers, 1)
@@ -158,24 +151,19 @@ func TestManifestMatchesConfig(t *testing.T) {
 
 	// Every ${env:X} in the config is set on the container; the node name
 	// comes from the downward API.
-	env := map[string]corev1.EnvVar{}
-	for _, e := range c.Env {
-		env[e.Name] = e
-	}
-	for _, sm := range regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)`).FindAllStringSubmatch(string(cfgFile), -1) {
-		assert.Contains(t, env, sm[1], "config reads ${env:%s}, the container does not set it", sm[1])
-	}
+	env := requireEnvSet(t, cfg, c)
 	assert.Equal(t, "${env:K8S_NODE_NAME}", rcfg.NodeName)
 	require.NotNil(t, env["K8S_NODE_NAME"].ValueFrom)
 	require.NotNil(t, env["K8S_NODE_NAME"].ValueFrom.FieldRef)
 	assert.Equal(t, "spec.nodeName", env["K8S_NODE_NAME"].ValueFrom.FieldRef.FieldPath)
 
-	// The Prometheus exporter's port is the container port.
-	pe, err := conf.Sub("exporters::prometheus")
-	require.NoError(t, err)
-	ep, _ := pe.Get("endpoint").(string)
-	require.NotEmpty(t, c.Ports)
-	assert.True(t, strings.HasSuffix(ep, ":9464") && c.Ports[0].ContainerPort == 9464, "prometheus endpoint %q vs port %d", ep, c.Ports[0].ContainerPort)
+	// The default pays only for what it uses: one OTLP push, nothing that
+	// converts for a reader who may not exist, nothing listening (no
+	// container port; the Prometheus setups are deploy/prometheus-*/).
+	assert.Equal(t, []string{"otlp"}, cfg.exporters(t), "exporters of the default config")
+	assert.Equal(t, []any{"otlp"}, cfg.conf.Get("service::pipelines::metrics::exporters"))
+	assert.Nil(t, cfg.conf.Get("receivers::otlp"), "the default config receives nothing")
+	assert.Empty(t, c.Ports, "the default config listens on nothing: no container port")
 
 	// Security: no privilege, read-only root, every capability dropped and
 	// none added back (docs/deploy.md says why none is needed).
@@ -192,4 +180,156 @@ func TestManifestMatchesConfig(t *testing.T) {
 	assert.Empty(t, sc.Capabilities.Add)
 	require.NotNil(t, sc.RunAsUser)
 	assert.Equal(t, int64(0), *sc.RunAsUser, "the CRI and pod-resources sockets are root:root 0660")
+}
+
+// collectorConfig is a collector configuration file of the deployment.
+type collectorConfig struct {
+	path     string
+	raw      []byte
+	conf     *confmap.Conf
+	receiver *containerstatsreceiver.Config
+}
+
+// readConfig reads a collector config; its receiver section must be a
+// valid config of this receiver (unknown keys fail as they would in the
+// collector). The exporters' sections are checked by the collector itself
+// in the end-to-end test (TestDeployConfigsValidate).
+func readConfig(t *testing.T, path string) collectorConfig {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var whole map[string]any
+	require.NoError(t, yaml.Unmarshal(raw, &whole), path)
+	conf := confmap.NewFromStringMap(whole)
+	sub, err := conf.Sub("receivers::container_stats")
+	require.NoError(t, err, path)
+	rcfg := containerstatsreceiver.NewFactory().CreateDefaultConfig().(*containerstatsreceiver.Config)
+	require.NoError(t, sub.Unmarshal(rcfg), path)
+	require.NoError(t, rcfg.Validate(), path)
+	return collectorConfig{path: path, raw: raw, conf: conf, receiver: rcfg}
+}
+
+// exporters are the names of the exporters the config defines, sorted.
+func (c collectorConfig) exporters(t *testing.T) []string {
+	t.Helper()
+	m, ok := c.conf.Get("exporters").(map[string]any)
+	require.True(t, ok, "%s: no exporters section", c.path)
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// withoutExporters is the config as a map without what a Prometheus
+// variant may change: the exporters and the pipeline's exporter list.
+func (c collectorConfig) withoutExporters(t *testing.T) map[string]any {
+	t.Helper()
+	m := c.conf.ToStringMap()
+	delete(m, "exporters")
+	p, err := c.conf.Sub("service::pipelines::metrics")
+	require.NoError(t, err, c.path)
+	require.NotNil(t, p.Get("exporters"), "%s: pipeline without exporters", c.path)
+	svc := m["service"].(map[string]any)
+	metrics := svc["pipelines"].(map[string]any)["metrics"].(map[string]any)
+	delete(metrics, "exporters")
+	return m
+}
+
+var envRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+
+// requireEnvSet checks that every ${env:X} of the config without a
+// default (${env:X:-default}) is set on the container; it returns the
+// container's environment by name.
+func requireEnvSet(t *testing.T, cfg collectorConfig, c corev1.Container) map[string]corev1.EnvVar {
+	t.Helper()
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	refs := envRef.FindAllStringSubmatch(string(cfg.raw), -1)
+	require.NotEmpty(t, refs, "%s reads no environment variable (the node name is one)", cfg.path)
+	for _, sm := range refs {
+		if sm[2] == "" {
+			assert.Contains(t, env, sm[1], "%s reads ${env:%s}, the container does not set it", cfg.path, sm[1])
+		}
+	}
+	return env
+}
+
+// TestPrometheusVariants: the two Prometheus setups (docs/deploy.md) are
+// the default config with other exporters only: the same receiver and
+// processors, one exporter each, every environment variable they need set
+// by the manifest (or defaulted in the file).
+func TestPrometheusVariants(t *testing.T) {
+	m := load(t)
+	c := m.daemonSet.Spec.Template.Spec.Containers[0]
+	def := readConfig(t, "config.yaml")
+	for _, v := range []struct{ dir, exporter string }{
+		{"prometheus-pull", "prometheus"},
+		{"prometheus-otlp", "otlphttp"},
+	} {
+		t.Run(v.dir, func(t *testing.T) {
+			cfg := readConfig(t, path.Join(v.dir, "config.yaml"))
+			assert.Equal(t, def.withoutExporters(t), cfg.withoutExporters(t), "%s differs from config.yaml in more than its exporters", cfg.path)
+			assert.Equal(t, []string{v.exporter}, cfg.exporters(t))
+			assert.Equal(t, []any{v.exporter}, cfg.conf.Get("service::pipelines::metrics::exporters"))
+			requireEnvSet(t, cfg, c)
+		})
+	}
+	// Prometheus 3's OTLP path: the exporter appends /v1/metrics to the
+	// endpoint; Prometheus serves /api/v1/otlp/v1/metrics.
+	ep, _ := readConfig(t, "prometheus-otlp/config.yaml").conf.Get("exporters::otlphttp::endpoint").(string)
+	assert.Regexp(t, `^\$\{env:[A-Z_]+:-http://[^}]+/api/v1/otlp\}$`, ep)
+}
+
+// TestPrometheusPullPatch: deploy/prometheus-pull/daemonset-patch.yaml,
+// strictly decoded and merged into the manifest's DaemonSet as kubectl
+// patch merges it (strategic merge), adds the container port and nothing
+// else, and that port is where the prometheus exporter of each pull
+// config listens: the opt-in config beside the patch and
+// config/cadvisor-compat.yaml.
+func TestPrometheusPullPatch(t *testing.T) {
+	m := load(t)
+	raw, err := os.ReadFile("prometheus-pull/daemonset-patch.yaml")
+	require.NoError(t, err)
+	objs, err := decode(raw)
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	patch, ok := objs[0].(*appsv1.DaemonSet)
+	require.True(t, ok, "the patch is a %T, not a DaemonSet", objs[0])
+	assert.Equal(t, m.daemonSet.Name, patch.Name)
+	assert.Equal(t, m.daemonSet.Namespace, patch.Namespace)
+
+	orig, err := json.Marshal(m.daemonSet)
+	require.NoError(t, err)
+	pj, err := yaml.YAMLToJSON(raw)
+	require.NoError(t, err)
+	merged, err := strategicpatch.StrategicMergePatch(orig, pj, appsv1.DaemonSet{})
+	require.NoError(t, err)
+	var ds appsv1.DaemonSet
+	require.NoError(t, json.Unmarshal(merged, &ds))
+
+	require.Len(t, ds.Spec.Template.Spec.Containers, 1, "the patch names the manifest's container")
+	c := ds.Spec.Template.Spec.Containers[0]
+	require.NotEmpty(t, c.Ports)
+	want := m.daemonSet.DeepCopy()
+	want.Spec.Template.Spec.Containers[0].Ports = c.Ports
+	assert.Equal(t, want.Spec, ds.Spec, "the patch changes more than the container's ports")
+
+	for _, f := range []string{"prometheus-pull/config.yaml", "../config/cadvisor-compat.yaml"} {
+		cfg := readConfig(t, f)
+		ep, _ := cfg.conf.Get("exporters::prometheus::endpoint").(string)
+		_, port, err := net.SplitHostPort(ep)
+		require.NoError(t, err, "%s: prometheus endpoint %q", f, ep)
+		found := false
+		for _, p := range c.Ports {
+			if strconv.Itoa(int(p.ContainerPort)) == port && p.Protocol == corev1.ProtocolTCP {
+				found = true
+			}
+		}
+		assert.True(t, found, "%s: the prometheus exporter listens on %s, the patched container's ports are %v", f, ep, c.Ports)
+		requireEnvSet(t, cfg, c)
+	}
 }

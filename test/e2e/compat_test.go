@@ -36,15 +36,7 @@ const compatRules = "testdata/cadvisor-rules.yaml"
 // exporters' endpoints and the pipeline's exporter list (both exporters).
 // The processors, the receiver's other settings and the exporters'
 // translation settings are the file's own.
-const compatOverlay = `receivers:
-  container_stats:
-    root_path: /
-    collection_interval: 1s
-    initial_delay: 0s
-    runtime:
-      cri_endpoint: %[1]s
-      containerd_endpoint: %[1]s
-exporters:
+const compatOverlay = receiverOverlay + `exporters:
   prometheus:
     endpoint: %[2]s
   prometheus_remote_write:
@@ -53,6 +45,19 @@ service:
   pipelines:
     metrics:
       exporters: [prometheus_remote_write, prometheus]
+`
+
+// receiverOverlay is the receiver part of a test overlay layered over a
+// shipped DaemonSet config (compatOverlay, prom3Overlay): this machine's
+// root and the runtime socket (%[1]s), a 1 s interval from the start.
+const receiverOverlay = `receivers:
+  container_stats:
+    root_path: /
+    collection_interval: 1s
+    initial_delay: 0s
+    runtime:
+      cri_endpoint: %[1]s
+      containerd_endpoint: %[1]s
 `
 
 // kubePodInfo stands in for kube-state-metrics, which a real cluster runs

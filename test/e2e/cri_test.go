@@ -164,6 +164,10 @@ func TestCollectorWithContainerd(t *testing.T) {
 		checkReadmeNames(t, bin, ctrd, ws)
 	})
 
+	t.Run("prometheus3-otlp", func(t *testing.T) {
+		checkPrometheus3(t, bin, ctrd, ws)
+	})
+
 }
 
 // metadataDefines lists the metrics metadata.yaml defines whose names

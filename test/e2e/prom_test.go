@@ -46,18 +46,25 @@ func startPrometheusOn(t *testing.T, addr, config string) *prometheus {
 	if err != nil {
 		need(t, "prometheus not installed (apt-get install --no-install-recommends prometheus)")
 	}
+	return launchPrometheus(t, "prometheus", bin, addr, config, "--web.enable-remote-write-receiver")
+}
+
+// launchPrometheus starts the Prometheus binary bin as name with config as
+// its prometheus.yml, temp storage, listening on addr, with extra flags,
+// and waits until it is ready.
+func launchPrometheus(t *testing.T, name, bin, addr, config string, extra ...string) *prometheus {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := &prometheus{addr: addr}
-	p.proc = start(t, "prometheus", bin, nil,
-		"--config.file="+cfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+p.addr,
-		"--web.enable-remote-write-receiver",
-		"--log.level=warn")
+	p.proc = start(t, name, bin, nil, append([]string{
+		"--config.file=" + cfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + p.addr,
+		"--log.level=warn"}, extra...)...)
 	eventually(t, 30*time.Second, "prometheus ready", func() error {
 		p.proc.alive(t)
 		resp, err := http.Get("http://" + p.addr + "/-/ready")
@@ -84,7 +91,17 @@ type sample struct {
 
 // query runs an instant PromQL query through the HTTP API.
 func (p *prometheus) query(promql string) ([]sample, error) {
-	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(promql))
+	return p.queryAt(promql, time.Time{})
+}
+
+// queryAt runs an instant PromQL query evaluated at a given time (the
+// server's now when at is zero).
+func (p *prometheus) queryAt(promql string, at time.Time) ([]sample, error) {
+	q := url.Values{"query": {promql}}
+	if !at.IsZero() {
+		q.Set("time", strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64))
+	}
+	resp, err := http.Get("http://" + p.addr + "/api/v1/query?" + q.Encode())
 	if err != nil {
 		return nil, err
 	}

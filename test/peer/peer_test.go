@@ -23,6 +23,22 @@
 //   - ours+prom-lean:  the same with the README's cheapest Prometheus setup
 //     (without_scope_info, no labels a Prometheus target already has or
 //     that churn), scraped every interval
+//   - ours+otlp-prom3: receiver, memory_limiter, batch, OTLP/HTTP into a
+//     real Prometheus 3 (the recommended setup: deploy/prometheus-otlp/,
+//     its prometheus.yml as Prometheus' config); Prometheus 3 runs beside
+//     it (prometheus3), measured but not compared. Only when PROMETHEUS3_BIN
+//     names a binary (make bench-peer builds one: make prometheus3).
+//
+// Each size runs under each condition of BENCH_PEER_CONDITIONS (default
+// "quiet,loaded"; conditions_test.go): quiet, nothing but the benchmark;
+// loaded, plus CPU hogs in a cgroup of their own at BENCH_PEER_LOAD_FACTOR
+// busy threads per core (default 4). Before each size the benchmark waits
+// (BENCH_PEER_QUIET_WAIT, default 5m) for the 1-min load average to drop
+// below BENCH_PEER_QUIET_LOAD (default 1.0) or fails, naming the load; over
+// the window it accounts for the machine's non-idle CPU, and a size whose
+// foreign CPU (what the benchmark did not run) exceeds
+// BENCH_PEER_FOREIGN_MAX cores (default 0.1) fails, its row marked. One
+// table per condition, with the date and the loads seen.
 //
 // After a warm-up it reads utime+stime of every process from /proc/<pid>/stat
 // at the start and end of the measured window, and VmRSS/VmHWM at the end.
@@ -40,20 +56,27 @@
 // (another build of the collector, run collection-only beside the rest,
 // without BENCH_PEER_OURS_ENV but with BENCH_PEER_BASELINE_ENV: a change, or
 // a runtime setting such as GOGC, measured against a baseline in the same
-// run).
+// run), PROMETHEUS3_BIN (Prometheus 3: the ours+otlp-prom3 row; unset, no
+// such row) and PROMETHEUS3_CONFIG (its prometheus.yml, default
+// deploy/prometheus-otlp/prometheus.yml); the conditions' BENCH_PEER_CONDITIONS,
+// BENCH_PEER_QUIET_LOAD, BENCH_PEER_QUIET_WAIT, BENCH_PEER_FOREIGN_MAX and
+// BENCH_PEER_LOAD_FACTOR (above).
 package peer
 
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +102,8 @@ const (
 	pOursProm       = "ours+prom"
 	pOursPromLean   = "ours+prom-lean"
 	pBaseline       = "baseline"
+	pOursProm3      = "ours+otlp-prom3"
+	pProm3          = "prometheus3"
 )
 
 type settings struct {
@@ -90,6 +115,9 @@ type settings struct {
 	oursEnv          []string
 	baseline         string
 	baselineEnv      []string
+	prom3            string // Prometheus 3 binary; empty: no ours+otlp-prom3 row
+	prom3Config      string // its prometheus.yml: deploy/prometheus-otlp/'s
+	conditionSettings
 }
 
 func envDuration(t *testing.T, key string, def time.Duration) time.Duration {
@@ -123,6 +151,10 @@ func readSettings(t *testing.T) settings {
 		oursEnv:     strings.Fields(os.Getenv("BENCH_PEER_OURS_ENV")),
 		baseline:    os.Getenv("BENCH_PEER_BASELINE_BIN"),
 		baselineEnv: strings.Fields(os.Getenv("BENCH_PEER_BASELINE_ENV")),
+		prom3:       os.Getenv("PROMETHEUS3_BIN"),
+		prom3Config: envOr("PROMETHEUS3_CONFIG", "../../deploy/prometheus-otlp/prometheus.yml"),
+
+		conditionSettings: readConditionSettings(t),
 	}
 	for _, f := range strings.Split(envOr("BENCH_PEER_N", "50,200,500"), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -134,6 +166,9 @@ func readSettings(t *testing.T) settings {
 	bins := []*string{&s.otelcol, &s.cadv}
 	if s.baseline != "" {
 		bins = append(bins, &s.baseline)
+	}
+	if s.prom3 != "" {
+		bins = append(bins, &s.prom3, &s.prom3Config)
 	}
 	for _, p := range bins {
 		abs, err := filepath.Abs(*p)
@@ -157,12 +192,13 @@ type measured struct {
 
 // result is one size's run.
 type result struct {
-	n     int
-	procs map[string]measured
+	n      int
+	window window // its conditions
+	procs  map[string]measured
 	// what the last scrape of each scraped endpoint returned
 	pageBytes, pageGzip, series map[string]int
 	ownSeries                   map[string]int // series naming one of our container IDs
-	window                      time.Duration
+	elapsed                     time.Duration  // the measured window
 }
 
 func TestPeer(t *testing.T) {
@@ -174,13 +210,19 @@ func TestPeer(t *testing.T) {
 	}
 	s := readSettings(t)
 	machine.Lock(t) // held across all sizes: no other test's pods in between
-	var results []result
-	for _, n := range s.sizes {
-		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
-			results = append(results, runSize(t, s, n))
+	var tables []string
+	for _, cond := range s.conditions {
+		t.Run(cond, func(t *testing.T) {
+			var results []result
+			for _, n := range s.sizes {
+				t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+					results = append(results, runSize(t, s, cond, n))
+				})
+			}
+			tables = append(tables, formatTable(s, cond, results))
 		})
 	}
-	table := formatTable(s, results)
+	table := strings.Join(tables, "\n")
 	fmt.Println(table)
 	if err := os.MkdirAll(filepath.Dir(s.out), 0o755); err == nil {
 		if err := os.WriteFile(s.out, []byte(table), 0o644); err != nil {
@@ -286,19 +328,28 @@ service:
 `
 }
 
-func otlpConfig(interval time.Duration, sinkPort int) string {
-	return fmt.Sprintf(receiverConfig, interval) + processors + fmt.Sprintf(`exporters:
-  otlp:
-    endpoint: 127.0.0.1:%d
-    tls:
-      insecure: true
-service:
-`, sinkPort) + telemetry + `  pipelines:
+// exportConfig is the receiver (recv: its section), deploy/config.yaml's
+// processors and one exporter with its settings (indented below it).
+func exportConfig(recv, exporter, exporterSettings string) string {
+	return recv + processors + "exporters:\n  " + exporter + ":\n" + exporterSettings + "service:\n" + telemetry + fmt.Sprintf(`  pipelines:
     metrics:
       receivers: [container_stats]
       processors: [memory_limiter, batch]
-      exporters: [otlp]
-`
+      exporters: [%s]
+`, exporter)
+}
+
+func otlpConfig(interval time.Duration, sinkPort int) string {
+	return exportConfig(fmt.Sprintf(receiverConfig, interval), "otlp", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
+    tls:
+      insecure: true
+`, sinkPort))
+}
+
+// otlpHTTPConfig pushes into Prometheus 3's OTLP receiver as
+// deploy/prometheus-otlp/config.yaml does.
+func otlpHTTPConfig(interval time.Duration, prom3Addr string) string {
+	return exportConfig(fmt.Sprintf(receiverConfig, interval), "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr))
 }
 
 func sinkConfig(port int) string {
@@ -336,18 +387,37 @@ func promConfig(interval time.Duration, port int, lean bool) string {
 		recv += leanReceiver
 		scope = "    without_scope_info: true\n"
 	}
-	return recv + processors + fmt.Sprintf(`exporters:
-  prometheus:
-    endpoint: 127.0.0.1:%d
+	return exportConfig(recv, "prometheus", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
     resource_to_telemetry_conversion:
       enabled: true
-%sservice:
-`, port, scope) + telemetry + `  pipelines:
-    metrics:
-      receivers: [container_stats]
-      processors: [memory_limiter, batch]
-      exporters: [prometheus]
-`
+%s`, port, scope))
+}
+
+// prom3Containers is how many containers of the benchmark's node
+// Prometheus 3 holds series of now.
+func prom3Containers(t *testing.T, addr string) int {
+	t.Helper()
+	q := `count(count by (container_id) (container_memory_working_set_bytes{k8s_node_name="peer-node", container_id!=""}))`
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Errorf("%s: %v", pProm3, err)
+		return 0
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || len(r.Data.Result) != 1 {
+		t.Errorf("%s: %s: %v %+v", pProm3, q, err, r)
+		return 0
+	}
+	v, _ := r.Data.Result[0].Value[1].(string)
+	n, _ := strconv.Atoi(v)
+	return n
 }
 
 func writeFile(t *testing.T, path, content string) string {
@@ -358,13 +428,17 @@ func writeFile(t *testing.T, path, content string) string {
 	return path
 }
 
-func runSize(t *testing.T, s settings, n int) result {
+func runSize(t *testing.T, s settings, cond string, n int) result {
 	machine.Lock(t) // before any cleanup: released after them
+	// A quiet machine before this size makes anything (the previous
+	// size's processes are gone by now).
+	waited := waitQuiet(t, s.conditionSettings)
 
 	// The containers: one pod each, QoS classes alternating; one in ten
 	// busy, one in ten with 60 extra threads, the rest idle.
 	created := time.Now()
 	ids := make([]string, 0, n)
+	containers := make([]*cgrouptest.Container, 0, n)
 	for i := 0; i < n; i++ {
 		qos := "burstable"
 		if i%2 == 1 {
@@ -372,6 +446,7 @@ func runSize(t *testing.T, s settings, n int) result {
 		}
 		c := cgrouptest.NewContainer(t, qos)
 		ids = append(ids, c.ID)
+		containers = append(containers, c)
 		switch i % 10 {
 		case 0:
 			c.Start(t, modeBusy)
@@ -382,6 +457,12 @@ func runSize(t *testing.T, s settings, n int) result {
 		}
 	}
 	t.Logf("N=%d: %d containers with processes in %s", n, n, time.Since(created).Round(time.Millisecond))
+	var hog *cgrouptest.Container
+	hogThreads := 0
+	if cond == condLoaded {
+		hog, hogThreads = startHogs(t, s.conditionSettings)
+		t.Logf("loaded: %d busy threads in %s", hogThreads, hog.Rel)
+	}
 
 	dir := t.TempDir()
 	sinkPort, promPort := freePort(t), freePort(t)
@@ -397,6 +478,14 @@ func runSize(t *testing.T, s settings, n int) result {
 		procs[pBaseline] = start(t, dir, pBaseline, s.baselineEnv, s.baseline, "--config", filepath.Join(dir, "ours.yaml"))
 	}
 	procs[pOursPromLean] = start(t, dir, pOursPromLean, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom-lean.yaml"), promConfig(s.interval, leanPort, true)))
+	var prom3Addr string
+	if s.prom3 != "" {
+		prom3Addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		procs[pProm3] = start(t, dir, pProm3, nil, s.prom3, "--config.file="+s.prom3Config,
+			"--storage.tsdb.path="+filepath.Join(dir, "prom3-data"), "--web.listen-address="+prom3Addr,
+			"--web.enable-otlp-receiver", "--log.level=warn")
+		procs[pOursProm3] = start(t, dir, pOursProm3, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp-prom3.yaml"), otlpHTTPConfig(s.interval, prom3Addr)))
+	}
 
 	cadvAddr := waitFile(t, filepath.Join(dir, "cadvisor-scrape.addr"), 30*time.Second)
 	targets := map[string]string{
@@ -422,21 +511,31 @@ func runSize(t *testing.T, s settings, n int) result {
 	if s.perfDir != "" {
 		perfs = startPerf(t, s.perfDir, n, procs, s.duration)
 	}
-	t0 := time.Now()
-	before := map[string]int64{}
-	for name, p := range procs {
-		before[name] = cpuTicks(t, p.cmd.Process.Pid)
-	}
+	begin := &accounting{procs: procs, containers: containers, hog: hog}
+	begin.read(t)
 	time.Sleep(s.duration)
-	window := time.Since(t0)
-	res := result{n: n, procs: map[string]measured{}, window: window}
+	end := &accounting{procs: procs, containers: containers, hog: hog}
+	end.read(t)
+	elapsed := end.at.Sub(begin.at)
+	res := result{n: n, procs: map[string]measured{}, elapsed: elapsed}
 	for name, p := range procs {
-		d := cpuTicks(t, p.cmd.Process.Pid) - before[name]
+		d := end.perProc[name] - begin.perProc[name]
 		rss, hwm := memory(t, p.cmd.Process.Pid)
-		res.procs[name] = measured{ticksPerMin: float64(d) * float64(time.Minute) / float64(window), rssKiB: rss, hwmKiB: hwm}
+		res.procs[name] = measured{ticksPerMin: float64(d) * float64(time.Minute) / float64(elapsed), rssKiB: rss, hwmKiB: hwm}
 	}
+	var perfTicks int64
 	for _, c := range perfs {
 		_ = c.Wait()
+		if c.ProcessState != nil {
+			perfTicks += int64((c.ProcessState.UserTime() + c.ProcessState.SystemTime()) * clockTicks / time.Second)
+		}
+	}
+	res.window = measureWindow(cond, s.conditionSettings, waited, begin, end, hogThreads, perfTicks)
+	t.Logf("%s N=%d: machine %.2f cores, benchmark %.2f, foreign %.2f (at most %.2f), load %s -> %s", cond, n,
+		res.window.machine, res.window.bench, res.window.foreign, s.foreignMax, res.window.loadBefore, res.window.loadAfter)
+	if !res.window.quiet() {
+		t.Errorf("%s N=%d: foreign CPU %.2f cores > %.2f (BENCH_PEER_FOREIGN_MAX): other work ran during the window (load %s at its end); the figures are not a %s result",
+			cond, n, res.window.foreign, s.foreignMax, res.window.loadAfter, cond)
 	}
 	res.pageBytes, res.pageGzip, res.series, res.ownSeries = sc.last()
 
@@ -456,8 +555,17 @@ func runSize(t *testing.T, s settings, n int) result {
 	if got := totalResources(t, procs[pSink].log); got < n {
 		t.Errorf("sink: received %d resources in all, want at least %d", got, n)
 	}
-	if b, err := os.ReadFile(procs[pOursOTLP].log); err == nil && bytes.Contains(b, []byte("Exporting failed")) {
-		t.Errorf("%s: exports failed (see its log)", pOursOTLP)
+	for _, name := range []string{pOursOTLP, pOursProm3} {
+		if p := procs[name]; p != nil {
+			if b, err := os.ReadFile(p.log); err == nil && bytes.Contains(b, []byte("Exporting failed")) {
+				t.Errorf("%s: exports failed (see its log)", name)
+			}
+		}
+	}
+	if prom3Addr != "" {
+		if got := prom3Containers(t, prom3Addr); got < n {
+			t.Errorf("%s: holds %d containers of node peer-node, want at least %d", pProm3, got, n)
+		}
 	}
 	return res
 }
@@ -672,13 +780,20 @@ func (s *scraper) idsSeen(name string) int {
 	return s.seen[name]
 }
 
-func formatTable(s settings, rs []result) string {
+func formatTable(s settings, cond string, rs []result) string {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(&b, "Peer benchmark: %s, %s, interval %s, window %s after %s warm-up, perf attached: %v, our env: %q, load at the end: %s\n\n",
-		host, time.Now().UTC().Format("2006-01-02 15:04 MST"), s.interval, s.duration, s.warmup, s.perfDir != "", s.oursEnv,
+	fmt.Fprintf(&b, "Peer benchmark, condition %s: %s, %s, interval %s, window %s after %s warm-up, perf attached: %v, our env: %q, load at the end: %s\n",
+		cond, host, time.Now().UTC().Format("2006-01-02 15:04 MST"), s.interval, s.duration, s.warmup, s.perfDir != "", s.oursEnv,
 		strings.Join(strings.Fields(string(load))[:3], " "))
+	switch cond {
+	case condQuiet:
+		fmt.Fprintf(&b, "Quiet: 1-min load below %.2f before each size, foreign CPU at most %.2f cores in each window.\n\n", s.quietLoad, s.foreignMax)
+	case condLoaded:
+		fmt.Fprintf(&b, "Loaded: %d busy threads per core (%d on %d cores) in a cgroup of their own from before the warm-up; 1-min load below %.2f before each size, foreign CPU at most %.2f cores in each window.\n\n",
+			s.loadFactor, s.loadFactor*runtime.NumCPU(), runtime.NumCPU(), s.quietLoad, s.foreignMax)
+	}
 	b.WriteString("| N | what runs | cAdvisor ticks/min | ours ticks/min | ours/cAdvisor | cAdvisor RSS MiB | ours RSS MiB | RSS ours/cAdvisor |\n")
 	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	mib := func(k int64) float64 { return float64(k) / 1024 }
@@ -688,6 +803,9 @@ func formatTable(s settings, rs []result) string {
 			{"+ OTLP export (ours) / + scrape (cAdvisor)", pCadvisorScrape, pOursOTLP},
 			{"+ Prometheus scraped every interval", pCadvisorScrape, pOursProm},
 			{"+ Prometheus, lean setup (README)", pCadvisorScrape, pOursPromLean},
+		}
+		if s.prom3 != "" {
+			rows = append(rows, struct{ what, cadv, ours string }{"+ OTLP into Prometheus 3 (ours; Prometheus 3 not counted) / + scrape (cAdvisor)", pCadvisorScrape, pOursProm3})
 		}
 		for _, row := range rows {
 			c, o := r.procs[row.cadv], r.procs[row.ours]
@@ -704,16 +822,21 @@ func formatTable(s settings, rs []result) string {
 		}
 	}
 	b.WriteString("\nPer container, and what else ran:\n\n")
-	b.WriteString("| N | cAdvisor ticks/min/1000 containers | ours ticks/min/1000 containers | ours+prom ticks/min/1000 containers | OTLP sink ticks/min | peak RSS MiB cAdvisor / ours / ours+prom | /metrics cAdvisor: bytes (gzip) series | /metrics ours: bytes (gzip) series | /metrics ours lean: bytes (gzip) series |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---|---|---|---|\n")
+	b.WriteString("| N | cAdvisor ticks/min/1000 containers | ours ticks/min/1000 containers | ours+prom ticks/min/1000 containers | OTLP sink ticks/min | Prometheus 3 ticks/min (RSS MiB) | peak RSS MiB cAdvisor / ours / ours+prom | /metrics cAdvisor: bytes (gzip) series | /metrics ours: bytes (gzip) series | /metrics ours lean: bytes (gzip) series |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---|---|---|---|---|\n")
 	for _, r := range rs {
 		per := func(name string) float64 { return r.procs[name].ticksPerMin * 1000 / float64(r.n) }
-		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f / %.1f | %d (%d) %d | %d (%d) %d | %d (%d) %d |\n", r.n,
-			per(pCadvisor), per(pOurs), per(pOursProm), r.procs[pSink].ticksPerMin,
+		prom3 := "-"
+		if p, ok := r.procs[pProm3]; ok {
+			prom3 = fmt.Sprintf("%.1f (%.1f)", p.ticksPerMin, mib(p.rssKiB))
+		}
+		fmt.Fprintf(&b, "| %d | %.1f | %.1f | %.1f | %.1f | %s | %.1f / %.1f / %.1f | %d (%d) %d | %d (%d) %d | %d (%d) %d |\n", r.n,
+			per(pCadvisor), per(pOurs), per(pOursProm), r.procs[pSink].ticksPerMin, prom3,
 			mib(r.procs[pCadvisor].hwmKiB), mib(r.procs[pOurs].hwmKiB), mib(r.procs[pOursProm].hwmKiB),
 			r.pageBytes[pCadvisorScrape], r.pageGzip[pCadvisorScrape], r.series[pCadvisorScrape],
 			r.pageBytes[pOursProm], r.pageGzip[pOursProm], r.series[pOursProm],
 			r.pageBytes[pOursPromLean], r.pageGzip[pOursPromLean], r.series[pOursPromLean])
 	}
+	formatConditions(&b, rs)
 	return b.String()
 }

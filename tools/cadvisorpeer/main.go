@@ -36,19 +36,30 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The kubelet's settings (pkg/kubelet/cadvisor/cadvisor_linux.go): stats kept
-// 2 minutes, housekeeping every 10 s, stretched up to 15 s for containers
-// whose stats do not change (dynamic housekeeping), event storage off.
+// The kubelet's settings, as k8s.io/kubernetes v1.34.4 sets them
+// (pkg/kubelet/cadvisor/cadvisor_linux.go lines 58-61): stats kept 2
+// minutes, housekeeping every 10 s (the housekeeping_interval flag the
+// kubelet's init overrides, lines 66-67; event storage off, lines 69-70),
+// stretched up to 15 s for containers whose stats do not change (dynamic
+// housekeeping: manager.HousekeepingConfig, lines 106-110).
 const (
 	statsCacheDuration          = 2 * time.Minute
 	defaultHousekeepingInterval = 10 * time.Second
 	maxHousekeepingInterval     = 15 * time.Second
 )
 
-// collectionMetrics is the kubelet's set for cAdvisor's manager (DiskUsage is
-// in it whenever local storage capacity isolation is on, the default).
-func collectionMetrics() container.MetricSet {
-	return container.MetricSet{
+// kubeletMetrics is the set the kubelet gives cAdvisor's manager
+// (includedMetrics of cadvisor.New, cadvisor_linux.go lines 87-104, passed to
+// manager.New at line 113): what housekeeping collects. PressureMetrics when
+// the KubeletPSI feature gate is on (lines 98-99; pkg/features/
+// kube_features.go lines 1401-1404: beta and on by default since 1.34), and
+// DiskUsageMetrics when legacy stats or local storage capacity isolation is
+// on (line 103; the latter is the kubelet's default). Under those defaults
+// it is also the set /metrics/cadvisor exports (pkg/kubelet/server/server.go
+// lines 440-453: the same families, DiskUsageMetrics unconditionally,
+// PressureMetrics under the same gate).
+func kubeletMetrics(psi bool) container.MetricSet {
+	s := container.MetricSet{
 		container.CpuUsageMetrics:     struct{}{},
 		container.MemoryUsageMetrics:  struct{}{},
 		container.CpuLoadMetrics:      struct{}{},
@@ -59,13 +70,7 @@ func collectionMetrics() container.MetricSet {
 		container.OOMMetrics:          struct{}{},
 		container.DiskUsageMetrics:    struct{}{},
 	}
-}
-
-// exportMetrics is the kubelet's set for /metrics/cadvisor (PSI when its
-// KubeletPSI feature gate is on: -pressure).
-func exportMetrics(pressure bool) container.MetricSet {
-	s := collectionMetrics()
-	if pressure {
+	if psi {
 		s[container.PressureMetrics] = struct{}{}
 	}
 	return s
@@ -77,8 +82,16 @@ func main() {
 	hk := flag.Duration("hk-interval", defaultHousekeepingInterval, "housekeeping interval (cAdvisor's housekeeping_interval)")
 	maxHK := flag.Duration("hk-max", maxHousekeepingInterval, "largest housekeeping interval (dynamic housekeeping)")
 	dynamic := flag.Bool("hk-dynamic", true, "dynamic housekeeping (the kubelet: on)")
-	roots := flag.String("cgroup-roots", "/kubepods", "comma-separated raw cgroup prefixes cAdvisor tracks (the kubelet: its node-allocatable root and system cgroups)")
-	pressure := flag.Bool("pressure", false, "export PSI metrics (the kubelet's KubeletPSI gate)")
+	// The kubelet's cgroupRoots (cmd/kubelet/app/server.go lines 748-766):
+	// the node-allocatable root (/kubepods with the cgroupfs driver and
+	// cgroups per QoS), plus the kubelet's own cgroup when it can tell it
+	// (cpu and memory in the same cgroup, or --kubelet-cgroups) and
+	// --runtime-cgroups / --system-cgroups when set. The benchmark passes
+	// /kubepods alone: the kubelet's own cgroup would be one more container
+	// here (or "/", every cgroup of the machine, where the harness runs
+	// without CPU accounting).
+	roots := flag.String("cgroup-roots", "/kubepods", "comma-separated raw cgroup prefixes cAdvisor tracks (the kubelet: its node-allocatable root, its own cgroup, runtime and system cgroups)")
+	pressure := flag.Bool("pressure", true, "the kubelet's KubeletPSI feature gate (on by default since Kubernetes 1.34): PSI collected by housekeeping and exported")
 	loadReader := flag.Bool("enable-load-reader", false, "cAdvisor's netlink CPU load reader, as cAdvisor's own binary wires it for --enable_load_reader (the kubelet never does)")
 	flag.Parse()
 
@@ -99,7 +112,7 @@ func main() {
 
 	m, err := manager.New(memory.New(statsCacheDuration, nil), sysfs.NewRealSysFs(),
 		manager.HousekeepingConfig{Interval: maxHK, AllowDynamic: dynamic},
-		collectionMetrics(), strings.Split(*roots, ","), nil, "", 0)
+		kubeletMetrics(*pressure), strings.Split(*roots, ","), nil, "", 0)
 	if err != nil {
 		log.Fatalf("cadvisor manager: %v", err)
 	}
@@ -108,7 +121,7 @@ func main() {
 	}
 
 	reg := prometheus.NewRegistry()
-	set := exportMetrics(*pressure)
+	set := kubeletMetrics(*pressure)
 	reg.MustRegister(metrics.NewPrometheusMachineCollector(m, set))
 	reg.MustRegister(metrics.NewPrometheusCollector(m, kubeletLabels, set, clock.RealClock{},
 		info.RequestOptions{IdType: info.TypeName, Count: 1, Recursive: true}))

@@ -188,6 +188,10 @@ type measured struct {
 	ticksPerMin float64
 	rssKiB      int64 // VmRSS at the end of the window
 	hwmKiB      int64 // VmHWM: the peak
+	// where VmRSS is: RssAnon (the Go heap, goroutine stacks, the
+	// runtime's own structures) and RssFile (pages of the binary and
+	// shared libraries touched: code and read-only data)
+	anonKiB, fileKiB int64
 }
 
 // result is one size's run.
@@ -520,8 +524,9 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 	res := result{n: n, procs: map[string]measured{}, elapsed: elapsed}
 	for name, p := range procs {
 		d := end.perProc[name] - begin.perProc[name]
-		rss, hwm := memory(t, p.cmd.Process.Pid)
-		res.procs[name] = measured{ticksPerMin: float64(d) * float64(time.Minute) / float64(elapsed), rssKiB: rss, hwmKiB: hwm}
+		m := memory(t, p.cmd.Process.Pid)
+		m.ticksPerMin = float64(d) * float64(time.Minute) / float64(elapsed)
+		res.procs[name] = m
 	}
 	var perfTicks int64
 	for _, c := range perfs {
@@ -603,12 +608,14 @@ func cpuTicks(t *testing.T, pid int) int64 {
 	return ut + st
 }
 
-func memory(t *testing.T, pid int) (rss, hwm int64) {
+// memory is pid's VmRSS, VmHWM, RssAnon and RssFile (/proc/<pid>/status).
+func memory(t *testing.T, pid int) measured {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var m measured
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
@@ -617,12 +624,16 @@ func memory(t *testing.T, pid int) (rss, hwm int64) {
 		kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		switch k {
 		case "VmRSS":
-			rss = kib
+			m.rssKiB = kib
 		case "VmHWM":
-			hwm = kib
+			m.hwmKiB = kib
+		case "RssAnon":
+			m.anonKiB = kib
+		case "RssFile":
+			m.fileKiB = kib
 		}
 	}
-	return rss, hwm
+	return m
 }
 
 var resourcesRE = regexp.MustCompile(`"resource metrics": (\d+)`)
@@ -836,6 +847,15 @@ func formatTable(s settings, cond string, rs []result) string {
 			r.pageBytes[pCadvisorScrape], r.pageGzip[pCadvisorScrape], r.series[pCadvisorScrape],
 			r.pageBytes[pOursProm], r.pageGzip[pOursProm], r.series[pOursProm],
 			r.pageBytes[pOursPromLean], r.pageGzip[pOursPromLean], r.series[pOursPromLean])
+	}
+	b.WriteString("\nWhere the RSS is at the end of the window (MiB): anonymous (heap, stacks, runtime) + file-backed (the binary's pages touched):\n\n")
+	b.WriteString("| N | cAdvisor | cAdvisor+scrape | ours | ours+otlp | ours+prom |\n|---:|---|---|---|---|---|\n")
+	for _, r := range rs {
+		cell := func(name string) string {
+			p := r.procs[name]
+			return fmt.Sprintf("%.1f = %.1f + %.1f", mib(p.rssKiB), mib(p.anonKiB), mib(p.fileKiB))
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", r.n, cell(pCadvisor), cell(pCadvisorScrape), cell(pOurs), cell(pOursOTLP), cell(pOursProm))
 	}
 	formatConditions(&b, rs)
 	return b.String()

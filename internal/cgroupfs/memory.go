@@ -191,9 +191,12 @@ func (r *Reader) MemoryPeak(rel string) (U64, error) {
 // root). On v1 the kernel counts a kill only in the victim's own cgroup, so
 // a pod's kills are the sum over its subtree. Cgroups without the counter
 // are skipped; a sub-cgroup that vanishes during the walk is skipped too,
-// rel itself vanishing gives ErrVanished. It does nothing on v2, whose
-// memory.events counter is already hierarchical.
-func (r *Reader) OOMKillsTreeV1(rel string, fn func(rel string, kills uint64)) error {
+// rel itself vanishing gives ErrVanished. known, when not nil, holds
+// counters the caller read a moment ago (the pod's own, its containers'
+// in the same scrape), by the same relative path: those files are not
+// read again. It does nothing on v2, whose memory.events counter is
+// already hierarchical.
+func (r *Reader) OOMKillsTreeV1(rel string, known map[string]uint64, fn func(rel string, kills uint64)) error {
 	if !r.l.StatsV1() {
 		return nil
 	}
@@ -202,28 +205,33 @@ func (r *Reader) OOMKillsTreeV1(rel string, fn func(rel string, kills uint64)) e
 	if dir == "" {
 		return nil
 	}
-	return r.oomKillsTree(root, dir, true, fn)
+	return r.oomKillsTree(root, dir, true, known, fn)
 }
 
-func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64)) error {
-	var kills U64
-	_, err := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
-		if string(k) == "oom_kill" {
-			kills = Some(v)
-		}
-	})
-	if err != nil {
-		if !top && errors.Is(err, ErrVanished) {
-			return nil
-		}
-		return err
-	}
+func (r *Reader) oomKillsTree(root, dir string, top bool, known map[string]uint64, fn func(string, uint64)) error {
 	rel, err := filepath.Rel(root, dir)
 	if err != nil {
 		return err
 	}
-	if kills.OK {
-		fn(filepath.Join("/", filepath.ToSlash(rel)), kills.V)
+	rel = filepath.Join("/", filepath.ToSlash(rel))
+	if v, ok := known[rel]; ok {
+		fn(rel, v)
+	} else {
+		var kills U64
+		_, err := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+			if string(k) == "oom_kill" {
+				kills = Some(v)
+			}
+		})
+		if err != nil {
+			if !top && errors.Is(err, ErrVanished) {
+				return nil
+			}
+			return err
+		}
+		if kills.OK {
+			fn(rel, kills.V)
+		}
 	}
 	subs, err := r.l.subdirs(dir, nil)
 	if err != nil {
@@ -236,7 +244,7 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, fn func(string, uint64
 		return fmt.Errorf("read dir %s: %w", dir, err)
 	}
 	for _, sub := range subs {
-		if err := r.oomKillsTree(root, filepath.Join(dir, sub), false, fn); err != nil {
+		if err := r.oomKillsTree(root, filepath.Join(dir, sub), false, known, fn); err != nil {
 			return err
 		}
 	}

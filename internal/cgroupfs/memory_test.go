@@ -100,9 +100,16 @@ func TestMemoryV1Mapping(t *testing.T) {
 	assert.False(t, got.InactiveFile.OK)
 
 	kills := map[string]uint64{}
-	require.NoError(t, r.OOMKillsTreeV1("/pod", func(rel string, v uint64) { kills[rel] = v }))
+	require.NoError(t, r.OOMKillsTreeV1("/pod", nil, func(rel string, v uint64) { kills[rel] = v }))
 	assert.Equal(t, map[string]uint64{"/pod/c": 3, "/pod/nomemsw": 7, "/pod/nomemsw/sub": 11}, kills)
-	require.ErrorIs(t, r.OOMKillsTreeV1("/gone", func(string, uint64) {}), ErrVanished)
+	require.ErrorIs(t, r.OOMKillsTreeV1("/gone", nil, func(string, uint64) {}), ErrVanished)
+	// Counters the caller read a moment ago are not read again: a known
+	// value (distinct from the file's) is what the walk reports, the
+	// others come from the files, the subtree is walked as before.
+	kills = map[string]uint64{}
+	require.NoError(t, r.OOMKillsTreeV1("/pod", map[string]uint64{"/pod/c": 300, "/pod": 5},
+		func(rel string, v uint64) { kills[rel] = v }))
+	assert.Equal(t, map[string]uint64{"/pod": 5, "/pod/c": 300, "/pod/nomemsw": 7, "/pod/nomemsw/sub": 11}, kills)
 }
 
 func TestMemoryV2Mapping(t *testing.T) {
@@ -148,7 +155,7 @@ func TestMemoryV2Mapping(t *testing.T) {
 	require.ErrorIs(t, err, ErrVanished)
 
 	var none []string
-	require.NoError(t, r.OOMKillsTreeV1("/pod", func(rel string, _ uint64) { none = append(none, rel) }))
+	require.NoError(t, r.OOMKillsTreeV1("/pod", nil, func(rel string, _ uint64) { none = append(none, rel) }))
 	sort.Strings(none)
 	assert.Empty(t, none, "v2 counters are hierarchical already: no walk")
 }

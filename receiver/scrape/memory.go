@@ -190,13 +190,34 @@ func (f *memoryFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 // readMemory reads an entity's memory accounting. On v1 a pod's OOM kills
 // are summed over its subtree, since the kernel counts a kill only in the
 // victim's own cgroup there (v2's memory.events is already hierarchical).
+//
+// The pod's walk reuses what this scrape read already: the pod's own
+// counter (just now, with its memory) and its containers' (read before the
+// pods, kept in oomRead), so only cgroups nobody read (the sandbox, a
+// container filtered out, sub-cgroups) are read again.
 func (s *Scraper) readMemory(e *entity, want cgroupfs.MemoryWant, slot int) (cgroupfs.MemoryStat, error) {
 	mem, err := s.reader.Memory(e.rel, want)
-	if err != nil || e.kind != kindPod || !want.OOM || !s.layout.StatsV1() {
+	if err != nil || !want.OOM || !s.layout.StatsV1() {
 		return mem, err
 	}
-	oom := stateOf[oomTree](e.st, slot)
-	mem.OOMKills, err = oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, fn) })
+	switch e.kind {
+	case kindContainer:
+		if mem.OOMKills.OK {
+			if s.oomRead == nil {
+				s.oomRead = map[string]uint64{}
+			}
+			s.oomRead[e.rel] = mem.OOMKills.V
+		}
+	case kindPod:
+		if mem.OOMKills.OK {
+			if s.oomRead == nil {
+				s.oomRead = map[string]uint64{}
+			}
+			s.oomRead[e.rel] = mem.OOMKills.V
+		}
+		oom := stateOf[oomTree](e.st, slot)
+		mem.OOMKills, err = oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, s.oomRead, fn) })
+	}
 	return mem, err
 }
 

@@ -128,6 +128,18 @@ func (f *networkFamily) read(e *entity) {
 		return
 	}
 	s := f.s
+	if e.kind == kindPod {
+		// A thread of one of the pod's containers, listed by this scrape a
+		// moment ago, is in the pod's network namespace: no second listing.
+		// Gone since (it exited): look for a process as below.
+		if tid, ok := s.podThread[e.id]; ok {
+			devs, ok, err := s.proc.NetDev(tid, f.devs[:0])
+			if err == nil && ok {
+				f.devs, f.ok = devs, true
+				return
+			}
+		}
+	}
 	pid := 1
 	if e.kind != kindNode {
 		p, ok, err := s.reader.AnyPID(e.rel)
@@ -184,4 +196,16 @@ func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		n++
 	}
 	e.st.fam[f.slot].pts = n * f.ifPts[e.kind] // what this entity's vanishing costs next time
+}
+
+// notePodThread keeps tid, a thread of a container of pod, for the pod's
+// network read (the first of this scrape).
+func (s *Scraper) notePodThread(pod string, tid int) {
+	if _, ok := s.podThread[pod]; ok {
+		return
+	}
+	if s.podThread == nil {
+		s.podThread = map[string]int{}
+	}
+	s.podThread[pod] = tid
 }

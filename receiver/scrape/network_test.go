@@ -67,3 +67,34 @@ func TestNetworkReadOnlyWhenEnabled(t *testing.T) {
 		}
 	}
 }
+
+// A pod's network comes from a thread of its containers that the thread
+// states' read listed a moment ago, without a second listing of the pod
+// (its cgroup.procs is not opened); when that thread has no net/dev (gone),
+// from a process of the pod as before.
+func TestPodNetworkFromAContainerThread(t *testing.T) {
+	const pod = "1a2b3c4d-0000-4000-8000-00000000000a" // container a1 lists threads 2101.., process 7301
+	root := copyFixture(t, "v2-systemd")
+	dev := "Inter-|   Receive |  Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes packets errs drop fifo colls carrier compressed\n" +
+		"  eth0: 9101 9102 9103 9104 9105 9106 9107 9108 9109 9110 9111 9112 9113 9114 9115 9116\n"
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/2101/net"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o644))
+	var opened []string
+	s := New(newSettings(), Options{RootPath: root, NodeName: "n", MetricsBuilderConfig: defaultMBC(),
+		TraceRead: func(p string) { opened = append(opened, p) }})
+	require.NoError(t, s.Start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	m, err := s.Scrape(context.Background())
+	require.NoError(t, err)
+	p := points(m, "k8s.pod.uid", pod)
+	assert.Equal(t, 9101.0, p["k8s.pod.network.io/eth0/receive"])
+	assert.Equal(t, 9109.0, p["k8s.pod.network.io/eth0/transmit"])
+	podDir := filepath.Join(root, "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000000a.slice")
+	assert.NotContains(t, opened, filepath.Join(podDir, "cgroup.procs"), "no second listing of the pod")
+
+	// The thread is gone: the pod's process (7301) it is.
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "proc/2101/net")))
+	m, err = s.Scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 3020050.0, points(m, "k8s.pod.uid", pod)["k8s.pod.network.io/eth0/receive"])
+}

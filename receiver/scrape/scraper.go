@@ -101,6 +101,12 @@ type Scraper struct {
 	// deferred: pods of the containers this scrape left to the next one
 	// (their identity is not fetched yet, see pendingIdentity).
 	deferred map[string]bool
+	// oomRead: v1 OOM kill counters this scrape read, by cgroup path
+	// (memory.go: a pod's subtree walk reuses its containers').
+	oomRead map[string]uint64
+	// podThread: a thread of each pod's containers listed by this scrape
+	// (tasks.go), whose network namespace is the pod's (network.go).
+	podThread map[string]int
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -191,6 +197,8 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	s.sources = [3]int64{}
 	clear(s.deferred)
+	clear(s.oomRead)
+	clear(s.podThread)
 	defer s.recordTelemetry(ctx, now)
 	s.gen++
 	var errs scrapererror.ScrapeErrors

@@ -123,6 +123,9 @@ func (f *tasksFamily) read(e *entity) {
 		f.err = err
 		return
 	}
+	if e.pod != "" && len(tids) > 0 && tids[0] > 0 {
+		s.notePodThread(e.pod, tids[0])
+	}
 	if prev := st.threads; prev != nil && e.cpuUsage.OK && prev.cpu == e.cpuUsage.V && slices.Equal(prev.tids, tids) {
 		f.cur, f.curOK = prev.counts, true
 		return

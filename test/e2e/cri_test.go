@@ -109,8 +109,12 @@ func TestCollectorWithContainerd(t *testing.T) {
 		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
 			return fmt.Errorf("state %s", st.GetState())
 		}
-		if st.GetReason() != "OOMKilled" {
-			t.Fatalf("mem container exited with reason %q (exit code %d), want OOMKilled", st.GetReason(), st.GetExitCode())
+		// Killed by the kernel's OOM killer (SIGKILL: 137). containerd calls
+		// that "OOMKilled" when its OOM event is handled before the exit
+		// event, "Error" when not (on a loaded machine CI saw the latter
+		// once); the receiver's figures do not depend on containerd's word.
+		if st.GetExitCode() != 137 || st.GetReason() != "OOMKilled" && st.GetReason() != "Error" {
+			t.Fatalf("mem container exited with reason %q (exit code %d), want killed by the OOM killer (137)", st.GetReason(), st.GetExitCode())
 		}
 		return nil
 	})

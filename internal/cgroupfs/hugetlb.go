@@ -96,12 +96,12 @@ type Hugetlb struct {
 // hugetlb.<size>.current / .max.
 func (l *Layout) hugetlbDir(rel string) (dir string, v1 bool) {
 	if d := l.V1[CtrlHugetlb]; d != "" && l.Mode != ModeV2 {
-		return filepath.Join(d, rel), true
+		return join(d, rel), true
 	}
 	if l.Unified == "" {
 		return "", false
 	}
-	return filepath.Join(l.Unified, rel), false
+	return join(l.Unified, rel), false
 }
 
 // Hugetlb reads, for each page size, the huge page usage of cgroup rel

@@ -169,13 +169,41 @@ func (l *Layout) WalkRoot() string {
 // in the hierarchy that holds controller ctrl; "" when the node has none.
 func (l *Layout) Dir(ctrl, rel string) string {
 	if !l.StatsV1() {
-		return filepath.Join(l.Unified, rel)
+		return join(l.Unified, rel)
 	}
 	d := l.V1[ctrl]
 	if d == "" {
 		return ""
 	}
-	return filepath.Join(d, rel)
+	return join(d, rel)
+}
+
+// join is filepath.Join(dir, rel) for a cgroup directory: dir is a clean
+// mount point and rel, from discovery, a clean path from the hierarchy
+// root ("/kubepods/..."), so most joins are a concatenation; anything
+// else goes through filepath.Join. Every file of every entity is opened
+// below such a join: the scrape's hot path.
+func join(dir, rel string) string {
+	if len(rel) > 1 && rel[0] == '/' && len(dir) > 1 && dir[0] == '/' && isClean(rel) && isClean(dir) {
+		return dir + rel
+	}
+	return filepath.Join(dir, rel)
+}
+
+// isClean reports whether p (starting with "/") has no empty, "." or ".."
+// element and no trailing slash.
+func isClean(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		next := p[i+1:]
+		if next == "" || next[0] == '/' ||
+			next[0] == '.' && (len(next) == 1 || next[1] == '/' || next[1] == '.' && (len(next) == 2 || next[2] == '/')) {
+			return false
+		}
+	}
+	return true
 }
 
 // PSIDir returns where the pressure files of rel live: the unified tree on
@@ -184,7 +212,7 @@ func (l *Layout) PSIDir(rel string) string {
 	if l.Unified == "" {
 		return ""
 	}
-	return filepath.Join(l.Unified, rel)
+	return join(l.Unified, rel)
 }
 
 func exists(p string) bool {

@@ -139,3 +139,34 @@ func TestHostDetectsOnce(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoCgroupFS)
 	assert.Equal(t, 2, empty.Detections(), "a failure is not kept")
 }
+
+// join is filepath.Join, faster on the clean paths discovery gives.
+func TestJoin(t *testing.T) {
+	for _, c := range [][2]string{
+		{"/sys/fs/cgroup", "/kubepods.slice/kubepods-pod1.slice/cri-containerd-a.scope"},
+		{"/sys/fs/cgroup/memory", "/"},
+		{"/sys/fs/cgroup", ""},
+		{"/sys/fs/cgroup", "/a/../b"},
+		{"/sys/fs/cgroup", "/a/./b"},
+		{"/sys/fs/cgroup", "/a//b"},
+		{"/sys/fs/cgroup", "/a/b/"},
+		{"/sys/fs/cgroup/", "/a"},
+		{"/sys/fs/cgroup", "a/b"},
+		{"/", "/a"},
+		{"", "/a"},
+		{"/r", "/.hidden/..x/...y"},
+	} {
+		assert.Equal(t, filepath.Join(c[0], c[1]), join(c[0], c[1]), "%q %q", c[0], c[1])
+	}
+}
+
+func FuzzJoin(f *testing.F) {
+	f.Add("/sys/fs/cgroup", "/kubepods/burstable/pod1/abc")
+	f.Add("/sys/fs/cgroup", "/a/../b")
+	f.Add("/", "/.")
+	f.Fuzz(func(t *testing.T, dir, rel string) {
+		if got, want := join(dir, rel), filepath.Join(dir, rel); got != want {
+			t.Fatalf("join(%q, %q) = %q, filepath.Join: %q", dir, rel, got, want)
+		}
+	})
+}

@@ -5,7 +5,6 @@ package cgroupfs // import "github.com/containerstats/containerstatsreceiver/int
 
 import (
 	"errors"
-	"path/filepath"
 )
 
 // PidsStat is what the pids controller says about a cgroup: the tasks
@@ -23,13 +22,13 @@ type PidsStat struct {
 func (l *Layout) pidsDir(rel string) string {
 	if l.StatsV1() {
 		if d := l.V1[CtrlPids]; d != "" {
-			return filepath.Join(d, rel)
+			return join(d, rel)
 		}
 	}
 	if l.Unified == "" {
 		return ""
 	}
-	return filepath.Join(l.Unified, rel)
+	return join(l.Unified, rel)
 }
 
 // Pids reads pids.current and pids.max of cgroup rel. A missing file is an

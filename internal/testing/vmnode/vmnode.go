@@ -200,7 +200,7 @@ func Run(t testing.TB, c Config) *Result {
 	r := &Result{Accel: accel, RC: -1}
 	var console strings.Builder
 	var mu sync.Mutex
-	started, done := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
 	go func() {
 		defer close(exited)
 		sc := bufio.NewScanner(out)
@@ -216,7 +216,7 @@ func Run(t testing.TB, c Config) *Result {
 			}
 			// A marker may share its line with firmware output: contains.
 			if startRE.MatchString(line) {
-				startOnce.Do(func() { r.Boot = time.Since(start); close(started) })
+				startOnce.Do(func() { r.Boot = time.Since(start) })
 			}
 			if m := doneRE.FindStringSubmatch(line); m != nil {
 				doneOnce.Do(func() {
@@ -254,10 +254,6 @@ func Run(t testing.TB, c Config) *Result {
 	// The guest powers off by itself; the harness does not wait for it.
 	kill()
 	r.Console = snapshot()
-	select {
-	case <-started:
-	default:
-	}
 	return r
 }
 

@@ -119,7 +119,9 @@ func versions() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pkgs := append([]string{kpkg, "busybox-static"}, Packages...)
+	// The guest's packages and the kernel; busybox-static is among them
+	// (the initramfs takes the machine's, of the same version).
+	pkgs := append([]string{kpkg}, Packages...)
 	sort.Strings(pkgs)
 	var b strings.Builder
 	fmt.Fprintf(&b, "suite=%s\n", suite())

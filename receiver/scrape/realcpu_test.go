@@ -74,9 +74,12 @@ func TestRealTaskStatesAndLoad(t *testing.T) {
 	assert.Equal(t, 0.0, p["container.tasks/uninterruptible"]+p["container.tasks/stopped"]+p["container.tasks/zombie"])
 	sleeper.Kill()
 
-	c.Start(t, cgrouptest.ModeSpin, fmt.Sprintf("threads=%d", k))
+	spinner := c.Start(t, cgrouptest.ModeSpin, fmt.Sprintf("threads=%d", k))
+	// Exactly K running once the shell sleeps in its wait: until then it
+	// may be runnable itself between two forks (CI saw K+1 running at every
+	// scrape of a test that did not wait for that).
 	require.Eventually(t, func() bool {
-		return len(c.Threads(t)) == k+1 && c.RunningThreads(t) == k
+		return len(c.Threads(t)) == k+1 && cgrouptest.Waiting(spinner.Cmd.Process.Pid) && c.RunningThreads(t) == k
 	}, 30*time.Second, 20*time.Millisecond, "the busy child never had %d running threads", k)
 
 	// Load average: one scrape per simulated 10 s.

@@ -255,7 +255,7 @@ func testTasksAndLoad(t *testing.T, n *node) {
 		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
 	}
 	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
-	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && r == k }, 60*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond,
 		"the spinner never had exactly %d running threads of %d", k, k+1)
 	var loads []float64
 	prev := 0.0

@@ -111,7 +111,7 @@ func testFieldNote1(t *testing.T, n *node) {
 	p := values(scrapeOwn(t, s, c.own()...), "container.id", c.ID)
 	require.Equal(t, 0.0, p["container.tasks/running"], "the waiting shell")
 	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
-	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && r == k }, 60*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond)
 	start := time.Now()
 
 	var table strings.Builder

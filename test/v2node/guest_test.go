@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
@@ -196,6 +198,17 @@ func (c *ctr) pids(t *testing.T) []int {
 		}
 	}
 	return out
+}
+
+// shellWaiting reports whether the container's first process (its shell,
+// whose busy subshells the spin workload starts) sleeps in its wait: only
+// then are exactly the subshells running (cgrouptest.Waiting).
+func (c *ctr) shellWaiting(t *testing.T) bool {
+	pids := c.pids(t)
+	if len(pids) == 0 {
+		return false
+	}
+	return cgrouptest.Waiting(slices.Min(pids))
 }
 
 // path is p inside the container's root filesystem, through its first

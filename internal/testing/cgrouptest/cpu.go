@@ -142,3 +142,25 @@ func (c *Container) CPU(t testing.TB) CPUStat {
 	}
 	return s
 }
+
+// Waiting reports whether process pid is asleep waiting for its children:
+// state S in a wait system call, as the shell of ModeSpin is once it has
+// started its busy subshells (its wchan: do_wait for wait4, sigsuspend for
+// a shell that waits for SIGCHLD). Until then the shell itself may be
+// runnable (state R) between two forks.
+func Waiting(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'S' {
+		return false
+	}
+	wchan, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "wchan"))
+	if err != nil {
+		return false
+	}
+	w := string(wchan)
+	return strings.Contains(w, "wait") || strings.Contains(w, "sigsuspend")
+}

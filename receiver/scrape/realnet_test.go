@@ -81,6 +81,12 @@ func netnsProcess(t *testing.T, c *cgrouptest.Container, net byte) (ns, hostIP s
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
+	// `ip netns exec` enters the namespace after it started: until then
+	// the process's /proc/<pid>/net/dev is the host's, and a scrape in
+	// that moment sees a container in the host's namespace (no network
+	// points; a cold CI run caught it). Move it into the cgroups only
+	// once it is in the namespace.
+	waitInNetns(t, cmd.Process.Pid, ns)
 	dirs, _ := filepath.Glob(filepath.Join(cgrouptest.Base, "*", c.Rel))
 	if cgrouptest.V2() {
 		dirs = []string{c.Dir("")}
@@ -90,6 +96,28 @@ func netnsProcess(t *testing.T, c *cgrouptest.Container, net byte) (ns, hostIP s
 		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644), d)
 	}
 	return ns, hostIP
+}
+
+// waitInNetns waits (10 s at most) until process pid is in the named
+// network namespace: /proc/<pid>/ns/net is the same nsfs inode as the
+// namespace's mount under /run/netns.
+func waitInNetns(t *testing.T, pid int, ns string) {
+	t.Helper()
+	var want syscall.Stat_t
+	require.NoError(t, syscall.Stat(filepath.Join("/run/netns", ns), &want))
+	self := fmt.Sprintf("/proc/%d/ns/net", pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got syscall.Stat_t
+		err := syscall.Stat(self, &got)
+		if err == nil && got.Dev == want.Dev && got.Ino == want.Ino {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never entered network namespace %s (last error %v)", pid, ns, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestRealPodNetwork: a pod whose process lives in a network namespace the

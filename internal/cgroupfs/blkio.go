@@ -67,13 +67,13 @@ type IOStat struct {
 func (l *Layout) blkioDir(rel string) (dir string, v1 bool) {
 	if l.StatsV1() {
 		if d := l.V1[CtrlBlkio]; d != "" {
-			return join(d, rel), true
+			return l.join(d, rel), true
 		}
 	}
 	if l.Unified == "" {
 		return "", false
 	}
-	return join(l.Unified, rel), false
+	return l.join(l.Unified, rel), false
 }
 
 // IO reads the block I/O of cgroup rel per device, appending to dst[:0].

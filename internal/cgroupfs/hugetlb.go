@@ -96,12 +96,12 @@ type Hugetlb struct {
 // hugetlb.<size>.current / .max.
 func (l *Layout) hugetlbDir(rel string) (dir string, v1 bool) {
 	if d := l.V1[CtrlHugetlb]; d != "" && l.Mode != ModeV2 {
-		return join(d, rel), true
+		return l.join(d, rel), true
 	}
 	if l.Unified == "" {
 		return "", false
 	}
-	return join(l.Unified, rel), false
+	return l.join(l.Unified, rel), false
 }
 
 // Hugetlb reads, for each page size, the huge page usage of cgroup rel

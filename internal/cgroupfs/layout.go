@@ -60,6 +60,7 @@ type Layout struct {
 	listFault func(dir string) error // fault injection for discovery's listings; nil in production
 	dirPath   []byte                 // reused by subdirs: Discover and a Reader of one Layout run on one goroutine
 	dirBuf    []byte
+	joined    joinMemo // the directories of the cgroup path read last (l.join)
 }
 
 // SetTrace makes discovery call fn with every directory it lists, with a
@@ -169,13 +170,13 @@ func (l *Layout) WalkRoot() string {
 // in the hierarchy that holds controller ctrl; "" when the node has none.
 func (l *Layout) Dir(ctrl, rel string) string {
 	if !l.StatsV1() {
-		return join(l.Unified, rel)
+		return l.join(l.Unified, rel)
 	}
 	d := l.V1[ctrl]
 	if d == "" {
 		return ""
 	}
-	return join(d, rel)
+	return l.join(d, rel)
 }
 
 // join is filepath.Join(dir, rel) for a cgroup directory: dir is a clean
@@ -188,6 +189,37 @@ func join(dir, rel string) string {
 		return dir + rel
 	}
 	return filepath.Join(dir, rel)
+}
+
+// joinMemo holds the directories joined for one cgroup path: a scrape
+// reads one entity at a time, every family asking for the same path in
+// the same few hierarchies.
+type joinMemo struct {
+	rel  string
+	n    int
+	base [8]string
+	dir  [8]string
+}
+
+// join is join(base, rel), remembered for the last rel asked for: the
+// families of one entity share one allocation per hierarchy.
+func (l *Layout) join(base, rel string) string {
+	m := &l.joined
+	if m.rel != rel {
+		m.rel, m.n = rel, 0
+	} else {
+		for i := range m.n {
+			if m.base[i] == base {
+				return m.dir[i]
+			}
+		}
+	}
+	d := join(base, rel)
+	if m.n < len(m.base) {
+		m.base[m.n], m.dir[m.n] = base, d
+		m.n++
+	}
+	return d
 }
 
 // isClean reports whether p (starting with "/") has no empty, "." or ".."
@@ -212,7 +244,7 @@ func (l *Layout) PSIDir(rel string) string {
 	if l.Unified == "" {
 		return ""
 	}
-	return join(l.Unified, rel)
+	return l.join(l.Unified, rel)
 }
 
 func exists(p string) bool {

@@ -22,13 +22,13 @@ type PidsStat struct {
 func (l *Layout) pidsDir(rel string) string {
 	if l.StatsV1() {
 		if d := l.V1[CtrlPids]; d != "" {
-			return join(d, rel)
+			return l.join(d, rel)
 		}
 	}
 	if l.Unified == "" {
 		return ""
 	}
-	return join(l.Unified, rel)
+	return l.join(l.Unified, rel)
 }
 
 // Pids reads pids.current and pids.max of cgroup rel. A missing file is an

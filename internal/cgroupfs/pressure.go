@@ -127,7 +127,12 @@ func parsePressure(data []byte) (PSI, error) {
 func parsePSILine(rest []byte) (PSILine, error) {
 	var l PSILine
 	var seen uint8
-	for _, f := range bytes.Fields(rest) {
+	for len(rest) > 0 {
+		var f []byte
+		f, rest = nextField(rest)
+		if len(f) == 0 {
+			continue
+		}
 		k, v, found := bytes.Cut(f, []byte{'='})
 		if !found {
 			return l, fmt.Errorf("field %q: want key=value", f)
@@ -174,4 +179,23 @@ func parsePSILine(rest []byte) (PSILine, error) {
 // reads of the pressure files then fail with EOPNOTSUPP (ENOTSUP).
 func psiUnsupported(err error) bool {
 	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP)
+}
+
+// nextField splits the first field separated by ASCII white space off b,
+// as bytes.Fields would (empty when b holds only white space), without
+// allocating: a pressure line is parsed for every entity every scrape.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }

@@ -4,6 +4,7 @@
 package cgroupfs
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -101,4 +102,36 @@ func TestPSIUnsupported(t *testing.T) {
 	assert.True(t, psiUnsupported(syscall.ENOTSUP))
 	assert.False(t, psiUnsupported(syscall.EIO))
 	assert.False(t, psiUnsupported(nil))
+}
+
+// FuzzNextField holds nextField to bytes.Fields on ASCII input: the same
+// fields in the same order.
+func FuzzNextField(f *testing.F) {
+	for _, s := range []string{"", " ", "avg10=0.00 avg60=1.00", "\t a \r\nb\v\fc  ", "x"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, c := range b {
+			if c >= 0x80 {
+				return // bytes.Fields also splits on Unicode spaces; cgroup files are ASCII
+			}
+		}
+		var got [][]byte
+		for rest := b; len(rest) > 0; {
+			var fld []byte
+			fld, rest = nextField(rest)
+			if len(fld) > 0 {
+				got = append(got, fld)
+			}
+		}
+		want := bytes.Fields(b)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %q, bytes.Fields %q", b, got, want)
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%q: %q, bytes.Fields %q", b, got, want)
+			}
+		}
+	})
 }

@@ -188,6 +188,18 @@ func fdCount(t *testing.T, pid int) int {
 	return len(ents)
 }
 
+// fdTargets lists what process pid's descriptors point to, for messages.
+func fdTargets(pid int) []string {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(dir)
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		l, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		out = append(out, e.Name()+"->"+l)
+	}
+	return out
+}
+
 // TestRealFileDescriptors: a child in a real kubepods-shaped cgroup:
 // container.file_descriptor.count equals the entries of its
 // /proc/<pid>/fd read by the test just before and just after the scrape
@@ -196,8 +208,13 @@ func TestRealFileDescriptors(t *testing.T) {
 	machine.Lock(t)
 	const k = 7
 	c := cgrouptest.NewContainer(t, "burstable")
-	ch := c.Start(t, cgrouptest.ModeFDs, fmt.Sprintf("fds=%d", k))
+	ready := filepath.Join(t.TempDir(), "fds")
+	ch := c.Start(t, cgrouptest.ModeFDs, fmt.Sprintf("fds=%d", k), "file="+ready)
 	pid := ch.Cmd.Process.Pid
+	// A race-enabled child takes a while to start: count only once it
+	// waits for the poke.
+	require.Eventually(t, func() bool { _, err := os.Stat(ready + ".ready"); return err == nil }, 30*time.Second, 10*time.Millisecond,
+		"the child never got ready")
 	// The Go child settles (its runtime's descriptors) before the count.
 	var stable int
 	require.Eventually(t, func() bool {
@@ -220,9 +237,14 @@ func TestRealFileDescriptors(t *testing.T) {
 		return p["container.file_descriptor.count"]
 	}
 	n0 := scrape()
+	at0 := fdTargets(pid)
 	ch.Poke(t)
-	require.Eventually(t, func() bool { return fdCount(t, pid) == int(n0)+k }, 10*time.Second, 10*time.Millisecond,
-		"the child never opened %d descriptors", k)
+	last := at0
+	for deadline := time.Now().Add(10 * time.Second); len(last) != int(n0)+k; time.Sleep(10 * time.Millisecond) {
+		require.False(t, time.Now().After(deadline),
+			"the child never had exactly %d more descriptors: %v at the first scrape, %v at the end", k, at0, last)
+		last = fdTargets(pid)
+	}
 	n1 := scrape()
 	assert.Equal(t, float64(k), n1-n0, "grows by exactly K")
 	t.Logf("file descriptors: %.0f -> %.0f (K=%d)", n0, n1, k)

@@ -207,6 +207,12 @@ func (c *Container) Start(t testing.TB, mode string, args ...string) *Child {
 	}
 	cmd := exec.Command(exe, append([]string{"-test.run=^$"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	if mode == ModeFDs {
+		// The runtime would open its cgroup's CPU limit files at a moment
+		// of its own (GOMAXPROCS from the container's quota) and keep them
+		// open: a descriptor count must not move but by the child's own.
+		cmd.Env = append(cmd.Env, "GODEBUG=containermaxprocs=0,updatemaxprocs=0")
+	}
 	cmd.Stdin = r
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	// Its own process group (Kill ends its subshells too); killed with

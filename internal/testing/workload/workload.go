@@ -57,9 +57,10 @@ const (
 	// controller; sleeps until killed. Exit status 5 when the mapping fails
 	// (no free huge pages).
 	Hugetlb = "hugetlb"
-	// FDs: arg "fds=K": waits for the poke, then opens K more file
-	// descriptors (/dev/null, raw open(2), so the Go runtime's poller opens
-	// none of its own) and sleeps until killed.
+	// FDs: args "fds=K" and "file=PATH": opens the runtime's poller, writes
+	// PATH.ready (the test counts descriptors from then on), waits for the
+	// poke, then opens K more file descriptors (/dev/null, raw open(2), so
+	// the poller opens none of its own) and sleeps until killed.
 	FDs = "fds"
 )
 
@@ -115,6 +116,19 @@ func Run(mode string, args []string, poke func() error) int {
 			return fail(5, err)
 		}
 	case FDs:
+		// The Go runtime opens its poller's two descriptors (epoll and an
+		// eventfd) the first time it needs them, at a moment of its own
+		// (a race-enabled binary caught it mid-count). Open them now, with
+		// a pipe the poller takes, so that after the poke the count moves
+		// by the K descriptors below and nothing else. (Cgroup CPU limit
+		// files the runtime may hold open: GODEBUG in the child's
+		// environment, cgrouptest.Start.)
+		if r, w, err := os.Pipe(); err == nil {
+			_, _ = r.Close(), w.Close()
+		}
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+			return fail(4, err)
+		}
 		if err := poke(); err != nil {
 			return fail(3, err)
 		}

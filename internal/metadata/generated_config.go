@@ -367,6 +367,102 @@ func (ms *ContainerCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+// ContainerDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardIoMetricAttributeKeySystemDevice ContainerDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardIoMetricConfig provides config for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice ContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardOperationsMetricConfig provides config for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ContainerDiskIoMetricAttributeKey specifies the key of an attribute for the container.disk.io metric.
 type ContainerDiskIoMetricAttributeKey string
 
@@ -485,33 +581,13 @@ func (ms *ContainerFileDescriptorCountMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
-// ContainerFilesystemInodesUsedMetricConfig provides config for the container.filesystem.inodes.used metric.
-type ContainerFilesystemInodesUsedMetricConfig struct {
+// ContainerFilesystemInodeUsedMetricConfig provides config for the container.filesystem.inode.used metric.
+type ContainerFilesystemInodeUsedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *ContainerFilesystemInodesUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// ContainerFilesystemLogsUsageMetricConfig provides config for the container.filesystem.logs.usage metric.
-type ContainerFilesystemLogsUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *ContainerFilesystemLogsUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *ContainerFilesystemInodeUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -841,55 +917,6 @@ func (ms *ContainerMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-// ContainerNetworkDroppedMetricAttributeKey specifies the key of an attribute for the container.network.dropped metric.
-type ContainerNetworkDroppedMetricAttributeKey string
-
-const (
-	ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName ContainerNetworkDroppedMetricAttributeKey = "network.interface.name"
-	ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection   ContainerNetworkDroppedMetricAttributeKey = "network.io.direction"
-)
-
-// ContainerNetworkDroppedMetricConfig provides config for the container.network.dropped metric.
-type ContainerNetworkDroppedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *ContainerNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ContainerNetworkDroppedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric container.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ContainerNetworkErrorsMetricAttributeKey specifies the key of an attribute for the container.network.errors metric.
 type ContainerNetworkErrorsMetricAttributeKey string
 
@@ -988,24 +1015,24 @@ func (ms *ContainerNetworkIoMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerNetworkPacketsMetricAttributeKey specifies the key of an attribute for the container.network.packets metric.
-type ContainerNetworkPacketsMetricAttributeKey string
+// ContainerNetworkPacketCountMetricAttributeKey specifies the key of an attribute for the container.network.packet.count metric.
+type ContainerNetworkPacketCountMetricAttributeKey string
 
 const (
-	ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketsMetricAttributeKey = "network.interface.name"
-	ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketsMetricAttributeKey = "network.io.direction"
+	ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketCountMetricAttributeKey = "network.interface.name"
+	ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketCountMetricAttributeKey = "network.io.direction"
 )
 
-// ContainerNetworkPacketsMetricConfig provides config for the container.network.packets metric.
-type ContainerNetworkPacketsMetricConfig struct {
+// ContainerNetworkPacketCountMetricConfig provides config for the container.network.packet.count metric.
+type ContainerNetworkPacketCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkPacketCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *ContainerNetworkPacketCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -1019,12 +1046,61 @@ func (ms *ContainerNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *ContainerNetworkPacketsMetricConfig) Validate() error {
+func (ms *ContainerNetworkPacketCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		case ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric container.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+			return fmt.Errorf("metric container.network.packet.count doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerNetworkPacketDroppedMetricAttributeKey specifies the key of an attribute for the container.network.packet.dropped metric.
+type ContainerNetworkPacketDroppedMetricAttributeKey string
+
+const (
+	ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketDroppedMetricAttributeKey = "network.interface.name"
+	ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// ContainerNetworkPacketDroppedMetricConfig provides config for the container.network.packet.dropped metric.
+type ContainerNetworkPacketDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkPacketDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerNetworkPacketDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerNetworkPacketDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric container.network.packet.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
 		}
 	}
 
@@ -2159,23 +2235,23 @@ func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// K8sNodeCPUTimeMetricAttributeKey specifies the key of an attribute for the k8s.node.cpu.time metric.
-type K8sNodeCPUTimeMetricAttributeKey string
+// K8sContainerEphemeralStorageUsageMetricAttributeKey specifies the key of an attribute for the k8s.container.ephemeral_storage.usage metric.
+type K8sContainerEphemeralStorageUsageMetricAttributeKey string
 
 const (
-	K8sNodeCPUTimeMetricAttributeKeyCPUMode K8sNodeCPUTimeMetricAttributeKey = "cpu.mode"
+	K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType K8sContainerEphemeralStorageUsageMetricAttributeKey = "k8s.container.ephemeral_storage.fs_type"
 )
 
-// K8sNodeCPUTimeMetricConfig provides config for the k8s.node.cpu.time metric.
-type K8sNodeCPUTimeMetricConfig struct {
+// K8sContainerEphemeralStorageUsageMetricConfig provides config for the k8s.container.ephemeral_storage.usage metric.
+type K8sContainerEphemeralStorageUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeCPUTimeMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sContainerEphemeralStorageUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sNodeCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sContainerEphemeralStorageUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2189,12 +2265,12 @@ func (ms *K8sNodeCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *K8sNodeCPUTimeMetricConfig) Validate() error {
+func (ms *K8sContainerEphemeralStorageUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sNodeCPUTimeMetricAttributeKeyCPUMode:
+		case K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType:
 		default:
-			return fmt.Errorf("metric k8s.node.cpu.time doesn't have an attribute %v, valid attributes: [cpu.mode]", val)
+			return fmt.Errorf("metric k8s.container.ephemeral_storage.usage doesn't have an attribute %v, valid attributes: [k8s.container.ephemeral_storage.fs_type]", val)
 		}
 	}
 
@@ -2204,6 +2280,26 @@ func (ms *K8sNodeCPUTimeMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// K8sNodeCPUTimeMetricConfig provides config for the k8s.node.cpu.time metric.
+type K8sNodeCPUTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -2224,6 +2320,102 @@ func (ms *K8sNodeCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the k8s.node.disk.discard.io metric.
+type K8sNodeDiskDiscardIoMetricAttributeKey string
+
+const (
+	K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice K8sNodeDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// K8sNodeDiskDiscardIoMetricConfig provides config for the k8s.node.disk.discard.io metric.
+type K8sNodeDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.node.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the k8s.node.disk.discard.operations metric.
+type K8sNodeDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice K8sNodeDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// K8sNodeDiskDiscardOperationsMetricConfig provides config for the k8s.node.disk.discard.operations metric.
+type K8sNodeDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.node.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -2365,13 +2557,13 @@ func (ms *K8sNodeFilesystemCapacityMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-// K8sNodeFilesystemInodesMetricConfig provides config for the k8s.node.filesystem.inodes metric.
-type K8sNodeFilesystemInodesMetricConfig struct {
+// K8sNodeFilesystemInodeCountMetricConfig provides config for the k8s.node.filesystem.inode.count metric.
+type K8sNodeFilesystemInodeCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *K8sNodeFilesystemInodesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeFilesystemInodeCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2385,13 +2577,13 @@ func (ms *K8sNodeFilesystemInodesMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// K8sNodeFilesystemInodesFreeMetricConfig provides config for the k8s.node.filesystem.inodes.free metric.
-type K8sNodeFilesystemInodesFreeMetricConfig struct {
+// K8sNodeFilesystemInodeFreeMetricConfig provides config for the k8s.node.filesystem.inode.free metric.
+type K8sNodeFilesystemInodeFreeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *K8sNodeFilesystemInodesFreeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeFilesystemInodeFreeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2521,23 +2713,23 @@ func (ms *K8sNodeImageFilesystemCapacityMetricConfig) Validate() error {
 	return nil
 }
 
-// K8sNodeImageFilesystemInodesUsedMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.inodes.used metric.
-type K8sNodeImageFilesystemInodesUsedMetricAttributeKey string
+// K8sNodeImageFilesystemInodeUsedMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.inode.used metric.
+type K8sNodeImageFilesystemInodeUsedMetricAttributeKey string
 
 const (
-	K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemInodesUsedMetricAttributeKey = "system.filesystem.mountpoint"
+	K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemInodeUsedMetricAttributeKey = "system.filesystem.mountpoint"
 )
 
-// K8sNodeImageFilesystemInodesUsedMetricConfig provides config for the k8s.node.image_filesystem.inodes.used metric.
-type K8sNodeImageFilesystemInodesUsedMetricConfig struct {
+// K8sNodeImageFilesystemInodeUsedMetricConfig provides config for the k8s.node.image_filesystem.inode.used metric.
+type K8sNodeImageFilesystemInodeUsedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeImageFilesystemInodeUsedMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeImageFilesystemInodeUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2551,12 +2743,12 @@ func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Validate() error {
+func (ms *K8sNodeImageFilesystemInodeUsedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint:
+		case K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint:
 		default:
-			return fmt.Errorf("metric k8s.node.image_filesystem.inodes.used doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
+			return fmt.Errorf("metric k8s.node.image_filesystem.inode.used doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
 		}
 	}
 
@@ -2825,55 +3017,6 @@ func (ms *K8sNodeMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// K8sNodeNetworkDroppedMetricAttributeKey specifies the key of an attribute for the k8s.node.network.dropped metric.
-type K8sNodeNetworkDroppedMetricAttributeKey string
-
-const (
-	K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkDroppedMetricAttributeKey = "network.interface.name"
-	K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkDroppedMetricAttributeKey = "network.io.direction"
-)
-
-// K8sNodeNetworkDroppedMetricConfig provides config for the k8s.node.network.dropped metric.
-type K8sNodeNetworkDroppedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *K8sNodeNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *K8sNodeNetworkDroppedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric k8s.node.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // K8sNodeNetworkErrorsMetricAttributeKey specifies the key of an attribute for the k8s.node.network.errors metric.
 type K8sNodeNetworkErrorsMetricAttributeKey string
 
@@ -2972,24 +3115,24 @@ func (ms *K8sNodeNetworkIoMetricConfig) Validate() error {
 	return nil
 }
 
-// K8sNodeNetworkPacketsMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packets metric.
-type K8sNodeNetworkPacketsMetricAttributeKey string
+// K8sNodeNetworkPacketCountMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packet.count metric.
+type K8sNodeNetworkPacketCountMetricAttributeKey string
 
 const (
-	K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketsMetricAttributeKey = "network.interface.name"
-	K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketsMetricAttributeKey = "network.io.direction"
+	K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketCountMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketCountMetricAttributeKey = "network.io.direction"
 )
 
-// K8sNodeNetworkPacketsMetricConfig provides config for the k8s.node.network.packets metric.
-type K8sNodeNetworkPacketsMetricConfig struct {
+// K8sNodeNetworkPacketCountMetricConfig provides config for the k8s.node.network.packet.count metric.
+type K8sNodeNetworkPacketCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkPacketCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sNodeNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeNetworkPacketCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -3003,12 +3146,61 @@ func (ms *K8sNodeNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
-func (ms *K8sNodeNetworkPacketsMetricConfig) Validate() error {
+func (ms *K8sNodeNetworkPacketCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		case K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric k8s.node.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+			return fmt.Errorf("metric k8s.node.network.packet.count doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeNetworkPacketDroppedMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packet.dropped metric.
+type K8sNodeNetworkPacketDroppedMetricAttributeKey string
+
+const (
+	K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketDroppedMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// K8sNodeNetworkPacketDroppedMetricConfig provides config for the k8s.node.network.packet.dropped metric.
+type K8sNodeNetworkPacketDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkPacketDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeNetworkPacketDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeNetworkPacketDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.network.packet.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
 		}
 	}
 
@@ -3385,20 +3577,10 @@ func (ms *K8sPodCPUThrottlingThrottledTimeMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-// K8sPodCPUTimeMetricAttributeKey specifies the key of an attribute for the k8s.pod.cpu.time metric.
-type K8sPodCPUTimeMetricAttributeKey string
-
-const (
-	K8sPodCPUTimeMetricAttributeKeyCPUMode K8sPodCPUTimeMetricAttributeKey = "cpu.mode"
-)
-
 // K8sPodCPUTimeMetricConfig provides config for the k8s.pod.cpu.time metric.
 type K8sPodCPUTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sPodCPUTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *K8sPodCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -3412,24 +3594,6 @@ func (ms *K8sPodCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *K8sPodCPUTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case K8sPodCPUTimeMetricAttributeKeyCPUMode:
-		default:
-			return fmt.Errorf("metric k8s.pod.cpu.time doesn't have an attribute %v, valid attributes: [cpu.mode]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
 	return nil
 }
 
@@ -3470,6 +3634,102 @@ func (ms *K8sPodCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the k8s.pod.disk.discard.io metric.
+type K8sPodDiskDiscardIoMetricAttributeKey string
+
+const (
+	K8sPodDiskDiscardIoMetricAttributeKeySystemDevice K8sPodDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// K8sPodDiskDiscardIoMetricConfig provides config for the k8s.pod.disk.discard.io metric.
+type K8sPodDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.pod.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the k8s.pod.disk.discard.operations metric.
+type K8sPodDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice K8sPodDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// K8sPodDiskDiscardOperationsMetricConfig provides config for the k8s.pod.disk.discard.operations metric.
+type K8sPodDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.pod.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -3867,55 +4127,6 @@ func (ms *K8sPodMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-// K8sPodNetworkDroppedMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.dropped metric.
-type K8sPodNetworkDroppedMetricAttributeKey string
-
-const (
-	K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName K8sPodNetworkDroppedMetricAttributeKey = "network.interface.name"
-	K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection   K8sPodNetworkDroppedMetricAttributeKey = "network.io.direction"
-)
-
-// K8sPodNetworkDroppedMetricConfig provides config for the k8s.pod.network.dropped metric.
-type K8sPodNetworkDroppedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sPodNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *K8sPodNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *K8sPodNetworkDroppedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric k8s.pod.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // K8sPodNetworkErrorsMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.errors metric.
 type K8sPodNetworkErrorsMetricAttributeKey string
 
@@ -4014,24 +4225,24 @@ func (ms *K8sPodNetworkIoMetricConfig) Validate() error {
 	return nil
 }
 
-// K8sPodNetworkPacketsMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packets metric.
-type K8sPodNetworkPacketsMetricAttributeKey string
+// K8sPodNetworkPacketCountMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packet.count metric.
+type K8sPodNetworkPacketCountMetricAttributeKey string
 
 const (
-	K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketsMetricAttributeKey = "network.interface.name"
-	K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketsMetricAttributeKey = "network.io.direction"
+	K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketCountMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketCountMetricAttributeKey = "network.io.direction"
 )
 
-// K8sPodNetworkPacketsMetricConfig provides config for the k8s.pod.network.packets metric.
-type K8sPodNetworkPacketsMetricConfig struct {
+// K8sPodNetworkPacketCountMetricConfig provides config for the k8s.pod.network.packet.count metric.
+type K8sPodNetworkPacketCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sPodNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkPacketCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sPodNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sPodNetworkPacketCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -4045,12 +4256,61 @@ func (ms *K8sPodNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *K8sPodNetworkPacketsMetricConfig) Validate() error {
+func (ms *K8sPodNetworkPacketCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		case K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric k8s.pod.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+			return fmt.Errorf("metric k8s.pod.network.packet.count doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodNetworkPacketDroppedMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packet.dropped metric.
+type K8sPodNetworkPacketDroppedMetricAttributeKey string
+
+const (
+	K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketDroppedMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// K8sPodNetworkPacketDroppedMetricConfig provides config for the k8s.pod.network.packet.dropped metric.
+type K8sPodNetworkPacketDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkPacketDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodNetworkPacketDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodNetworkPacketDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.network.packet.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
 		}
 	}
 
@@ -4409,11 +4669,12 @@ type MetricsConfig struct {
 	ContainerCPUTime                       ContainerCPUTimeMetricConfig                       `mapstructure:"container.cpu.time"`
 	ContainerCPUUsage                      ContainerCPUUsageMetricConfig                      `mapstructure:"container.cpu.usage"`
 	ContainerCPUWeight                     ContainerCPUWeightMetricConfig                     `mapstructure:"container.cpu.weight"`
+	ContainerDiskDiscardIo                 ContainerDiskDiscardIoMetricConfig                 `mapstructure:"container.disk.discard.io"`
+	ContainerDiskDiscardOperations         ContainerDiskDiscardOperationsMetricConfig         `mapstructure:"container.disk.discard.operations"`
 	ContainerDiskIo                        ContainerDiskIoMetricConfig                        `mapstructure:"container.disk.io"`
 	ContainerDiskOperations                ContainerDiskOperationsMetricConfig                `mapstructure:"container.disk.operations"`
 	ContainerFileDescriptorCount           ContainerFileDescriptorCountMetricConfig           `mapstructure:"container.file_descriptor.count"`
-	ContainerFilesystemInodesUsed          ContainerFilesystemInodesUsedMetricConfig          `mapstructure:"container.filesystem.inodes.used"`
-	ContainerFilesystemLogsUsage           ContainerFilesystemLogsUsageMetricConfig           `mapstructure:"container.filesystem.logs.usage"`
+	ContainerFilesystemInodeUsed           ContainerFilesystemInodeUsedMetricConfig           `mapstructure:"container.filesystem.inode.used"`
 	ContainerFilesystemUsage               ContainerFilesystemUsageMetricConfig               `mapstructure:"container.filesystem.usage"`
 	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
 	ContainerMemoryCache                   ContainerMemoryCacheMetricConfig                   `mapstructure:"container.memory.cache"`
@@ -4427,10 +4688,10 @@ type MetricsConfig struct {
 	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
-	ContainerNetworkDropped                ContainerNetworkDroppedMetricConfig                `mapstructure:"container.network.dropped"`
 	ContainerNetworkErrors                 ContainerNetworkErrorsMetricConfig                 `mapstructure:"container.network.errors"`
 	ContainerNetworkIo                     ContainerNetworkIoMetricConfig                     `mapstructure:"container.network.io"`
-	ContainerNetworkPackets                ContainerNetworkPacketsMetricConfig                `mapstructure:"container.network.packets"`
+	ContainerNetworkPacketCount            ContainerNetworkPacketCountMetricConfig            `mapstructure:"container.network.packet.count"`
+	ContainerNetworkPacketDropped          ContainerNetworkPacketDroppedMetricConfig          `mapstructure:"container.network.packet.dropped"`
 	ContainerPagingFaults                  ContainerPagingFaultsMetricConfig                  `mapstructure:"container.paging.faults"`
 	ContainerPidsCount                     ContainerPidsCountMetricConfig                     `mapstructure:"container.pids.count"`
 	ContainerPidsLimit                     ContainerPidsLimitMetricConfig                     `mapstructure:"container.pids.limit"`
@@ -4463,18 +4724,21 @@ type MetricsConfig struct {
 	HwGpuXidErrors                         HwGpuXidErrorsMetricConfig                         `mapstructure:"hw.gpu.xid.errors"`
 	HwPower                                HwPowerMetricConfig                                `mapstructure:"hw.power"`
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
+	K8sContainerEphemeralStorageUsage      K8sContainerEphemeralStorageUsageMetricConfig      `mapstructure:"k8s.container.ephemeral_storage.usage"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
+	K8sNodeDiskDiscardIo                   K8sNodeDiskDiscardIoMetricConfig                   `mapstructure:"k8s.node.disk.discard.io"`
+	K8sNodeDiskDiscardOperations           K8sNodeDiskDiscardOperationsMetricConfig           `mapstructure:"k8s.node.disk.discard.operations"`
 	K8sNodeDiskIo                          K8sNodeDiskIoMetricConfig                          `mapstructure:"k8s.node.disk.io"`
 	K8sNodeDiskOperations                  K8sNodeDiskOperationsMetricConfig                  `mapstructure:"k8s.node.disk.operations"`
 	K8sNodeFilesystemAvailable             K8sNodeFilesystemAvailableMetricConfig             `mapstructure:"k8s.node.filesystem.available"`
 	K8sNodeFilesystemCapacity              K8sNodeFilesystemCapacityMetricConfig              `mapstructure:"k8s.node.filesystem.capacity"`
-	K8sNodeFilesystemInodes                K8sNodeFilesystemInodesMetricConfig                `mapstructure:"k8s.node.filesystem.inodes"`
-	K8sNodeFilesystemInodesFree            K8sNodeFilesystemInodesFreeMetricConfig            `mapstructure:"k8s.node.filesystem.inodes.free"`
+	K8sNodeFilesystemInodeCount            K8sNodeFilesystemInodeCountMetricConfig            `mapstructure:"k8s.node.filesystem.inode.count"`
+	K8sNodeFilesystemInodeFree             K8sNodeFilesystemInodeFreeMetricConfig             `mapstructure:"k8s.node.filesystem.inode.free"`
 	K8sNodeFilesystemUsage                 K8sNodeFilesystemUsageMetricConfig                 `mapstructure:"k8s.node.filesystem.usage"`
 	K8sNodeImageFilesystemAvailable        K8sNodeImageFilesystemAvailableMetricConfig        `mapstructure:"k8s.node.image_filesystem.available"`
 	K8sNodeImageFilesystemCapacity         K8sNodeImageFilesystemCapacityMetricConfig         `mapstructure:"k8s.node.image_filesystem.capacity"`
-	K8sNodeImageFilesystemInodesUsed       K8sNodeImageFilesystemInodesUsedMetricConfig       `mapstructure:"k8s.node.image_filesystem.inodes.used"`
+	K8sNodeImageFilesystemInodeUsed        K8sNodeImageFilesystemInodeUsedMetricConfig        `mapstructure:"k8s.node.image_filesystem.inode.used"`
 	K8sNodeImageFilesystemUsage            K8sNodeImageFilesystemUsageMetricConfig            `mapstructure:"k8s.node.image_filesystem.usage"`
 	K8sNodeMemoryAvailable                 K8sNodeMemoryAvailableMetricConfig                 `mapstructure:"k8s.node.memory.available"`
 	K8sNodeMemoryCache                     K8sNodeMemoryCacheMetricConfig                     `mapstructure:"k8s.node.memory.cache"`
@@ -4485,10 +4749,10 @@ type MetricsConfig struct {
 	K8sNodeMemorySwap                      K8sNodeMemorySwapMetricConfig                      `mapstructure:"k8s.node.memory.swap"`
 	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
 	K8sNodeMemoryWorkingSet                K8sNodeMemoryWorkingSetMetricConfig                `mapstructure:"k8s.node.memory.working_set"`
-	K8sNodeNetworkDropped                  K8sNodeNetworkDroppedMetricConfig                  `mapstructure:"k8s.node.network.dropped"`
 	K8sNodeNetworkErrors                   K8sNodeNetworkErrorsMetricConfig                   `mapstructure:"k8s.node.network.errors"`
 	K8sNodeNetworkIo                       K8sNodeNetworkIoMetricConfig                       `mapstructure:"k8s.node.network.io"`
-	K8sNodeNetworkPackets                  K8sNodeNetworkPacketsMetricConfig                  `mapstructure:"k8s.node.network.packets"`
+	K8sNodeNetworkPacketCount              K8sNodeNetworkPacketCountMetricConfig              `mapstructure:"k8s.node.network.packet.count"`
+	K8sNodeNetworkPacketDropped            K8sNodeNetworkPacketDroppedMetricConfig            `mapstructure:"k8s.node.network.packet.dropped"`
 	K8sNodePagingFaults                    K8sNodePagingFaultsMetricConfig                    `mapstructure:"k8s.node.paging.faults"`
 	K8sNodePressureAvg10                   K8sNodePressureAvg10MetricConfig                   `mapstructure:"k8s.node.pressure.avg10"`
 	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
@@ -4503,6 +4767,8 @@ type MetricsConfig struct {
 	K8sPodCPUTime                          K8sPodCPUTimeMetricConfig                          `mapstructure:"k8s.pod.cpu.time"`
 	K8sPodCPUUsage                         K8sPodCPUUsageMetricConfig                         `mapstructure:"k8s.pod.cpu.usage"`
 	K8sPodCPUWeight                        K8sPodCPUWeightMetricConfig                        `mapstructure:"k8s.pod.cpu.weight"`
+	K8sPodDiskDiscardIo                    K8sPodDiskDiscardIoMetricConfig                    `mapstructure:"k8s.pod.disk.discard.io"`
+	K8sPodDiskDiscardOperations            K8sPodDiskDiscardOperationsMetricConfig            `mapstructure:"k8s.pod.disk.discard.operations"`
 	K8sPodDiskIo                           K8sPodDiskIoMetricConfig                           `mapstructure:"k8s.pod.disk.io"`
 	K8sPodDiskOperations                   K8sPodDiskOperationsMetricConfig                   `mapstructure:"k8s.pod.disk.operations"`
 	K8sPodMemoryAvailable                  K8sPodMemoryAvailableMetricConfig                  `mapstructure:"k8s.pod.memory.available"`
@@ -4517,10 +4783,10 @@ type MetricsConfig struct {
 	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
 	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
-	K8sPodNetworkDropped                   K8sPodNetworkDroppedMetricConfig                   `mapstructure:"k8s.pod.network.dropped"`
 	K8sPodNetworkErrors                    K8sPodNetworkErrorsMetricConfig                    `mapstructure:"k8s.pod.network.errors"`
 	K8sPodNetworkIo                        K8sPodNetworkIoMetricConfig                        `mapstructure:"k8s.pod.network.io"`
-	K8sPodNetworkPackets                   K8sPodNetworkPacketsMetricConfig                   `mapstructure:"k8s.pod.network.packets"`
+	K8sPodNetworkPacketCount               K8sPodNetworkPacketCountMetricConfig               `mapstructure:"k8s.pod.network.packet.count"`
+	K8sPodNetworkPacketDropped             K8sPodNetworkPacketDroppedMetricConfig             `mapstructure:"k8s.pod.network.packet.dropped"`
 	K8sPodPagingFaults                     K8sPodPagingFaultsMetricConfig                     `mapstructure:"k8s.pod.paging.faults"`
 	K8sPodPidsCount                        K8sPodPidsCountMetricConfig                        `mapstructure:"k8s.pod.pids.count"`
 	K8sPodPidsLimit                        K8sPodPidsLimitMetricConfig                        `mapstructure:"k8s.pod.pids.limit"`
@@ -4577,6 +4843,16 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 			Enabled: true,
 		},
+		ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+		},
 		ContainerDiskIo: ContainerDiskIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -4590,10 +4866,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 			Enabled: false,
 		},
-		ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
-			Enabled: true,
-		},
-		ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+		ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 			Enabled: true,
 		},
 		ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
@@ -4639,11 +4912,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
-		ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-		},
 		ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -4654,10 +4922,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
 		},
-		ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+		ContainerNetworkPacketCount: ContainerNetworkPacketCountMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []ContainerNetworkPacketCountMetricAttributeKey{ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+		},
+		ContainerNetworkPacketDropped: ContainerNetworkPacketDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerNetworkPacketDroppedMetricAttributeKey{ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 		},
 		ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 			Enabled:             true,
@@ -4789,13 +5062,26 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwTemperature: HwTemperatureMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+		K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sNodeCPUTimeMetricAttributeKey{K8sNodeCPUTimeMetricAttributeKeyCPUMode},
+			EnabledAttributes:   []K8sContainerEphemeralStorageUsageMetricAttributeKey{K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType},
+		},
+		K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+			Enabled: true,
 		},
 		K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 			Enabled: true,
+		},
+		K8sNodeDiskDiscardIo: K8sNodeDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeDiskDiscardIoMetricAttributeKey{K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		K8sNodeDiskDiscardOperations: K8sNodeDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeDiskDiscardOperationsMetricAttributeKey{K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
 		K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
 			Enabled:             true,
@@ -4813,10 +5099,10 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+		K8sNodeFilesystemInodeCount: K8sNodeFilesystemInodeCountMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+		K8sNodeFilesystemInodeFree: K8sNodeFilesystemInodeFreeMetricConfig{
 			Enabled: true,
 		},
 		K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
@@ -4824,22 +5110,22 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
 		},
-		K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+		K8sNodeImageFilesystemInodeUsed: K8sNodeImageFilesystemInodeUsedMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeImageFilesystemInodeUsedMetricAttributeKey{K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
@@ -4871,11 +5157,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeNetworkDropped: K8sNodeNetworkDroppedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sNodeNetworkDroppedMetricAttributeKey{K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-		},
 		K8sNodeNetworkErrors: K8sNodeNetworkErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -4886,10 +5167,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeNetworkIoMetricAttributeKey{K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection},
 		},
-		K8sNodeNetworkPackets: K8sNodeNetworkPacketsMetricConfig{
+		K8sNodeNetworkPacketCount: K8sNodeNetworkPacketCountMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sNodeNetworkPacketsMetricAttributeKey{K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []K8sNodeNetworkPacketCountMetricAttributeKey{K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sNodeNetworkPacketDropped: K8sNodeNetworkPacketDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeNetworkPacketDroppedMetricAttributeKey{K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 		},
 		K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
 			Enabled:             true,
@@ -4935,15 +5221,23 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sPodCPUTimeMetricAttributeKey{K8sPodCPUTimeMetricAttributeKeyCPUMode},
+			Enabled: true,
 		},
 		K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 			Enabled: true,
 		},
 		K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 			Enabled: true,
+		},
+		K8sPodDiskDiscardIo: K8sPodDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodDiskDiscardIoMetricAttributeKey{K8sPodDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		K8sPodDiskDiscardOperations: K8sPodDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodDiskDiscardOperationsMetricAttributeKey{K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
 		K8sPodDiskIo: K8sPodDiskIoMetricConfig{
 			Enabled:             true,
@@ -4995,11 +5289,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
-		K8sPodNetworkDropped: K8sPodNetworkDroppedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sPodNetworkDroppedMetricAttributeKey{K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-		},
 		K8sPodNetworkErrors: K8sPodNetworkErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -5010,10 +5299,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sPodNetworkIoMetricAttributeKey{K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection},
 		},
-		K8sPodNetworkPackets: K8sPodNetworkPacketsMetricConfig{
+		K8sPodNetworkPacketCount: K8sPodNetworkPacketCountMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sPodNetworkPacketsMetricAttributeKey{K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []K8sPodNetworkPacketCountMetricAttributeKey{K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sPodNetworkPacketDropped: K8sPodNetworkPacketDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodNetworkPacketDroppedMetricAttributeKey{K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 		},
 		K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
 			Enabled:             true,
@@ -5084,7 +5378,7 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 type ResourceAttributesConfig struct {
 	ContainerID              ResourceAttributeConfig `mapstructure:"container.id"`
 	ContainerImageName       ResourceAttributeConfig `mapstructure:"container.image.name"`
-	ContainerImageTag        ResourceAttributeConfig `mapstructure:"container.image.tag"`
+	ContainerImageTags       ResourceAttributeConfig `mapstructure:"container.image.tags"`
 	ContainerName            ResourceAttributeConfig `mapstructure:"container.name"`
 	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
 	HwID                     ResourceAttributeConfig `mapstructure:"hw.id"`
@@ -5109,7 +5403,7 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		ContainerImageName: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		ContainerImageTag: ResourceAttributeConfig{
+		ContainerImageTags: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		ContainerName: ResourceAttributeConfig{

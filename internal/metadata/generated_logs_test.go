@@ -22,7 +22,7 @@ func TestLogsBuilderAppendLogRecord(t *testing.T) {
 	rb := lb.NewResourceBuilder()
 	rb.SetContainerID("container.id-val")
 	rb.SetContainerImageName("container.image.name-val")
-	rb.SetContainerImageTag("container.image.tag-val")
+	rb.SetContainerImageTags([]any{"container.image.tags-item1", "container.image.tags-item2"})
 	rb.SetContainerName("container.name-val")
 	rb.SetContainerRuntimeName("container.runtime.name-val")
 	rb.SetHwID("hw.id-val")

@@ -71,14 +71,16 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.accelerator.memory.total"] = mb.metricContainerAcceleratorMemoryTotal.config.AggregationStrategy
 			aggMap["container.accelerator.memory.used"] = mb.metricContainerAcceleratorMemoryUsed.config.AggregationStrategy
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
+			aggMap["container.disk.discard.io"] = mb.metricContainerDiskDiscardIo.config.AggregationStrategy
+			aggMap["container.disk.discard.operations"] = mb.metricContainerDiskDiscardOperations.config.AggregationStrategy
 			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
 			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
 			aggMap["container.memory.hugetlb.limit"] = mb.metricContainerMemoryHugetlbLimit.config.AggregationStrategy
 			aggMap["container.memory.hugetlb.usage"] = mb.metricContainerMemoryHugetlbUsage.config.AggregationStrategy
-			aggMap["container.network.dropped"] = mb.metricContainerNetworkDropped.config.AggregationStrategy
 			aggMap["container.network.errors"] = mb.metricContainerNetworkErrors.config.AggregationStrategy
 			aggMap["container.network.io"] = mb.metricContainerNetworkIo.config.AggregationStrategy
-			aggMap["container.network.packets"] = mb.metricContainerNetworkPackets.config.AggregationStrategy
+			aggMap["container.network.packet.count"] = mb.metricContainerNetworkPacketCount.config.AggregationStrategy
+			aggMap["container.network.packet.dropped"] = mb.metricContainerNetworkPacketDropped.config.AggregationStrategy
 			aggMap["container.paging.faults"] = mb.metricContainerPagingFaults.config.AggregationStrategy
 			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
 			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
@@ -96,32 +98,35 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.gpu.pcie.throughput"] = mb.metricHwGpuPcieThroughput.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["hw.gpu.xid.errors"] = mb.metricHwGpuXidErrors.config.AggregationStrategy
-			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
+			aggMap["k8s.container.ephemeral_storage.usage"] = mb.metricK8sContainerEphemeralStorageUsage.config.AggregationStrategy
+			aggMap["k8s.node.disk.discard.io"] = mb.metricK8sNodeDiskDiscardIo.config.AggregationStrategy
+			aggMap["k8s.node.disk.discard.operations"] = mb.metricK8sNodeDiskDiscardOperations.config.AggregationStrategy
 			aggMap["k8s.node.disk.io"] = mb.metricK8sNodeDiskIo.config.AggregationStrategy
 			aggMap["k8s.node.disk.operations"] = mb.metricK8sNodeDiskOperations.config.AggregationStrategy
 			aggMap["k8s.node.image_filesystem.available"] = mb.metricK8sNodeImageFilesystemAvailable.config.AggregationStrategy
 			aggMap["k8s.node.image_filesystem.capacity"] = mb.metricK8sNodeImageFilesystemCapacity.config.AggregationStrategy
-			aggMap["k8s.node.image_filesystem.inodes.used"] = mb.metricK8sNodeImageFilesystemInodesUsed.config.AggregationStrategy
+			aggMap["k8s.node.image_filesystem.inode.used"] = mb.metricK8sNodeImageFilesystemInodeUsed.config.AggregationStrategy
 			aggMap["k8s.node.image_filesystem.usage"] = mb.metricK8sNodeImageFilesystemUsage.config.AggregationStrategy
 			aggMap["k8s.node.memory.hugetlb.usage"] = mb.metricK8sNodeMemoryHugetlbUsage.config.AggregationStrategy
-			aggMap["k8s.node.network.dropped"] = mb.metricK8sNodeNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.node.network.errors"] = mb.metricK8sNodeNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.node.network.io"] = mb.metricK8sNodeNetworkIo.config.AggregationStrategy
-			aggMap["k8s.node.network.packets"] = mb.metricK8sNodeNetworkPackets.config.AggregationStrategy
+			aggMap["k8s.node.network.packet.count"] = mb.metricK8sNodeNetworkPacketCount.config.AggregationStrategy
+			aggMap["k8s.node.network.packet.dropped"] = mb.metricK8sNodeNetworkPacketDropped.config.AggregationStrategy
 			aggMap["k8s.node.paging.faults"] = mb.metricK8sNodePagingFaults.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg300"] = mb.metricK8sNodePressureAvg300.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg60"] = mb.metricK8sNodePressureAvg60.config.AggregationStrategy
 			aggMap["k8s.node.pressure.stall_time"] = mb.metricK8sNodePressureStallTime.config.AggregationStrategy
-			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
+			aggMap["k8s.pod.disk.discard.io"] = mb.metricK8sPodDiskDiscardIo.config.AggregationStrategy
+			aggMap["k8s.pod.disk.discard.operations"] = mb.metricK8sPodDiskDiscardOperations.config.AggregationStrategy
 			aggMap["k8s.pod.disk.io"] = mb.metricK8sPodDiskIo.config.AggregationStrategy
 			aggMap["k8s.pod.disk.operations"] = mb.metricK8sPodDiskOperations.config.AggregationStrategy
 			aggMap["k8s.pod.memory.hugetlb.limit"] = mb.metricK8sPodMemoryHugetlbLimit.config.AggregationStrategy
 			aggMap["k8s.pod.memory.hugetlb.usage"] = mb.metricK8sPodMemoryHugetlbUsage.config.AggregationStrategy
-			aggMap["k8s.pod.network.dropped"] = mb.metricK8sPodNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.pod.network.errors"] = mb.metricK8sPodNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.pod.network.io"] = mb.metricK8sPodNetworkIo.config.AggregationStrategy
-			aggMap["k8s.pod.network.packets"] = mb.metricK8sPodNetworkPackets.config.AggregationStrategy
+			aggMap["k8s.pod.network.packet.count"] = mb.metricK8sPodNetworkPacketCount.config.AggregationStrategy
+			aggMap["k8s.pod.network.packet.dropped"] = mb.metricK8sPodNetworkPacketDropped.config.AggregationStrategy
 			aggMap["k8s.pod.paging.faults"] = mb.metricK8sPodPagingFaults.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg10"] = mb.metricK8sPodPressureAvg10.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg300"] = mb.metricK8sPodPressureAvg300.config.AggregationStrategy
@@ -186,6 +191,18 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerCPUWeightDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordContainerDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
@@ -201,10 +218,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerFileDescriptorCountDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerFilesystemInodesUsedDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordContainerFilesystemLogsUsageDataPoint(ts, 1)
+			mb.RecordContainerFilesystemInodeUsedDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerFilesystemUsageDataPoint(ts, 1)
@@ -252,12 +266,6 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordContainerNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
@@ -270,9 +278,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			mb.RecordContainerNetworkPacketCountDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+				mb.RecordContainerNetworkPacketCountDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerNetworkPacketDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerNetworkPacketDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -423,13 +437,28 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwTemperatureDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
+			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 1, AttributeK8sContainerEphemeralStorageFsTypeRootfs)
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeCPUTimeDataPoint(ts, 3, AttributeCPUModeSystem)
+				mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 3, AttributeK8sContainerEphemeralStorageFsTypeLogs)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sNodeCPUTimeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sNodeCPUUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
@@ -450,10 +479,10 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeFilesystemInodesDataPoint(ts, 1)
+			mb.RecordK8sNodeFilesystemInodeCountDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeFilesystemInodesFreeDataPoint(ts, 1)
+			mb.RecordK8sNodeFilesystemInodeFreeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeFilesystemUsageDataPoint(ts, 1)
@@ -471,9 +500,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts, 1, "system.filesystem.mountpoint-val")
+			mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint(ts, 1, "system.filesystem.mountpoint-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
+				mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -513,12 +542,6 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordK8sNodeNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sNodeNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
@@ -531,9 +554,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			mb.RecordK8sNodeNetworkPacketCountDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+				mb.RecordK8sNodeNetworkPacketCountDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeNetworkPacketDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeNetworkPacketDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -585,16 +614,25 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodCPUThrottlingThrottledTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
-			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodCPUTimeDataPoint(ts, 3, AttributeCPUModeSystem)
-			}
+			mb.RecordK8sPodCPUTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPUUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPUWeightDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
@@ -651,12 +689,6 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordK8sPodNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sPodNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
@@ -669,9 +701,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			mb.RecordK8sPodNetworkPacketCountDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+				mb.RecordK8sPodNetworkPacketCountDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodNetworkPacketDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodNetworkPacketDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -719,7 +757,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb := mb.NewResourceBuilder()
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerImageName("container.image.name-val")
-			rb.SetContainerImageTag("container.image.tag-val")
+			rb.SetContainerImageTags([]any{"container.image.tags-item1", "container.image.tags-item2"})
 			rb.SetContainerName("container.name-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
 			rb.SetHwID("hw.id-val")
@@ -741,14 +779,16 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryTotal.aggDataPoints)
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryUsed.aggDataPoints)
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerMemoryHugetlbLimit.aggDataPoints)
 				assert.Empty(t, mb.metricContainerMemoryHugetlbUsage.aggDataPoints)
-				assert.Empty(t, mb.metricContainerNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkIo.aggDataPoints)
-				assert.Empty(t, mb.metricContainerNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkPacketCount.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkPacketDropped.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
@@ -766,32 +806,35 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwGpuPcieThroughput.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuXidErrors.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sContainerEphemeralStorageUsage.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeImageFilesystemAvailable.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeImageFilesystemCapacity.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeImageFilesystemInodesUsed.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeImageFilesystemInodeUsed.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeImageFilesystemUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeMemoryHugetlbUsage.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkIo.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkPacketCount.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkPacketDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureStallTime.aggDataPoints)
-				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodMemoryHugetlbLimit.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodMemoryHugetlbUsage.aggDataPoints)
-				assert.Empty(t, mb.metricK8sPodNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkIo.aggDataPoints)
-				assert.Empty(t, mb.metricK8sPodNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkPacketCount.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkPacketDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg300.aggDataPoints)
@@ -1121,13 +1164,101 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "container.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
 						validatedMetrics["container.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
+						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read and wrote on each block device, cumulative (discards: container.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1147,7 +1278,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
+						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read and wrote on each block device, cumulative (discards: container.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1176,7 +1307,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction (read, write; discards: container.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1196,7 +1327,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction (read, write; discards: container.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1231,26 +1362,16 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "container.filesystem.inodes.used":
-					assert.False(t, validatedMetrics["container.filesystem.inodes.used"], "Found a duplicate in the metrics slice: container.filesystem.inodes.used")
-					validatedMetrics["container.filesystem.inodes.used"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+				case "container.filesystem.inode.used":
+					assert.False(t, validatedMetrics["container.filesystem.inode.used"], "Found a duplicate in the metrics slice: container.filesystem.inode.used")
+					validatedMetrics["container.filesystem.inode.used"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
-				case "container.filesystem.logs.usage":
-					assert.False(t, validatedMetrics["container.filesystem.logs.usage"], "Found a duplicate in the metrics slice: container.filesystem.logs.usage")
-					validatedMetrics["container.filesystem.logs.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Bytes of the container's log files: the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included), read in the background every filesystem_collection_interval. Apparent sizes, not allocated blocks. Absent when the container has no such directory. kubelet /stats/summary: containers[].logs.usedBytes.", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1258,11 +1379,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.filesystem.usage":
 					assert.False(t, validatedMetrics["container.filesystem.usage"], "Found a duplicate in the metrics slice: container.filesystem.usage")
 					validatedMetrics["container.filesystem.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Bytes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.usedBytes; cAdvisor: container_fs_usage_bytes (writable layer).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1270,11 +1393,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.available":
 					assert.False(t, validatedMetrics["container.memory.available"], "Found a duplicate in the metrics slice: container.memory.available")
 					validatedMetrics["container.memory.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory container can still use before its limit: container memory limit minus container working set, floored at 0. Emitted only when a finite limit exists.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1424,11 +1549,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.rss":
 					assert.False(t, validatedMetrics["container.memory.rss"], "Found a duplicate in the metrics slice: container.memory.rss")
 					validatedMetrics["container.memory.rss"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the container's cgroup. v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1448,11 +1575,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.usage":
 					assert.False(t, validatedMetrics["container.memory.usage"], "Found a duplicate in the metrics slice: container.memory.usage")
 					validatedMetrics["container.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory used by the container's cgroup, page cache included. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1460,64 +1589,17 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.working_set":
 					assert.False(t, validatedMetrics["container.memory.working_set"], "Found a duplicate in the metrics slice: container.memory.working_set")
 					validatedMetrics["container.memory.working_set"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Container working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "container.network.dropped":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.network.dropped"], "Found a duplicate in the metrics slice: container.network.dropped")
-						validatedMetrics["container.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
-						assert.True(t, ok)
-						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["container.network.dropped"], "Found a duplicate in the metrics slice: container.network.dropped")
-						validatedMetrics["container.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.network.dropped"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("network.interface.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
 				case "container.network.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.network.errors"], "Found a duplicate in the metrics slice: container.network.errors")
@@ -1616,10 +1698,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
-				case "container.network.packets":
+				case "container.network.packet.count":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.network.packets"], "Found a duplicate in the metrics slice: container.network.packets")
-						validatedMetrics["container.network.packets"] = true
+						assert.False(t, validatedMetrics["container.network.packet.count"], "Found a duplicate in the metrics slice: container.network.packet.count")
+						validatedMetrics["container.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
@@ -1638,8 +1720,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.network.packets"], "Found a duplicate in the metrics slice: container.network.packets")
-						validatedMetrics["container.network.packets"] = true
+						assert.False(t, validatedMetrics["container.network.packet.count"], "Found a duplicate in the metrics slice: container.network.packet.count")
+						validatedMetrics["container.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
@@ -1650,7 +1732,56 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.network.packets"] {
+						switch aggMap["container.network.packet.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.network.packet.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.network.packet.dropped"], "Found a duplicate in the metrics slice: container.network.packet.dropped")
+						validatedMetrics["container.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.network.packet.dropped"], "Found a duplicate in the metrics slice: container.network.packet.dropped")
+						validatedMetrics["container.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.network.packet.dropped"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1962,13 +2093,13 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["container.uptime"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).", mi.Description())
+					assert.Equal(t, "Time since the container was created, in whole seconds (a double, as the semantic conventions define container.uptime), by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).", mi.Description())
 					assert.Equal(t, "s", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.energy":
 					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
 					validatedMetrics["hw.energy"] = true
@@ -2587,50 +2718,64 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "k8s.node.cpu.time":
+				case "k8s.container.ephemeral_storage.usage":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
-						validatedMetrics["k8s.node.cpu.time"] = true
+						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")
+						validatedMetrics["k8s.container.ephemeral_storage.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by everything on the node (the root cgroup), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, "Bytes of the container's ephemeral storage, by part: fs_type=rootfs is its writable layer as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes, the same figure as container.filesystem.usage); fs_type=logs is the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included; apparent sizes, not allocated blocks). Both read in the background every filesystem_collection_interval. A part is absent when its source is: rootfs without a CRI endpoint, when the runtime does not report it or before its first measurement (0 with timestamp 0); logs when the container has no such directory. kubelet /stats/summary: containers[].rootfs.usedBytes, containers[].logs.usedBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						cpuModeAttrVal, ok := dp.Attributes().Get("cpu.mode")
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sContainerEphemeralStorageFsTypeAttrVal, ok := dp.Attributes().Get("k8s.container.ephemeral_storage.fs_type")
 						assert.True(t, ok)
-						assert.Equal(t, "user", cpuModeAttrVal.Str())
+						assert.Equal(t, "rootfs", k8sContainerEphemeralStorageFsTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
-						validatedMetrics["k8s.node.cpu.time"] = true
+						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")
+						validatedMetrics["k8s.container.ephemeral_storage.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by everything on the node (the root cgroup), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, "Bytes of the container's ephemeral storage, by part: fs_type=rootfs is its writable layer as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes, the same figure as container.filesystem.usage); fs_type=logs is the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included; apparent sizes, not allocated blocks). Both read in the background every filesystem_collection_interval. A part is absent when its source is: rootfs without a CRI endpoint, when the runtime does not report it or before its first measurement (0 with timestamp 0); logs when the container has no such directory. kubelet /stats/summary: containers[].rootfs.usedBytes, containers[].logs.usedBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["k8s.node.cpu.time"] {
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.container.ephemeral_storage.usage"] {
 						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+							assert.Equal(t, int64(2), dp.IntValue())
 						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+							assert.Equal(t, int64(1), dp.IntValue())
 						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("cpu.mode")
+						_, ok := dp.Attributes().Get("k8s.container.ephemeral_storage.fs_type")
 						assert.False(t, ok)
 					}
+				case "k8s.node.cpu.time":
+					assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
+					validatedMetrics["k8s.node.cpu.time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CPU time consumed by everything on the node (the root cgroup), the total (v1 cpuacct.usage, v2 cpu.stat usage_usec, of the root cgroup) without a mode, as the semantic conventions define it: the kubelet's node CPU time.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.node.cpu.usage":
 					assert.False(t, validatedMetrics["k8s.node.cpu.usage"], "Found a duplicate in the metrics slice: k8s.node.cpu.usage")
 					validatedMetrics["k8s.node.cpu.usage"] = true
@@ -2643,13 +2788,101 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.node.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.io")
+						validatedMetrics["k8s.node.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (sectors discarded x 512). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.io")
+						validatedMetrics["k8s.node.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (sectors discarded x 512). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "k8s.node.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.operations")
+						validatedMetrics["k8s.node.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (discards completed). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.operations")
+						validatedMetrics["k8s.node.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (discards completed). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "k8s.node.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.disk.io"], "Found a duplicate in the metrics slice: k8s.node.disk.io")
 						validatedMetrics["k8s.node.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Bytes read and written on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512 (discards: k8s.node.disk.discard.io). Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2669,7 +2902,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.node.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Bytes read and written on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512 (discards: k8s.node.disk.discard.io). Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2698,7 +2931,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.node.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction (read, write; discards: k8s.node.disk.discard.operations), cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2718,7 +2951,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.node.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction (read, write; discards: k8s.node.disk.discard.operations), cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2744,11 +2977,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.filesystem.available":
 					assert.False(t, validatedMetrics["k8s.node.filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.filesystem.available")
 					validatedMetrics["k8s.node.filesystem.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2756,35 +2991,41 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.filesystem.capacity":
 					assert.False(t, validatedMetrics["k8s.node.filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.filesystem.capacity")
 					validatedMetrics["k8s.node.filesystem.capacity"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Size of the node filesystem: statfs f_blocks x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.capacityBytes; cAdvisor: container_fs_limit_bytes for id=/.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.node.filesystem.inodes":
-					assert.False(t, validatedMetrics["k8s.node.filesystem.inodes"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inodes")
-					validatedMetrics["k8s.node.filesystem.inodes"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+				case "k8s.node.filesystem.inode.count":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.inode.count"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inode.count")
+					validatedMetrics["k8s.node.filesystem.inode.count"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Inodes of the node filesystem: statfs f_files of <root_path>/var/lib/kubelet, else of <root_path>/. Absent on filesystems that report 0 (no fixed inode table, e.g. btrfs). kubelet /stats/summary: node.fs.inodes; cAdvisor: container_fs_inodes_total for id=/.", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.node.filesystem.inodes.free":
-					assert.False(t, validatedMetrics["k8s.node.filesystem.inodes.free"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inodes.free")
-					validatedMetrics["k8s.node.filesystem.inodes.free"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inodes is. Used inodes are k8s.node.filesystem.inodes minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.", mi.Description())
+				case "k8s.node.filesystem.inode.free":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.inode.free"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inode.free")
+					validatedMetrics["k8s.node.filesystem.inode.free"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inode.count is. Used inodes are k8s.node.filesystem.inode.count minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2792,11 +3033,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.filesystem.usage":
 					assert.False(t, validatedMetrics["k8s.node.filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.filesystem.usage")
 					validatedMetrics["k8s.node.filesystem.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Bytes used on the node filesystem: statfs (f_blocks - f_bfree) x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.usedBytes; cAdvisor: container_fs_usage_bytes for id=/.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2805,11 +3048,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.available")
 						validatedMetrics["k8s.node.image_filesystem.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2820,11 +3065,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.available")
 						validatedMetrics["k8s.node.image_filesystem.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2845,11 +3092,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.capacity")
 						validatedMetrics["k8s.node.image_filesystem.capacity"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2860,11 +3109,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.capacity")
 						validatedMetrics["k8s.node.image_filesystem.capacity"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2881,15 +3132,17 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 					}
-				case "k8s.node.image_filesystem.inodes.used":
+				case "k8s.node.image_filesystem.inode.used":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inodes.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inodes.used")
-						validatedMetrics["k8s.node.image_filesystem.inodes.used"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inode.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inode.used")
+						validatedMetrics["k8s.node.image_filesystem.inode.used"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.", mi.Description())
 						assert.Equal(t, "{inode}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2898,17 +3151,19 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inodes.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inodes.used")
-						validatedMetrics["k8s.node.image_filesystem.inodes.used"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inode.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inode.used")
+						validatedMetrics["k8s.node.image_filesystem.inode.used"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.", mi.Description())
 						assert.Equal(t, "{inode}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.node.image_filesystem.inodes.used"] {
+						switch aggMap["k8s.node.image_filesystem.inode.used"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -2925,11 +3180,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.usage")
 						validatedMetrics["k8s.node.image_filesystem.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2940,11 +3197,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.usage")
 						validatedMetrics["k8s.node.image_filesystem.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2964,11 +3223,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.available":
 					assert.False(t, validatedMetrics["k8s.node.memory.available"], "Found a duplicate in the metrics slice: k8s.node.memory.available")
 					validatedMetrics["k8s.node.memory.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory the node can still use: MemTotal from /proc/meminfo minus the node working set, floored at 0 (the kubelet's memory.available eviction signal). The root cgroup has no limit, so there is no k8s.node.memory.limit.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3054,11 +3315,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.rss":
 					assert.False(t, validatedMetrics["k8s.node.memory.rss"], "Found a duplicate in the metrics slice: k8s.node.memory.rss")
 					validatedMetrics["k8s.node.memory.rss"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory on the node. v1: root memory.stat total_rss; v2: root memory.stat anon, or Active(anon) + Inactive(anon) from /proc/meminfo when the root has no memory.stat.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3078,11 +3341,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.usage":
 					assert.False(t, validatedMetrics["k8s.node.memory.usage"], "Found a duplicate in the metrics slice: k8s.node.memory.usage")
 					validatedMetrics["k8s.node.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2 (the root has no memory.current): anon + file from the root cgroup's memory.stat, or, when the root has no memory.stat, Active(anon) + Inactive(anon) + Active(file) + Inactive(file) from /proc/meminfo. Never MemTotal - MemFree, which also counts kernel memory and buffers.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3090,64 +3355,17 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.working_set":
 					assert.False(t, validatedMetrics["k8s.node.memory.working_set"], "Found a duplicate in the metrics slice: k8s.node.memory.working_set")
 					validatedMetrics["k8s.node.memory.working_set"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Node working set: node usage minus inactive file cache (v1 root total_inactive_file; v2 root inactive_file, or Inactive(file) from /proc/meminfo with the meminfo usage), floored at 0. The same definition as for containers and pods.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.node.network.dropped":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.network.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.dropped")
-						validatedMetrics["k8s.node.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
-						assert.True(t, ok)
-						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["k8s.node.network.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.dropped")
-						validatedMetrics["k8s.node.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.node.network.dropped"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("network.interface.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
 				case "k8s.node.network.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.network.errors"], "Found a duplicate in the metrics slice: k8s.node.network.errors")
@@ -3246,10 +3464,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
-				case "k8s.node.network.packets":
+				case "k8s.node.network.packet.count":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.network.packets"], "Found a duplicate in the metrics slice: k8s.node.network.packets")
-						validatedMetrics["k8s.node.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.node.network.packet.count"], "Found a duplicate in the metrics slice: k8s.node.network.packet.count")
+						validatedMetrics["k8s.node.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -3268,8 +3486,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.node.network.packets"], "Found a duplicate in the metrics slice: k8s.node.network.packets")
-						validatedMetrics["k8s.node.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.node.network.packet.count"], "Found a duplicate in the metrics slice: k8s.node.network.packet.count")
+						validatedMetrics["k8s.node.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -3280,7 +3498,56 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.node.network.packets"] {
+						switch aggMap["k8s.node.network.packet.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.network.packet.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.packet.dropped")
+						validatedMetrics["k8s.node.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.packet.dropped")
+						validatedMetrics["k8s.node.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.network.packet.dropped"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -3602,49 +3869,19 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.pod.cpu.time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
-						validatedMetrics["k8s.pod.cpu.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by the pod's cgroup (all its containers and the sandbox), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						cpuModeAttrVal, ok := dp.Attributes().Get("cpu.mode")
-						assert.True(t, ok)
-						assert.Equal(t, "user", cpuModeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
-						validatedMetrics["k8s.pod.cpu.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by the pod's cgroup (all its containers and the sandbox), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["k8s.pod.cpu.time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("cpu.mode")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
+					validatedMetrics["k8s.pod.cpu.time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CPU time consumed by the pod's cgroup (all its containers and the sandbox), the total (v1 cpuacct.usage, v2 cpu.stat usage_usec) without a mode, as the semantic conventions define it: the kubelet's pod CPU time.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.pod.cpu.usage":
 					assert.False(t, validatedMetrics["k8s.pod.cpu.usage"], "Found a duplicate in the metrics slice: k8s.pod.cpu.usage")
 					validatedMetrics["k8s.pod.cpu.usage"] = true
@@ -3669,13 +3906,101 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.io")
+						validatedMetrics["k8s.pod.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.io")
+						validatedMetrics["k8s.pod.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.operations")
+						validatedMetrics["k8s.pod.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.operations")
+						validatedMetrics["k8s.pod.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.disk.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.io")
 						validatedMetrics["k8s.pod.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read and wrote on each block device, cumulative (discards: k8s.pod.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3695,7 +4020,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read and wrote on each block device, cumulative (discards: k8s.pod.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3724,7 +4049,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction (read, write; discards: k8s.pod.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3744,7 +4069,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction (read, write; discards: k8s.pod.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3770,11 +4095,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.available":
 					assert.False(t, validatedMetrics["k8s.pod.memory.available"], "Found a duplicate in the metrics slice: k8s.pod.memory.available")
 					validatedMetrics["k8s.pod.memory.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory pod can still use before its limit: pod memory limit minus pod working set, floored at 0. Emitted only when a finite limit exists.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3924,11 +4251,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.rss":
 					assert.False(t, validatedMetrics["k8s.pod.memory.rss"], "Found a duplicate in the metrics slice: k8s.pod.memory.rss")
 					validatedMetrics["k8s.pod.memory.rss"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3948,11 +4277,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.usage":
 					assert.False(t, validatedMetrics["k8s.pod.memory.usage"], "Found a duplicate in the metrics slice: k8s.pod.memory.usage")
 					validatedMetrics["k8s.pod.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory used by the pod's cgroup (all its containers and the sandbox), page cache included. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3960,64 +4291,17 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.working_set":
 					assert.False(t, validatedMetrics["k8s.pod.memory.working_set"], "Found a duplicate in the metrics slice: k8s.pod.memory.working_set")
 					validatedMetrics["k8s.pod.memory.working_set"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Pod working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.pod.network.dropped":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.pod.network.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.dropped")
-						validatedMetrics["k8s.pod.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
-						assert.True(t, ok)
-						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["k8s.pod.network.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.dropped")
-						validatedMetrics["k8s.pod.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.pod.network.dropped"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("network.interface.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
 				case "k8s.pod.network.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.network.errors"], "Found a duplicate in the metrics slice: k8s.pod.network.errors")
@@ -4116,10 +4400,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
-				case "k8s.pod.network.packets":
+				case "k8s.pod.network.packet.count":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.pod.network.packets"], "Found a duplicate in the metrics slice: k8s.pod.network.packets")
-						validatedMetrics["k8s.pod.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.count"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.count")
+						validatedMetrics["k8s.pod.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -4138,8 +4422,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.pod.network.packets"], "Found a duplicate in the metrics slice: k8s.pod.network.packets")
-						validatedMetrics["k8s.pod.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.count"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.count")
+						validatedMetrics["k8s.pod.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -4150,7 +4434,56 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.pod.network.packets"] {
+						switch aggMap["k8s.pod.network.packet.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.network.packet.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.dropped")
+						validatedMetrics["k8s.pod.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.dropped")
+						validatedMetrics["k8s.pod.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.network.packet.dropped"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":

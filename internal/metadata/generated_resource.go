@@ -35,10 +35,10 @@ func (rb *ResourceBuilder) SetContainerImageName(val string) {
 	}
 }
 
-// SetContainerImageTag sets provided value as "container.image.tag" attribute.
-func (rb *ResourceBuilder) SetContainerImageTag(val string) {
-	if rb.config.ContainerImageTag.Enabled {
-		rb.res.Attributes().PutStr("container.image.tag", val)
+// SetContainerImageTags sets provided value as "container.image.tags" attribute.
+func (rb *ResourceBuilder) SetContainerImageTags(val []any) {
+	if rb.config.ContainerImageTags.Enabled {
+		rb.res.Attributes().PutEmptySlice("container.image.tags").FromRaw(val)
 	}
 }
 

@@ -15,7 +15,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb := NewResourceBuilder(cfg)
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerImageName("container.image.name-val")
-			rb.SetContainerImageTag("container.image.tag-val")
+			rb.SetContainerImageTags([]any{"container.image.tags-item1", "container.image.tags-item2"})
 			rb.SetContainerName("container.name-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
 			rb.SetHwID("hw.id-val")
@@ -55,10 +55,10 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "container.image.name-val", containerImageNameAttrVal.Str())
 			}
-			containerImageTagAttrVal, ok := res.Attributes().Get("container.image.tag")
+			containerImageTagsAttrVal, ok := res.Attributes().Get("container.image.tags")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "container.image.tag-val", containerImageTagAttrVal.Str())
+				assert.Equal(t, []any{"container.image.tags-item1", "container.image.tags-item2"}, containerImageTagsAttrVal.Slice().AsRaw())
 			}
 			containerNameAttrVal, ok := res.Attributes().Get("container.name")
 			assert.True(t, ok)

@@ -203,7 +203,8 @@ func intPoint(rm pmetric.ResourceMetrics, name string, want ...string) (int64, b
 	return 0, false
 }
 
-// nodeResource is the node's resource: the one without container or pod.
+// nodeResource is the node's resource: the one without container or pod
+// (GPU devices nobody owns are on it too).
 func nodeResource(t *testing.T, m pmetric.Metrics) pmetric.ResourceMetrics {
 	t.Helper()
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
@@ -211,8 +212,8 @@ func nodeResource(t *testing.T, m pmetric.Metrics) pmetric.ResourceMetrics {
 		a := rm.Resource().Attributes()
 		_, c := a.Get("container.id")
 		_, p := a.Get("k8s.pod.uid")
-		_, hw := a.Get("hw.id")
-		if !c && !p && !hw {
+		_, pn := a.Get("k8s.pod.name") // a GPU's owner known by its names only
+		if !c && !p && !pn {
 			return rm
 		}
 	}

@@ -13,9 +13,9 @@ import (
 type ContainerAcceleratorDutyCycleMetricAttributeKey string
 
 const (
-	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID     ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.id"
-	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.vendor"
-	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel  ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.model"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyHwID     ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.id"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel  ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.model"
 )
 
 // ContainerAcceleratorDutyCycleMetricConfig provides config for the container.accelerator.duty_cycle metric.
@@ -44,7 +44,7 @@ func (ms *ContainerAcceleratorDutyCycleMetricConfig) Unmarshal(parser *confmap.C
 func (ms *ContainerAcceleratorDutyCycleMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel:
+		case ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel:
 		default:
 			return fmt.Errorf("metric container.accelerator.duty_cycle doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
 		}
@@ -63,9 +63,9 @@ func (ms *ContainerAcceleratorDutyCycleMetricConfig) Validate() error {
 type ContainerAcceleratorMemoryTotalMetricAttributeKey string
 
 const (
-	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID     ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.id"
-	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.vendor"
-	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel  ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.model"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID     ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.id"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel  ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.model"
 )
 
 // ContainerAcceleratorMemoryTotalMetricConfig provides config for the container.accelerator.memory.total metric.
@@ -94,7 +94,7 @@ func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Unmarshal(parser *confmap
 func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel:
+		case ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel:
 		default:
 			return fmt.Errorf("metric container.accelerator.memory.total doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
 		}
@@ -113,9 +113,9 @@ func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Validate() error {
 type ContainerAcceleratorMemoryUsedMetricAttributeKey string
 
 const (
-	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID     ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.id"
-	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.vendor"
-	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel  ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.model"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID     ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.id"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel  ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.model"
 )
 
 // ContainerAcceleratorMemoryUsedMetricConfig provides config for the container.accelerator.memory.used metric.
@@ -144,7 +144,7 @@ func (ms *ContainerAcceleratorMemoryUsedMetricConfig) Unmarshal(parser *confmap.
 func (ms *ContainerAcceleratorMemoryUsedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel:
+		case ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel:
 		default:
 			return fmt.Errorf("metric container.accelerator.memory.used doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
 		}
@@ -1465,10 +1465,22 @@ func (ms *ContainerUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// HwEnergyMetricAttributeKey specifies the key of an attribute for the hw.energy metric.
+type HwEnergyMetricAttributeKey string
+
+const (
+	HwEnergyMetricAttributeKeyHwID     HwEnergyMetricAttributeKey = "hw.id"
+	HwEnergyMetricAttributeKeyHwType   HwEnergyMetricAttributeKey = "hw.type"
+	HwEnergyMetricAttributeKeyHwParent HwEnergyMetricAttributeKey = "hw.parent"
+)
+
 // HwEnergyMetricConfig provides config for the hw.energy metric.
 type HwEnergyMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwEnergyMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwEnergyMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1485,10 +1497,92 @@ func (ms *HwEnergyMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwEnergyMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.energy doesn't have an attribute %v, valid attributes: [hw.id, hw.type, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
+type HwErrorsMetricAttributeKey string
+
+const (
+	HwErrorsMetricAttributeKeyHwID      HwErrorsMetricAttributeKey = "hw.id"
+	HwErrorsMetricAttributeKeyHwModel   HwErrorsMetricAttributeKey = "hw.model"
+	HwErrorsMetricAttributeKeyHwVendor  HwErrorsMetricAttributeKey = "hw.vendor"
+	HwErrorsMetricAttributeKeyHwType    HwErrorsMetricAttributeKey = "hw.type"
+	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
+	HwErrorsMetricAttributeKeyHwParent  HwErrorsMetricAttributeKey = "hw.parent"
+)
+
+// HwErrorsMetricConfig provides config for the hw.errors metric.
+type HwErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.type, error.type, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwFanSpeedRatioMetricAttributeKey specifies the key of an attribute for the hw.fan.speed_ratio metric.
+type HwFanSpeedRatioMetricAttributeKey string
+
+const (
+	HwFanSpeedRatioMetricAttributeKeyHwID     HwFanSpeedRatioMetricAttributeKey = "hw.id"
+	HwFanSpeedRatioMetricAttributeKeyHwParent HwFanSpeedRatioMetricAttributeKey = "hw.parent"
+)
+
 // HwFanSpeedRatioMetricConfig provides config for the hw.fan.speed_ratio metric.
 type HwFanSpeedRatioMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwFanSpeedRatioMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwFanSpeedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1505,10 +1599,32 @@ func (ms *HwFanSpeedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwFanSpeedRatioMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.fan.speed_ratio doesn't have an attribute %v, valid attributes: [hw.id, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuActivityMetricAttributeKey specifies the key of an attribute for the hw.gpu.activity metric.
 type HwGpuActivityMetricAttributeKey string
 
 const (
+	HwGpuActivityMetricAttributeKeyHwID              HwGpuActivityMetricAttributeKey = "hw.id"
+	HwGpuActivityMetricAttributeKeyHwModel           HwGpuActivityMetricAttributeKey = "hw.model"
+	HwGpuActivityMetricAttributeKeyHwVendor          HwGpuActivityMetricAttributeKey = "hw.vendor"
+	HwGpuActivityMetricAttributeKeyHwParent          HwGpuActivityMetricAttributeKey = "hw.parent"
 	HwGpuActivityMetricAttributeKeyHwGpuActivityKind HwGpuActivityMetricAttributeKey = "hw.gpu.activity.kind"
 )
 
@@ -1538,9 +1654,9 @@ func (ms *HwGpuActivityMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuActivityMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuActivityMetricAttributeKeyHwGpuActivityKind:
+		case HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind:
 		default:
-			return fmt.Errorf("metric hw.gpu.activity doesn't have an attribute %v, valid attributes: [hw.gpu.activity.kind]", val)
+			return fmt.Errorf("metric hw.gpu.activity doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.activity.kind]", val)
 		}
 	}
 
@@ -1557,6 +1673,10 @@ func (ms *HwGpuActivityMetricConfig) Validate() error {
 type HwGpuClockEventReasonsMetricAttributeKey string
 
 const (
+	HwGpuClockEventReasonsMetricAttributeKeyHwID                  HwGpuClockEventReasonsMetricAttributeKey = "hw.id"
+	HwGpuClockEventReasonsMetricAttributeKeyHwModel               HwGpuClockEventReasonsMetricAttributeKey = "hw.model"
+	HwGpuClockEventReasonsMetricAttributeKeyHwVendor              HwGpuClockEventReasonsMetricAttributeKey = "hw.vendor"
+	HwGpuClockEventReasonsMetricAttributeKeyHwParent              HwGpuClockEventReasonsMetricAttributeKey = "hw.parent"
 	HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason HwGpuClockEventReasonsMetricAttributeKey = "hw.gpu.clock.event_reason"
 )
 
@@ -1586,9 +1706,9 @@ func (ms *HwGpuClockEventReasonsMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *HwGpuClockEventReasonsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason:
+		case HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason:
 		default:
-			return fmt.Errorf("metric hw.gpu.clock.event_reasons doesn't have an attribute %v, valid attributes: [hw.gpu.clock.event_reason]", val)
+			return fmt.Errorf("metric hw.gpu.clock.event_reasons doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.event_reason]", val)
 		}
 	}
 
@@ -1605,6 +1725,10 @@ func (ms *HwGpuClockEventReasonsMetricConfig) Validate() error {
 type HwGpuClockFrequencyMetricAttributeKey string
 
 const (
+	HwGpuClockFrequencyMetricAttributeKeyHwID             HwGpuClockFrequencyMetricAttributeKey = "hw.id"
+	HwGpuClockFrequencyMetricAttributeKeyHwModel          HwGpuClockFrequencyMetricAttributeKey = "hw.model"
+	HwGpuClockFrequencyMetricAttributeKeyHwVendor         HwGpuClockFrequencyMetricAttributeKey = "hw.vendor"
+	HwGpuClockFrequencyMetricAttributeKeyHwParent         HwGpuClockFrequencyMetricAttributeKey = "hw.parent"
 	HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain HwGpuClockFrequencyMetricAttributeKey = "hw.gpu.clock.domain"
 )
 
@@ -1634,9 +1758,9 @@ func (ms *HwGpuClockFrequencyMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwGpuClockFrequencyMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain:
+		case HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain:
 		default:
-			return fmt.Errorf("metric hw.gpu.clock.frequency doesn't have an attribute %v, valid attributes: [hw.gpu.clock.domain]", val)
+			return fmt.Errorf("metric hw.gpu.clock.frequency doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]", val)
 		}
 	}
 
@@ -1653,6 +1777,10 @@ func (ms *HwGpuClockFrequencyMetricConfig) Validate() error {
 type HwGpuClockFrequencyLimitMetricAttributeKey string
 
 const (
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwID             HwGpuClockFrequencyLimitMetricAttributeKey = "hw.id"
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwModel          HwGpuClockFrequencyLimitMetricAttributeKey = "hw.model"
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor         HwGpuClockFrequencyLimitMetricAttributeKey = "hw.vendor"
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwParent         HwGpuClockFrequencyLimitMetricAttributeKey = "hw.parent"
 	HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain HwGpuClockFrequencyLimitMetricAttributeKey = "hw.gpu.clock.domain"
 )
 
@@ -1682,9 +1810,9 @@ func (ms *HwGpuClockFrequencyLimitMetricConfig) Unmarshal(parser *confmap.Conf) 
 func (ms *HwGpuClockFrequencyLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain:
+		case HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain:
 		default:
-			return fmt.Errorf("metric hw.gpu.clock.frequency.limit doesn't have an attribute %v, valid attributes: [hw.gpu.clock.domain]", val)
+			return fmt.Errorf("metric hw.gpu.clock.frequency.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]", val)
 		}
 	}
 
@@ -1697,10 +1825,76 @@ func (ms *HwGpuClockFrequencyLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuIoMetricAttributeKey specifies the key of an attribute for the hw.gpu.io metric.
+type HwGpuIoMetricAttributeKey string
+
+const (
+	HwGpuIoMetricAttributeKeyHwID               HwGpuIoMetricAttributeKey = "hw.id"
+	HwGpuIoMetricAttributeKeyHwModel            HwGpuIoMetricAttributeKey = "hw.model"
+	HwGpuIoMetricAttributeKeyHwVendor           HwGpuIoMetricAttributeKey = "hw.vendor"
+	HwGpuIoMetricAttributeKeyHwParent           HwGpuIoMetricAttributeKey = "hw.parent"
+	HwGpuIoMetricAttributeKeyNetworkIoDirection HwGpuIoMetricAttributeKey = "network.io.direction"
+	HwGpuIoMetricAttributeKeyHwGpuNvlinkLink    HwGpuIoMetricAttributeKey = "hw.gpu.nvlink.link"
+)
+
+// HwGpuIoMetricConfig provides config for the hw.gpu.io metric.
+type HwGpuIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink:
+		default:
+			return fmt.Errorf("metric hw.gpu.io doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction, hw.gpu.nvlink.link]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryControllerUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.controller.utilization metric.
+type HwGpuMemoryControllerUtilizationMetricAttributeKey string
+
+const (
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID     HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.id"
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel  HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.model"
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryControllerUtilizationMetricConfig provides config for the hw.gpu.memory.controller.utilization metric.
 type HwGpuMemoryControllerUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryControllerUtilizationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1717,24 +1911,45 @@ func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-// HwGpuMemoryEccErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.ecc.errors metric.
-type HwGpuMemoryEccErrorsMetricAttributeKey string
+func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.controller.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryEccLifetimeErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.ecc.lifetime_errors metric.
+type HwGpuMemoryEccLifetimeErrorsMetricAttributeKey string
 
 const (
-	HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter   HwGpuMemoryEccErrorsMetricAttributeKey = "hw.gpu.ecc.counter"
-	HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType HwGpuMemoryEccErrorsMetricAttributeKey = "hw.gpu.ecc.error_type"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID      HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.id"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel   HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.model"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor  HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent  HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.parent"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "error.type"
 )
 
-// HwGpuMemoryEccErrorsMetricConfig provides config for the hw.gpu.memory.ecc.errors metric.
-type HwGpuMemoryEccErrorsMetricConfig struct {
+// HwGpuMemoryEccLifetimeErrorsMetricConfig provides config for the hw.gpu.memory.ecc.lifetime_errors metric.
+type HwGpuMemoryEccLifetimeErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwGpuMemoryEccErrorsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *HwGpuMemoryEccErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *HwGpuMemoryEccLifetimeErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -1748,12 +1963,12 @@ func (ms *HwGpuMemoryEccErrorsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *HwGpuMemoryEccErrorsMetricConfig) Validate() error {
+func (ms *HwGpuMemoryEccLifetimeErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType:
+		case HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType:
 		default:
-			return fmt.Errorf("metric hw.gpu.memory.ecc.errors doesn't have an attribute %v, valid attributes: [hw.gpu.ecc.counter, hw.gpu.ecc.error_type]", val)
+			return fmt.Errorf("metric hw.gpu.memory.ecc.lifetime_errors doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, error.type]", val)
 		}
 	}
 
@@ -1766,10 +1981,23 @@ func (ms *HwGpuMemoryEccErrorsMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuMemoryLimitMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.limit metric.
+type HwGpuMemoryLimitMetricAttributeKey string
+
+const (
+	HwGpuMemoryLimitMetricAttributeKeyHwID     HwGpuMemoryLimitMetricAttributeKey = "hw.id"
+	HwGpuMemoryLimitMetricAttributeKeyHwModel  HwGpuMemoryLimitMetricAttributeKey = "hw.model"
+	HwGpuMemoryLimitMetricAttributeKeyHwVendor HwGpuMemoryLimitMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryLimitMetricAttributeKeyHwParent HwGpuMemoryLimitMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryLimitMetricConfig provides config for the hw.gpu.memory.limit metric.
 type HwGpuMemoryLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1786,10 +2014,32 @@ func (ms *HwGpuMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuMemoryLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuMemoryRemapRowsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.remap.rows metric.
 type HwGpuMemoryRemapRowsMetricAttributeKey string
 
 const (
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwID                  HwGpuMemoryRemapRowsMetricAttributeKey = "hw.id"
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwModel               HwGpuMemoryRemapRowsMetricAttributeKey = "hw.model"
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor              HwGpuMemoryRemapRowsMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwParent              HwGpuMemoryRemapRowsMetricAttributeKey = "hw.parent"
 	HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause HwGpuMemoryRemapRowsMetricAttributeKey = "hw.gpu.memory.remap.cause"
 )
 
@@ -1819,9 +2069,9 @@ func (ms *HwGpuMemoryRemapRowsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 func (ms *HwGpuMemoryRemapRowsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause:
+		case HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause:
 		default:
-			return fmt.Errorf("metric hw.gpu.memory.remap.rows doesn't have an attribute %v, valid attributes: [hw.gpu.memory.remap.cause]", val)
+			return fmt.Errorf("metric hw.gpu.memory.remap.rows doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.cause]", val)
 		}
 	}
 
@@ -1838,6 +2088,10 @@ func (ms *HwGpuMemoryRemapRowsMetricConfig) Validate() error {
 type HwGpuMemoryRemapStatusMetricAttributeKey string
 
 const (
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwID                  HwGpuMemoryRemapStatusMetricAttributeKey = "hw.id"
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwModel               HwGpuMemoryRemapStatusMetricAttributeKey = "hw.model"
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor              HwGpuMemoryRemapStatusMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwParent              HwGpuMemoryRemapStatusMetricAttributeKey = "hw.parent"
 	HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState HwGpuMemoryRemapStatusMetricAttributeKey = "hw.gpu.memory.remap.state"
 )
 
@@ -1867,9 +2121,9 @@ func (ms *HwGpuMemoryRemapStatusMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *HwGpuMemoryRemapStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState:
+		case HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState:
 		default:
-			return fmt.Errorf("metric hw.gpu.memory.remap.status doesn't have an attribute %v, valid attributes: [hw.gpu.memory.remap.state]", val)
+			return fmt.Errorf("metric hw.gpu.memory.remap.status doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.state]", val)
 		}
 	}
 
@@ -1882,10 +2136,23 @@ func (ms *HwGpuMemoryRemapStatusMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuMemoryTemperatureMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.temperature metric.
+type HwGpuMemoryTemperatureMetricAttributeKey string
+
+const (
+	HwGpuMemoryTemperatureMetricAttributeKeyHwID     HwGpuMemoryTemperatureMetricAttributeKey = "hw.id"
+	HwGpuMemoryTemperatureMetricAttributeKeyHwModel  HwGpuMemoryTemperatureMetricAttributeKey = "hw.model"
+	HwGpuMemoryTemperatureMetricAttributeKeyHwVendor HwGpuMemoryTemperatureMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryTemperatureMetricAttributeKeyHwParent HwGpuMemoryTemperatureMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryTemperatureMetricConfig provides config for the hw.gpu.memory.temperature metric.
 type HwGpuMemoryTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryTemperatureMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1902,10 +2169,41 @@ func (ms *HwGpuMemoryTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
+func (ms *HwGpuMemoryTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryUsageMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.usage metric.
+type HwGpuMemoryUsageMetricAttributeKey string
+
+const (
+	HwGpuMemoryUsageMetricAttributeKeyHwID     HwGpuMemoryUsageMetricAttributeKey = "hw.id"
+	HwGpuMemoryUsageMetricAttributeKeyHwModel  HwGpuMemoryUsageMetricAttributeKey = "hw.model"
+	HwGpuMemoryUsageMetricAttributeKeyHwVendor HwGpuMemoryUsageMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryUsageMetricAttributeKeyHwParent HwGpuMemoryUsageMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryUsageMetricConfig provides config for the hw.gpu.memory.usage metric.
 type HwGpuMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1922,10 +2220,41 @@ func (ms *HwGpuMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuMemoryUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.usage doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.utilization metric.
+type HwGpuMemoryUtilizationMetricAttributeKey string
+
+const (
+	HwGpuMemoryUtilizationMetricAttributeKeyHwID     HwGpuMemoryUtilizationMetricAttributeKey = "hw.id"
+	HwGpuMemoryUtilizationMetricAttributeKeyHwModel  HwGpuMemoryUtilizationMetricAttributeKey = "hw.model"
+	HwGpuMemoryUtilizationMetricAttributeKeyHwVendor HwGpuMemoryUtilizationMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryUtilizationMetricAttributeKeyHwParent HwGpuMemoryUtilizationMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryUtilizationMetricConfig provides config for the hw.gpu.memory.utilization metric.
 type HwGpuMemoryUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryUtilizationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1942,43 +2271,12 @@ func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-// HwGpuNvlinkIoMetricAttributeKey specifies the key of an attribute for the hw.gpu.nvlink.io metric.
-type HwGpuNvlinkIoMetricAttributeKey string
-
-const (
-	HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink    HwGpuNvlinkIoMetricAttributeKey = "hw.gpu.nvlink.link"
-	HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection HwGpuNvlinkIoMetricAttributeKey = "network.io.direction"
-)
-
-// HwGpuNvlinkIoMetricConfig provides config for the hw.gpu.nvlink.io metric.
-type HwGpuNvlinkIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwGpuNvlinkIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwGpuNvlinkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwGpuNvlinkIoMetricConfig) Validate() error {
+func (ms *HwGpuMemoryUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection:
+		case HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent:
 		default:
-			return fmt.Errorf("metric hw.gpu.nvlink.io doesn't have an attribute %v, valid attributes: [hw.gpu.nvlink.link, network.io.direction]", val)
+			return fmt.Errorf("metric hw.gpu.memory.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
 		}
 	}
 
@@ -1991,10 +2289,23 @@ func (ms *HwGpuNvlinkIoMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuPcieReplaysMetricAttributeKey specifies the key of an attribute for the hw.gpu.pcie.replays metric.
+type HwGpuPcieReplaysMetricAttributeKey string
+
+const (
+	HwGpuPcieReplaysMetricAttributeKeyHwID     HwGpuPcieReplaysMetricAttributeKey = "hw.id"
+	HwGpuPcieReplaysMetricAttributeKeyHwModel  HwGpuPcieReplaysMetricAttributeKey = "hw.model"
+	HwGpuPcieReplaysMetricAttributeKeyHwVendor HwGpuPcieReplaysMetricAttributeKey = "hw.vendor"
+	HwGpuPcieReplaysMetricAttributeKeyHwParent HwGpuPcieReplaysMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuPcieReplaysMetricConfig provides config for the hw.gpu.pcie.replays metric.
 type HwGpuPcieReplaysMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPcieReplaysMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2011,10 +2322,32 @@ func (ms *HwGpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuPcieReplaysMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.pcie.replays doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuPcieThroughputMetricAttributeKey specifies the key of an attribute for the hw.gpu.pcie.throughput metric.
 type HwGpuPcieThroughputMetricAttributeKey string
 
 const (
+	HwGpuPcieThroughputMetricAttributeKeyHwID               HwGpuPcieThroughputMetricAttributeKey = "hw.id"
+	HwGpuPcieThroughputMetricAttributeKeyHwModel            HwGpuPcieThroughputMetricAttributeKey = "hw.model"
+	HwGpuPcieThroughputMetricAttributeKeyHwVendor           HwGpuPcieThroughputMetricAttributeKey = "hw.vendor"
+	HwGpuPcieThroughputMetricAttributeKeyHwParent           HwGpuPcieThroughputMetricAttributeKey = "hw.parent"
 	HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection HwGpuPcieThroughputMetricAttributeKey = "network.io.direction"
 )
 
@@ -2044,9 +2377,9 @@ func (ms *HwGpuPcieThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwGpuPcieThroughputMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection:
+		case HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric hw.gpu.pcie.throughput doesn't have an attribute %v, valid attributes: [network.io.direction]", val)
+			return fmt.Errorf("metric hw.gpu.pcie.throughput doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction]", val)
 		}
 	}
 
@@ -2059,10 +2392,23 @@ func (ms *HwGpuPcieThroughputMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuPerformanceStateMetricAttributeKey specifies the key of an attribute for the hw.gpu.performance_state metric.
+type HwGpuPerformanceStateMetricAttributeKey string
+
+const (
+	HwGpuPerformanceStateMetricAttributeKeyHwID     HwGpuPerformanceStateMetricAttributeKey = "hw.id"
+	HwGpuPerformanceStateMetricAttributeKeyHwModel  HwGpuPerformanceStateMetricAttributeKey = "hw.model"
+	HwGpuPerformanceStateMetricAttributeKeyHwVendor HwGpuPerformanceStateMetricAttributeKey = "hw.vendor"
+	HwGpuPerformanceStateMetricAttributeKeyHwParent HwGpuPerformanceStateMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuPerformanceStateMetricConfig provides config for the hw.gpu.performance_state metric.
 type HwGpuPerformanceStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPerformanceStateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuPerformanceStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2079,10 +2425,41 @@ func (ms *HwGpuPerformanceStateMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
+func (ms *HwGpuPerformanceStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.performance_state doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuPowerLimitMetricAttributeKey specifies the key of an attribute for the hw.gpu.power.limit metric.
+type HwGpuPowerLimitMetricAttributeKey string
+
+const (
+	HwGpuPowerLimitMetricAttributeKeyHwID     HwGpuPowerLimitMetricAttributeKey = "hw.id"
+	HwGpuPowerLimitMetricAttributeKeyHwModel  HwGpuPowerLimitMetricAttributeKey = "hw.model"
+	HwGpuPowerLimitMetricAttributeKeyHwVendor HwGpuPowerLimitMetricAttributeKey = "hw.vendor"
+	HwGpuPowerLimitMetricAttributeKeyHwParent HwGpuPowerLimitMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuPowerLimitMetricConfig provides config for the hw.gpu.power.limit metric.
 type HwGpuPowerLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPowerLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2099,10 +2476,32 @@ func (ms *HwGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuPowerLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.power.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.utilization metric.
 type HwGpuUtilizationMetricAttributeKey string
 
 const (
+	HwGpuUtilizationMetricAttributeKeyHwID      HwGpuUtilizationMetricAttributeKey = "hw.id"
+	HwGpuUtilizationMetricAttributeKeyHwModel   HwGpuUtilizationMetricAttributeKey = "hw.model"
+	HwGpuUtilizationMetricAttributeKeyHwVendor  HwGpuUtilizationMetricAttributeKey = "hw.vendor"
+	HwGpuUtilizationMetricAttributeKeyHwParent  HwGpuUtilizationMetricAttributeKey = "hw.parent"
 	HwGpuUtilizationMetricAttributeKeyHwGpuTask HwGpuUtilizationMetricAttributeKey = "hw.gpu.task"
 )
 
@@ -2132,9 +2531,9 @@ func (ms *HwGpuUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuUtilizationMetricAttributeKeyHwGpuTask:
+		case HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask:
 		default:
-			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.task]", val)
 		}
 	}
 
@@ -2151,6 +2550,10 @@ func (ms *HwGpuUtilizationMetricConfig) Validate() error {
 type HwGpuXidErrorsMetricAttributeKey string
 
 const (
+	HwGpuXidErrorsMetricAttributeKeyHwID     HwGpuXidErrorsMetricAttributeKey = "hw.id"
+	HwGpuXidErrorsMetricAttributeKeyHwModel  HwGpuXidErrorsMetricAttributeKey = "hw.model"
+	HwGpuXidErrorsMetricAttributeKeyHwVendor HwGpuXidErrorsMetricAttributeKey = "hw.vendor"
+	HwGpuXidErrorsMetricAttributeKeyHwParent HwGpuXidErrorsMetricAttributeKey = "hw.parent"
 	HwGpuXidErrorsMetricAttributeKeyHwGpuXid HwGpuXidErrorsMetricAttributeKey = "hw.gpu.xid"
 )
 
@@ -2180,9 +2583,9 @@ func (ms *HwGpuXidErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuXidErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuXidErrorsMetricAttributeKeyHwGpuXid:
+		case HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid:
 		default:
-			return fmt.Errorf("metric hw.gpu.xid.errors doesn't have an attribute %v, valid attributes: [hw.gpu.xid]", val)
+			return fmt.Errorf("metric hw.gpu.xid.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.xid]", val)
 		}
 	}
 
@@ -2195,10 +2598,22 @@ func (ms *HwGpuXidErrorsMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPowerMetricAttributeKey specifies the key of an attribute for the hw.power metric.
+type HwPowerMetricAttributeKey string
+
+const (
+	HwPowerMetricAttributeKeyHwID     HwPowerMetricAttributeKey = "hw.id"
+	HwPowerMetricAttributeKeyHwType   HwPowerMetricAttributeKey = "hw.type"
+	HwPowerMetricAttributeKeyHwParent HwPowerMetricAttributeKey = "hw.parent"
+)
+
 // HwPowerMetricConfig provides config for the hw.power metric.
 type HwPowerMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPowerMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPowerMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2215,10 +2630,39 @@ func (ms *HwPowerMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwPowerMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.power doesn't have an attribute %v, valid attributes: [hw.id, hw.type, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwTemperatureMetricAttributeKey specifies the key of an attribute for the hw.temperature metric.
+type HwTemperatureMetricAttributeKey string
+
+const (
+	HwTemperatureMetricAttributeKeyHwID     HwTemperatureMetricAttributeKey = "hw.id"
+	HwTemperatureMetricAttributeKeyHwParent HwTemperatureMetricAttributeKey = "hw.parent"
+)
+
 // HwTemperatureMetricConfig provides config for the hw.temperature metric.
 type HwTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2232,6 +2676,24 @@ func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -4702,20 +5164,21 @@ type MetricsConfig struct {
 	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
 	ContainerUptime                        ContainerUptimeMetricConfig                        `mapstructure:"container.uptime"`
 	HwEnergy                               HwEnergyMetricConfig                               `mapstructure:"hw.energy"`
+	HwErrors                               HwErrorsMetricConfig                               `mapstructure:"hw.errors"`
 	HwFanSpeedRatio                        HwFanSpeedRatioMetricConfig                        `mapstructure:"hw.fan.speed_ratio"`
 	HwGpuActivity                          HwGpuActivityMetricConfig                          `mapstructure:"hw.gpu.activity"`
 	HwGpuClockEventReasons                 HwGpuClockEventReasonsMetricConfig                 `mapstructure:"hw.gpu.clock.event_reasons"`
 	HwGpuClockFrequency                    HwGpuClockFrequencyMetricConfig                    `mapstructure:"hw.gpu.clock.frequency"`
 	HwGpuClockFrequencyLimit               HwGpuClockFrequencyLimitMetricConfig               `mapstructure:"hw.gpu.clock.frequency.limit"`
+	HwGpuIo                                HwGpuIoMetricConfig                                `mapstructure:"hw.gpu.io"`
 	HwGpuMemoryControllerUtilization       HwGpuMemoryControllerUtilizationMetricConfig       `mapstructure:"hw.gpu.memory.controller.utilization"`
-	HwGpuMemoryEccErrors                   HwGpuMemoryEccErrorsMetricConfig                   `mapstructure:"hw.gpu.memory.ecc.errors"`
+	HwGpuMemoryEccLifetimeErrors           HwGpuMemoryEccLifetimeErrorsMetricConfig           `mapstructure:"hw.gpu.memory.ecc.lifetime_errors"`
 	HwGpuMemoryLimit                       HwGpuMemoryLimitMetricConfig                       `mapstructure:"hw.gpu.memory.limit"`
 	HwGpuMemoryRemapRows                   HwGpuMemoryRemapRowsMetricConfig                   `mapstructure:"hw.gpu.memory.remap.rows"`
 	HwGpuMemoryRemapStatus                 HwGpuMemoryRemapStatusMetricConfig                 `mapstructure:"hw.gpu.memory.remap.status"`
 	HwGpuMemoryTemperature                 HwGpuMemoryTemperatureMetricConfig                 `mapstructure:"hw.gpu.memory.temperature"`
 	HwGpuMemoryUsage                       HwGpuMemoryUsageMetricConfig                       `mapstructure:"hw.gpu.memory.usage"`
 	HwGpuMemoryUtilization                 HwGpuMemoryUtilizationMetricConfig                 `mapstructure:"hw.gpu.memory.utilization"`
-	HwGpuNvlinkIo                          HwGpuNvlinkIoMetricConfig                          `mapstructure:"hw.gpu.nvlink.io"`
 	HwGpuPcieReplays                       HwGpuPcieReplaysMetricConfig                       `mapstructure:"hw.gpu.pcie.replays"`
 	HwGpuPcieThroughput                    HwGpuPcieThroughputMetricConfig                    `mapstructure:"hw.gpu.pcie.throughput"`
 	HwGpuPerformanceState                  HwGpuPerformanceStateMetricConfig                  `mapstructure:"hw.gpu.performance_state"`
@@ -4802,17 +5265,17 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+			EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel},
 		},
 		ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+			EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel},
 		},
 		ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+			EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel},
 		},
 		ContainerCPULimit: ContainerCPULimitMetricConfig{
 			Enabled: true,
@@ -4972,95 +5435,124 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		HwEnergy: HwEnergyMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwEnergyMetricAttributeKey{HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent},
+		},
+		HwErrors: HwErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent},
 		},
 		HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwFanSpeedRatioMetricAttributeKey{HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent},
 		},
 		HwGpuActivity: HwGpuActivityMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+			EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
 		},
 		HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+			EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
 		},
 		HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+			EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
 		},
 		HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+			EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
 		},
-		HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
-			Enabled: true,
-		},
-		HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+		HwGpuIo: HwGpuIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+			EnabledAttributes:   []HwGpuIoMetricAttributeKey{HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink},
+		},
+		HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryControllerUtilizationMetricAttributeKey{HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent},
+		},
+		HwGpuMemoryEccLifetimeErrors: HwGpuMemoryEccLifetimeErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType},
 		},
 		HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuMemoryLimitMetricAttributeKey{HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent},
 		},
 		HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+			EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
 		},
 		HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+			EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
 		},
 		HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryTemperatureMetricAttributeKey{HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent},
 		},
 		HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
-			Enabled: true,
-		},
-		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-			Enabled: true,
-		},
-		HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent},
+		},
+		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryUtilizationMetricAttributeKey{HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent},
 		},
 		HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuPcieReplaysMetricAttributeKey{HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent},
 		},
 		HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
 		},
 		HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuPerformanceStateMetricAttributeKey{HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent},
 		},
 		HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuPowerLimitMetricAttributeKey{HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent},
 		},
 		HwGpuUtilization: HwGpuUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask},
 		},
 		HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
+			EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 		},
 		HwPower: HwPowerMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPowerMetricAttributeKey{HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent},
 		},
 		HwTemperature: HwTemperatureMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 		},
 		K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 			Enabled:             true,
@@ -5381,11 +5873,6 @@ type ResourceAttributesConfig struct {
 	ContainerImageTags       ResourceAttributeConfig `mapstructure:"container.image.tags"`
 	ContainerName            ResourceAttributeConfig `mapstructure:"container.name"`
 	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
-	HwID                     ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel                  ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwParent                 ResourceAttributeConfig `mapstructure:"hw.parent"`
-	HwType                   ResourceAttributeConfig `mapstructure:"hw.type"`
-	HwVendor                 ResourceAttributeConfig `mapstructure:"hw.vendor"`
 	K8sContainerName         ResourceAttributeConfig `mapstructure:"k8s.container.name"`
 	K8sContainerRestartCount ResourceAttributeConfig `mapstructure:"k8s.container.restart_count"`
 	K8sNamespaceName         ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
@@ -5410,21 +5897,6 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		ContainerRuntimeName: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwID: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwModel: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwParent: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwType: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwVendor: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sContainerName: ResourceAttributeConfig{

@@ -29,17 +29,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel},
 					},
 					ContainerCPULimit: ContainerCPULimitMetricConfig{
 						Enabled: true,
@@ -199,95 +199,124 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: true,
 					},
 					HwEnergy: HwEnergyMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwEnergyMetricAttributeKey{HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent},
+					},
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent},
 					},
 					HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwFanSpeedRatioMetricAttributeKey{HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent},
 					},
 					HwGpuActivity: HwGpuActivityMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
 					},
 					HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
 					},
 					HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
 					},
 					HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
 					},
-					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
-						Enabled: true,
-					},
-					HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+					HwGpuIo: HwGpuIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+						EnabledAttributes:   []HwGpuIoMetricAttributeKey{HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink},
+					},
+					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryControllerUtilizationMetricAttributeKey{HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryEccLifetimeErrors: HwGpuMemoryEccLifetimeErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType},
 					},
 					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryLimitMetricAttributeKey{HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
 					},
 					HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
 					},
 					HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryTemperatureMetricAttributeKey{HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
-						Enabled: true,
-					},
-					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-						Enabled: true,
-					},
-					HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryUtilizationMetricAttributeKey{HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuPcieReplaysMetricAttributeKey{HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
 					},
 					HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPerformanceStateMetricAttributeKey{HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent},
 					},
 					HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPowerLimitMetricAttributeKey{HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask},
 					},
 					HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
+						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 					},
 					HwPower: HwPowerMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPowerMetricAttributeKey{HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent},
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 					},
 					K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 						Enabled:             true,
@@ -579,11 +608,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerImageTags:       ResourceAttributeConfig{Enabled: true},
 					ContainerName:            ResourceAttributeConfig{Enabled: true},
 					ContainerRuntimeName:     ResourceAttributeConfig{Enabled: true},
-					HwID:                     ResourceAttributeConfig{Enabled: true},
-					HwModel:                  ResourceAttributeConfig{Enabled: true},
-					HwParent:                 ResourceAttributeConfig{Enabled: true},
-					HwType:                   ResourceAttributeConfig{Enabled: true},
-					HwVendor:                 ResourceAttributeConfig{Enabled: true},
 					K8sContainerName:         ResourceAttributeConfig{Enabled: true},
 					K8sContainerRestartCount: ResourceAttributeConfig{Enabled: true},
 					K8sNamespaceName:         ResourceAttributeConfig{Enabled: true},
@@ -601,17 +625,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel},
 					},
 					ContainerCPULimit: ContainerCPULimitMetricConfig{
 						Enabled: false,
@@ -771,95 +795,124 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: false,
 					},
 					HwEnergy: HwEnergyMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwEnergyMetricAttributeKey{HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent},
+					},
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent},
 					},
 					HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwFanSpeedRatioMetricAttributeKey{HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent},
 					},
 					HwGpuActivity: HwGpuActivityMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
 					},
 					HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
 					},
 					HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
 					},
 					HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
 					},
-					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
-						Enabled: false,
-					},
-					HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+					HwGpuIo: HwGpuIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+						EnabledAttributes:   []HwGpuIoMetricAttributeKey{HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink},
+					},
+					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryControllerUtilizationMetricAttributeKey{HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryEccLifetimeErrors: HwGpuMemoryEccLifetimeErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType},
 					},
 					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryLimitMetricAttributeKey{HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
 					},
 					HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
 					},
 					HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryTemperatureMetricAttributeKey{HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
-						Enabled: false,
-					},
-					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-						Enabled: false,
-					},
-					HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryUtilizationMetricAttributeKey{HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuPcieReplaysMetricAttributeKey{HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
 					},
 					HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPerformanceStateMetricAttributeKey{HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent},
 					},
 					HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPowerLimitMetricAttributeKey{HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask},
 					},
 					HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
+						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 					},
 					HwPower: HwPowerMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPowerMetricAttributeKey{HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent},
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 					},
 					K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 						Enabled:             false,
@@ -1151,11 +1204,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerImageTags:       ResourceAttributeConfig{Enabled: false},
 					ContainerName:            ResourceAttributeConfig{Enabled: false},
 					ContainerRuntimeName:     ResourceAttributeConfig{Enabled: false},
-					HwID:                     ResourceAttributeConfig{Enabled: false},
-					HwModel:                  ResourceAttributeConfig{Enabled: false},
-					HwParent:                 ResourceAttributeConfig{Enabled: false},
-					HwType:                   ResourceAttributeConfig{Enabled: false},
-					HwVendor:                 ResourceAttributeConfig{Enabled: false},
 					K8sContainerName:         ResourceAttributeConfig{Enabled: false},
 					K8sContainerRestartCount: ResourceAttributeConfig{Enabled: false},
 					K8sNamespaceName:         ResourceAttributeConfig{Enabled: false},
@@ -1170,7 +1218,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccLifetimeErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -1415,12 +1463,48 @@ func TestContainerTasksMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestHwEnergyMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwEnergy
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwEnergyMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.energy doesn't have an attribute invalid, valid attributes: [hw.id, hw.type, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwEnergy
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.type, error.type, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwFanSpeedRatioMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwFanSpeedRatio
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwFanSpeedRatioMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.fan.speed_ratio doesn't have an attribute invalid, valid attributes: [hw.id, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwFanSpeedRatio
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestHwGpuActivityMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwGpuActivity
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuActivityMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.activity doesn't have an attribute invalid, valid attributes: [hw.gpu.activity.kind]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.activity doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.activity.kind]")
 
 	cfg = DefaultMetricsConfig().HwGpuActivity
 	cfg.AggregationStrategy = "invalid"
@@ -1432,7 +1516,7 @@ func TestHwGpuClockEventReasonsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuClockEventReasonsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.event_reasons doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.event_reason]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.event_reasons doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.event_reason]")
 
 	cfg = DefaultMetricsConfig().HwGpuClockEventReasons
 	cfg.AggregationStrategy = "invalid"
@@ -1444,7 +1528,7 @@ func TestHwGpuClockFrequencyMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuClockFrequencyMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.domain]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]")
 
 	cfg = DefaultMetricsConfig().HwGpuClockFrequency
 	cfg.AggregationStrategy = "invalid"
@@ -1456,21 +1540,57 @@ func TestHwGpuClockFrequencyLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuClockFrequencyLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency.limit doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.domain]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]")
 
 	cfg = DefaultMetricsConfig().HwGpuClockFrequencyLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestHwGpuMemoryEccErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwGpuMemoryEccErrors
+func TestHwGpuIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuIo
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []HwGpuMemoryEccErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.ecc.errors doesn't have an attribute invalid, valid attributes: [hw.gpu.ecc.counter, hw.gpu.ecc.error_type]")
+	cfg.EnabledAttributes = []HwGpuIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction, hw.gpu.nvlink.link]")
 
-	cfg = DefaultMetricsConfig().HwGpuMemoryEccErrors
+	cfg = DefaultMetricsConfig().HwGpuIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryControllerUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryControllerUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryControllerUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.controller.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryControllerUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryEccLifetimeErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryEccLifetimeErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.ecc.lifetime_errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, error.type]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryEccLifetimeErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1480,7 +1600,7 @@ func TestHwGpuMemoryRemapRowsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuMemoryRemapRowsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.rows doesn't have an attribute invalid, valid attributes: [hw.gpu.memory.remap.cause]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.rows doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.cause]")
 
 	cfg = DefaultMetricsConfig().HwGpuMemoryRemapRows
 	cfg.AggregationStrategy = "invalid"
@@ -1492,21 +1612,57 @@ func TestHwGpuMemoryRemapStatusMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuMemoryRemapStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.status doesn't have an attribute invalid, valid attributes: [hw.gpu.memory.remap.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.state]")
 
 	cfg = DefaultMetricsConfig().HwGpuMemoryRemapStatus
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestHwGpuNvlinkIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwGpuNvlinkIo
+func TestHwGpuMemoryTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryTemperature
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []HwGpuNvlinkIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.nvlink.io doesn't have an attribute invalid, valid attributes: [hw.gpu.nvlink.link, network.io.direction]")
+	cfg.EnabledAttributes = []HwGpuMemoryTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
 
-	cfg = DefaultMetricsConfig().HwGpuNvlinkIo
+	cfg = DefaultMetricsConfig().HwGpuMemoryTemperature
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.usage doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPcieReplaysMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPcieReplays
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPcieReplaysMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.replays doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuPcieReplays
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1516,9 +1672,33 @@ func TestHwGpuPcieThroughputMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuPcieThroughputMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.throughput doesn't have an attribute invalid, valid attributes: [network.io.direction]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.throughput doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction]")
 
 	cfg = DefaultMetricsConfig().HwGpuPcieThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPerformanceStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPerformanceState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPerformanceStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.performance_state doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuPerformanceState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPowerLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPowerLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPowerLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.power.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuPowerLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1528,7 +1708,7 @@ func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.task]")
 
 	cfg = DefaultMetricsConfig().HwGpuUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -1540,9 +1720,33 @@ func TestHwGpuXidErrorsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuXidErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [hw.gpu.xid]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.xid]")
 
 	cfg = DefaultMetricsConfig().HwGpuXidErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPowerMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPower
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPowerMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.power doesn't have an attribute invalid, valid attributes: [hw.id, hw.type, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwPower
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwTemperature
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwTemperature
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1994,11 +2198,6 @@ func TestResourceAttributesConfig(t *testing.T) {
 				ContainerImageTags:       ResourceAttributeConfig{Enabled: true},
 				ContainerName:            ResourceAttributeConfig{Enabled: true},
 				ContainerRuntimeName:     ResourceAttributeConfig{Enabled: true},
-				HwID:                     ResourceAttributeConfig{Enabled: true},
-				HwModel:                  ResourceAttributeConfig{Enabled: true},
-				HwParent:                 ResourceAttributeConfig{Enabled: true},
-				HwType:                   ResourceAttributeConfig{Enabled: true},
-				HwVendor:                 ResourceAttributeConfig{Enabled: true},
 				K8sContainerName:         ResourceAttributeConfig{Enabled: true},
 				K8sContainerRestartCount: ResourceAttributeConfig{Enabled: true},
 				K8sNamespaceName:         ResourceAttributeConfig{Enabled: true},
@@ -2016,11 +2215,6 @@ func TestResourceAttributesConfig(t *testing.T) {
 				ContainerImageTags:       ResourceAttributeConfig{Enabled: false},
 				ContainerName:            ResourceAttributeConfig{Enabled: false},
 				ContainerRuntimeName:     ResourceAttributeConfig{Enabled: false},
-				HwID:                     ResourceAttributeConfig{Enabled: false},
-				HwModel:                  ResourceAttributeConfig{Enabled: false},
-				HwParent:                 ResourceAttributeConfig{Enabled: false},
-				HwType:                   ResourceAttributeConfig{Enabled: false},
-				HwVendor:                 ResourceAttributeConfig{Enabled: false},
 				K8sContainerName:         ResourceAttributeConfig{Enabled: false},
 				K8sContainerRestartCount: ResourceAttributeConfig{Enabled: false},
 				K8sNamespaceName:         ResourceAttributeConfig{Enabled: false},

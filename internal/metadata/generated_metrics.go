@@ -71,6 +71,32 @@ var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
 	"write": AttributeDiskIoDirectionWrite,
 }
 
+// AttributeErrorType specifies the value error.type attribute.
+type AttributeErrorType int
+
+const (
+	_ AttributeErrorType = iota
+	AttributeErrorTypeCorrected
+	AttributeErrorTypeUncorrected
+)
+
+// String returns the string representation of the AttributeErrorType.
+func (av AttributeErrorType) String() string {
+	switch av {
+	case AttributeErrorTypeCorrected:
+		return "corrected"
+	case AttributeErrorTypeUncorrected:
+		return "uncorrected"
+	}
+	return ""
+}
+
+// MapAttributeErrorType is a helper map of string to AttributeErrorType attribute value.
+var MapAttributeErrorType = map[string]AttributeErrorType{
+	"corrected":   AttributeErrorTypeCorrected,
+	"uncorrected": AttributeErrorTypeUncorrected,
+}
+
 // AttributeHwGpuActivityKind specifies the value hw.gpu.activity.kind attribute.
 type AttributeHwGpuActivityKind int
 
@@ -201,58 +227,6 @@ var MapAttributeHwGpuClockEventReason = map[string]AttributeHwGpuClockEventReaso
 	"display_clock_setting":       AttributeHwGpuClockEventReasonDisplayClockSetting,
 }
 
-// AttributeHwGpuEccCounter specifies the value hw.gpu.ecc.counter attribute.
-type AttributeHwGpuEccCounter int
-
-const (
-	_ AttributeHwGpuEccCounter = iota
-	AttributeHwGpuEccCounterVolatile
-	AttributeHwGpuEccCounterAggregate
-)
-
-// String returns the string representation of the AttributeHwGpuEccCounter.
-func (av AttributeHwGpuEccCounter) String() string {
-	switch av {
-	case AttributeHwGpuEccCounterVolatile:
-		return "volatile"
-	case AttributeHwGpuEccCounterAggregate:
-		return "aggregate"
-	}
-	return ""
-}
-
-// MapAttributeHwGpuEccCounter is a helper map of string to AttributeHwGpuEccCounter attribute value.
-var MapAttributeHwGpuEccCounter = map[string]AttributeHwGpuEccCounter{
-	"volatile":  AttributeHwGpuEccCounterVolatile,
-	"aggregate": AttributeHwGpuEccCounterAggregate,
-}
-
-// AttributeHwGpuEccErrorType specifies the value hw.gpu.ecc.error_type attribute.
-type AttributeHwGpuEccErrorType int
-
-const (
-	_ AttributeHwGpuEccErrorType = iota
-	AttributeHwGpuEccErrorTypeCorrected
-	AttributeHwGpuEccErrorTypeUncorrected
-)
-
-// String returns the string representation of the AttributeHwGpuEccErrorType.
-func (av AttributeHwGpuEccErrorType) String() string {
-	switch av {
-	case AttributeHwGpuEccErrorTypeCorrected:
-		return "corrected"
-	case AttributeHwGpuEccErrorTypeUncorrected:
-		return "uncorrected"
-	}
-	return ""
-}
-
-// MapAttributeHwGpuEccErrorType is a helper map of string to AttributeHwGpuEccErrorType attribute value.
-var MapAttributeHwGpuEccErrorType = map[string]AttributeHwGpuEccErrorType{
-	"corrected":   AttributeHwGpuEccErrorTypeCorrected,
-	"uncorrected": AttributeHwGpuEccErrorTypeUncorrected,
-}
-
 // AttributeHwGpuMemoryRemapCause specifies the value hw.gpu.memory.remap.cause attribute.
 type AttributeHwGpuMemoryRemapCause int
 
@@ -333,6 +307,28 @@ var MapAttributeHwGpuTask = map[string]AttributeHwGpuTask{
 	"general": AttributeHwGpuTaskGeneral,
 	"encoder": AttributeHwGpuTaskEncoder,
 	"decoder": AttributeHwGpuTaskDecoder,
+}
+
+// AttributeHwType specifies the value hw.type attribute.
+type AttributeHwType int
+
+const (
+	_ AttributeHwType = iota
+	AttributeHwTypeGpu
+)
+
+// String returns the string representation of the AttributeHwType.
+func (av AttributeHwType) String() string {
+	switch av {
+	case AttributeHwTypeGpu:
+		return "gpu"
+	}
+	return ""
+}
+
+// MapAttributeHwType is a helper map of string to AttributeHwType attribute value.
+var MapAttributeHwType = map[string]AttributeHwType{
+	"gpu": AttributeHwTypeGpu,
 }
 
 // AttributeK8sContainerEphemeralStorageFsType specifies the value k8s.container.ephemeral_storage.fs_type attribute.
@@ -514,15 +510,15 @@ var MapAttributeTaskState = map[string]AttributeTaskState{
 var MetricsInfo = metricsInfo{
 	ContainerAcceleratorDutyCycle: metricInfo{
 		Name:       "container.accelerator.duty_cycle",
-		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+		Attributes: []string{"hw.id", "hw.vendor", "hw.model"},
 	},
 	ContainerAcceleratorMemoryTotal: metricInfo{
 		Name:       "container.accelerator.memory.total",
-		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+		Attributes: []string{"hw.id", "hw.vendor", "hw.model"},
 	},
 	ContainerAcceleratorMemoryUsed: metricInfo{
 		Name:       "container.accelerator.memory.used",
-		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+		Attributes: []string{"hw.id", "hw.vendor", "hw.model"},
 	},
 	ContainerCPULimit: metricInfo{
 		Name: "container.cpu.limit",
@@ -665,84 +661,100 @@ var MetricsInfo = metricsInfo{
 		Name: "container.uptime",
 	},
 	HwEnergy: metricInfo{
-		Name: "hw.energy",
+		Name:       "hw.energy",
+		Attributes: []string{"hw.id", "hw.type", "hw.parent"},
+	},
+	HwErrors: metricInfo{
+		Name:       "hw.errors",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.type", "error.type", "hw.parent"},
 	},
 	HwFanSpeedRatio: metricInfo{
-		Name: "hw.fan.speed_ratio",
+		Name:       "hw.fan.speed_ratio",
+		Attributes: []string{"hw.id", "hw.parent"},
 	},
 	HwGpuActivity: metricInfo{
 		Name:       "hw.gpu.activity",
-		Attributes: []string{"hw.gpu.activity.kind"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.activity.kind"},
 	},
 	HwGpuClockEventReasons: metricInfo{
 		Name:       "hw.gpu.clock.event_reasons",
-		Attributes: []string{"hw.gpu.clock.event_reason"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.clock.event_reason"},
 	},
 	HwGpuClockFrequency: metricInfo{
 		Name:       "hw.gpu.clock.frequency",
-		Attributes: []string{"hw.gpu.clock.domain"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.clock.domain"},
 	},
 	HwGpuClockFrequencyLimit: metricInfo{
 		Name:       "hw.gpu.clock.frequency.limit",
-		Attributes: []string{"hw.gpu.clock.domain"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.clock.domain"},
+	},
+	HwGpuIo: metricInfo{
+		Name:       "hw.gpu.io",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "network.io.direction", "hw.gpu.nvlink.link"},
 	},
 	HwGpuMemoryControllerUtilization: metricInfo{
-		Name: "hw.gpu.memory.controller.utilization",
+		Name:       "hw.gpu.memory.controller.utilization",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
-	HwGpuMemoryEccErrors: metricInfo{
-		Name:       "hw.gpu.memory.ecc.errors",
-		Attributes: []string{"hw.gpu.ecc.counter", "hw.gpu.ecc.error_type"},
+	HwGpuMemoryEccLifetimeErrors: metricInfo{
+		Name:       "hw.gpu.memory.ecc.lifetime_errors",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "error.type"},
 	},
 	HwGpuMemoryLimit: metricInfo{
-		Name: "hw.gpu.memory.limit",
+		Name:       "hw.gpu.memory.limit",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuMemoryRemapRows: metricInfo{
 		Name:       "hw.gpu.memory.remap.rows",
-		Attributes: []string{"hw.gpu.memory.remap.cause"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.memory.remap.cause"},
 	},
 	HwGpuMemoryRemapStatus: metricInfo{
 		Name:       "hw.gpu.memory.remap.status",
-		Attributes: []string{"hw.gpu.memory.remap.state"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.memory.remap.state"},
 	},
 	HwGpuMemoryTemperature: metricInfo{
-		Name: "hw.gpu.memory.temperature",
+		Name:       "hw.gpu.memory.temperature",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuMemoryUsage: metricInfo{
-		Name: "hw.gpu.memory.usage",
+		Name:       "hw.gpu.memory.usage",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuMemoryUtilization: metricInfo{
-		Name: "hw.gpu.memory.utilization",
-	},
-	HwGpuNvlinkIo: metricInfo{
-		Name:       "hw.gpu.nvlink.io",
-		Attributes: []string{"hw.gpu.nvlink.link", "network.io.direction"},
+		Name:       "hw.gpu.memory.utilization",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuPcieReplays: metricInfo{
-		Name: "hw.gpu.pcie.replays",
+		Name:       "hw.gpu.pcie.replays",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuPcieThroughput: metricInfo{
 		Name:       "hw.gpu.pcie.throughput",
-		Attributes: []string{"network.io.direction"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "network.io.direction"},
 	},
 	HwGpuPerformanceState: metricInfo{
-		Name: "hw.gpu.performance_state",
+		Name:       "hw.gpu.performance_state",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuPowerLimit: metricInfo{
-		Name: "hw.gpu.power.limit",
+		Name:       "hw.gpu.power.limit",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuUtilization: metricInfo{
 		Name:       "hw.gpu.utilization",
-		Attributes: []string{"hw.gpu.task"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.task"},
 	},
 	HwGpuXidErrors: metricInfo{
 		Name:       "hw.gpu.xid.errors",
-		Attributes: []string{"hw.gpu.xid"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.xid"},
 	},
 	HwPower: metricInfo{
-		Name: "hw.power",
+		Name:       "hw.power",
+		Attributes: []string{"hw.id", "hw.type", "hw.parent"},
 	},
 	HwTemperature: metricInfo{
-		Name: "hw.temperature",
+		Name:       "hw.temperature",
+		Attributes: []string{"hw.id", "hw.parent"},
 	},
 	K8sContainerEphemeralStorageUsage: metricInfo{
 		Name:       "k8s.container.ephemeral_storage.usage",
@@ -1040,20 +1052,21 @@ type metricsInfo struct {
 	ContainerTasks                         metricInfo
 	ContainerUptime                        metricInfo
 	HwEnergy                               metricInfo
+	HwErrors                               metricInfo
 	HwFanSpeedRatio                        metricInfo
 	HwGpuActivity                          metricInfo
 	HwGpuClockEventReasons                 metricInfo
 	HwGpuClockFrequency                    metricInfo
 	HwGpuClockFrequencyLimit               metricInfo
+	HwGpuIo                                metricInfo
 	HwGpuMemoryControllerUtilization       metricInfo
-	HwGpuMemoryEccErrors                   metricInfo
+	HwGpuMemoryEccLifetimeErrors           metricInfo
 	HwGpuMemoryLimit                       metricInfo
 	HwGpuMemoryRemapRows                   metricInfo
 	HwGpuMemoryRemapStatus                 metricInfo
 	HwGpuMemoryTemperature                 metricInfo
 	HwGpuMemoryUsage                       metricInfo
 	HwGpuMemoryUtilization                 metricInfo
-	HwGpuNvlinkIo                          metricInfo
 	HwGpuPcieReplays                       metricInfo
 	HwGpuPcieThroughput                    metricInfo
 	HwGpuPerformanceState                  metricInfo
@@ -1140,6 +1153,28 @@ type metricInfo struct {
 	Attributes []string
 }
 
+type MetricAttributeOption interface {
+	apply(pmetric.NumberDataPoint)
+}
+
+type metricAttributeOptionFunc func(pmetric.NumberDataPoint)
+
+func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
+	maof(dp)
+}
+
+func WithHwModelMetricAttribute(hwModelAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("hw.model", hwModelAttributeValue)
+	})
+}
+
+func WithHwParentMetricAttribute(hwParentAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	})
+}
+
 type metricContainerAcceleratorDutyCycle struct {
 	data          pmetric.Metric                            // data buffer for generated metric.
 	config        ContainerAcceleratorDutyCycleMetricConfig // metric config provided by user.
@@ -1157,7 +1192,7 @@ func (m *metricContainerAcceleratorDutyCycle) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1165,14 +1200,14 @@ func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Time
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID) {
-		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor) {
-		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel) {
-		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -1252,7 +1287,7 @@ func (m *metricContainerAcceleratorMemoryTotal) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1260,14 +1295,14 @@ func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Ti
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID) {
-		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor) {
-		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel) {
-		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -1347,7 +1382,7 @@ func (m *metricContainerAcceleratorMemoryUsed) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1355,14 +1390,14 @@ func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID) {
-		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor) {
-		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel) {
-		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4211,9 +4246,10 @@ func newMetricContainerUptime(cfg ContainerUptimeMetricConfig) metricContainerUp
 }
 
 type metricHwEnergy struct {
-	data     pmetric.Metric       // data buffer for generated metric.
-	config   HwEnergyMetricConfig // metric config provided by user.
-	capacity int                  // max observed number of data points added to the metric.
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwEnergyMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []float64            // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.energy metric with initial data.
@@ -4224,16 +4260,55 @@ func (m *metricHwEnergy) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwEnergy) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwEnergy) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwEnergyMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwEnergyMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4246,6 +4321,11 @@ func (m *metricHwEnergy) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwEnergy) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4262,10 +4342,114 @@ func newMetricHwEnergy(cfg HwEnergyMetricConfig) metricHwEnergy {
 	return m
 }
 
+type metricHwErrors struct {
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwErrorsMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.errors metric with initial data.
+func (m *metricHwErrors) init() {
+	m.data.SetName("hw.errors")
+	m.data.SetDescription("Memory (ECC) errors of the GPU since the NVIDIA driver was last loaded, by type (error.type corrected or uncorrected; nvmlDeviceGetTotalEccErrors with NVML_VOLATILE_ECC): the semantic conventions' hw.errors with hw.type=gpu. Resets when the driver reloads. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED). The same errors over the GPU's life: hw.gpu.memory.ecc.lifetime_errors.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwTypeAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
+	m := metricHwErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwFanSpeedRatio struct {
-	data     pmetric.Metric              // data buffer for generated metric.
-	config   HwFanSpeedRatioMetricConfig // metric config provided by user.
-	capacity int                         // max observed number of data points added to the metric.
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        HwFanSpeedRatioMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []float64                   // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.fan.speed_ratio metric with initial data.
@@ -4274,16 +4458,52 @@ func (m *metricHwFanSpeedRatio) init() {
 	m.data.SetDescription("The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwFanSpeedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwFanSpeedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwFanSpeedRatioMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4296,6 +4516,11 @@ func (m *metricHwFanSpeedRatio) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwFanSpeedRatio) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4329,7 +4554,7 @@ func (m *metricHwGpuActivity) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuActivityKindAttributeValue string) {
+func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuActivityKindAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4337,8 +4562,17 @@ func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwGpuActivityKind) {
 		dp.Attributes().PutStr("hw.gpu.activity.kind", hwGpuActivityKindAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4418,7 +4652,7 @@ func (m *metricHwGpuClockEventReasons) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockEventReasonAttributeValue string) {
+func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockEventReasonAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4426,8 +4660,17 @@ func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason) {
 		dp.Attributes().PutStr("hw.gpu.clock.event_reason", hwGpuClockEventReasonAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4507,7 +4750,7 @@ func (m *metricHwGpuClockFrequency) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue string) {
+func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4515,8 +4758,17 @@ func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain) {
 		dp.Attributes().PutStr("hw.gpu.clock.domain", hwGpuClockDomainAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4596,7 +4848,7 @@ func (m *metricHwGpuClockFrequencyLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue string) {
+func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4604,8 +4856,17 @@ func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain) {
 		dp.Attributes().PutStr("hw.gpu.clock.domain", hwGpuClockDomainAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4668,68 +4929,18 @@ func newMetricHwGpuClockFrequencyLimit(cfg HwGpuClockFrequencyLimitMetricConfig)
 	return m
 }
 
-type metricHwGpuMemoryControllerUtilization struct {
-	data     pmetric.Metric                               // data buffer for generated metric.
-	config   HwGpuMemoryControllerUtilizationMetricConfig // metric config provided by user.
-	capacity int                                          // max observed number of data points added to the metric.
+type metricHwGpuIo struct {
+	data          pmetric.Metric      // data buffer for generated metric.
+	config        HwGpuIoMetricConfig // metric config provided by user.
+	capacity      int                 // max observed number of data points added to the metric.
+	aggDataPoints []int64             // slice containing number of aggregated datapoints at each index
 }
 
-// init fills hw.gpu.memory.controller.utilization metric with initial data.
-func (m *metricHwGpuMemoryControllerUtilization) init() {
-	m.data.SetName("hw.gpu.memory.controller.utilization")
-	m.data.SetDescription("Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwGpuMemoryControllerUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryControllerUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryControllerUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryControllerUtilization(cfg HwGpuMemoryControllerUtilizationMetricConfig) metricHwGpuMemoryControllerUtilization {
-	m := metricHwGpuMemoryControllerUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuMemoryEccErrors struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        HwGpuMemoryEccErrorsMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.gpu.memory.ecc.errors metric with initial data.
-func (m *metricHwGpuMemoryEccErrors) init() {
-	m.data.SetName("hw.gpu.memory.ecc.errors")
-	m.data.SetDescription("ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).")
-	m.data.SetUnit("{error}")
+// init fills hw.gpu.io metric with initial data.
+func (m *metricHwGpuIo) init() {
+	m.data.SetName("hw.gpu.io")
+	m.data.SetDescription("Bytes the GPU received and transmitted over NVLink, per active link (hw.gpu.nvlink.link, an attribute the conventions do not define: sum over it for the GPU's NVLink traffic) and direction: NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink. PCIe traffic is not counted here: NVML gives it only as a sampled rate (hw.gpu.pcie.throughput).")
+	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -4737,7 +4948,7 @@ func (m *metricHwGpuMemoryEccErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuEccCounterAttributeValue string, hwGpuEccErrorTypeAttributeValue string) {
+func (m *metricHwGpuIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue string, hwGpuNvlinkLinkAttributeValue int64, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4745,11 +4956,20 @@ func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter) {
-		dp.Attributes().PutStr("hw.gpu.ecc.counter", hwGpuEccCounterAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType) {
-		dp.Attributes().PutStr("hw.gpu.ecc.error_type", hwGpuEccErrorTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink) {
+		dp.Attributes().PutInt("hw.gpu.nvlink.link", hwGpuNvlinkLinkAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4782,14 +5002,14 @@ func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryEccErrors) updateCapacity() {
+func (m *metricHwGpuIo) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryEccErrors) emit(metrics pmetric.MetricSlice) {
+func (m *metricHwGpuIo) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -4802,8 +5022,203 @@ func (m *metricHwGpuMemoryEccErrors) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricHwGpuMemoryEccErrors(cfg HwGpuMemoryEccErrorsMetricConfig) metricHwGpuMemoryEccErrors {
-	m := metricHwGpuMemoryEccErrors{config: cfg}
+func newMetricHwGpuIo(cfg HwGpuIoMetricConfig) metricHwGpuIo {
+	m := metricHwGpuIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryControllerUtilization struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        HwGpuMemoryControllerUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.controller.utilization metric with initial data.
+func (m *metricHwGpuMemoryControllerUtilization) init() {
+	m.data.SetName("hw.gpu.memory.controller.utilization")
+	m.data.SetDescription("Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryControllerUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryControllerUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryControllerUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryControllerUtilization(cfg HwGpuMemoryControllerUtilizationMetricConfig) metricHwGpuMemoryControllerUtilization {
+	m := metricHwGpuMemoryControllerUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryEccLifetimeErrors struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        HwGpuMemoryEccLifetimeErrorsMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.ecc.lifetime_errors metric with initial data.
+func (m *metricHwGpuMemoryEccLifetimeErrors) init() {
+	m.data.SetName("hw.gpu.memory.ecc.lifetime_errors")
+	m.data.SetDescription("Memory (ECC) errors over the GPU's life, persisted by the GPU across driver loads and reboots (nvmlDeviceGetTotalEccErrors with NVML_AGGREGATE_ECC), by type. The same errors as hw.errors counts since the driver loaded: never add the two. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryEccLifetimeErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryEccLifetimeErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryEccLifetimeErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryEccLifetimeErrors(cfg HwGpuMemoryEccLifetimeErrorsMetricConfig) metricHwGpuMemoryEccLifetimeErrors {
+	m := metricHwGpuMemoryEccLifetimeErrors{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -4813,9 +5228,10 @@ func newMetricHwGpuMemoryEccErrors(cfg HwGpuMemoryEccErrorsMetricConfig) metricH
 }
 
 type metricHwGpuMemoryLimit struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuMemoryLimitMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuMemoryLimitMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.memory.limit metric with initial data.
@@ -4826,16 +5242,55 @@ func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryLimitMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4848,6 +5303,11 @@ func (m *metricHwGpuMemoryLimit) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuMemoryLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4883,7 +5343,7 @@ func (m *metricHwGpuMemoryRemapRows) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuMemoryRemapCauseAttributeValue string) {
+func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapCauseAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4891,8 +5351,17 @@ func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause) {
 		dp.Attributes().PutStr("hw.gpu.memory.remap.cause", hwGpuMemoryRemapCauseAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4972,7 +5441,7 @@ func (m *metricHwGpuMemoryRemapStatus) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuMemoryRemapStateAttributeValue string) {
+func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapStateAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4980,8 +5449,17 @@ func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState) {
 		dp.Attributes().PutStr("hw.gpu.memory.remap.state", hwGpuMemoryRemapStateAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5045,9 +5523,10 @@ func newMetricHwGpuMemoryRemapStatus(cfg HwGpuMemoryRemapStatusMetricConfig) met
 }
 
 type metricHwGpuMemoryTemperature struct {
-	data     pmetric.Metric                     // data buffer for generated metric.
-	config   HwGpuMemoryTemperatureMetricConfig // metric config provided by user.
-	capacity int                                // max observed number of data points added to the metric.
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        HwGpuMemoryTemperatureMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.memory.temperature metric with initial data.
@@ -5056,16 +5535,55 @@ func (m *metricHwGpuMemoryTemperature) init() {
 	m.data.SetDescription("Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwGpuMemoryTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryTemperatureMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5078,6 +5596,11 @@ func (m *metricHwGpuMemoryTemperature) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuMemoryTemperature) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5095,9 +5618,10 @@ func newMetricHwGpuMemoryTemperature(cfg HwGpuMemoryTemperatureMetricConfig) met
 }
 
 type metricHwGpuMemoryUsage struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuMemoryUsageMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuMemoryUsageMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.memory.usage metric with initial data.
@@ -5108,114 +5632,11 @@ func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-}
-
-func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryUsage) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryUsage(cfg HwGpuMemoryUsageMetricConfig) metricHwGpuMemoryUsage {
-	m := metricHwGpuMemoryUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuMemoryUtilization struct {
-	data     pmetric.Metric                     // data buffer for generated metric.
-	config   HwGpuMemoryUtilizationMetricConfig // metric config provided by user.
-	capacity int                                // max observed number of data points added to the metric.
-}
-
-// init fills hw.gpu.memory.utilization metric with initial data.
-func (m *metricHwGpuMemoryUtilization) init() {
-	m.data.SetName("hw.gpu.memory.utilization")
-	m.data.SetDescription("Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) metricHwGpuMemoryUtilization {
-	m := metricHwGpuMemoryUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuNvlinkIo struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        HwGpuNvlinkIoMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.gpu.nvlink.io metric with initial data.
-func (m *metricHwGpuNvlinkIo) init() {
-	m.data.SetName("hw.gpu.nvlink.io")
-	m.data.SetDescription("Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuNvlinkLinkAttributeValue int64, networkIoDirectionAttributeValue string) {
+func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5223,11 +5644,14 @@ func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink) {
-		dp.Attributes().PutInt("hw.gpu.nvlink.link", hwGpuNvlinkLinkAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUsageMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUsageMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5260,14 +5684,14 @@ func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommo
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuNvlinkIo) updateCapacity() {
+func (m *metricHwGpuMemoryUsage) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuNvlinkIo) emit(metrics pmetric.MetricSlice) {
+func (m *metricHwGpuMemoryUsage) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -5280,8 +5704,103 @@ func (m *metricHwGpuNvlinkIo) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricHwGpuNvlinkIo(cfg HwGpuNvlinkIoMetricConfig) metricHwGpuNvlinkIo {
-	m := metricHwGpuNvlinkIo{config: cfg}
+func newMetricHwGpuMemoryUsage(cfg HwGpuMemoryUsageMetricConfig) metricHwGpuMemoryUsage {
+	m := metricHwGpuMemoryUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryUtilization struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        HwGpuMemoryUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.utilization metric with initial data.
+func (m *metricHwGpuMemoryUtilization) init() {
+	m.data.SetName("hw.gpu.memory.utilization")
+	m.data.SetDescription("Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) metricHwGpuMemoryUtilization {
+	m := metricHwGpuMemoryUtilization{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -5291,9 +5810,10 @@ func newMetricHwGpuNvlinkIo(cfg HwGpuNvlinkIoMetricConfig) metricHwGpuNvlinkIo {
 }
 
 type metricHwGpuPcieReplays struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuPcieReplaysMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuPcieReplaysMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.pcie.replays metric with initial data.
@@ -5304,16 +5824,55 @@ func (m *metricHwGpuPcieReplays) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieReplaysMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieReplaysMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5326,6 +5885,11 @@ func (m *metricHwGpuPcieReplays) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuPcieReplays) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5359,7 +5923,7 @@ func (m *metricHwGpuPcieThroughput) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, networkIoDirectionAttributeValue string) {
+func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5367,8 +5931,17 @@ func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection) {
 		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5432,9 +6005,10 @@ func newMetricHwGpuPcieThroughput(cfg HwGpuPcieThroughputMetricConfig) metricHwG
 }
 
 type metricHwGpuPerformanceState struct {
-	data     pmetric.Metric                    // data buffer for generated metric.
-	config   HwGpuPerformanceStateMetricConfig // metric config provided by user.
-	capacity int                               // max observed number of data points added to the metric.
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        HwGpuPerformanceStateMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.performance_state metric with initial data.
@@ -5443,16 +6017,55 @@ func (m *metricHwGpuPerformanceState) init() {
 	m.data.SetDescription("The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPerformanceState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuPerformanceState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPerformanceStateMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPerformanceStateMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5465,6 +6078,11 @@ func (m *metricHwGpuPerformanceState) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuPerformanceState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5482,9 +6100,10 @@ func newMetricHwGpuPerformanceState(cfg HwGpuPerformanceStateMetricConfig) metri
 }
 
 type metricHwGpuPowerLimit struct {
-	data     pmetric.Metric              // data buffer for generated metric.
-	config   HwGpuPowerLimitMetricConfig // metric config provided by user.
-	capacity int                         // max observed number of data points added to the metric.
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        HwGpuPowerLimitMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []float64                   // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.power.limit metric with initial data.
@@ -5493,16 +6112,55 @@ func (m *metricHwGpuPowerLimit) init() {
 	m.data.SetDescription("The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).")
 	m.data.SetUnit("W")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPowerLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwGpuPowerLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPowerLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPowerLimitMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5515,6 +6173,11 @@ func (m *metricHwGpuPowerLimit) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuPowerLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5548,7 +6211,7 @@ func (m *metricHwGpuUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
+func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuTaskAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5556,8 +6219,17 @@ func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwGpuTask) {
 		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5639,7 +6311,7 @@ func (m *metricHwGpuXidErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuXidAttributeValue int64) {
+func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuXidAttributeValue int64, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5647,8 +6319,17 @@ func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcomm
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwGpuXid) {
 		dp.Attributes().PutInt("hw.gpu.xid", hwGpuXidAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5712,9 +6393,10 @@ func newMetricHwGpuXidErrors(cfg HwGpuXidErrorsMetricConfig) metricHwGpuXidError
 }
 
 type metricHwPower struct {
-	data     pmetric.Metric      // data buffer for generated metric.
-	config   HwPowerMetricConfig // metric config provided by user.
-	capacity int                 // max observed number of data points added to the metric.
+	data          pmetric.Metric      // data buffer for generated metric.
+	config        HwPowerMetricConfig // metric config provided by user.
+	capacity      int                 // max observed number of data points added to the metric.
+	aggDataPoints []float64           // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.power metric with initial data.
@@ -5723,16 +6405,55 @@ func (m *metricHwPower) init() {
 	m.data.SetDescription("Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).")
 	m.data.SetUnit("W")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPower) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwPower) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPowerMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPowerMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5745,6 +6466,11 @@ func (m *metricHwPower) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPower) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5762,9 +6488,10 @@ func newMetricHwPower(cfg HwPowerMetricConfig) metricHwPower {
 }
 
 type metricHwTemperature struct {
-	data     pmetric.Metric            // data buffer for generated metric.
-	config   HwTemperatureMetricConfig // metric config provided by user.
-	capacity int                       // max observed number of data points added to the metric.
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        HwTemperatureMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.temperature metric with initial data.
@@ -5773,16 +6500,52 @@ func (m *metricHwTemperature) init() {
 	m.data.SetDescription("GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5795,6 +6558,11 @@ func (m *metricHwTemperature) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -10931,20 +11699,21 @@ type MetricsBuilder struct {
 	metricContainerTasks                         metricContainerTasks
 	metricContainerUptime                        metricContainerUptime
 	metricHwEnergy                               metricHwEnergy
+	metricHwErrors                               metricHwErrors
 	metricHwFanSpeedRatio                        metricHwFanSpeedRatio
 	metricHwGpuActivity                          metricHwGpuActivity
 	metricHwGpuClockEventReasons                 metricHwGpuClockEventReasons
 	metricHwGpuClockFrequency                    metricHwGpuClockFrequency
 	metricHwGpuClockFrequencyLimit               metricHwGpuClockFrequencyLimit
+	metricHwGpuIo                                metricHwGpuIo
 	metricHwGpuMemoryControllerUtilization       metricHwGpuMemoryControllerUtilization
-	metricHwGpuMemoryEccErrors                   metricHwGpuMemoryEccErrors
+	metricHwGpuMemoryEccLifetimeErrors           metricHwGpuMemoryEccLifetimeErrors
 	metricHwGpuMemoryLimit                       metricHwGpuMemoryLimit
 	metricHwGpuMemoryRemapRows                   metricHwGpuMemoryRemapRows
 	metricHwGpuMemoryRemapStatus                 metricHwGpuMemoryRemapStatus
 	metricHwGpuMemoryTemperature                 metricHwGpuMemoryTemperature
 	metricHwGpuMemoryUsage                       metricHwGpuMemoryUsage
 	metricHwGpuMemoryUtilization                 metricHwGpuMemoryUtilization
-	metricHwGpuNvlinkIo                          metricHwGpuNvlinkIo
 	metricHwGpuPcieReplays                       metricHwGpuPcieReplays
 	metricHwGpuPcieThroughput                    metricHwGpuPcieThroughput
 	metricHwGpuPerformanceState                  metricHwGpuPerformanceState
@@ -11094,20 +11863,21 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
 		metricContainerUptime:                        newMetricContainerUptime(mbc.Metrics.ContainerUptime),
 		metricHwEnergy:                               newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwErrors:                               newMetricHwErrors(mbc.Metrics.HwErrors),
 		metricHwFanSpeedRatio:                        newMetricHwFanSpeedRatio(mbc.Metrics.HwFanSpeedRatio),
 		metricHwGpuActivity:                          newMetricHwGpuActivity(mbc.Metrics.HwGpuActivity),
 		metricHwGpuClockEventReasons:                 newMetricHwGpuClockEventReasons(mbc.Metrics.HwGpuClockEventReasons),
 		metricHwGpuClockFrequency:                    newMetricHwGpuClockFrequency(mbc.Metrics.HwGpuClockFrequency),
 		metricHwGpuClockFrequencyLimit:               newMetricHwGpuClockFrequencyLimit(mbc.Metrics.HwGpuClockFrequencyLimit),
+		metricHwGpuIo:                                newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
 		metricHwGpuMemoryControllerUtilization:       newMetricHwGpuMemoryControllerUtilization(mbc.Metrics.HwGpuMemoryControllerUtilization),
-		metricHwGpuMemoryEccErrors:                   newMetricHwGpuMemoryEccErrors(mbc.Metrics.HwGpuMemoryEccErrors),
+		metricHwGpuMemoryEccLifetimeErrors:           newMetricHwGpuMemoryEccLifetimeErrors(mbc.Metrics.HwGpuMemoryEccLifetimeErrors),
 		metricHwGpuMemoryLimit:                       newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
 		metricHwGpuMemoryRemapRows:                   newMetricHwGpuMemoryRemapRows(mbc.Metrics.HwGpuMemoryRemapRows),
 		metricHwGpuMemoryRemapStatus:                 newMetricHwGpuMemoryRemapStatus(mbc.Metrics.HwGpuMemoryRemapStatus),
 		metricHwGpuMemoryTemperature:                 newMetricHwGpuMemoryTemperature(mbc.Metrics.HwGpuMemoryTemperature),
 		metricHwGpuMemoryUsage:                       newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
 		metricHwGpuMemoryUtilization:                 newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
-		metricHwGpuNvlinkIo:                          newMetricHwGpuNvlinkIo(mbc.Metrics.HwGpuNvlinkIo),
 		metricHwGpuPcieReplays:                       newMetricHwGpuPcieReplays(mbc.Metrics.HwGpuPcieReplays),
 		metricHwGpuPcieThroughput:                    newMetricHwGpuPcieThroughput(mbc.Metrics.HwGpuPcieThroughput),
 		metricHwGpuPerformanceState:                  newMetricHwGpuPerformanceState(mbc.Metrics.HwGpuPerformanceState),
@@ -11219,36 +11989,6 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwID.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwID.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwModel.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwParent.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwParent.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwType.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwVendor.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwVendor.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.K8sContainerName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["k8s.container.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sContainerName.MetricsInclude)
@@ -11406,20 +12146,21 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerTasks.emit(ils.Metrics())
 	mb.metricContainerUptime.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
+	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwFanSpeedRatio.emit(ils.Metrics())
 	mb.metricHwGpuActivity.emit(ils.Metrics())
 	mb.metricHwGpuClockEventReasons.emit(ils.Metrics())
 	mb.metricHwGpuClockFrequency.emit(ils.Metrics())
 	mb.metricHwGpuClockFrequencyLimit.emit(ils.Metrics())
+	mb.metricHwGpuIo.emit(ils.Metrics())
 	mb.metricHwGpuMemoryControllerUtilization.emit(ils.Metrics())
-	mb.metricHwGpuMemoryEccErrors.emit(ils.Metrics())
+	mb.metricHwGpuMemoryEccLifetimeErrors.emit(ils.Metrics())
 	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
 	mb.metricHwGpuMemoryRemapRows.emit(ils.Metrics())
 	mb.metricHwGpuMemoryRemapStatus.emit(ils.Metrics())
 	mb.metricHwGpuMemoryTemperature.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUtilization.emit(ils.Metrics())
-	mb.metricHwGpuNvlinkIo.emit(ils.Metrics())
 	mb.metricHwGpuPcieReplays.emit(ils.Metrics())
 	mb.metricHwGpuPcieThroughput.emit(ils.Metrics())
 	mb.metricHwGpuPerformanceState.emit(ils.Metrics())
@@ -11531,18 +12272,18 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordContainerAcceleratorDutyCycleDataPoint adds a data point to container.accelerator.duty_cycle metric.
-func (mb *MetricsBuilder) RecordContainerAcceleratorDutyCycleDataPoint(ts pcommon.Timestamp, val float64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
-	mb.metricContainerAcceleratorDutyCycle.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+func (mb *MetricsBuilder) RecordContainerAcceleratorDutyCycleDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerAcceleratorDutyCycle.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordContainerAcceleratorMemoryTotalDataPoint adds a data point to container.accelerator.memory.total metric.
-func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryTotalDataPoint(ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
-	mb.metricContainerAcceleratorMemoryTotal.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryTotalDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerAcceleratorMemoryTotal.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordContainerAcceleratorMemoryUsedDataPoint adds a data point to container.accelerator.memory.used metric.
-func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryUsedDataPoint(ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
-	mb.metricContainerAcceleratorMemoryUsed.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryUsedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerAcceleratorMemoryUsed.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordContainerCPULimitDataPoint adds a data point to container.cpu.limit metric.
@@ -11751,118 +12492,123 @@ func (mb *MetricsBuilder) RecordContainerUptimeDataPoint(ts pcommon.Timestamp, v
 }
 
 // RecordHwEnergyDataPoint adds a data point to hw.energy metric.
-func (mb *MetricsBuilder) RecordHwEnergyDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwEnergy.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwEnergyDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricHwEnergy.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), options...)
+}
+
+// RecordHwErrorsDataPoint adds a data point to hw.errors metric.
+func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwTypeAttributeValue AttributeHwType, errorTypeAttributeValue AttributeErrorType, options ...MetricAttributeOption) {
+	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwTypeAttributeValue.String(), errorTypeAttributeValue.String(), options...)
 }
 
 // RecordHwFanSpeedRatioDataPoint adds a data point to hw.fan.speed_ratio metric.
-func (mb *MetricsBuilder) RecordHwFanSpeedRatioDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwFanSpeedRatio.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwFanSpeedRatioDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwFanSpeedRatio.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, options...)
 }
 
 // RecordHwGpuActivityDataPoint adds a data point to hw.gpu.activity metric.
-func (mb *MetricsBuilder) RecordHwGpuActivityDataPoint(ts pcommon.Timestamp, val float64, hwGpuActivityKindAttributeValue AttributeHwGpuActivityKind) {
-	mb.metricHwGpuActivity.recordDataPoint(mb.startTime, ts, val, hwGpuActivityKindAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuActivityDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuActivityKindAttributeValue AttributeHwGpuActivityKind, options ...MetricAttributeOption) {
+	mb.metricHwGpuActivity.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuActivityKindAttributeValue.String(), options...)
 }
 
 // RecordHwGpuClockEventReasonsDataPoint adds a data point to hw.gpu.clock.event_reasons metric.
-func (mb *MetricsBuilder) RecordHwGpuClockEventReasonsDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockEventReasonAttributeValue AttributeHwGpuClockEventReason) {
-	mb.metricHwGpuClockEventReasons.recordDataPoint(mb.startTime, ts, val, hwGpuClockEventReasonAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockEventReasonsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockEventReasonAttributeValue AttributeHwGpuClockEventReason, options ...MetricAttributeOption) {
+	mb.metricHwGpuClockEventReasons.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuClockEventReasonAttributeValue.String(), options...)
 }
 
 // RecordHwGpuClockFrequencyDataPoint adds a data point to hw.gpu.clock.frequency metric.
-func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
-	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain, options ...MetricAttributeOption) {
+	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuClockDomainAttributeValue.String(), options...)
 }
 
 // RecordHwGpuClockFrequencyLimitDataPoint adds a data point to hw.gpu.clock.frequency.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuClockFrequencyLimitDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
-	mb.metricHwGpuClockFrequencyLimit.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain, options ...MetricAttributeOption) {
+	mb.metricHwGpuClockFrequencyLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuClockDomainAttributeValue.String(), options...)
+}
+
+// RecordHwGpuIoDataPoint adds a data point to hw.gpu.io metric.
+func (mb *MetricsBuilder) RecordHwGpuIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection, hwGpuNvlinkLinkAttributeValue int64, options ...MetricAttributeOption) {
+	mb.metricHwGpuIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, networkIoDirectionAttributeValue.String(), hwGpuNvlinkLinkAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryControllerUtilizationDataPoint adds a data point to hw.gpu.memory.controller.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryControllerUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryControllerUtilization.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryControllerUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryControllerUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
-// RecordHwGpuMemoryEccErrorsDataPoint adds a data point to hw.gpu.memory.ecc.errors metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryEccErrorsDataPoint(ts pcommon.Timestamp, val int64, hwGpuEccCounterAttributeValue AttributeHwGpuEccCounter, hwGpuEccErrorTypeAttributeValue AttributeHwGpuEccErrorType) {
-	mb.metricHwGpuMemoryEccErrors.recordDataPoint(mb.startTime, ts, val, hwGpuEccCounterAttributeValue.String(), hwGpuEccErrorTypeAttributeValue.String())
+// RecordHwGpuMemoryEccLifetimeErrorsDataPoint adds a data point to hw.gpu.memory.ecc.lifetime_errors metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, errorTypeAttributeValue AttributeErrorType, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryEccLifetimeErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, errorTypeAttributeValue.String(), options...)
 }
 
 // RecordHwGpuMemoryLimitDataPoint adds a data point to hw.gpu.memory.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryRemapRowsDataPoint adds a data point to hw.gpu.memory.remap.rows metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryRemapRowsDataPoint(ts pcommon.Timestamp, val int64, hwGpuMemoryRemapCauseAttributeValue AttributeHwGpuMemoryRemapCause) {
-	mb.metricHwGpuMemoryRemapRows.recordDataPoint(mb.startTime, ts, val, hwGpuMemoryRemapCauseAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuMemoryRemapRowsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapCauseAttributeValue AttributeHwGpuMemoryRemapCause, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryRemapRows.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuMemoryRemapCauseAttributeValue.String(), options...)
 }
 
 // RecordHwGpuMemoryRemapStatusDataPoint adds a data point to hw.gpu.memory.remap.status metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryRemapStatusDataPoint(ts pcommon.Timestamp, val int64, hwGpuMemoryRemapStateAttributeValue AttributeHwGpuMemoryRemapState) {
-	mb.metricHwGpuMemoryRemapStatus.recordDataPoint(mb.startTime, ts, val, hwGpuMemoryRemapStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuMemoryRemapStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapStateAttributeValue AttributeHwGpuMemoryRemapState, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryRemapStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuMemoryRemapStateAttributeValue.String(), options...)
 }
 
 // RecordHwGpuMemoryTemperatureDataPoint adds a data point to hw.gpu.memory.temperature metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryTemperature.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryUtilizationDataPoint adds a data point to hw.gpu.memory.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordHwGpuNvlinkIoDataPoint adds a data point to hw.gpu.nvlink.io metric.
-func (mb *MetricsBuilder) RecordHwGpuNvlinkIoDataPoint(ts pcommon.Timestamp, val int64, hwGpuNvlinkLinkAttributeValue int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricHwGpuNvlinkIo.recordDataPoint(mb.startTime, ts, val, hwGpuNvlinkLinkAttributeValue, networkIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuPcieReplaysDataPoint adds a data point to hw.gpu.pcie.replays metric.
-func (mb *MetricsBuilder) RecordHwGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuPcieReplays.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuPcieReplays.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuPcieThroughputDataPoint adds a data point to hw.gpu.pcie.throughput metric.
-func (mb *MetricsBuilder) RecordHwGpuPcieThroughputDataPoint(ts pcommon.Timestamp, val float64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricHwGpuPcieThroughput.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuPcieThroughputDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection, options ...MetricAttributeOption) {
+	mb.metricHwGpuPcieThroughput.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, networkIoDirectionAttributeValue.String(), options...)
 }
 
 // RecordHwGpuPerformanceStateDataPoint adds a data point to hw.gpu.performance_state metric.
-func (mb *MetricsBuilder) RecordHwGpuPerformanceStateDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuPerformanceState.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuPerformanceStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuPerformanceState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuPowerLimitDataPoint adds a data point to hw.gpu.power.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuPowerLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
-	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuTaskAttributeValue AttributeHwGpuTask, options ...MetricAttributeOption) {
+	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuTaskAttributeValue.String(), options...)
 }
 
 // RecordHwGpuXidErrorsDataPoint adds a data point to hw.gpu.xid.errors metric.
-func (mb *MetricsBuilder) RecordHwGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, hwGpuXidAttributeValue int64) {
-	mb.metricHwGpuXidErrors.recordDataPoint(mb.startTime, ts, val, hwGpuXidAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuXidAttributeValue int64, options ...MetricAttributeOption) {
+	mb.metricHwGpuXidErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuXidAttributeValue, options...)
 }
 
 // RecordHwPowerDataPoint adds a data point to hw.power metric.
-func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwPower.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricHwPower.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), options...)
 }
 
 // RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
-func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, options...)
 }
 
 // RecordK8sContainerEphemeralStorageUsageDataPoint adds a data point to k8s.container.ephemeral_storage.usage metric.

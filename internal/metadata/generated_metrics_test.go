@@ -87,17 +87,30 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.pressure.avg60"] = mb.metricContainerPressureAvg60.config.AggregationStrategy
 			aggMap["container.pressure.stall_time"] = mb.metricContainerPressureStallTime.config.AggregationStrategy
 			aggMap["container.tasks"] = mb.metricContainerTasks.config.AggregationStrategy
+			aggMap["hw.energy"] = mb.metricHwEnergy.config.AggregationStrategy
+			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
+			aggMap["hw.fan.speed_ratio"] = mb.metricHwFanSpeedRatio.config.AggregationStrategy
 			aggMap["hw.gpu.activity"] = mb.metricHwGpuActivity.config.AggregationStrategy
 			aggMap["hw.gpu.clock.event_reasons"] = mb.metricHwGpuClockEventReasons.config.AggregationStrategy
 			aggMap["hw.gpu.clock.frequency"] = mb.metricHwGpuClockFrequency.config.AggregationStrategy
 			aggMap["hw.gpu.clock.frequency.limit"] = mb.metricHwGpuClockFrequencyLimit.config.AggregationStrategy
-			aggMap["hw.gpu.memory.ecc.errors"] = mb.metricHwGpuMemoryEccErrors.config.AggregationStrategy
+			aggMap["hw.gpu.io"] = mb.metricHwGpuIo.config.AggregationStrategy
+			aggMap["hw.gpu.memory.controller.utilization"] = mb.metricHwGpuMemoryControllerUtilization.config.AggregationStrategy
+			aggMap["hw.gpu.memory.ecc.lifetime_errors"] = mb.metricHwGpuMemoryEccLifetimeErrors.config.AggregationStrategy
+			aggMap["hw.gpu.memory.limit"] = mb.metricHwGpuMemoryLimit.config.AggregationStrategy
 			aggMap["hw.gpu.memory.remap.rows"] = mb.metricHwGpuMemoryRemapRows.config.AggregationStrategy
 			aggMap["hw.gpu.memory.remap.status"] = mb.metricHwGpuMemoryRemapStatus.config.AggregationStrategy
-			aggMap["hw.gpu.nvlink.io"] = mb.metricHwGpuNvlinkIo.config.AggregationStrategy
+			aggMap["hw.gpu.memory.temperature"] = mb.metricHwGpuMemoryTemperature.config.AggregationStrategy
+			aggMap["hw.gpu.memory.usage"] = mb.metricHwGpuMemoryUsage.config.AggregationStrategy
+			aggMap["hw.gpu.memory.utilization"] = mb.metricHwGpuMemoryUtilization.config.AggregationStrategy
+			aggMap["hw.gpu.pcie.replays"] = mb.metricHwGpuPcieReplays.config.AggregationStrategy
 			aggMap["hw.gpu.pcie.throughput"] = mb.metricHwGpuPcieThroughput.config.AggregationStrategy
+			aggMap["hw.gpu.performance_state"] = mb.metricHwGpuPerformanceState.config.AggregationStrategy
+			aggMap["hw.gpu.power.limit"] = mb.metricHwGpuPowerLimit.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["hw.gpu.xid.errors"] = mb.metricHwGpuXidErrors.config.AggregationStrategy
+			aggMap["hw.power"] = mb.metricHwPower.config.AggregationStrategy
+			aggMap["hw.temperature"] = mb.metricHwTemperature.config.AggregationStrategy
 			aggMap["k8s.container.ephemeral_storage.usage"] = mb.metricK8sContainerEphemeralStorageUsage.config.AggregationStrategy
 			aggMap["k8s.node.disk.discard.io"] = mb.metricK8sNodeDiskDiscardIo.config.AggregationStrategy
 			aggMap["k8s.node.disk.discard.operations"] = mb.metricK8sNodeDiskDiscardOperations.config.AggregationStrategy
@@ -143,21 +156,21 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+				mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+				mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+				mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -335,106 +348,148 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwEnergyDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwFanSpeedRatioDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuActivityDataPoint(ts, 1, AttributeHwGpuActivityKindGraphics)
+			mb.RecordHwEnergyDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuActivityDataPoint(ts, 3, AttributeHwGpuActivityKindSm)
+				mb.RecordHwEnergyDataPoint(ts, 3, "hw.id-val-2", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockEventReasonsDataPoint(ts, 1, AttributeHwGpuClockEventReasonGpuIdle)
+			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwTypeGpu, AttributeErrorTypeCorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuClockEventReasonsDataPoint(ts, 3, AttributeHwGpuClockEventReasonApplicationsClocksSetting)
+				mb.RecordHwErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwTypeGpu, AttributeErrorTypeUncorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, AttributeHwGpuClockDomainSm)
+			mb.RecordHwFanSpeedRatioDataPoint(ts, 1, "hw.id-val", WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuClockFrequencyDataPoint(ts, 3, AttributeHwGpuClockDomainMemory)
+				mb.RecordHwFanSpeedRatioDataPoint(ts, 3, "hw.id-val-2", WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 1, AttributeHwGpuClockDomainSm)
+			mb.RecordHwGpuActivityDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuActivityKindGraphics, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 3, AttributeHwGpuClockDomainMemory)
+				mb.RecordHwGpuActivityDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuActivityKindSm, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 1, AttributeHwGpuEccCounterVolatile, AttributeHwGpuEccErrorTypeCorrected)
+			mb.RecordHwGpuClockEventReasonsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuClockEventReasonGpuIdle, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 3, AttributeHwGpuEccCounterAggregate, AttributeHwGpuEccErrorTypeUncorrected)
+				mb.RecordHwGpuClockEventReasonsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuClockEventReasonApplicationsClocksSetting, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 1, AttributeHwGpuMemoryRemapCauseCorrectable)
+			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuClockDomainSm, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 3, AttributeHwGpuMemoryRemapCauseUncorrectable)
+				mb.RecordHwGpuClockFrequencyDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuClockDomainMemory, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 1, AttributeHwGpuMemoryRemapStatePending)
+			mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuClockDomainSm, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 3, AttributeHwGpuMemoryRemapStateFailed)
+				mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuClockDomainMemory, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuNvlinkIoDataPoint(ts, 1, 18, AttributeNetworkIoDirectionReceive)
+			mb.RecordHwGpuIoDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeNetworkIoDirectionReceive, 18, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuNvlinkIoDataPoint(ts, 3, 19, AttributeNetworkIoDirectionTransmit)
+				mb.RecordHwGpuIoDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeNetworkIoDirectionTransmit, 19, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuPcieReplaysDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, AttributeNetworkIoDirectionReceive)
+			mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit)
+				mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuPerformanceStateDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuPowerLimitDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
+			mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeErrorTypeCorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+				mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeErrorTypeUncorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuXidErrorsDataPoint(ts, 1, 10)
+			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuXidErrorsDataPoint(ts, 3, 11)
+				mb.RecordHwGpuMemoryLimitDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPowerDataPoint(ts, 1)
+			mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuMemoryRemapCauseCorrectable, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuMemoryRemapCauseUncorrectable, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwTemperatureDataPoint(ts, 1)
+			mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuMemoryRemapStatePending, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuMemoryRemapStateFailed, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryUsageDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPcieReplaysDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPcieReplaysDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeNetworkIoDirectionReceive, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeNetworkIoDirectionTransmit, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPerformanceStateDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPerformanceStateDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPowerLimitDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPowerLimitDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuUtilizationDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuTaskGeneral, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuTaskEncoder, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuXidErrorsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", 10, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuXidErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", 11, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPowerDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPowerDataPoint(ts, 3, "hw.id-val-2", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureDataPoint(ts, 1, "hw.id-val", WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", WithHwParentMetricAttribute("hw.parent-val"))
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 1, AttributeK8sContainerEphemeralStorageFsTypeRootfs)
@@ -760,11 +815,6 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetContainerImageTags([]any{"container.image.tags-item1", "container.image.tags-item2"})
 			rb.SetContainerName("container.name-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
-			rb.SetHwID("hw.id-val")
-			rb.SetHwModel("hw.model-val")
-			rb.SetHwParent("hw.parent-val")
-			rb.SetHwType("hw.type-val")
-			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
 			rb.SetK8sContainerRestartCount(27)
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
@@ -795,17 +845,30 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerPressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricContainerTasks.aggDataPoints)
+				assert.Empty(t, mb.metricHwEnergy.aggDataPoints)
+				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwFanSpeedRatio.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuActivity.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuClockEventReasons.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuClockFrequency.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuClockFrequencyLimit.aggDataPoints)
-				assert.Empty(t, mb.metricHwGpuMemoryEccErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryControllerUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryEccLifetimeErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryLimit.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuMemoryRemapRows.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuMemoryRemapStatus.aggDataPoints)
-				assert.Empty(t, mb.metricHwGpuNvlinkIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryTemperature.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryUsage.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPcieReplays.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuPcieThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPerformanceState.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPowerLimit.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuXidErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwPower.aggDataPoints)
+				assert.Empty(t, mb.metricHwTemperature.aggDataPoints)
 				assert.Empty(t, mb.metricK8sContainerEphemeralStorageUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskDiscardIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskDiscardOperations.aggDataPoints)
@@ -881,15 +944,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
-						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
-						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["container.accelerator.duty_cycle"], "Found a duplicate in the metrics slice: container.accelerator.duty_cycle")
 						validatedMetrics["container.accelerator.duty_cycle"] = true
@@ -915,8 +978,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.vendor")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.model")
-						assert.False(t, ok)
 					}
 				case "container.accelerator.memory.total":
 					if tt.name != "reaggregate_set" {
@@ -931,15 +992,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
-						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
-						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["container.accelerator.memory.total"], "Found a duplicate in the metrics slice: container.accelerator.memory.total")
 						validatedMetrics["container.accelerator.memory.total"] = true
@@ -965,8 +1026,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.vendor")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.model")
-						assert.False(t, ok)
 					}
 				case "container.accelerator.memory.used":
 					if tt.name != "reaggregate_set" {
@@ -981,15 +1040,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
-						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
-						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["container.accelerator.memory.used"], "Found a duplicate in the metrics slice: container.accelerator.memory.used")
 						validatedMetrics["container.accelerator.memory.used"] = true
@@ -1014,8 +1073,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.vendor")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.model")
 						assert.False(t, ok)
 					}
 				case "container.cpu.limit":
@@ -2101,31 +2158,165 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.energy":
-					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
-					validatedMetrics["hw.energy"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
-					assert.Equal(t, "J", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
+						validatedMetrics["hw.energy"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "J", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
+						validatedMetrics["hw.energy"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "J", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.energy"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "hw.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors of the GPU since the NVIDIA driver was last loaded, by type (error.type corrected or uncorrected; nvmlDeviceGetTotalEccErrors with NVML_VOLATILE_ECC): the semantic conventions' hw.errors with hw.type=gpu. Resets when the driver reloads. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED). The same errors over the GPU's life: hw.gpu.memory.ecc.lifetime_errors.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "corrected", errorTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors of the GPU since the NVIDIA driver was last loaded, by type (error.type corrected or uncorrected; nvmlDeviceGetTotalEccErrors with NVML_VOLATILE_ECC): the semantic conventions' hw.errors with hw.type=gpu. Resets when the driver reloads. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED). The same errors over the GPU's life: hw.gpu.memory.ecc.lifetime_errors.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
 				case "hw.fan.speed_ratio":
-					assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
-					validatedMetrics["hw.fan.speed_ratio"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
+						validatedMetrics["hw.fan.speed_ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
+						validatedMetrics["hw.fan.speed_ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.fan.speed_ratio"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.activity":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.activity"], "Found a duplicate in the metrics slice: hw.gpu.activity")
@@ -2139,6 +2330,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuActivityKindAttrVal, ok := dp.Attributes().Get("hw.gpu.activity.kind")
 						assert.True(t, ok)
 						assert.Equal(t, "graphics", hwGpuActivityKindAttrVal.Str())
@@ -2163,7 +2366,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.activity.kind")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.activity.kind")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.clock.event_reasons":
@@ -2179,6 +2386,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuClockEventReasonAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.event_reason")
 						assert.True(t, ok)
 						assert.Equal(t, "gpu_idle", hwGpuClockEventReasonAttrVal.Str())
@@ -2203,7 +2422,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.clock.event_reason")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.clock.event_reason")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.clock.frequency":
@@ -2219,6 +2442,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuClockDomainAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.True(t, ok)
 						assert.Equal(t, "sm", hwGpuClockDomainAttrVal.Str())
@@ -2243,7 +2478,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.clock.frequency.limit":
@@ -2259,6 +2498,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuClockDomainAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.True(t, ok)
 						assert.Equal(t, "sm", hwGpuClockDomainAttrVal.Str())
@@ -2283,29 +2534,21 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.False(t, ok)
 					}
-				case "hw.gpu.memory.controller.utilization":
-					assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
-					validatedMetrics["hw.gpu.memory.controller.utilization"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.gpu.memory.ecc.errors":
+				case "hw.gpu.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")
-						validatedMetrics["hw.gpu.memory.ecc.errors"] = true
+						assert.False(t, validatedMetrics["hw.gpu.io"], "Found a duplicate in the metrics slice: hw.gpu.io")
+						validatedMetrics["hw.gpu.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
+						assert.Equal(t, "Bytes the GPU received and transmitted over NVLink, per active link (hw.gpu.nvlink.link, an attribute the conventions do not define: sum over it for the GPU's NVLink traffic) and direction: NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink. PCIe traffic is not counted here: NVML gives it only as a sampled rate (hw.gpu.pcie.throughput).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
@@ -2313,26 +2556,38 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						hwGpuEccCounterAttrVal, ok := dp.Attributes().Get("hw.gpu.ecc.counter")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "volatile", hwGpuEccCounterAttrVal.Str())
-						hwGpuEccErrorTypeAttrVal, ok := dp.Attributes().Get("hw.gpu.ecc.error_type")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "corrected", hwGpuEccErrorTypeAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+						hwGpuNvlinkLinkAttrVal, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, hwGpuNvlinkLinkAttrVal.Int())
 					} else {
-						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")
-						validatedMetrics["hw.gpu.memory.ecc.errors"] = true
+						assert.False(t, validatedMetrics["hw.gpu.io"], "Found a duplicate in the metrics slice: hw.gpu.io")
+						validatedMetrics["hw.gpu.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
+						assert.Equal(t, "Bytes the GPU received and transmitted over NVLink, per active link (hw.gpu.nvlink.link, an attribute the conventions do not define: sum over it for the GPU's NVLink traffic) and direction: NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink. PCIe traffic is not counted here: NVML gives it only as a sampled rate (hw.gpu.pcie.throughput).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.gpu.memory.ecc.errors"] {
+						switch aggMap["hw.gpu.io"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -2342,25 +2597,181 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.ecc.counter")
+						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.gpu.ecc.error_type")
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.nvlink.link")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.controller.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
+						validatedMetrics["hw.gpu.memory.controller.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
+						validatedMetrics["hw.gpu.memory.controller.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.memory.controller.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.ecc.lifetime_errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.lifetime_errors")
+						validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors over the GPU's life, persisted by the GPU across driver loads and reboots (nvmlDeviceGetTotalEccErrors with NVML_AGGREGATE_ECC), by type. The same errors as hw.errors counts since the driver loaded: never add the two. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "corrected", errorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.lifetime_errors")
+						validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors over the GPU's life, persisted by the GPU across driver loads and reboots (nvmlDeviceGetTotalEccErrors with NVML_AGGREGATE_ECC), by type. The same errors as hw.errors counts since the driver loaded: never add the two. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.ecc.lifetime_errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.memory.limit":
-					assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
-					validatedMetrics["hw.gpu.memory.limit"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
+						validatedMetrics["hw.gpu.memory.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
+						validatedMetrics["hw.gpu.memory.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.memory.remap.rows":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.memory.remap.rows"], "Found a duplicate in the metrics slice: hw.gpu.memory.remap.rows")
@@ -2376,6 +2787,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuMemoryRemapCauseAttrVal, ok := dp.Attributes().Get("hw.gpu.memory.remap.cause")
 						assert.True(t, ok)
 						assert.Equal(t, "correctable", hwGpuMemoryRemapCauseAttrVal.Str())
@@ -2402,7 +2825,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.memory.remap.cause")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.memory.remap.cause")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.memory.remap.status":
@@ -2418,6 +2845,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuMemoryRemapStateAttrVal, ok := dp.Attributes().Get("hw.gpu.memory.remap.state")
 						assert.True(t, ok)
 						assert.Equal(t, "pending", hwGpuMemoryRemapStateAttrVal.Str())
@@ -2442,82 +2881,105 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.memory.remap.state")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.memory.remap.state")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.memory.temperature":
-					assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
-					validatedMetrics["hw.gpu.memory.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.gpu.memory.usage":
-					assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
-					validatedMetrics["hw.gpu.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
-				case "hw.gpu.memory.utilization":
-					assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
-					validatedMetrics["hw.gpu.memory.utilization"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.gpu.nvlink.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
-						validatedMetrics["hw.gpu.nvlink.io"] = true
+						assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
+						validatedMetrics["hw.gpu.memory.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
+						validatedMetrics["hw.gpu.memory.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.memory.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
+						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.", mi.Description())
+						assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
+						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						hwGpuNvlinkLinkAttrVal, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.EqualValues(t, 18, hwGpuNvlinkLinkAttrVal.Int())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
-						validatedMetrics["hw.gpu.nvlink.io"] = true
+						assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
+						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.", mi.Description())
+						assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
+						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.gpu.nvlink.io"] {
+						switch aggMap["hw.gpu.memory.usage"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -2527,25 +2989,117 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
+						validatedMetrics["hw.gpu.memory.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
+						validatedMetrics["hw.gpu.memory.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.memory.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.pcie.replays":
-					assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
-					validatedMetrics["hw.gpu.pcie.replays"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
-					assert.Equal(t, "{replay}", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
+						validatedMetrics["hw.gpu.pcie.replays"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
+						assert.Equal(t, "{replay}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
+						validatedMetrics["hw.gpu.pcie.replays"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
+						assert.Equal(t, "{replay}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.pcie.replays"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.pcie.throughput":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.pcie.throughput"], "Found a duplicate in the metrics slice: hw.gpu.pcie.throughput")
@@ -2559,6 +3113,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
@@ -2583,33 +3149,115 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("network.io.direction")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.performance_state":
-					assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
-					validatedMetrics["hw.gpu.performance_state"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
+						validatedMetrics["hw.gpu.performance_state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
+						validatedMetrics["hw.gpu.performance_state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.performance_state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.power.limit":
-					assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
-					validatedMetrics["hw.gpu.power.limit"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
-					assert.Equal(t, "W", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
+						validatedMetrics["hw.gpu.power.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
+						validatedMetrics["hw.gpu.power.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.power.limit"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.utilization":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.utilization"], "Found a duplicate in the metrics slice: hw.gpu.utilization")
@@ -2623,6 +3271,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
 						assert.True(t, ok)
 						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
@@ -2647,7 +3307,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.task")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.task")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.xid.errors":
@@ -2665,6 +3329,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuXidAttrVal, ok := dp.Attributes().Get("hw.gpu.xid")
 						assert.True(t, ok)
 						assert.EqualValues(t, 10, hwGpuXidAttrVal.Int())
@@ -2691,33 +3367,104 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.xid")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.xid")
 						assert.False(t, ok)
 					}
 				case "hw.power":
-					assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
-					validatedMetrics["hw.power"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
-					assert.Equal(t, "W", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
+						validatedMetrics["hw.power"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
+						validatedMetrics["hw.power"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.power"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.temperature":
-					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
-					validatedMetrics["hw.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+					}
 				case "k8s.container.ephemeral_storage.usage":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")

@@ -56,41 +56,6 @@ func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
 	}
 }
 
-// SetHwID sets provided value as "hw.id" attribute.
-func (rb *ResourceBuilder) SetHwID(val string) {
-	if rb.config.HwID.Enabled {
-		rb.res.Attributes().PutStr("hw.id", val)
-	}
-}
-
-// SetHwModel sets provided value as "hw.model" attribute.
-func (rb *ResourceBuilder) SetHwModel(val string) {
-	if rb.config.HwModel.Enabled {
-		rb.res.Attributes().PutStr("hw.model", val)
-	}
-}
-
-// SetHwParent sets provided value as "hw.parent" attribute.
-func (rb *ResourceBuilder) SetHwParent(val string) {
-	if rb.config.HwParent.Enabled {
-		rb.res.Attributes().PutStr("hw.parent", val)
-	}
-}
-
-// SetHwType sets provided value as "hw.type" attribute.
-func (rb *ResourceBuilder) SetHwType(val string) {
-	if rb.config.HwType.Enabled {
-		rb.res.Attributes().PutStr("hw.type", val)
-	}
-}
-
-// SetHwVendor sets provided value as "hw.vendor" attribute.
-func (rb *ResourceBuilder) SetHwVendor(val string) {
-	if rb.config.HwVendor.Enabled {
-		rb.res.Attributes().PutStr("hw.vendor", val)
-	}
-}
-
 // SetK8sContainerName sets provided value as "k8s.container.name" attribute.
 func (rb *ResourceBuilder) SetK8sContainerName(val string) {
 	if rb.config.K8sContainerName.Enabled {

@@ -447,6 +447,38 @@ func BenchmarkCompat(b *testing.B) {
 	b.ReportMetric(float64(points), "points_in")
 }
 
+// TestCompatAccelerator: a container's accelerator metrics carry
+// cAdvisor's acc_id, make and model labels from the points' hw.id,
+// hw.vendor and hw.model, with our values.
+func TestCompatAccelerator(t *testing.T) {
+	in := load(t, "gpu-h100.yaml")
+	src := flatten(in)
+	out := run(t, in)
+	n := 0
+	for _, s := range src {
+		theirs, ok := map[string]string{
+			"container.accelerator.duty_cycle":   "container_accelerator_duty_cycle",
+			"container.accelerator.memory.used":  "container_accelerator_memory_used_bytes",
+			"container.accelerator.memory.total": "container_accelerator_memory_total_bytes",
+		}[s.name]
+		if !ok {
+			continue
+		}
+		var hit []series
+		for _, o := range out {
+			if o.name == theirs && o.labels["id"] == s.labels["container.id"] && o.labels["point:acc_id"] == s.labels["point:hw.id"] {
+				hit = append(hit, o)
+			}
+		}
+		require.Len(t, hit, 1, "%s %s", theirs, s.labels["point:hw.id"])
+		assert.Equal(t, s.value, hit[0].value, theirs)
+		assert.Equal(t, s.labels["point:hw.vendor"], hit[0].labels["point:make"], theirs)
+		assert.Equal(t, s.labels["point:hw.model"], hit[0].labels["point:model"], theirs)
+		n++
+	}
+	assert.Positive(t, n)
+}
+
 // TestCompatFilesystemAndExtras: the writable layer, the node filesystem,
 // open descriptors and hugetlb usage come out under cAdvisor's names with
 // our values, on the series of the same container (or the root cgroup).

@@ -35,6 +35,8 @@ var readmeNameExceptions = map[string]string{
 	"container_accelerator_memory_total_bytes": "GPU: as container_accelerator_duty_cycle",
 	"container_disk_io_bytes_total":            "cgroup v1 block I/O: no point unless the device has a blkio.throttle rule (docs/blkio.md); the e2e containers have none",
 	"container_disk_operations_total":          "cgroup v1 block I/O: as container_disk_io_bytes_total",
+	"container_disk_discard_io_bytes_total":    "cgroup v1 block I/O: as container_disk_io_bytes_total (and discards only where the kernel counts them)",
+	"container_disk_discard_operations_total":  "cgroup v1 block I/O: as container_disk_discard_io_bytes_total",
 	"container_pids_limit":                     "the e2e containers have no pids.max (max gives no point)",
 	"container_network_io_bytes_total":         "standalone containers with their own network namespace only; the e2e runs Kubernetes pods (pod-level network). TestRealContainerNetwork covers it",
 	"container_network_packet_count_total":     "as container_network_io_bytes_total",

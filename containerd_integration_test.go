@@ -87,7 +87,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 				"container.id":                id,
 				"container.name":              cs.GetMetadata().GetName(),
 				"container.image.name":        imgName,
-				"container.image.tag":         imgTag,
+				"container.image.tags":        []any{imgTag},
 				"container.runtime.name":      "containerd",
 				"k8s.container.name":          cs.GetMetadata().GetName(),
 				"k8s.container.restart_count": int64(cs.GetMetadata().GetAttempt()),
@@ -159,7 +159,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	rm, ok = findResource(m, "container.id", side)
 	require.True(t, ok)
 	assert.Equal(t, map[string]any{
-		"container.id": side, "container.name": "sidecar", "container.image.name": "docker.io/containerstats/testbox", "container.image.tag": "1.0",
+		"container.id": side, "container.name": "sidecar", "container.image.name": "docker.io/containerstats/testbox", "container.image.tags": []any{"1.0"},
 		"container.runtime.name": "containerd", "k8s.container.name": "sidecar", "k8s.pod.uid": web.UID, "k8s.pod.name": "web-0",
 		"k8s.namespace.name": "shop", "k8s.pod.qos_class": "burstable", "k8s.node.name": "node-it",
 	}, rm.Resource().Attributes().AsRaw())
@@ -285,9 +285,9 @@ func containerIDs(m pmetric.Metrics) []string {
 	return ids
 }
 
-// assertUptime: container.uptime is the whole seconds between the runtime's
-// creation time (CRI CreatedAt, ns) and the point's timestamp, and the
-// container's pids.count is at least its one process.
+// assertUptime: container.uptime is the whole seconds (a double) between
+// the runtime's creation time (CRI CreatedAt, ns) and the point's
+// timestamp, and the container's pids.count is at least its one process.
 func assertUptime(t *testing.T, rm pmetric.ResourceMetrics, createdNs int64) {
 	t.Helper()
 	var up, pids pmetric.NumberDataPointSlice
@@ -302,7 +302,7 @@ func assertUptime(t *testing.T, rm pmetric.ResourceMetrics, createdNs int64) {
 	}
 	if assert.Equal(t, 1, up.Len(), "container.uptime reported") {
 		dp := up.At(0)
-		assert.Equal(t, (int64(dp.Timestamp())-createdNs)/1e9, dp.IntValue())
+		assert.Equal(t, float64((int64(dp.Timestamp())-createdNs)/1e9), dp.DoubleValue())
 	}
 	if assert.Equal(t, 1, pids.Len(), "container.pids.count reported") {
 		assert.GreaterOrEqual(t, pids.At(0).IntValue(), int64(1))

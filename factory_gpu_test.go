@@ -224,23 +224,31 @@ func gpuMetrics(m pmetric.Metrics) pmetric.Metrics {
 	return out
 }
 
-// deviceOwners returns, per device resource (hw.id), its container and
-// Kubernetes attributes.
+// deviceOwners returns, per device (the hw.id of its hw.gpu.memory.limit
+// point), the container and Kubernetes attributes of the resource it is
+// on.
 func deviceOwners(m pmetric.Metrics) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
-		attrs := m.ResourceMetrics().At(i).Resource().Attributes()
-		id, ok := attrs.Get("hw.id")
-		if !ok {
-			continue
-		}
+		rm := m.ResourceMetrics().At(i)
+		attrs := rm.Resource().Attributes()
 		o := map[string]string{}
 		for _, k := range []string{"container.id", "k8s.namespace.name", "k8s.pod.name", "k8s.container.name"} {
 			if v, ok := attrs.Get(k); ok {
 				o[k] = v.Str()
 			}
 		}
-		out[id.Str()] = o
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			if mt := ms.At(j); mt.Name() == "hw.gpu.memory.limit" {
+				dps := mt.Sum().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					if id, ok := dps.At(k).Attributes().Get("hw.id"); ok {
+						out[id.Str()] = o
+					}
+				}
+			}
+		}
 	}
 	return out
 }

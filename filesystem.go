@@ -13,16 +13,18 @@ import (
 
 // filesystemOption is the scraper's filesystem collection: nil when every
 // filesystem metric is disabled; without CRI calls when the writable-layer
-// and image-filesystem metrics are; without the log walk when
-// container.filesystem.logs.usage is.
+// (container.filesystem.*, k8s.container.ephemeral_storage.usage's rootfs
+// part) and image-filesystem metrics are; without the log walk when
+// k8s.container.ephemeral_storage.usage (its logs part) is.
 func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
 	m := &c.Metrics
-	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodesUsed.Enabled ||
-		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodesUsed.Enabled ||
+	eph := m.K8sContainerEphemeralStorageUsage.Enabled
+	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodeUsed.Enabled || eph ||
+		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodeUsed.Enabled ||
 		m.K8sNodeImageFilesystemCapacity.Enabled || m.K8sNodeImageFilesystemAvailable.Enabled
-	logs := m.ContainerFilesystemLogsUsage.Enabled
+	logs := eph
 	node := m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
-		m.K8sNodeFilesystemInodes.Enabled || m.K8sNodeFilesystemInodesFree.Enabled
+		m.K8sNodeFilesystemInodeCount.Enabled || m.K8sNodeFilesystemInodeFree.Enabled
 	if !runtime && !logs && !node {
 		return nil
 	}
@@ -54,7 +56,7 @@ func newFilesystem(c *Config, logger *zap.Logger) fsBuilder {
 		Connect: func() (fsstats.Source, error) {
 			ep := criEndpoint(c.RootPath, c.Runtime)
 			if ep == "" {
-				logger.Info("No CRI endpoint: container.filesystem.usage, container.filesystem.inodes.used and k8s.node.image_filesystem.* are not reported")
+				logger.Info("No CRI endpoint: container.filesystem.usage, container.filesystem.inode.used, the rootfs part of k8s.container.ephemeral_storage.usage and k8s.node.image_filesystem.* are not reported")
 				return nil, nil
 			}
 			cl, err := cri.Dial(ep)

@@ -30,7 +30,8 @@ import (
 //   - the container writes 8 MiB into its writable layer (ExecSync, the
 //     test's call): container.filesystem.usage grows by at least that;
 //   - its log file's size, stat'ed by the test, equals
-//     container.filesystem.logs.usage;
+//     k8s.container.ephemeral_storage.usage{fs_type=logs}, and its
+//     rootfs part equals container.filesystem.usage;
 //   - the node filesystem equals the test's statfs (capacity and inodes
 //     exactly; available and used within what other writers may change);
 //   - the image filesystem is containerd's snapshotter directory, with its
@@ -76,16 +77,17 @@ func TestRealFilesystem(t *testing.T) {
 		rm, ok := findResource(m, "container.id", id)
 		return m, rm, ok
 	}
-	// waitGauge scrapes until the container's metric satisfies cond
-	// (bounded: a loaded machine is slow, not wrong).
-	waitGauge := func(name string, within time.Duration, cond func(v int64) bool) int64 {
+	// waitGauge scrapes until the container's metric (its point with the
+	// attributes want, key and value pairs) satisfies cond (bounded: a
+	// loaded machine is slow, not wrong).
+	waitGauge := func(name string, within time.Duration, cond func(v int64) bool, want ...string) int64 {
 		t.Helper()
 		var last int64
 		var seen bool
 		deadline := time.Now().Add(within)
 		for time.Now().Before(deadline) {
 			if _, rm, ok := scrapeOwn(); ok {
-				if v, ok := intGauge(rm, name, ""); ok {
+				if v, ok := intPoint(rm, name, want...); ok {
 					last, seen = v, true
 					if cond(v) {
 						return v
@@ -112,17 +114,23 @@ func TestRealFilesystem(t *testing.T) {
 	t.Logf("writable layer: %d B before, %d B after writing %d B: grew %d B", before, after, written, after-before)
 	_, rm, ok := scrapeOwn()
 	require.True(t, ok)
-	inodes, ok := intGauge(rm, "container.filesystem.inodes.used", "")
+	inodes, ok := intPoint(rm, "container.filesystem.inode.used")
 	require.True(t, ok, "writable layer inodes")
 	assert.Positive(t, inodes)
+	layer, ok := intPoint(rm, "container.filesystem.usage")
+	require.True(t, ok)
+	rootfs, ok := intPoint(rm, "k8s.container.ephemeral_storage.usage", "k8s.container.ephemeral_storage.fs_type", "rootfs")
+	require.True(t, ok, "the ephemeral storage's rootfs part")
+	assert.Equal(t, layer, rootfs, "the rootfs part is the writable layer")
 
 	// Logs: the container's one log file, as the test stats it.
 	logFile := filepath.Join(h.LogRoot, "var/log/pods", "fs-it_disk-0_"+pod.UID, "writer", "0.log")
 	fi, err := os.Stat(logFile)
 	require.NoError(t, err)
 	require.Positive(t, fi.Size(), "containerd wrote the echo to %s", logFile)
-	got := waitGauge("container.filesystem.logs.usage", 30*time.Second, func(v int64) bool { return v == fi.Size() })
-	t.Logf("log file %s: %d B, container.filesystem.logs.usage %d B", logFile, fi.Size(), got)
+	got := waitGauge("k8s.container.ephemeral_storage.usage", 30*time.Second, func(v int64) bool { return v == fi.Size() },
+		"k8s.container.ephemeral_storage.fs_type", "logs")
+	t.Logf("log file %s: %d B, k8s.container.ephemeral_storage.usage{logs} %d B", logFile, fi.Size(), got)
 
 	// Node filesystem: <root>/var/lib/kubelet does not exist, so <root>.
 	var want syscall.Statfs_t
@@ -132,17 +140,17 @@ func TestRealFilesystem(t *testing.T) {
 	unit := int64(want.Frsize)
 	for name, v := range map[string]int64{
 		"k8s.node.filesystem.capacity":    int64(want.Blocks) * unit,
-		"k8s.node.filesystem.inodes":      int64(want.Files),
+		"k8s.node.filesystem.inode.count": int64(want.Files),
 		"k8s.node.filesystem.available":   int64(want.Bavail) * unit,
 		"k8s.node.filesystem.usage":       int64(want.Blocks-want.Bfree) * unit,
-		"k8s.node.filesystem.inodes.free": int64(want.Ffree),
+		"k8s.node.filesystem.inode.free":  int64(want.Ffree),
 	} {
-		got, ok := intGauge(node, name, "")
+		got, ok := intPoint(node, name)
 		require.True(t, ok, name)
 		switch name {
-		case "k8s.node.filesystem.capacity", "k8s.node.filesystem.inodes":
+		case "k8s.node.filesystem.capacity", "k8s.node.filesystem.inode.count":
 			assert.Equal(t, v, got, name)
-		case "k8s.node.filesystem.inodes.free":
+		case "k8s.node.filesystem.inode.free":
 			assert.InDelta(t, v, got, 10000, name) // other processes create and delete files
 		default:
 			assert.InDelta(t, v, got, 256<<20, name) // other processes write
@@ -152,32 +160,40 @@ func TestRealFilesystem(t *testing.T) {
 
 	// Image filesystem: containerd's overlayfs snapshotter directory.
 	mp := filepath.Join(ctrdBase, "root", "io.containerd.snapshotter.v1.overlayfs")
-	used, ok := intGauge(node, "k8s.node.image_filesystem.usage", mp)
+	used, ok := intPoint(node, "k8s.node.image_filesystem.usage", "system.filesystem.mountpoint", mp)
 	require.True(t, ok, "image filesystem usage at %s", mp)
 	assert.Positive(t, used)
 	var img syscall.Statfs_t
 	require.NoError(t, syscall.Statfs(mp, &img))
-	capa, ok := intGauge(node, "k8s.node.image_filesystem.capacity", mp)
+	capa, ok := intPoint(node, "k8s.node.image_filesystem.capacity", "system.filesystem.mountpoint", mp)
 	require.True(t, ok)
 	assert.Equal(t, int64(img.Blocks)*int64(img.Frsize), capa)
 	t.Logf("image filesystem %s: usage %d B (CRI), capacity %d B (statfs)", mp, used, capa)
 }
 
-// intGauge returns the first point of a gauge metric of rm, the one whose
-// system.filesystem.mountpoint is mountpoint when that is not "".
-func intGauge(rm pmetric.ResourceMetrics, name, mountpoint string) (int64, bool) {
+// intPoint returns the first point of a gauge or up-down counter metric of
+// rm whose attributes include want (key and value pairs).
+func intPoint(rm pmetric.ResourceMetrics, name string, want ...string) (int64, bool) {
 	sms := rm.ScopeMetrics()
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
-			if ms.At(j).Name() != name || ms.At(j).Type() != pmetric.MetricTypeGauge {
+			var dps pmetric.NumberDataPointSlice
+			switch m := ms.At(j); {
+			case m.Name() != name:
+				continue
+			case m.Type() == pmetric.MetricTypeGauge:
+				dps = m.Gauge().DataPoints()
+			case m.Type() == pmetric.MetricTypeSum:
+				dps = m.Sum().DataPoints()
+			default:
 				continue
 			}
-			dps := ms.At(j).Gauge().DataPoints()
+		points:
 			for k := 0; k < dps.Len(); k++ {
-				if mountpoint != "" {
-					if v, ok := dps.At(k).Attributes().Get("system.filesystem.mountpoint"); !ok || v.Str() != mountpoint {
-						continue
+				for a := 0; a+1 < len(want); a += 2 {
+					if v, ok := dps.At(k).Attributes().Get(want[a]); !ok || v.Str() != want[a+1] {
+						continue points
 					}
 				}
 				return dps.At(k).IntValue(), true
@@ -187,7 +203,8 @@ func intGauge(rm pmetric.ResourceMetrics, name, mountpoint string) (int64, bool)
 	return 0, false
 }
 
-// nodeResource is the node's resource: the one without container or pod.
+// nodeResource is the node's resource: the one without container or pod
+// (GPU devices nobody owns are on it too).
 func nodeResource(t *testing.T, m pmetric.Metrics) pmetric.ResourceMetrics {
 	t.Helper()
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
@@ -195,8 +212,8 @@ func nodeResource(t *testing.T, m pmetric.Metrics) pmetric.ResourceMetrics {
 		a := rm.Resource().Attributes()
 		_, c := a.Get("container.id")
 		_, p := a.Get("k8s.pod.uid")
-		_, hw := a.Get("hw.id")
-		if !c && !p && !hw {
+		_, pn := a.Get("k8s.pod.name") // a GPU's owner known by its names only
+		if !c && !p && !pn {
 			return rm
 		}
 	}

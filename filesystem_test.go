@@ -93,16 +93,16 @@ func TestFilesystemRelativeEndpoint(t *testing.T) {
 }
 
 // TestFilesystemOption: no collection when every filesystem metric is
-// off; no runtime call when only the node and log metrics are on; no log
-// walk when the log metric is off.
+// off; the log walk with k8s.container.ephemeral_storage.usage (its logs
+// part) on; no log walk when it is off.
 func TestFilesystemOption(t *testing.T) {
 	off := func(c *Config) {
 		m := &c.Metrics
 		for _, e := range []*bool{
-			&m.ContainerFilesystemUsage.Enabled, &m.ContainerFilesystemInodesUsed.Enabled, &m.ContainerFilesystemLogsUsage.Enabled,
+			&m.ContainerFilesystemUsage.Enabled, &m.ContainerFilesystemInodeUsed.Enabled, &m.K8sContainerEphemeralStorageUsage.Enabled,
 			&m.K8sNodeFilesystemCapacity.Enabled, &m.K8sNodeFilesystemAvailable.Enabled, &m.K8sNodeFilesystemUsage.Enabled,
-			&m.K8sNodeFilesystemInodes.Enabled, &m.K8sNodeFilesystemInodesFree.Enabled,
-			&m.K8sNodeImageFilesystemUsage.Enabled, &m.K8sNodeImageFilesystemInodesUsed.Enabled,
+			&m.K8sNodeFilesystemInodeCount.Enabled, &m.K8sNodeFilesystemInodeFree.Enabled,
+			&m.K8sNodeImageFilesystemUsage.Enabled, &m.K8sNodeImageFilesystemInodeUsed.Enabled,
 			&m.K8sNodeImageFilesystemCapacity.Enabled, &m.K8sNodeImageFilesystemAvailable.Enabled,
 		} {
 			*e = false
@@ -110,23 +110,21 @@ func TestFilesystemOption(t *testing.T) {
 	}
 	assert.Nil(t, filesystemOption(fsConfig(t, off), zap.NewNop()))
 
-	core, logs := observer.New(zapcore.DebugLevel)
 	cfg := fsConfig(t, func(c *Config) {
 		off(c)
-		c.Metrics.ContainerFilesystemLogsUsage.Enabled = true
-		c.Runtime.CRIEndpoint = filepath.Join(c.RootPath, "dead.sock") // never dialled
+		c.Metrics.K8sContainerEphemeralStorageUsage.Enabled = true
+		c.Runtime.CRIEnabled = false // the rootfs part's runtime: none here
 	})
 	dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-8/c")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 89), 0o644))
-	f := filesystemOption(cfg, zap.New(core))
+	f := filesystemOption(cfg, zap.NewNop())
 	c, ok := f.(*fsstats.Collector)
 	require.True(t, ok)
 	require.NoError(t, c.Start(context.Background()))
 	s := waitCollected(t, c)
 	assert.Equal(t, map[fsstats.LogDir]uint64{{PodUID: "uid-8", Container: "c"}: 89}, s.Logs)
 	require.NoError(t, c.Shutdown(context.Background()))
-	assert.Zero(t, logs.Len(), "no runtime asked, nothing logged: %v", logs.All())
 
 	cfg = fsConfig(t, func(c *Config) { off(c); c.Metrics.K8sNodeFilesystemUsage.Enabled = true })
 	c = filesystemOption(cfg, zap.NewNop()).(*fsstats.Collector)

@@ -229,7 +229,7 @@ func TestRuntimeOutages(t *testing.T) {
 			}, 15*time.Second, 50*time.Millisecond, "identity recovers")
 			assert.Equal(t, map[string]string{
 				"container.id": c.ID, "container.name": "server", "container.image.name": "registry.example/server",
-				"container.image.tag": "vapi-7", "container.runtime.name": "containerd", "k8s.container.name": "server",
+				"container.image.tags": `["vapi-7"]`, "container.runtime.name": "containerd", "k8s.container.name": "server",
 				"k8s.container.restart_count": "3", "k8s.pod.uid": c.PodUID, "k8s.pod.name": "api-7",
 				"k8s.namespace.name": "payments", "k8s.pod.qos_class": "burstable", "k8s.node.name": "node-pipeline",
 			}, got)

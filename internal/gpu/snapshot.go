@@ -52,7 +52,7 @@ type Device struct {
 	ClockEventReasons    Opt[uint64]
 	PCIeTxBps, PCIeRxBps Opt[float64] // bytes/s over NVML's 20 ms sample
 	PCIeReplays          Opt[uint64]
-	// ECC[counter][type]: counter 0 volatile, 1 aggregate; type 0
+	// ECC[counter][type]: counter ECCVolatile or ECCAggregate; type 0
 	// corrected, 1 uncorrected.
 	ECC                                        [2][2]Opt[uint64]
 	RemappedCorrectable, RemappedUncorrectable Opt[uint64]
@@ -316,3 +316,9 @@ func (s *Snapshot) addAllocations(ctx context.Context, l AllocationLister) error
 	}
 	return nil
 }
+
+// The ECC counters, Device.ECC's first index (nvmlEccCounterType_t).
+const (
+	ECCVolatile  = 0 // since the driver was last loaded (NVML_VOLATILE_ECC)
+	ECCAggregate = 1 // over the GPU's life (NVML_AGGREGATE_ECC)
+)

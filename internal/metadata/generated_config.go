@@ -13,9 +13,9 @@ import (
 type ContainerAcceleratorDutyCycleMetricAttributeKey string
 
 const (
-	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID     ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.id"
-	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.vendor"
-	ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel  ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.model"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyHwID     ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.id"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel  ContainerAcceleratorDutyCycleMetricAttributeKey = "hw.model"
 )
 
 // ContainerAcceleratorDutyCycleMetricConfig provides config for the container.accelerator.duty_cycle metric.
@@ -44,7 +44,7 @@ func (ms *ContainerAcceleratorDutyCycleMetricConfig) Unmarshal(parser *confmap.C
 func (ms *ContainerAcceleratorDutyCycleMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel:
+		case ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel:
 		default:
 			return fmt.Errorf("metric container.accelerator.duty_cycle doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
 		}
@@ -63,9 +63,9 @@ func (ms *ContainerAcceleratorDutyCycleMetricConfig) Validate() error {
 type ContainerAcceleratorMemoryTotalMetricAttributeKey string
 
 const (
-	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID     ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.id"
-	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.vendor"
-	ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel  ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.model"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID     ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.id"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel  ContainerAcceleratorMemoryTotalMetricAttributeKey = "hw.model"
 )
 
 // ContainerAcceleratorMemoryTotalMetricConfig provides config for the container.accelerator.memory.total metric.
@@ -94,7 +94,7 @@ func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Unmarshal(parser *confmap
 func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel:
+		case ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel:
 		default:
 			return fmt.Errorf("metric container.accelerator.memory.total doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
 		}
@@ -113,9 +113,9 @@ func (ms *ContainerAcceleratorMemoryTotalMetricConfig) Validate() error {
 type ContainerAcceleratorMemoryUsedMetricAttributeKey string
 
 const (
-	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID     ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.id"
-	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.vendor"
-	ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel  ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.model"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID     ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.id"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.vendor"
+	ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel  ContainerAcceleratorMemoryUsedMetricAttributeKey = "hw.model"
 )
 
 // ContainerAcceleratorMemoryUsedMetricConfig provides config for the container.accelerator.memory.used metric.
@@ -144,7 +144,7 @@ func (ms *ContainerAcceleratorMemoryUsedMetricConfig) Unmarshal(parser *confmap.
 func (ms *ContainerAcceleratorMemoryUsedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel:
+		case ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel:
 		default:
 			return fmt.Errorf("metric container.accelerator.memory.used doesn't have an attribute %v, valid attributes: [hw.id, hw.vendor, hw.model]", val)
 		}
@@ -367,6 +367,102 @@ func (ms *ContainerCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+// ContainerDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardIoMetricAttributeKeySystemDevice ContainerDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardIoMetricConfig provides config for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice ContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardOperationsMetricConfig provides config for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ContainerDiskIoMetricAttributeKey specifies the key of an attribute for the container.disk.io metric.
 type ContainerDiskIoMetricAttributeKey string
 
@@ -485,33 +581,13 @@ func (ms *ContainerFileDescriptorCountMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
-// ContainerFilesystemInodesUsedMetricConfig provides config for the container.filesystem.inodes.used metric.
-type ContainerFilesystemInodesUsedMetricConfig struct {
+// ContainerFilesystemInodeUsedMetricConfig provides config for the container.filesystem.inode.used metric.
+type ContainerFilesystemInodeUsedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *ContainerFilesystemInodesUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// ContainerFilesystemLogsUsageMetricConfig provides config for the container.filesystem.logs.usage metric.
-type ContainerFilesystemLogsUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *ContainerFilesystemLogsUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *ContainerFilesystemInodeUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -841,55 +917,6 @@ func (ms *ContainerMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-// ContainerNetworkDroppedMetricAttributeKey specifies the key of an attribute for the container.network.dropped metric.
-type ContainerNetworkDroppedMetricAttributeKey string
-
-const (
-	ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName ContainerNetworkDroppedMetricAttributeKey = "network.interface.name"
-	ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection   ContainerNetworkDroppedMetricAttributeKey = "network.io.direction"
-)
-
-// ContainerNetworkDroppedMetricConfig provides config for the container.network.dropped metric.
-type ContainerNetworkDroppedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *ContainerNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ContainerNetworkDroppedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric container.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ContainerNetworkErrorsMetricAttributeKey specifies the key of an attribute for the container.network.errors metric.
 type ContainerNetworkErrorsMetricAttributeKey string
 
@@ -988,24 +1015,24 @@ func (ms *ContainerNetworkIoMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerNetworkPacketsMetricAttributeKey specifies the key of an attribute for the container.network.packets metric.
-type ContainerNetworkPacketsMetricAttributeKey string
+// ContainerNetworkPacketCountMetricAttributeKey specifies the key of an attribute for the container.network.packet.count metric.
+type ContainerNetworkPacketCountMetricAttributeKey string
 
 const (
-	ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketsMetricAttributeKey = "network.interface.name"
-	ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketsMetricAttributeKey = "network.io.direction"
+	ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketCountMetricAttributeKey = "network.interface.name"
+	ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketCountMetricAttributeKey = "network.io.direction"
 )
 
-// ContainerNetworkPacketsMetricConfig provides config for the container.network.packets metric.
-type ContainerNetworkPacketsMetricConfig struct {
+// ContainerNetworkPacketCountMetricConfig provides config for the container.network.packet.count metric.
+type ContainerNetworkPacketCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkPacketCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *ContainerNetworkPacketCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -1019,12 +1046,61 @@ func (ms *ContainerNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *ContainerNetworkPacketsMetricConfig) Validate() error {
+func (ms *ContainerNetworkPacketCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		case ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric container.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+			return fmt.Errorf("metric container.network.packet.count doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerNetworkPacketDroppedMetricAttributeKey specifies the key of an attribute for the container.network.packet.dropped metric.
+type ContainerNetworkPacketDroppedMetricAttributeKey string
+
+const (
+	ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName ContainerNetworkPacketDroppedMetricAttributeKey = "network.interface.name"
+	ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection   ContainerNetworkPacketDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// ContainerNetworkPacketDroppedMetricConfig provides config for the container.network.packet.dropped metric.
+type ContainerNetworkPacketDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerNetworkPacketDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerNetworkPacketDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerNetworkPacketDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric container.network.packet.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
 		}
 	}
 
@@ -1389,10 +1465,22 @@ func (ms *ContainerUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// HwEnergyMetricAttributeKey specifies the key of an attribute for the hw.energy metric.
+type HwEnergyMetricAttributeKey string
+
+const (
+	HwEnergyMetricAttributeKeyHwID     HwEnergyMetricAttributeKey = "hw.id"
+	HwEnergyMetricAttributeKeyHwType   HwEnergyMetricAttributeKey = "hw.type"
+	HwEnergyMetricAttributeKeyHwParent HwEnergyMetricAttributeKey = "hw.parent"
+)
+
 // HwEnergyMetricConfig provides config for the hw.energy metric.
 type HwEnergyMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwEnergyMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwEnergyMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1409,10 +1497,92 @@ func (ms *HwEnergyMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwEnergyMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.energy doesn't have an attribute %v, valid attributes: [hw.id, hw.type, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
+type HwErrorsMetricAttributeKey string
+
+const (
+	HwErrorsMetricAttributeKeyHwID      HwErrorsMetricAttributeKey = "hw.id"
+	HwErrorsMetricAttributeKeyHwModel   HwErrorsMetricAttributeKey = "hw.model"
+	HwErrorsMetricAttributeKeyHwVendor  HwErrorsMetricAttributeKey = "hw.vendor"
+	HwErrorsMetricAttributeKeyHwType    HwErrorsMetricAttributeKey = "hw.type"
+	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
+	HwErrorsMetricAttributeKeyHwParent  HwErrorsMetricAttributeKey = "hw.parent"
+)
+
+// HwErrorsMetricConfig provides config for the hw.errors metric.
+type HwErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.type, error.type, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwFanSpeedRatioMetricAttributeKey specifies the key of an attribute for the hw.fan.speed_ratio metric.
+type HwFanSpeedRatioMetricAttributeKey string
+
+const (
+	HwFanSpeedRatioMetricAttributeKeyHwID     HwFanSpeedRatioMetricAttributeKey = "hw.id"
+	HwFanSpeedRatioMetricAttributeKeyHwParent HwFanSpeedRatioMetricAttributeKey = "hw.parent"
+)
+
 // HwFanSpeedRatioMetricConfig provides config for the hw.fan.speed_ratio metric.
 type HwFanSpeedRatioMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwFanSpeedRatioMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwFanSpeedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1429,10 +1599,32 @@ func (ms *HwFanSpeedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwFanSpeedRatioMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.fan.speed_ratio doesn't have an attribute %v, valid attributes: [hw.id, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuActivityMetricAttributeKey specifies the key of an attribute for the hw.gpu.activity metric.
 type HwGpuActivityMetricAttributeKey string
 
 const (
+	HwGpuActivityMetricAttributeKeyHwID              HwGpuActivityMetricAttributeKey = "hw.id"
+	HwGpuActivityMetricAttributeKeyHwModel           HwGpuActivityMetricAttributeKey = "hw.model"
+	HwGpuActivityMetricAttributeKeyHwVendor          HwGpuActivityMetricAttributeKey = "hw.vendor"
+	HwGpuActivityMetricAttributeKeyHwParent          HwGpuActivityMetricAttributeKey = "hw.parent"
 	HwGpuActivityMetricAttributeKeyHwGpuActivityKind HwGpuActivityMetricAttributeKey = "hw.gpu.activity.kind"
 )
 
@@ -1462,9 +1654,9 @@ func (ms *HwGpuActivityMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuActivityMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuActivityMetricAttributeKeyHwGpuActivityKind:
+		case HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind:
 		default:
-			return fmt.Errorf("metric hw.gpu.activity doesn't have an attribute %v, valid attributes: [hw.gpu.activity.kind]", val)
+			return fmt.Errorf("metric hw.gpu.activity doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.activity.kind]", val)
 		}
 	}
 
@@ -1481,6 +1673,10 @@ func (ms *HwGpuActivityMetricConfig) Validate() error {
 type HwGpuClockEventReasonsMetricAttributeKey string
 
 const (
+	HwGpuClockEventReasonsMetricAttributeKeyHwID                  HwGpuClockEventReasonsMetricAttributeKey = "hw.id"
+	HwGpuClockEventReasonsMetricAttributeKeyHwModel               HwGpuClockEventReasonsMetricAttributeKey = "hw.model"
+	HwGpuClockEventReasonsMetricAttributeKeyHwVendor              HwGpuClockEventReasonsMetricAttributeKey = "hw.vendor"
+	HwGpuClockEventReasonsMetricAttributeKeyHwParent              HwGpuClockEventReasonsMetricAttributeKey = "hw.parent"
 	HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason HwGpuClockEventReasonsMetricAttributeKey = "hw.gpu.clock.event_reason"
 )
 
@@ -1510,9 +1706,9 @@ func (ms *HwGpuClockEventReasonsMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *HwGpuClockEventReasonsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason:
+		case HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason:
 		default:
-			return fmt.Errorf("metric hw.gpu.clock.event_reasons doesn't have an attribute %v, valid attributes: [hw.gpu.clock.event_reason]", val)
+			return fmt.Errorf("metric hw.gpu.clock.event_reasons doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.event_reason]", val)
 		}
 	}
 
@@ -1529,6 +1725,10 @@ func (ms *HwGpuClockEventReasonsMetricConfig) Validate() error {
 type HwGpuClockFrequencyMetricAttributeKey string
 
 const (
+	HwGpuClockFrequencyMetricAttributeKeyHwID             HwGpuClockFrequencyMetricAttributeKey = "hw.id"
+	HwGpuClockFrequencyMetricAttributeKeyHwModel          HwGpuClockFrequencyMetricAttributeKey = "hw.model"
+	HwGpuClockFrequencyMetricAttributeKeyHwVendor         HwGpuClockFrequencyMetricAttributeKey = "hw.vendor"
+	HwGpuClockFrequencyMetricAttributeKeyHwParent         HwGpuClockFrequencyMetricAttributeKey = "hw.parent"
 	HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain HwGpuClockFrequencyMetricAttributeKey = "hw.gpu.clock.domain"
 )
 
@@ -1558,9 +1758,9 @@ func (ms *HwGpuClockFrequencyMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwGpuClockFrequencyMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain:
+		case HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain:
 		default:
-			return fmt.Errorf("metric hw.gpu.clock.frequency doesn't have an attribute %v, valid attributes: [hw.gpu.clock.domain]", val)
+			return fmt.Errorf("metric hw.gpu.clock.frequency doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]", val)
 		}
 	}
 
@@ -1577,6 +1777,10 @@ func (ms *HwGpuClockFrequencyMetricConfig) Validate() error {
 type HwGpuClockFrequencyLimitMetricAttributeKey string
 
 const (
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwID             HwGpuClockFrequencyLimitMetricAttributeKey = "hw.id"
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwModel          HwGpuClockFrequencyLimitMetricAttributeKey = "hw.model"
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor         HwGpuClockFrequencyLimitMetricAttributeKey = "hw.vendor"
+	HwGpuClockFrequencyLimitMetricAttributeKeyHwParent         HwGpuClockFrequencyLimitMetricAttributeKey = "hw.parent"
 	HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain HwGpuClockFrequencyLimitMetricAttributeKey = "hw.gpu.clock.domain"
 )
 
@@ -1606,9 +1810,9 @@ func (ms *HwGpuClockFrequencyLimitMetricConfig) Unmarshal(parser *confmap.Conf) 
 func (ms *HwGpuClockFrequencyLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain:
+		case HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain:
 		default:
-			return fmt.Errorf("metric hw.gpu.clock.frequency.limit doesn't have an attribute %v, valid attributes: [hw.gpu.clock.domain]", val)
+			return fmt.Errorf("metric hw.gpu.clock.frequency.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]", val)
 		}
 	}
 
@@ -1621,10 +1825,76 @@ func (ms *HwGpuClockFrequencyLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuIoMetricAttributeKey specifies the key of an attribute for the hw.gpu.io metric.
+type HwGpuIoMetricAttributeKey string
+
+const (
+	HwGpuIoMetricAttributeKeyHwID               HwGpuIoMetricAttributeKey = "hw.id"
+	HwGpuIoMetricAttributeKeyHwModel            HwGpuIoMetricAttributeKey = "hw.model"
+	HwGpuIoMetricAttributeKeyHwVendor           HwGpuIoMetricAttributeKey = "hw.vendor"
+	HwGpuIoMetricAttributeKeyHwParent           HwGpuIoMetricAttributeKey = "hw.parent"
+	HwGpuIoMetricAttributeKeyNetworkIoDirection HwGpuIoMetricAttributeKey = "network.io.direction"
+	HwGpuIoMetricAttributeKeyHwGpuNvlinkLink    HwGpuIoMetricAttributeKey = "hw.gpu.nvlink.link"
+)
+
+// HwGpuIoMetricConfig provides config for the hw.gpu.io metric.
+type HwGpuIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwGpuIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwGpuIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink:
+		default:
+			return fmt.Errorf("metric hw.gpu.io doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction, hw.gpu.nvlink.link]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryControllerUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.controller.utilization metric.
+type HwGpuMemoryControllerUtilizationMetricAttributeKey string
+
+const (
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID     HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.id"
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel  HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.model"
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent HwGpuMemoryControllerUtilizationMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryControllerUtilizationMetricConfig provides config for the hw.gpu.memory.controller.utilization metric.
 type HwGpuMemoryControllerUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryControllerUtilizationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1641,24 +1911,45 @@ func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-// HwGpuMemoryEccErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.ecc.errors metric.
-type HwGpuMemoryEccErrorsMetricAttributeKey string
+func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.controller.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryEccLifetimeErrorsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.ecc.lifetime_errors metric.
+type HwGpuMemoryEccLifetimeErrorsMetricAttributeKey string
 
 const (
-	HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter   HwGpuMemoryEccErrorsMetricAttributeKey = "hw.gpu.ecc.counter"
-	HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType HwGpuMemoryEccErrorsMetricAttributeKey = "hw.gpu.ecc.error_type"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID      HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.id"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel   HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.model"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor  HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent  HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "hw.parent"
+	HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType HwGpuMemoryEccLifetimeErrorsMetricAttributeKey = "error.type"
 )
 
-// HwGpuMemoryEccErrorsMetricConfig provides config for the hw.gpu.memory.ecc.errors metric.
-type HwGpuMemoryEccErrorsMetricConfig struct {
+// HwGpuMemoryEccLifetimeErrorsMetricConfig provides config for the hw.gpu.memory.ecc.lifetime_errors metric.
+type HwGpuMemoryEccLifetimeErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwGpuMemoryEccErrorsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *HwGpuMemoryEccErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *HwGpuMemoryEccLifetimeErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -1672,12 +1963,12 @@ func (ms *HwGpuMemoryEccErrorsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *HwGpuMemoryEccErrorsMetricConfig) Validate() error {
+func (ms *HwGpuMemoryEccLifetimeErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType:
+		case HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType:
 		default:
-			return fmt.Errorf("metric hw.gpu.memory.ecc.errors doesn't have an attribute %v, valid attributes: [hw.gpu.ecc.counter, hw.gpu.ecc.error_type]", val)
+			return fmt.Errorf("metric hw.gpu.memory.ecc.lifetime_errors doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, error.type]", val)
 		}
 	}
 
@@ -1690,10 +1981,23 @@ func (ms *HwGpuMemoryEccErrorsMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuMemoryLimitMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.limit metric.
+type HwGpuMemoryLimitMetricAttributeKey string
+
+const (
+	HwGpuMemoryLimitMetricAttributeKeyHwID     HwGpuMemoryLimitMetricAttributeKey = "hw.id"
+	HwGpuMemoryLimitMetricAttributeKeyHwModel  HwGpuMemoryLimitMetricAttributeKey = "hw.model"
+	HwGpuMemoryLimitMetricAttributeKeyHwVendor HwGpuMemoryLimitMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryLimitMetricAttributeKeyHwParent HwGpuMemoryLimitMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryLimitMetricConfig provides config for the hw.gpu.memory.limit metric.
 type HwGpuMemoryLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1710,10 +2014,32 @@ func (ms *HwGpuMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuMemoryLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuMemoryRemapRowsMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.remap.rows metric.
 type HwGpuMemoryRemapRowsMetricAttributeKey string
 
 const (
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwID                  HwGpuMemoryRemapRowsMetricAttributeKey = "hw.id"
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwModel               HwGpuMemoryRemapRowsMetricAttributeKey = "hw.model"
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor              HwGpuMemoryRemapRowsMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryRemapRowsMetricAttributeKeyHwParent              HwGpuMemoryRemapRowsMetricAttributeKey = "hw.parent"
 	HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause HwGpuMemoryRemapRowsMetricAttributeKey = "hw.gpu.memory.remap.cause"
 )
 
@@ -1743,9 +2069,9 @@ func (ms *HwGpuMemoryRemapRowsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 func (ms *HwGpuMemoryRemapRowsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause:
+		case HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause:
 		default:
-			return fmt.Errorf("metric hw.gpu.memory.remap.rows doesn't have an attribute %v, valid attributes: [hw.gpu.memory.remap.cause]", val)
+			return fmt.Errorf("metric hw.gpu.memory.remap.rows doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.cause]", val)
 		}
 	}
 
@@ -1762,6 +2088,10 @@ func (ms *HwGpuMemoryRemapRowsMetricConfig) Validate() error {
 type HwGpuMemoryRemapStatusMetricAttributeKey string
 
 const (
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwID                  HwGpuMemoryRemapStatusMetricAttributeKey = "hw.id"
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwModel               HwGpuMemoryRemapStatusMetricAttributeKey = "hw.model"
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor              HwGpuMemoryRemapStatusMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryRemapStatusMetricAttributeKeyHwParent              HwGpuMemoryRemapStatusMetricAttributeKey = "hw.parent"
 	HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState HwGpuMemoryRemapStatusMetricAttributeKey = "hw.gpu.memory.remap.state"
 )
 
@@ -1791,9 +2121,9 @@ func (ms *HwGpuMemoryRemapStatusMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *HwGpuMemoryRemapStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState:
+		case HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState:
 		default:
-			return fmt.Errorf("metric hw.gpu.memory.remap.status doesn't have an attribute %v, valid attributes: [hw.gpu.memory.remap.state]", val)
+			return fmt.Errorf("metric hw.gpu.memory.remap.status doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.state]", val)
 		}
 	}
 
@@ -1806,10 +2136,23 @@ func (ms *HwGpuMemoryRemapStatusMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuMemoryTemperatureMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.temperature metric.
+type HwGpuMemoryTemperatureMetricAttributeKey string
+
+const (
+	HwGpuMemoryTemperatureMetricAttributeKeyHwID     HwGpuMemoryTemperatureMetricAttributeKey = "hw.id"
+	HwGpuMemoryTemperatureMetricAttributeKeyHwModel  HwGpuMemoryTemperatureMetricAttributeKey = "hw.model"
+	HwGpuMemoryTemperatureMetricAttributeKeyHwVendor HwGpuMemoryTemperatureMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryTemperatureMetricAttributeKeyHwParent HwGpuMemoryTemperatureMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryTemperatureMetricConfig provides config for the hw.gpu.memory.temperature metric.
 type HwGpuMemoryTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryTemperatureMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1826,10 +2169,41 @@ func (ms *HwGpuMemoryTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
+func (ms *HwGpuMemoryTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryUsageMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.usage metric.
+type HwGpuMemoryUsageMetricAttributeKey string
+
+const (
+	HwGpuMemoryUsageMetricAttributeKeyHwID     HwGpuMemoryUsageMetricAttributeKey = "hw.id"
+	HwGpuMemoryUsageMetricAttributeKeyHwModel  HwGpuMemoryUsageMetricAttributeKey = "hw.model"
+	HwGpuMemoryUsageMetricAttributeKeyHwVendor HwGpuMemoryUsageMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryUsageMetricAttributeKeyHwParent HwGpuMemoryUsageMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryUsageMetricConfig provides config for the hw.gpu.memory.usage metric.
 type HwGpuMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1846,10 +2220,41 @@ func (ms *HwGpuMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuMemoryUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.memory.usage doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuMemoryUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.memory.utilization metric.
+type HwGpuMemoryUtilizationMetricAttributeKey string
+
+const (
+	HwGpuMemoryUtilizationMetricAttributeKeyHwID     HwGpuMemoryUtilizationMetricAttributeKey = "hw.id"
+	HwGpuMemoryUtilizationMetricAttributeKeyHwModel  HwGpuMemoryUtilizationMetricAttributeKey = "hw.model"
+	HwGpuMemoryUtilizationMetricAttributeKeyHwVendor HwGpuMemoryUtilizationMetricAttributeKey = "hw.vendor"
+	HwGpuMemoryUtilizationMetricAttributeKeyHwParent HwGpuMemoryUtilizationMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuMemoryUtilizationMetricConfig provides config for the hw.gpu.memory.utilization metric.
 type HwGpuMemoryUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuMemoryUtilizationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1866,43 +2271,12 @@ func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-// HwGpuNvlinkIoMetricAttributeKey specifies the key of an attribute for the hw.gpu.nvlink.io metric.
-type HwGpuNvlinkIoMetricAttributeKey string
-
-const (
-	HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink    HwGpuNvlinkIoMetricAttributeKey = "hw.gpu.nvlink.link"
-	HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection HwGpuNvlinkIoMetricAttributeKey = "network.io.direction"
-)
-
-// HwGpuNvlinkIoMetricConfig provides config for the hw.gpu.nvlink.io metric.
-type HwGpuNvlinkIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwGpuNvlinkIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwGpuNvlinkIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwGpuNvlinkIoMetricConfig) Validate() error {
+func (ms *HwGpuMemoryUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection:
+		case HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent:
 		default:
-			return fmt.Errorf("metric hw.gpu.nvlink.io doesn't have an attribute %v, valid attributes: [hw.gpu.nvlink.link, network.io.direction]", val)
+			return fmt.Errorf("metric hw.gpu.memory.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
 		}
 	}
 
@@ -1915,10 +2289,23 @@ func (ms *HwGpuNvlinkIoMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuPcieReplaysMetricAttributeKey specifies the key of an attribute for the hw.gpu.pcie.replays metric.
+type HwGpuPcieReplaysMetricAttributeKey string
+
+const (
+	HwGpuPcieReplaysMetricAttributeKeyHwID     HwGpuPcieReplaysMetricAttributeKey = "hw.id"
+	HwGpuPcieReplaysMetricAttributeKeyHwModel  HwGpuPcieReplaysMetricAttributeKey = "hw.model"
+	HwGpuPcieReplaysMetricAttributeKeyHwVendor HwGpuPcieReplaysMetricAttributeKey = "hw.vendor"
+	HwGpuPcieReplaysMetricAttributeKeyHwParent HwGpuPcieReplaysMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuPcieReplaysMetricConfig provides config for the hw.gpu.pcie.replays metric.
 type HwGpuPcieReplaysMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPcieReplaysMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1935,10 +2322,32 @@ func (ms *HwGpuPcieReplaysMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuPcieReplaysMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.pcie.replays doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuPcieThroughputMetricAttributeKey specifies the key of an attribute for the hw.gpu.pcie.throughput metric.
 type HwGpuPcieThroughputMetricAttributeKey string
 
 const (
+	HwGpuPcieThroughputMetricAttributeKeyHwID               HwGpuPcieThroughputMetricAttributeKey = "hw.id"
+	HwGpuPcieThroughputMetricAttributeKeyHwModel            HwGpuPcieThroughputMetricAttributeKey = "hw.model"
+	HwGpuPcieThroughputMetricAttributeKeyHwVendor           HwGpuPcieThroughputMetricAttributeKey = "hw.vendor"
+	HwGpuPcieThroughputMetricAttributeKeyHwParent           HwGpuPcieThroughputMetricAttributeKey = "hw.parent"
 	HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection HwGpuPcieThroughputMetricAttributeKey = "network.io.direction"
 )
 
@@ -1968,9 +2377,9 @@ func (ms *HwGpuPcieThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwGpuPcieThroughputMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection:
+		case HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric hw.gpu.pcie.throughput doesn't have an attribute %v, valid attributes: [network.io.direction]", val)
+			return fmt.Errorf("metric hw.gpu.pcie.throughput doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction]", val)
 		}
 	}
 
@@ -1983,10 +2392,23 @@ func (ms *HwGpuPcieThroughputMetricConfig) Validate() error {
 	return nil
 }
 
+// HwGpuPerformanceStateMetricAttributeKey specifies the key of an attribute for the hw.gpu.performance_state metric.
+type HwGpuPerformanceStateMetricAttributeKey string
+
+const (
+	HwGpuPerformanceStateMetricAttributeKeyHwID     HwGpuPerformanceStateMetricAttributeKey = "hw.id"
+	HwGpuPerformanceStateMetricAttributeKeyHwModel  HwGpuPerformanceStateMetricAttributeKey = "hw.model"
+	HwGpuPerformanceStateMetricAttributeKeyHwVendor HwGpuPerformanceStateMetricAttributeKey = "hw.vendor"
+	HwGpuPerformanceStateMetricAttributeKeyHwParent HwGpuPerformanceStateMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuPerformanceStateMetricConfig provides config for the hw.gpu.performance_state metric.
 type HwGpuPerformanceStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPerformanceStateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuPerformanceStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2003,10 +2425,41 @@ func (ms *HwGpuPerformanceStateMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
+func (ms *HwGpuPerformanceStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.performance_state doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwGpuPowerLimitMetricAttributeKey specifies the key of an attribute for the hw.gpu.power.limit metric.
+type HwGpuPowerLimitMetricAttributeKey string
+
+const (
+	HwGpuPowerLimitMetricAttributeKeyHwID     HwGpuPowerLimitMetricAttributeKey = "hw.id"
+	HwGpuPowerLimitMetricAttributeKeyHwModel  HwGpuPowerLimitMetricAttributeKey = "hw.model"
+	HwGpuPowerLimitMetricAttributeKeyHwVendor HwGpuPowerLimitMetricAttributeKey = "hw.vendor"
+	HwGpuPowerLimitMetricAttributeKeyHwParent HwGpuPowerLimitMetricAttributeKey = "hw.parent"
+)
+
 // HwGpuPowerLimitMetricConfig provides config for the hw.gpu.power.limit metric.
 type HwGpuPowerLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwGpuPowerLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2023,10 +2476,32 @@ func (ms *HwGpuPowerLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwGpuPowerLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.gpu.power.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwGpuUtilizationMetricAttributeKey specifies the key of an attribute for the hw.gpu.utilization metric.
 type HwGpuUtilizationMetricAttributeKey string
 
 const (
+	HwGpuUtilizationMetricAttributeKeyHwID      HwGpuUtilizationMetricAttributeKey = "hw.id"
+	HwGpuUtilizationMetricAttributeKeyHwModel   HwGpuUtilizationMetricAttributeKey = "hw.model"
+	HwGpuUtilizationMetricAttributeKeyHwVendor  HwGpuUtilizationMetricAttributeKey = "hw.vendor"
+	HwGpuUtilizationMetricAttributeKeyHwParent  HwGpuUtilizationMetricAttributeKey = "hw.parent"
 	HwGpuUtilizationMetricAttributeKeyHwGpuTask HwGpuUtilizationMetricAttributeKey = "hw.gpu.task"
 )
 
@@ -2056,9 +2531,9 @@ func (ms *HwGpuUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuUtilizationMetricAttributeKeyHwGpuTask:
+		case HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask:
 		default:
-			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.task]", val)
 		}
 	}
 
@@ -2075,6 +2550,10 @@ func (ms *HwGpuUtilizationMetricConfig) Validate() error {
 type HwGpuXidErrorsMetricAttributeKey string
 
 const (
+	HwGpuXidErrorsMetricAttributeKeyHwID     HwGpuXidErrorsMetricAttributeKey = "hw.id"
+	HwGpuXidErrorsMetricAttributeKeyHwModel  HwGpuXidErrorsMetricAttributeKey = "hw.model"
+	HwGpuXidErrorsMetricAttributeKeyHwVendor HwGpuXidErrorsMetricAttributeKey = "hw.vendor"
+	HwGpuXidErrorsMetricAttributeKeyHwParent HwGpuXidErrorsMetricAttributeKey = "hw.parent"
 	HwGpuXidErrorsMetricAttributeKeyHwGpuXid HwGpuXidErrorsMetricAttributeKey = "hw.gpu.xid"
 )
 
@@ -2104,9 +2583,9 @@ func (ms *HwGpuXidErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuXidErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuXidErrorsMetricAttributeKeyHwGpuXid:
+		case HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid:
 		default:
-			return fmt.Errorf("metric hw.gpu.xid.errors doesn't have an attribute %v, valid attributes: [hw.gpu.xid]", val)
+			return fmt.Errorf("metric hw.gpu.xid.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.xid]", val)
 		}
 	}
 
@@ -2119,10 +2598,22 @@ func (ms *HwGpuXidErrorsMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPowerMetricAttributeKey specifies the key of an attribute for the hw.power metric.
+type HwPowerMetricAttributeKey string
+
+const (
+	HwPowerMetricAttributeKeyHwID     HwPowerMetricAttributeKey = "hw.id"
+	HwPowerMetricAttributeKeyHwType   HwPowerMetricAttributeKey = "hw.type"
+	HwPowerMetricAttributeKeyHwParent HwPowerMetricAttributeKey = "hw.parent"
+)
+
 // HwPowerMetricConfig provides config for the hw.power metric.
 type HwPowerMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPowerMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPowerMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2139,10 +2630,39 @@ func (ms *HwPowerMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwPowerMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.power doesn't have an attribute %v, valid attributes: [hw.id, hw.type, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwTemperatureMetricAttributeKey specifies the key of an attribute for the hw.temperature metric.
+type HwTemperatureMetricAttributeKey string
+
+const (
+	HwTemperatureMetricAttributeKeyHwID     HwTemperatureMetricAttributeKey = "hw.id"
+	HwTemperatureMetricAttributeKeyHwParent HwTemperatureMetricAttributeKey = "hw.parent"
+)
+
 // HwTemperatureMetricConfig provides config for the hw.temperature metric.
 type HwTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -2159,23 +2679,41 @@ func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// K8sNodeCPUTimeMetricAttributeKey specifies the key of an attribute for the k8s.node.cpu.time metric.
-type K8sNodeCPUTimeMetricAttributeKey string
+func (ms *HwTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent:
+		default:
+			return fmt.Errorf("metric hw.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.parent]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sContainerEphemeralStorageUsageMetricAttributeKey specifies the key of an attribute for the k8s.container.ephemeral_storage.usage metric.
+type K8sContainerEphemeralStorageUsageMetricAttributeKey string
 
 const (
-	K8sNodeCPUTimeMetricAttributeKeyCPUMode K8sNodeCPUTimeMetricAttributeKey = "cpu.mode"
+	K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType K8sContainerEphemeralStorageUsageMetricAttributeKey = "k8s.container.ephemeral_storage.fs_type"
 )
 
-// K8sNodeCPUTimeMetricConfig provides config for the k8s.node.cpu.time metric.
-type K8sNodeCPUTimeMetricConfig struct {
+// K8sContainerEphemeralStorageUsageMetricConfig provides config for the k8s.container.ephemeral_storage.usage metric.
+type K8sContainerEphemeralStorageUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeCPUTimeMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sContainerEphemeralStorageUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sNodeCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sContainerEphemeralStorageUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2189,12 +2727,12 @@ func (ms *K8sNodeCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *K8sNodeCPUTimeMetricConfig) Validate() error {
+func (ms *K8sContainerEphemeralStorageUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sNodeCPUTimeMetricAttributeKeyCPUMode:
+		case K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType:
 		default:
-			return fmt.Errorf("metric k8s.node.cpu.time doesn't have an attribute %v, valid attributes: [cpu.mode]", val)
+			return fmt.Errorf("metric k8s.container.ephemeral_storage.usage doesn't have an attribute %v, valid attributes: [k8s.container.ephemeral_storage.fs_type]", val)
 		}
 	}
 
@@ -2204,6 +2742,26 @@ func (ms *K8sNodeCPUTimeMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// K8sNodeCPUTimeMetricConfig provides config for the k8s.node.cpu.time metric.
+type K8sNodeCPUTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -2224,6 +2782,102 @@ func (ms *K8sNodeCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the k8s.node.disk.discard.io metric.
+type K8sNodeDiskDiscardIoMetricAttributeKey string
+
+const (
+	K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice K8sNodeDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// K8sNodeDiskDiscardIoMetricConfig provides config for the k8s.node.disk.discard.io metric.
+type K8sNodeDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.node.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the k8s.node.disk.discard.operations metric.
+type K8sNodeDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice K8sNodeDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// K8sNodeDiskDiscardOperationsMetricConfig provides config for the k8s.node.disk.discard.operations metric.
+type K8sNodeDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.node.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -2365,13 +3019,13 @@ func (ms *K8sNodeFilesystemCapacityMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-// K8sNodeFilesystemInodesMetricConfig provides config for the k8s.node.filesystem.inodes metric.
-type K8sNodeFilesystemInodesMetricConfig struct {
+// K8sNodeFilesystemInodeCountMetricConfig provides config for the k8s.node.filesystem.inode.count metric.
+type K8sNodeFilesystemInodeCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *K8sNodeFilesystemInodesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeFilesystemInodeCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2385,13 +3039,13 @@ func (ms *K8sNodeFilesystemInodesMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// K8sNodeFilesystemInodesFreeMetricConfig provides config for the k8s.node.filesystem.inodes.free metric.
-type K8sNodeFilesystemInodesFreeMetricConfig struct {
+// K8sNodeFilesystemInodeFreeMetricConfig provides config for the k8s.node.filesystem.inode.free metric.
+type K8sNodeFilesystemInodeFreeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *K8sNodeFilesystemInodesFreeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeFilesystemInodeFreeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2521,23 +3175,23 @@ func (ms *K8sNodeImageFilesystemCapacityMetricConfig) Validate() error {
 	return nil
 }
 
-// K8sNodeImageFilesystemInodesUsedMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.inodes.used metric.
-type K8sNodeImageFilesystemInodesUsedMetricAttributeKey string
+// K8sNodeImageFilesystemInodeUsedMetricAttributeKey specifies the key of an attribute for the k8s.node.image_filesystem.inode.used metric.
+type K8sNodeImageFilesystemInodeUsedMetricAttributeKey string
 
 const (
-	K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemInodesUsedMetricAttributeKey = "system.filesystem.mountpoint"
+	K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint K8sNodeImageFilesystemInodeUsedMetricAttributeKey = "system.filesystem.mountpoint"
 )
 
-// K8sNodeImageFilesystemInodesUsedMetricConfig provides config for the k8s.node.image_filesystem.inodes.used metric.
-type K8sNodeImageFilesystemInodesUsedMetricConfig struct {
+// K8sNodeImageFilesystemInodeUsedMetricConfig provides config for the k8s.node.image_filesystem.inode.used metric.
+type K8sNodeImageFilesystemInodeUsedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeImageFilesystemInodeUsedMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeImageFilesystemInodeUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -2551,12 +3205,12 @@ func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *K8sNodeImageFilesystemInodesUsedMetricConfig) Validate() error {
+func (ms *K8sNodeImageFilesystemInodeUsedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint:
+		case K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint:
 		default:
-			return fmt.Errorf("metric k8s.node.image_filesystem.inodes.used doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
+			return fmt.Errorf("metric k8s.node.image_filesystem.inode.used doesn't have an attribute %v, valid attributes: [system.filesystem.mountpoint]", val)
 		}
 	}
 
@@ -2825,55 +3479,6 @@ func (ms *K8sNodeMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-// K8sNodeNetworkDroppedMetricAttributeKey specifies the key of an attribute for the k8s.node.network.dropped metric.
-type K8sNodeNetworkDroppedMetricAttributeKey string
-
-const (
-	K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkDroppedMetricAttributeKey = "network.interface.name"
-	K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkDroppedMetricAttributeKey = "network.io.direction"
-)
-
-// K8sNodeNetworkDroppedMetricConfig provides config for the k8s.node.network.dropped metric.
-type K8sNodeNetworkDroppedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *K8sNodeNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *K8sNodeNetworkDroppedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric k8s.node.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // K8sNodeNetworkErrorsMetricAttributeKey specifies the key of an attribute for the k8s.node.network.errors metric.
 type K8sNodeNetworkErrorsMetricAttributeKey string
 
@@ -2972,24 +3577,24 @@ func (ms *K8sNodeNetworkIoMetricConfig) Validate() error {
 	return nil
 }
 
-// K8sNodeNetworkPacketsMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packets metric.
-type K8sNodeNetworkPacketsMetricAttributeKey string
+// K8sNodeNetworkPacketCountMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packet.count metric.
+type K8sNodeNetworkPacketCountMetricAttributeKey string
 
 const (
-	K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketsMetricAttributeKey = "network.interface.name"
-	K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketsMetricAttributeKey = "network.io.direction"
+	K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketCountMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketCountMetricAttributeKey = "network.io.direction"
 )
 
-// K8sNodeNetworkPacketsMetricConfig provides config for the k8s.node.network.packets metric.
-type K8sNodeNetworkPacketsMetricConfig struct {
+// K8sNodeNetworkPacketCountMetricConfig provides config for the k8s.node.network.packet.count metric.
+type K8sNodeNetworkPacketCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sNodeNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkPacketCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sNodeNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sNodeNetworkPacketCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -3003,12 +3608,61 @@ func (ms *K8sNodeNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
-func (ms *K8sNodeNetworkPacketsMetricConfig) Validate() error {
+func (ms *K8sNodeNetworkPacketCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		case K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric k8s.node.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+			return fmt.Errorf("metric k8s.node.network.packet.count doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sNodeNetworkPacketDroppedMetricAttributeKey specifies the key of an attribute for the k8s.node.network.packet.dropped metric.
+type K8sNodeNetworkPacketDroppedMetricAttributeKey string
+
+const (
+	K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName K8sNodeNetworkPacketDroppedMetricAttributeKey = "network.interface.name"
+	K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection   K8sNodeNetworkPacketDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// K8sNodeNetworkPacketDroppedMetricConfig provides config for the k8s.node.network.packet.dropped metric.
+type K8sNodeNetworkPacketDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sNodeNetworkPacketDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sNodeNetworkPacketDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sNodeNetworkPacketDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.node.network.packet.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
 		}
 	}
 
@@ -3385,20 +4039,10 @@ func (ms *K8sPodCPUThrottlingThrottledTimeMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-// K8sPodCPUTimeMetricAttributeKey specifies the key of an attribute for the k8s.pod.cpu.time metric.
-type K8sPodCPUTimeMetricAttributeKey string
-
-const (
-	K8sPodCPUTimeMetricAttributeKeyCPUMode K8sPodCPUTimeMetricAttributeKey = "cpu.mode"
-)
-
 // K8sPodCPUTimeMetricConfig provides config for the k8s.pod.cpu.time metric.
 type K8sPodCPUTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sPodCPUTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *K8sPodCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -3412,24 +4056,6 @@ func (ms *K8sPodCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *K8sPodCPUTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case K8sPodCPUTimeMetricAttributeKeyCPUMode:
-		default:
-			return fmt.Errorf("metric k8s.pod.cpu.time doesn't have an attribute %v, valid attributes: [cpu.mode]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
 	return nil
 }
 
@@ -3470,6 +4096,102 @@ func (ms *K8sPodCPUWeightMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the k8s.pod.disk.discard.io metric.
+type K8sPodDiskDiscardIoMetricAttributeKey string
+
+const (
+	K8sPodDiskDiscardIoMetricAttributeKeySystemDevice K8sPodDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// K8sPodDiskDiscardIoMetricConfig provides config for the k8s.pod.disk.discard.io metric.
+type K8sPodDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.pod.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the k8s.pod.disk.discard.operations metric.
+type K8sPodDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice K8sPodDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// K8sPodDiskDiscardOperationsMetricConfig provides config for the k8s.pod.disk.discard.operations metric.
+type K8sPodDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric k8s.pod.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
 	return nil
 }
 
@@ -3867,55 +4589,6 @@ func (ms *K8sPodMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-// K8sPodNetworkDroppedMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.dropped metric.
-type K8sPodNetworkDroppedMetricAttributeKey string
-
-const (
-	K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName K8sPodNetworkDroppedMetricAttributeKey = "network.interface.name"
-	K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection   K8sPodNetworkDroppedMetricAttributeKey = "network.io.direction"
-)
-
-// K8sPodNetworkDroppedMetricConfig provides config for the k8s.pod.network.dropped metric.
-type K8sPodNetworkDroppedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sPodNetworkDroppedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *K8sPodNetworkDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *K8sPodNetworkDroppedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric k8s.pod.network.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // K8sPodNetworkErrorsMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.errors metric.
 type K8sPodNetworkErrorsMetricAttributeKey string
 
@@ -4014,24 +4687,24 @@ func (ms *K8sPodNetworkIoMetricConfig) Validate() error {
 	return nil
 }
 
-// K8sPodNetworkPacketsMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packets metric.
-type K8sPodNetworkPacketsMetricAttributeKey string
+// K8sPodNetworkPacketCountMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packet.count metric.
+type K8sPodNetworkPacketCountMetricAttributeKey string
 
 const (
-	K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketsMetricAttributeKey = "network.interface.name"
-	K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketsMetricAttributeKey = "network.io.direction"
+	K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketCountMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketCountMetricAttributeKey = "network.io.direction"
 )
 
-// K8sPodNetworkPacketsMetricConfig provides config for the k8s.pod.network.packets metric.
-type K8sPodNetworkPacketsMetricConfig struct {
+// K8sPodNetworkPacketCountMetricConfig provides config for the k8s.pod.network.packet.count metric.
+type K8sPodNetworkPacketCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []K8sPodNetworkPacketsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkPacketCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *K8sPodNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *K8sPodNetworkPacketCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -4045,12 +4718,61 @@ func (ms *K8sPodNetworkPacketsMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *K8sPodNetworkPacketsMetricConfig) Validate() error {
+func (ms *K8sPodNetworkPacketCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection:
+		case K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection:
 		default:
-			return fmt.Errorf("metric k8s.pod.network.packets doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+			return fmt.Errorf("metric k8s.pod.network.packet.count doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodNetworkPacketDroppedMetricAttributeKey specifies the key of an attribute for the k8s.pod.network.packet.dropped metric.
+type K8sPodNetworkPacketDroppedMetricAttributeKey string
+
+const (
+	K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName K8sPodNetworkPacketDroppedMetricAttributeKey = "network.interface.name"
+	K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection   K8sPodNetworkPacketDroppedMetricAttributeKey = "network.io.direction"
+)
+
+// K8sPodNetworkPacketDroppedMetricConfig provides config for the k8s.pod.network.packet.dropped metric.
+type K8sPodNetworkPacketDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodNetworkPacketDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodNetworkPacketDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodNetworkPacketDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric k8s.pod.network.packet.dropped doesn't have an attribute %v, valid attributes: [network.interface.name, network.io.direction]", val)
 		}
 	}
 
@@ -4409,11 +5131,12 @@ type MetricsConfig struct {
 	ContainerCPUTime                       ContainerCPUTimeMetricConfig                       `mapstructure:"container.cpu.time"`
 	ContainerCPUUsage                      ContainerCPUUsageMetricConfig                      `mapstructure:"container.cpu.usage"`
 	ContainerCPUWeight                     ContainerCPUWeightMetricConfig                     `mapstructure:"container.cpu.weight"`
+	ContainerDiskDiscardIo                 ContainerDiskDiscardIoMetricConfig                 `mapstructure:"container.disk.discard.io"`
+	ContainerDiskDiscardOperations         ContainerDiskDiscardOperationsMetricConfig         `mapstructure:"container.disk.discard.operations"`
 	ContainerDiskIo                        ContainerDiskIoMetricConfig                        `mapstructure:"container.disk.io"`
 	ContainerDiskOperations                ContainerDiskOperationsMetricConfig                `mapstructure:"container.disk.operations"`
 	ContainerFileDescriptorCount           ContainerFileDescriptorCountMetricConfig           `mapstructure:"container.file_descriptor.count"`
-	ContainerFilesystemInodesUsed          ContainerFilesystemInodesUsedMetricConfig          `mapstructure:"container.filesystem.inodes.used"`
-	ContainerFilesystemLogsUsage           ContainerFilesystemLogsUsageMetricConfig           `mapstructure:"container.filesystem.logs.usage"`
+	ContainerFilesystemInodeUsed           ContainerFilesystemInodeUsedMetricConfig           `mapstructure:"container.filesystem.inode.used"`
 	ContainerFilesystemUsage               ContainerFilesystemUsageMetricConfig               `mapstructure:"container.filesystem.usage"`
 	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
 	ContainerMemoryCache                   ContainerMemoryCacheMetricConfig                   `mapstructure:"container.memory.cache"`
@@ -4427,10 +5150,10 @@ type MetricsConfig struct {
 	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
-	ContainerNetworkDropped                ContainerNetworkDroppedMetricConfig                `mapstructure:"container.network.dropped"`
 	ContainerNetworkErrors                 ContainerNetworkErrorsMetricConfig                 `mapstructure:"container.network.errors"`
 	ContainerNetworkIo                     ContainerNetworkIoMetricConfig                     `mapstructure:"container.network.io"`
-	ContainerNetworkPackets                ContainerNetworkPacketsMetricConfig                `mapstructure:"container.network.packets"`
+	ContainerNetworkPacketCount            ContainerNetworkPacketCountMetricConfig            `mapstructure:"container.network.packet.count"`
+	ContainerNetworkPacketDropped          ContainerNetworkPacketDroppedMetricConfig          `mapstructure:"container.network.packet.dropped"`
 	ContainerPagingFaults                  ContainerPagingFaultsMetricConfig                  `mapstructure:"container.paging.faults"`
 	ContainerPidsCount                     ContainerPidsCountMetricConfig                     `mapstructure:"container.pids.count"`
 	ContainerPidsLimit                     ContainerPidsLimitMetricConfig                     `mapstructure:"container.pids.limit"`
@@ -4441,20 +5164,21 @@ type MetricsConfig struct {
 	ContainerTasks                         ContainerTasksMetricConfig                         `mapstructure:"container.tasks"`
 	ContainerUptime                        ContainerUptimeMetricConfig                        `mapstructure:"container.uptime"`
 	HwEnergy                               HwEnergyMetricConfig                               `mapstructure:"hw.energy"`
+	HwErrors                               HwErrorsMetricConfig                               `mapstructure:"hw.errors"`
 	HwFanSpeedRatio                        HwFanSpeedRatioMetricConfig                        `mapstructure:"hw.fan.speed_ratio"`
 	HwGpuActivity                          HwGpuActivityMetricConfig                          `mapstructure:"hw.gpu.activity"`
 	HwGpuClockEventReasons                 HwGpuClockEventReasonsMetricConfig                 `mapstructure:"hw.gpu.clock.event_reasons"`
 	HwGpuClockFrequency                    HwGpuClockFrequencyMetricConfig                    `mapstructure:"hw.gpu.clock.frequency"`
 	HwGpuClockFrequencyLimit               HwGpuClockFrequencyLimitMetricConfig               `mapstructure:"hw.gpu.clock.frequency.limit"`
+	HwGpuIo                                HwGpuIoMetricConfig                                `mapstructure:"hw.gpu.io"`
 	HwGpuMemoryControllerUtilization       HwGpuMemoryControllerUtilizationMetricConfig       `mapstructure:"hw.gpu.memory.controller.utilization"`
-	HwGpuMemoryEccErrors                   HwGpuMemoryEccErrorsMetricConfig                   `mapstructure:"hw.gpu.memory.ecc.errors"`
+	HwGpuMemoryEccLifetimeErrors           HwGpuMemoryEccLifetimeErrorsMetricConfig           `mapstructure:"hw.gpu.memory.ecc.lifetime_errors"`
 	HwGpuMemoryLimit                       HwGpuMemoryLimitMetricConfig                       `mapstructure:"hw.gpu.memory.limit"`
 	HwGpuMemoryRemapRows                   HwGpuMemoryRemapRowsMetricConfig                   `mapstructure:"hw.gpu.memory.remap.rows"`
 	HwGpuMemoryRemapStatus                 HwGpuMemoryRemapStatusMetricConfig                 `mapstructure:"hw.gpu.memory.remap.status"`
 	HwGpuMemoryTemperature                 HwGpuMemoryTemperatureMetricConfig                 `mapstructure:"hw.gpu.memory.temperature"`
 	HwGpuMemoryUsage                       HwGpuMemoryUsageMetricConfig                       `mapstructure:"hw.gpu.memory.usage"`
 	HwGpuMemoryUtilization                 HwGpuMemoryUtilizationMetricConfig                 `mapstructure:"hw.gpu.memory.utilization"`
-	HwGpuNvlinkIo                          HwGpuNvlinkIoMetricConfig                          `mapstructure:"hw.gpu.nvlink.io"`
 	HwGpuPcieReplays                       HwGpuPcieReplaysMetricConfig                       `mapstructure:"hw.gpu.pcie.replays"`
 	HwGpuPcieThroughput                    HwGpuPcieThroughputMetricConfig                    `mapstructure:"hw.gpu.pcie.throughput"`
 	HwGpuPerformanceState                  HwGpuPerformanceStateMetricConfig                  `mapstructure:"hw.gpu.performance_state"`
@@ -4463,18 +5187,21 @@ type MetricsConfig struct {
 	HwGpuXidErrors                         HwGpuXidErrorsMetricConfig                         `mapstructure:"hw.gpu.xid.errors"`
 	HwPower                                HwPowerMetricConfig                                `mapstructure:"hw.power"`
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
+	K8sContainerEphemeralStorageUsage      K8sContainerEphemeralStorageUsageMetricConfig      `mapstructure:"k8s.container.ephemeral_storage.usage"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
+	K8sNodeDiskDiscardIo                   K8sNodeDiskDiscardIoMetricConfig                   `mapstructure:"k8s.node.disk.discard.io"`
+	K8sNodeDiskDiscardOperations           K8sNodeDiskDiscardOperationsMetricConfig           `mapstructure:"k8s.node.disk.discard.operations"`
 	K8sNodeDiskIo                          K8sNodeDiskIoMetricConfig                          `mapstructure:"k8s.node.disk.io"`
 	K8sNodeDiskOperations                  K8sNodeDiskOperationsMetricConfig                  `mapstructure:"k8s.node.disk.operations"`
 	K8sNodeFilesystemAvailable             K8sNodeFilesystemAvailableMetricConfig             `mapstructure:"k8s.node.filesystem.available"`
 	K8sNodeFilesystemCapacity              K8sNodeFilesystemCapacityMetricConfig              `mapstructure:"k8s.node.filesystem.capacity"`
-	K8sNodeFilesystemInodes                K8sNodeFilesystemInodesMetricConfig                `mapstructure:"k8s.node.filesystem.inodes"`
-	K8sNodeFilesystemInodesFree            K8sNodeFilesystemInodesFreeMetricConfig            `mapstructure:"k8s.node.filesystem.inodes.free"`
+	K8sNodeFilesystemInodeCount            K8sNodeFilesystemInodeCountMetricConfig            `mapstructure:"k8s.node.filesystem.inode.count"`
+	K8sNodeFilesystemInodeFree             K8sNodeFilesystemInodeFreeMetricConfig             `mapstructure:"k8s.node.filesystem.inode.free"`
 	K8sNodeFilesystemUsage                 K8sNodeFilesystemUsageMetricConfig                 `mapstructure:"k8s.node.filesystem.usage"`
 	K8sNodeImageFilesystemAvailable        K8sNodeImageFilesystemAvailableMetricConfig        `mapstructure:"k8s.node.image_filesystem.available"`
 	K8sNodeImageFilesystemCapacity         K8sNodeImageFilesystemCapacityMetricConfig         `mapstructure:"k8s.node.image_filesystem.capacity"`
-	K8sNodeImageFilesystemInodesUsed       K8sNodeImageFilesystemInodesUsedMetricConfig       `mapstructure:"k8s.node.image_filesystem.inodes.used"`
+	K8sNodeImageFilesystemInodeUsed        K8sNodeImageFilesystemInodeUsedMetricConfig        `mapstructure:"k8s.node.image_filesystem.inode.used"`
 	K8sNodeImageFilesystemUsage            K8sNodeImageFilesystemUsageMetricConfig            `mapstructure:"k8s.node.image_filesystem.usage"`
 	K8sNodeMemoryAvailable                 K8sNodeMemoryAvailableMetricConfig                 `mapstructure:"k8s.node.memory.available"`
 	K8sNodeMemoryCache                     K8sNodeMemoryCacheMetricConfig                     `mapstructure:"k8s.node.memory.cache"`
@@ -4485,10 +5212,10 @@ type MetricsConfig struct {
 	K8sNodeMemorySwap                      K8sNodeMemorySwapMetricConfig                      `mapstructure:"k8s.node.memory.swap"`
 	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
 	K8sNodeMemoryWorkingSet                K8sNodeMemoryWorkingSetMetricConfig                `mapstructure:"k8s.node.memory.working_set"`
-	K8sNodeNetworkDropped                  K8sNodeNetworkDroppedMetricConfig                  `mapstructure:"k8s.node.network.dropped"`
 	K8sNodeNetworkErrors                   K8sNodeNetworkErrorsMetricConfig                   `mapstructure:"k8s.node.network.errors"`
 	K8sNodeNetworkIo                       K8sNodeNetworkIoMetricConfig                       `mapstructure:"k8s.node.network.io"`
-	K8sNodeNetworkPackets                  K8sNodeNetworkPacketsMetricConfig                  `mapstructure:"k8s.node.network.packets"`
+	K8sNodeNetworkPacketCount              K8sNodeNetworkPacketCountMetricConfig              `mapstructure:"k8s.node.network.packet.count"`
+	K8sNodeNetworkPacketDropped            K8sNodeNetworkPacketDroppedMetricConfig            `mapstructure:"k8s.node.network.packet.dropped"`
 	K8sNodePagingFaults                    K8sNodePagingFaultsMetricConfig                    `mapstructure:"k8s.node.paging.faults"`
 	K8sNodePressureAvg10                   K8sNodePressureAvg10MetricConfig                   `mapstructure:"k8s.node.pressure.avg10"`
 	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
@@ -4503,6 +5230,8 @@ type MetricsConfig struct {
 	K8sPodCPUTime                          K8sPodCPUTimeMetricConfig                          `mapstructure:"k8s.pod.cpu.time"`
 	K8sPodCPUUsage                         K8sPodCPUUsageMetricConfig                         `mapstructure:"k8s.pod.cpu.usage"`
 	K8sPodCPUWeight                        K8sPodCPUWeightMetricConfig                        `mapstructure:"k8s.pod.cpu.weight"`
+	K8sPodDiskDiscardIo                    K8sPodDiskDiscardIoMetricConfig                    `mapstructure:"k8s.pod.disk.discard.io"`
+	K8sPodDiskDiscardOperations            K8sPodDiskDiscardOperationsMetricConfig            `mapstructure:"k8s.pod.disk.discard.operations"`
 	K8sPodDiskIo                           K8sPodDiskIoMetricConfig                           `mapstructure:"k8s.pod.disk.io"`
 	K8sPodDiskOperations                   K8sPodDiskOperationsMetricConfig                   `mapstructure:"k8s.pod.disk.operations"`
 	K8sPodMemoryAvailable                  K8sPodMemoryAvailableMetricConfig                  `mapstructure:"k8s.pod.memory.available"`
@@ -4517,10 +5246,10 @@ type MetricsConfig struct {
 	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
 	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
-	K8sPodNetworkDropped                   K8sPodNetworkDroppedMetricConfig                   `mapstructure:"k8s.pod.network.dropped"`
 	K8sPodNetworkErrors                    K8sPodNetworkErrorsMetricConfig                    `mapstructure:"k8s.pod.network.errors"`
 	K8sPodNetworkIo                        K8sPodNetworkIoMetricConfig                        `mapstructure:"k8s.pod.network.io"`
-	K8sPodNetworkPackets                   K8sPodNetworkPacketsMetricConfig                   `mapstructure:"k8s.pod.network.packets"`
+	K8sPodNetworkPacketCount               K8sPodNetworkPacketCountMetricConfig               `mapstructure:"k8s.pod.network.packet.count"`
+	K8sPodNetworkPacketDropped             K8sPodNetworkPacketDroppedMetricConfig             `mapstructure:"k8s.pod.network.packet.dropped"`
 	K8sPodPagingFaults                     K8sPodPagingFaultsMetricConfig                     `mapstructure:"k8s.pod.paging.faults"`
 	K8sPodPidsCount                        K8sPodPidsCountMetricConfig                        `mapstructure:"k8s.pod.pids.count"`
 	K8sPodPidsLimit                        K8sPodPidsLimitMetricConfig                        `mapstructure:"k8s.pod.pids.limit"`
@@ -4536,17 +5265,17 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+			EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel},
 		},
 		ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+			EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel},
 		},
 		ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+			EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel},
 		},
 		ContainerCPULimit: ContainerCPULimitMetricConfig{
 			Enabled: true,
@@ -4577,6 +5306,16 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 			Enabled: true,
 		},
+		ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+		},
 		ContainerDiskIo: ContainerDiskIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -4590,10 +5329,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 			Enabled: false,
 		},
-		ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
-			Enabled: true,
-		},
-		ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+		ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 			Enabled: true,
 		},
 		ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
@@ -4639,11 +5375,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
-		ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-		},
 		ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -4654,10 +5385,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
 		},
-		ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+		ContainerNetworkPacketCount: ContainerNetworkPacketCountMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []ContainerNetworkPacketCountMetricAttributeKey{ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+		},
+		ContainerNetworkPacketDropped: ContainerNetworkPacketDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerNetworkPacketDroppedMetricAttributeKey{ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 		},
 		ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 			Enabled:             true,
@@ -4699,103 +5435,145 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		HwEnergy: HwEnergyMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwEnergyMetricAttributeKey{HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent},
+		},
+		HwErrors: HwErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent},
 		},
 		HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwFanSpeedRatioMetricAttributeKey{HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent},
 		},
 		HwGpuActivity: HwGpuActivityMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+			EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
 		},
 		HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+			EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
 		},
 		HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+			EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
 		},
 		HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+			EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
 		},
-		HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
-			Enabled: true,
-		},
-		HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+		HwGpuIo: HwGpuIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+			EnabledAttributes:   []HwGpuIoMetricAttributeKey{HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink},
+		},
+		HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryControllerUtilizationMetricAttributeKey{HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent},
+		},
+		HwGpuMemoryEccLifetimeErrors: HwGpuMemoryEccLifetimeErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType},
 		},
 		HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuMemoryLimitMetricAttributeKey{HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent},
 		},
 		HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+			EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
 		},
 		HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+			EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
 		},
 		HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryTemperatureMetricAttributeKey{HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent},
 		},
 		HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
-			Enabled: true,
-		},
-		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-			Enabled: true,
-		},
-		HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent},
+		},
+		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuMemoryUtilizationMetricAttributeKey{HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent},
 		},
 		HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwGpuPcieReplaysMetricAttributeKey{HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent},
 		},
 		HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
 		},
 		HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuPerformanceStateMetricAttributeKey{HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent},
 		},
 		HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwGpuPowerLimitMetricAttributeKey{HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent},
 		},
 		HwGpuUtilization: HwGpuUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask},
 		},
 		HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
+			EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 		},
 		HwPower: HwPowerMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPowerMetricAttributeKey{HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent},
 		},
 		HwTemperature: HwTemperatureMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 		},
-		K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+		K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sNodeCPUTimeMetricAttributeKey{K8sNodeCPUTimeMetricAttributeKeyCPUMode},
+			EnabledAttributes:   []K8sContainerEphemeralStorageUsageMetricAttributeKey{K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType},
+		},
+		K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+			Enabled: true,
 		},
 		K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 			Enabled: true,
+		},
+		K8sNodeDiskDiscardIo: K8sNodeDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeDiskDiscardIoMetricAttributeKey{K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		K8sNodeDiskDiscardOperations: K8sNodeDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeDiskDiscardOperationsMetricAttributeKey{K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
 		K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
 			Enabled:             true,
@@ -4813,10 +5591,10 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+		K8sNodeFilesystemInodeCount: K8sNodeFilesystemInodeCountMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+		K8sNodeFilesystemInodeFree: K8sNodeFilesystemInodeFreeMetricConfig{
 			Enabled: true,
 		},
 		K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
@@ -4824,22 +5602,22 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
 		},
-		K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+		K8sNodeImageFilesystemInodeUsed: K8sNodeImageFilesystemInodeUsedMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeImageFilesystemInodeUsedMetricAttributeKey{K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
@@ -4871,11 +5649,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
-		K8sNodeNetworkDropped: K8sNodeNetworkDroppedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sNodeNetworkDroppedMetricAttributeKey{K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-		},
 		K8sNodeNetworkErrors: K8sNodeNetworkErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -4886,10 +5659,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodeNetworkIoMetricAttributeKey{K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection},
 		},
-		K8sNodeNetworkPackets: K8sNodeNetworkPacketsMetricConfig{
+		K8sNodeNetworkPacketCount: K8sNodeNetworkPacketCountMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sNodeNetworkPacketsMetricAttributeKey{K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []K8sNodeNetworkPacketCountMetricAttributeKey{K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sNodeNetworkPacketDropped: K8sNodeNetworkPacketDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sNodeNetworkPacketDroppedMetricAttributeKey{K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 		},
 		K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
 			Enabled:             true,
@@ -4935,15 +5713,23 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sPodCPUTimeMetricAttributeKey{K8sPodCPUTimeMetricAttributeKeyCPUMode},
+			Enabled: true,
 		},
 		K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 			Enabled: true,
 		},
 		K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 			Enabled: true,
+		},
+		K8sPodDiskDiscardIo: K8sPodDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodDiskDiscardIoMetricAttributeKey{K8sPodDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		K8sPodDiskDiscardOperations: K8sPodDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodDiskDiscardOperationsMetricAttributeKey{K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
 		K8sPodDiskIo: K8sPodDiskIoMetricConfig{
 			Enabled:             true,
@@ -4995,11 +5781,6 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 			Enabled: true,
 		},
-		K8sPodNetworkDropped: K8sPodNetworkDroppedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sPodNetworkDroppedMetricAttributeKey{K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-		},
 		K8sPodNetworkErrors: K8sPodNetworkErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -5010,10 +5791,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sPodNetworkIoMetricAttributeKey{K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection},
 		},
-		K8sPodNetworkPackets: K8sPodNetworkPacketsMetricConfig{
+		K8sPodNetworkPacketCount: K8sPodNetworkPacketCountMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []K8sPodNetworkPacketsMetricAttributeKey{K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+			EnabledAttributes:   []K8sPodNetworkPacketCountMetricAttributeKey{K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+		},
+		K8sPodNetworkPacketDropped: K8sPodNetworkPacketDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodNetworkPacketDroppedMetricAttributeKey{K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 		},
 		K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
 			Enabled:             true,
@@ -5084,14 +5870,9 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 type ResourceAttributesConfig struct {
 	ContainerID              ResourceAttributeConfig `mapstructure:"container.id"`
 	ContainerImageName       ResourceAttributeConfig `mapstructure:"container.image.name"`
-	ContainerImageTag        ResourceAttributeConfig `mapstructure:"container.image.tag"`
+	ContainerImageTags       ResourceAttributeConfig `mapstructure:"container.image.tags"`
 	ContainerName            ResourceAttributeConfig `mapstructure:"container.name"`
 	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
-	HwID                     ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel                  ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwParent                 ResourceAttributeConfig `mapstructure:"hw.parent"`
-	HwType                   ResourceAttributeConfig `mapstructure:"hw.type"`
-	HwVendor                 ResourceAttributeConfig `mapstructure:"hw.vendor"`
 	K8sContainerName         ResourceAttributeConfig `mapstructure:"k8s.container.name"`
 	K8sContainerRestartCount ResourceAttributeConfig `mapstructure:"k8s.container.restart_count"`
 	K8sNamespaceName         ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
@@ -5109,28 +5890,13 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		ContainerImageName: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		ContainerImageTag: ResourceAttributeConfig{
+		ContainerImageTags: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		ContainerName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		ContainerRuntimeName: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwID: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwModel: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwParent: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwType: ResourceAttributeConfig{
-			Enabled: true,
-		},
-		HwVendor: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sContainerName: ResourceAttributeConfig{

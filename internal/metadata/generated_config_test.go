@@ -29,17 +29,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel},
 					},
 					ContainerCPULimit: ContainerCPULimitMetricConfig{
 						Enabled: true,
@@ -70,6 +70,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 						Enabled: true,
 					},
+					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+					},
 					ContainerDiskIo: ContainerDiskIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -83,10 +93,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 						Enabled: true,
 					},
-					ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
-						Enabled: true,
-					},
-					ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+					ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 						Enabled: true,
 					},
 					ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
@@ -132,11 +139,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: true,
 					},
-					ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-					},
 					ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -147,10 +149,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
 					},
-					ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+					ContainerNetworkPacketCount: ContainerNetworkPacketCountMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []ContainerNetworkPacketCountMetricAttributeKey{ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkPacketDropped: ContainerNetworkPacketDroppedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkPacketDroppedMetricAttributeKey{ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 					},
 					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 						Enabled:             true,
@@ -192,103 +199,145 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: true,
 					},
 					HwEnergy: HwEnergyMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwEnergyMetricAttributeKey{HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent},
+					},
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent},
 					},
 					HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwFanSpeedRatioMetricAttributeKey{HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent},
 					},
 					HwGpuActivity: HwGpuActivityMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
 					},
 					HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
 					},
 					HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
 					},
 					HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
 					},
-					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
-						Enabled: true,
-					},
-					HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+					HwGpuIo: HwGpuIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+						EnabledAttributes:   []HwGpuIoMetricAttributeKey{HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink},
+					},
+					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryControllerUtilizationMetricAttributeKey{HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryEccLifetimeErrors: HwGpuMemoryEccLifetimeErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType},
 					},
 					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryLimitMetricAttributeKey{HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
 					},
 					HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
 					},
 					HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryTemperatureMetricAttributeKey{HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
-						Enabled: true,
-					},
-					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-						Enabled: true,
-					},
-					HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryUtilizationMetricAttributeKey{HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuPcieReplaysMetricAttributeKey{HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
 					},
 					HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPerformanceStateMetricAttributeKey{HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent},
 					},
 					HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPowerLimitMetricAttributeKey{HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask},
 					},
 					HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
+						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 					},
 					HwPower: HwPowerMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPowerMetricAttributeKey{HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent},
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 					},
-					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+					K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sNodeCPUTimeMetricAttributeKey{K8sNodeCPUTimeMetricAttributeKeyCPUMode},
+						EnabledAttributes:   []K8sContainerEphemeralStorageUsageMetricAttributeKey{K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType},
+					},
+					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+						Enabled: true,
 					},
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: true,
+					},
+					K8sNodeDiskDiscardIo: K8sNodeDiskDiscardIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskDiscardIoMetricAttributeKey{K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					K8sNodeDiskDiscardOperations: K8sNodeDiskDiscardOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskDiscardOperationsMetricAttributeKey{K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
 					K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
 						Enabled:             true,
@@ -306,10 +355,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
 						Enabled: true,
 					},
-					K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+					K8sNodeFilesystemInodeCount: K8sNodeFilesystemInodeCountMetricConfig{
 						Enabled: true,
 					},
-					K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+					K8sNodeFilesystemInodeFree: K8sNodeFilesystemInodeFreeMetricConfig{
 						Enabled: true,
 					},
 					K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
@@ -317,22 +366,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
 						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
 						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
 					},
-					K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+					K8sNodeImageFilesystemInodeUsed: K8sNodeImageFilesystemInodeUsedMetricConfig{
 						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeImageFilesystemInodeUsedMetricAttributeKey{K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
 						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
@@ -364,11 +413,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: true,
 					},
-					K8sNodeNetworkDropped: K8sNodeNetworkDroppedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sNodeNetworkDroppedMetricAttributeKey{K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-					},
 					K8sNodeNetworkErrors: K8sNodeNetworkErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -379,10 +423,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeNetworkIoMetricAttributeKey{K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection},
 					},
-					K8sNodeNetworkPackets: K8sNodeNetworkPacketsMetricConfig{
+					K8sNodeNetworkPacketCount: K8sNodeNetworkPacketCountMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sNodeNetworkPacketsMetricAttributeKey{K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []K8sNodeNetworkPacketCountMetricAttributeKey{K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+					},
+					K8sNodeNetworkPacketDropped: K8sNodeNetworkPacketDroppedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeNetworkPacketDroppedMetricAttributeKey{K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 					},
 					K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
 						Enabled:             true,
@@ -428,15 +477,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: true,
 					},
 					K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sPodCPUTimeMetricAttributeKey{K8sPodCPUTimeMetricAttributeKeyCPUMode},
+						Enabled: true,
 					},
 					K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 						Enabled: true,
 					},
 					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 						Enabled: true,
+					},
+					K8sPodDiskDiscardIo: K8sPodDiskDiscardIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskDiscardIoMetricAttributeKey{K8sPodDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					K8sPodDiskDiscardOperations: K8sPodDiskDiscardOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskDiscardOperationsMetricAttributeKey{K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
 					K8sPodDiskIo: K8sPodDiskIoMetricConfig{
 						Enabled:             true,
@@ -488,11 +545,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: true,
 					},
-					K8sPodNetworkDropped: K8sPodNetworkDroppedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sPodNetworkDroppedMetricAttributeKey{K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-					},
 					K8sPodNetworkErrors: K8sPodNetworkErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -503,10 +555,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sPodNetworkIoMetricAttributeKey{K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection},
 					},
-					K8sPodNetworkPackets: K8sPodNetworkPacketsMetricConfig{
+					K8sPodNetworkPacketCount: K8sPodNetworkPacketCountMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sPodNetworkPacketsMetricAttributeKey{K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []K8sPodNetworkPacketCountMetricAttributeKey{K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+					},
+					K8sPodNetworkPacketDropped: K8sPodNetworkPacketDroppedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodNetworkPacketDroppedMetricAttributeKey{K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 					},
 					K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
 						Enabled:             true,
@@ -548,14 +605,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 				ResourceAttributes: ResourceAttributesConfig{
 					ContainerID:              ResourceAttributeConfig{Enabled: true},
 					ContainerImageName:       ResourceAttributeConfig{Enabled: true},
-					ContainerImageTag:        ResourceAttributeConfig{Enabled: true},
+					ContainerImageTags:       ResourceAttributeConfig{Enabled: true},
 					ContainerName:            ResourceAttributeConfig{Enabled: true},
 					ContainerRuntimeName:     ResourceAttributeConfig{Enabled: true},
-					HwID:                     ResourceAttributeConfig{Enabled: true},
-					HwModel:                  ResourceAttributeConfig{Enabled: true},
-					HwParent:                 ResourceAttributeConfig{Enabled: true},
-					HwType:                   ResourceAttributeConfig{Enabled: true},
-					HwVendor:                 ResourceAttributeConfig{Enabled: true},
 					K8sContainerName:         ResourceAttributeConfig{Enabled: true},
 					K8sContainerRestartCount: ResourceAttributeConfig{Enabled: true},
 					K8sNamespaceName:         ResourceAttributeConfig{Enabled: true},
@@ -573,17 +625,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerAcceleratorDutyCycle: ContainerAcceleratorDutyCycleMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorDutyCycleMetricAttributeKey{ContainerAcceleratorDutyCycleMetricAttributeKeyHwID, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor, ContainerAcceleratorDutyCycleMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryTotal: ContainerAcceleratorMemoryTotalMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryTotalMetricAttributeKey{ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwModel},
 					},
 					ContainerAcceleratorMemoryUsed: ContainerAcceleratorMemoryUsedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel},
+						EnabledAttributes:   []ContainerAcceleratorMemoryUsedMetricAttributeKey{ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwModel},
 					},
 					ContainerCPULimit: ContainerCPULimitMetricConfig{
 						Enabled: false,
@@ -614,6 +666,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerCPUWeight: ContainerCPUWeightMetricConfig{
 						Enabled: false,
 					},
+					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+					},
 					ContainerDiskIo: ContainerDiskIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -627,10 +689,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 						Enabled: false,
 					},
-					ContainerFilesystemInodesUsed: ContainerFilesystemInodesUsedMetricConfig{
-						Enabled: false,
-					},
-					ContainerFilesystemLogsUsage: ContainerFilesystemLogsUsageMetricConfig{
+					ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 						Enabled: false,
 					},
 					ContainerFilesystemUsage: ContainerFilesystemUsageMetricConfig{
@@ -676,11 +735,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerMemoryWorkingSet: ContainerMemoryWorkingSetMetricConfig{
 						Enabled: false,
 					},
-					ContainerNetworkDropped: ContainerNetworkDroppedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerNetworkDroppedMetricAttributeKey{ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-					},
 					ContainerNetworkErrors: ContainerNetworkErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -691,10 +745,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerNetworkIoMetricAttributeKey{ContainerNetworkIoMetricAttributeKeyNetworkInterfaceName, ContainerNetworkIoMetricAttributeKeyNetworkIoDirection},
 					},
-					ContainerNetworkPackets: ContainerNetworkPacketsMetricConfig{
+					ContainerNetworkPacketCount: ContainerNetworkPacketCountMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerNetworkPacketsMetricAttributeKey{ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []ContainerNetworkPacketCountMetricAttributeKey{ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+					},
+					ContainerNetworkPacketDropped: ContainerNetworkPacketDroppedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerNetworkPacketDroppedMetricAttributeKey{ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 					},
 					ContainerPagingFaults: ContainerPagingFaultsMetricConfig{
 						Enabled:             false,
@@ -736,103 +795,145 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: false,
 					},
 					HwEnergy: HwEnergyMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwEnergyMetricAttributeKey{HwEnergyMetricAttributeKeyHwID, HwEnergyMetricAttributeKeyHwType, HwEnergyMetricAttributeKeyHwParent},
+					},
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwModel, HwErrorsMetricAttributeKeyHwVendor, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyHwParent},
 					},
 					HwFanSpeedRatio: HwFanSpeedRatioMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwFanSpeedRatioMetricAttributeKey{HwFanSpeedRatioMetricAttributeKeyHwID, HwFanSpeedRatioMetricAttributeKeyHwParent},
 					},
 					HwGpuActivity: HwGpuActivityMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
+						EnabledAttributes:   []HwGpuActivityMetricAttributeKey{HwGpuActivityMetricAttributeKeyHwID, HwGpuActivityMetricAttributeKeyHwModel, HwGpuActivityMetricAttributeKeyHwVendor, HwGpuActivityMetricAttributeKeyHwParent, HwGpuActivityMetricAttributeKeyHwGpuActivityKind},
 					},
 					HwGpuClockEventReasons: HwGpuClockEventReasonsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
+						EnabledAttributes:   []HwGpuClockEventReasonsMetricAttributeKey{HwGpuClockEventReasonsMetricAttributeKeyHwID, HwGpuClockEventReasonsMetricAttributeKeyHwModel, HwGpuClockEventReasonsMetricAttributeKeyHwVendor, HwGpuClockEventReasonsMetricAttributeKeyHwParent, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason},
 					},
 					HwGpuClockFrequency: HwGpuClockFrequencyMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyMetricAttributeKey{HwGpuClockFrequencyMetricAttributeKeyHwID, HwGpuClockFrequencyMetricAttributeKeyHwModel, HwGpuClockFrequencyMetricAttributeKeyHwVendor, HwGpuClockFrequencyMetricAttributeKeyHwParent, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain},
 					},
 					HwGpuClockFrequencyLimit: HwGpuClockFrequencyLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
+						EnabledAttributes:   []HwGpuClockFrequencyLimitMetricAttributeKey{HwGpuClockFrequencyLimitMetricAttributeKeyHwID, HwGpuClockFrequencyLimitMetricAttributeKeyHwModel, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor, HwGpuClockFrequencyLimitMetricAttributeKeyHwParent, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain},
 					},
-					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
-						Enabled: false,
-					},
-					HwGpuMemoryEccErrors: HwGpuMemoryEccErrorsMetricConfig{
+					HwGpuIo: HwGpuIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryEccErrorsMetricAttributeKey{HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType},
+						EnabledAttributes:   []HwGpuIoMetricAttributeKey{HwGpuIoMetricAttributeKeyHwID, HwGpuIoMetricAttributeKeyHwModel, HwGpuIoMetricAttributeKeyHwVendor, HwGpuIoMetricAttributeKeyHwParent, HwGpuIoMetricAttributeKeyNetworkIoDirection, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink},
+					},
+					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryControllerUtilizationMetricAttributeKey{HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwModel, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryEccLifetimeErrors: HwGpuMemoryEccLifetimeErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwModel, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwParent, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType},
 					},
 					HwGpuMemoryLimit: HwGpuMemoryLimitMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuMemoryLimitMetricAttributeKey{HwGpuMemoryLimitMetricAttributeKeyHwID, HwGpuMemoryLimitMetricAttributeKeyHwModel, HwGpuMemoryLimitMetricAttributeKeyHwVendor, HwGpuMemoryLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryRemapRows: HwGpuMemoryRemapRowsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
+						EnabledAttributes:   []HwGpuMemoryRemapRowsMetricAttributeKey{HwGpuMemoryRemapRowsMetricAttributeKeyHwID, HwGpuMemoryRemapRowsMetricAttributeKeyHwModel, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor, HwGpuMemoryRemapRowsMetricAttributeKeyHwParent, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause},
 					},
 					HwGpuMemoryRemapStatus: HwGpuMemoryRemapStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
+						EnabledAttributes:   []HwGpuMemoryRemapStatusMetricAttributeKey{HwGpuMemoryRemapStatusMetricAttributeKeyHwID, HwGpuMemoryRemapStatusMetricAttributeKeyHwModel, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor, HwGpuMemoryRemapStatusMetricAttributeKeyHwParent, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState},
 					},
 					HwGpuMemoryTemperature: HwGpuMemoryTemperatureMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryTemperatureMetricAttributeKey{HwGpuMemoryTemperatureMetricAttributeKeyHwID, HwGpuMemoryTemperatureMetricAttributeKeyHwModel, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor, HwGpuMemoryTemperatureMetricAttributeKeyHwParent},
 					},
 					HwGpuMemoryUsage: HwGpuMemoryUsageMetricConfig{
-						Enabled: false,
-					},
-					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-						Enabled: false,
-					},
-					HwGpuNvlinkIo: HwGpuNvlinkIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuNvlinkIoMetricAttributeKey{HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyHwID, HwGpuMemoryUsageMetricAttributeKeyHwModel, HwGpuMemoryUsageMetricAttributeKeyHwVendor, HwGpuMemoryUsageMetricAttributeKeyHwParent},
+					},
+					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuMemoryUtilizationMetricAttributeKey{HwGpuMemoryUtilizationMetricAttributeKeyHwID, HwGpuMemoryUtilizationMetricAttributeKeyHwModel, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor, HwGpuMemoryUtilizationMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieReplays: HwGpuPcieReplaysMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwGpuPcieReplaysMetricAttributeKey{HwGpuPcieReplaysMetricAttributeKeyHwID, HwGpuPcieReplaysMetricAttributeKeyHwModel, HwGpuPcieReplaysMetricAttributeKeyHwVendor, HwGpuPcieReplaysMetricAttributeKeyHwParent},
 					},
 					HwGpuPcieThroughput: HwGpuPcieThroughputMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []HwGpuPcieThroughputMetricAttributeKey{HwGpuPcieThroughputMetricAttributeKeyHwID, HwGpuPcieThroughputMetricAttributeKeyHwModel, HwGpuPcieThroughputMetricAttributeKeyHwVendor, HwGpuPcieThroughputMetricAttributeKeyHwParent, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection},
 					},
 					HwGpuPerformanceState: HwGpuPerformanceStateMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPerformanceStateMetricAttributeKey{HwGpuPerformanceStateMetricAttributeKeyHwID, HwGpuPerformanceStateMetricAttributeKeyHwModel, HwGpuPerformanceStateMetricAttributeKeyHwVendor, HwGpuPerformanceStateMetricAttributeKeyHwParent},
 					},
 					HwGpuPowerLimit: HwGpuPowerLimitMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwGpuPowerLimitMetricAttributeKey{HwGpuPowerLimitMetricAttributeKeyHwID, HwGpuPowerLimitMetricAttributeKeyHwModel, HwGpuPowerLimitMetricAttributeKeyHwVendor, HwGpuPowerLimitMetricAttributeKeyHwParent},
 					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwID, HwGpuUtilizationMetricAttributeKeyHwModel, HwGpuUtilizationMetricAttributeKeyHwVendor, HwGpuUtilizationMetricAttributeKeyHwParent, HwGpuUtilizationMetricAttributeKeyHwGpuTask},
 					},
 					HwGpuXidErrors: HwGpuXidErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
+						EnabledAttributes:   []HwGpuXidErrorsMetricAttributeKey{HwGpuXidErrorsMetricAttributeKeyHwID, HwGpuXidErrorsMetricAttributeKeyHwModel, HwGpuXidErrorsMetricAttributeKeyHwVendor, HwGpuXidErrorsMetricAttributeKeyHwParent, HwGpuXidErrorsMetricAttributeKeyHwGpuXid},
 					},
 					HwPower: HwPowerMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPowerMetricAttributeKey{HwPowerMetricAttributeKeyHwID, HwPowerMetricAttributeKeyHwType, HwPowerMetricAttributeKeyHwParent},
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 					},
-					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+					K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sNodeCPUTimeMetricAttributeKey{K8sNodeCPUTimeMetricAttributeKeyCPUMode},
+						EnabledAttributes:   []K8sContainerEphemeralStorageUsageMetricAttributeKey{K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType},
+					},
+					K8sNodeCPUTime: K8sNodeCPUTimeMetricConfig{
+						Enabled: false,
 					},
 					K8sNodeCPUUsage: K8sNodeCPUUsageMetricConfig{
 						Enabled: false,
+					},
+					K8sNodeDiskDiscardIo: K8sNodeDiskDiscardIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskDiscardIoMetricAttributeKey{K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					K8sNodeDiskDiscardOperations: K8sNodeDiskDiscardOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeDiskDiscardOperationsMetricAttributeKey{K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
 					K8sNodeDiskIo: K8sNodeDiskIoMetricConfig{
 						Enabled:             false,
@@ -850,10 +951,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeFilesystemCapacity: K8sNodeFilesystemCapacityMetricConfig{
 						Enabled: false,
 					},
-					K8sNodeFilesystemInodes: K8sNodeFilesystemInodesMetricConfig{
+					K8sNodeFilesystemInodeCount: K8sNodeFilesystemInodeCountMetricConfig{
 						Enabled: false,
 					},
-					K8sNodeFilesystemInodesFree: K8sNodeFilesystemInodesFreeMetricConfig{
+					K8sNodeFilesystemInodeFree: K8sNodeFilesystemInodeFreeMetricConfig{
 						Enabled: false,
 					},
 					K8sNodeFilesystemUsage: K8sNodeFilesystemUsageMetricConfig{
@@ -861,22 +962,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					K8sNodeImageFilesystemAvailable: K8sNodeImageFilesystemAvailableMetricConfig{
 						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeImageFilesystemAvailableMetricAttributeKey{K8sNodeImageFilesystemAvailableMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeImageFilesystemCapacity: K8sNodeImageFilesystemCapacityMetricConfig{
 						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeImageFilesystemCapacityMetricAttributeKey{K8sNodeImageFilesystemCapacityMetricAttributeKeySystemFilesystemMountpoint},
 					},
-					K8sNodeImageFilesystemInodesUsed: K8sNodeImageFilesystemInodesUsedMetricConfig{
+					K8sNodeImageFilesystemInodeUsed: K8sNodeImageFilesystemInodeUsedMetricConfig{
 						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint},
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeImageFilesystemInodeUsedMetricAttributeKey{K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeImageFilesystemUsage: K8sNodeImageFilesystemUsageMetricConfig{
 						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeImageFilesystemUsageMetricAttributeKey{K8sNodeImageFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					K8sNodeMemoryAvailable: K8sNodeMemoryAvailableMetricConfig{
@@ -908,11 +1009,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sNodeMemoryWorkingSet: K8sNodeMemoryWorkingSetMetricConfig{
 						Enabled: false,
 					},
-					K8sNodeNetworkDropped: K8sNodeNetworkDroppedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sNodeNetworkDroppedMetricAttributeKey{K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-					},
 					K8sNodeNetworkErrors: K8sNodeNetworkErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -923,10 +1019,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodeNetworkIoMetricAttributeKey{K8sNodeNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkIoMetricAttributeKeyNetworkIoDirection},
 					},
-					K8sNodeNetworkPackets: K8sNodeNetworkPacketsMetricConfig{
+					K8sNodeNetworkPacketCount: K8sNodeNetworkPacketCountMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sNodeNetworkPacketsMetricAttributeKey{K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []K8sNodeNetworkPacketCountMetricAttributeKey{K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+					},
+					K8sNodeNetworkPacketDropped: K8sNodeNetworkPacketDroppedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sNodeNetworkPacketDroppedMetricAttributeKey{K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 					},
 					K8sNodePagingFaults: K8sNodePagingFaultsMetricConfig{
 						Enabled:             false,
@@ -972,15 +1073,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled: false,
 					},
 					K8sPodCPUTime: K8sPodCPUTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sPodCPUTimeMetricAttributeKey{K8sPodCPUTimeMetricAttributeKeyCPUMode},
+						Enabled: false,
 					},
 					K8sPodCPUUsage: K8sPodCPUUsageMetricConfig{
 						Enabled: false,
 					},
 					K8sPodCPUWeight: K8sPodCPUWeightMetricConfig{
 						Enabled: false,
+					},
+					K8sPodDiskDiscardIo: K8sPodDiskDiscardIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskDiscardIoMetricAttributeKey{K8sPodDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					K8sPodDiskDiscardOperations: K8sPodDiskDiscardOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodDiskDiscardOperationsMetricAttributeKey{K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
 					K8sPodDiskIo: K8sPodDiskIoMetricConfig{
 						Enabled:             false,
@@ -1032,11 +1141,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodMemoryWorkingSet: K8sPodMemoryWorkingSetMetricConfig{
 						Enabled: false,
 					},
-					K8sPodNetworkDropped: K8sPodNetworkDroppedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sPodNetworkDroppedMetricAttributeKey{K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection},
-					},
 					K8sPodNetworkErrors: K8sPodNetworkErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -1047,10 +1151,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sPodNetworkIoMetricAttributeKey{K8sPodNetworkIoMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkIoMetricAttributeKeyNetworkIoDirection},
 					},
-					K8sPodNetworkPackets: K8sPodNetworkPacketsMetricConfig{
+					K8sPodNetworkPacketCount: K8sPodNetworkPacketCountMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []K8sPodNetworkPacketsMetricAttributeKey{K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection},
+						EnabledAttributes:   []K8sPodNetworkPacketCountMetricAttributeKey{K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection},
+					},
+					K8sPodNetworkPacketDropped: K8sPodNetworkPacketDroppedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodNetworkPacketDroppedMetricAttributeKey{K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection},
 					},
 					K8sPodPagingFaults: K8sPodPagingFaultsMetricConfig{
 						Enabled:             false,
@@ -1092,14 +1201,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 				ResourceAttributes: ResourceAttributesConfig{
 					ContainerID:              ResourceAttributeConfig{Enabled: false},
 					ContainerImageName:       ResourceAttributeConfig{Enabled: false},
-					ContainerImageTag:        ResourceAttributeConfig{Enabled: false},
+					ContainerImageTags:       ResourceAttributeConfig{Enabled: false},
 					ContainerName:            ResourceAttributeConfig{Enabled: false},
 					ContainerRuntimeName:     ResourceAttributeConfig{Enabled: false},
-					HwID:                     ResourceAttributeConfig{Enabled: false},
-					HwModel:                  ResourceAttributeConfig{Enabled: false},
-					HwParent:                 ResourceAttributeConfig{Enabled: false},
-					HwType:                   ResourceAttributeConfig{Enabled: false},
-					HwVendor:                 ResourceAttributeConfig{Enabled: false},
 					K8sContainerName:         ResourceAttributeConfig{Enabled: false},
 					K8sContainerRestartCount: ResourceAttributeConfig{Enabled: false},
 					K8sNamespaceName:         ResourceAttributeConfig{Enabled: false},
@@ -1114,7 +1218,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodesUsedMetricConfig{}, ContainerFilesystemLogsUsageMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkDroppedMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketsMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuNvlinkIoMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodesMetricConfig{}, K8sNodeFilesystemInodesFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodesUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkDroppedMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketsMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkDroppedMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketsMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccLifetimeErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -1167,6 +1271,30 @@ func TestContainerCPUTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestContainerDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskDiscardIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskDiscardIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskDiscardIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskDiscardOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskDiscardOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskDiscardOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestContainerDiskIoMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().ContainerDiskIo
 	require.NoError(t, cfg.Validate())
@@ -1215,18 +1343,6 @@ func TestContainerMemoryHugetlbUsageMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerNetworkDroppedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerNetworkDropped
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ContainerNetworkDroppedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.network.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
-
-	cfg = DefaultMetricsConfig().ContainerNetworkDropped
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestContainerNetworkErrorsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().ContainerNetworkErrors
 	require.NoError(t, cfg.Validate())
@@ -1251,14 +1367,26 @@ func TestContainerNetworkIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerNetworkPacketsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerNetworkPackets
+func TestContainerNetworkPacketCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerNetworkPacketCount
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerNetworkPacketsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.network.packets doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+	cfg.EnabledAttributes = []ContainerNetworkPacketCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.network.packet.count doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
 
-	cfg = DefaultMetricsConfig().ContainerNetworkPackets
+	cfg = DefaultMetricsConfig().ContainerNetworkPacketCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerNetworkPacketDroppedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerNetworkPacketDropped
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerNetworkPacketDroppedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.network.packet.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerNetworkPacketDropped
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1335,12 +1463,48 @@ func TestContainerTasksMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestHwEnergyMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwEnergy
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwEnergyMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.energy doesn't have an attribute invalid, valid attributes: [hw.id, hw.type, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwEnergy
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.type, error.type, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwFanSpeedRatioMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwFanSpeedRatio
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwFanSpeedRatioMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.fan.speed_ratio doesn't have an attribute invalid, valid attributes: [hw.id, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwFanSpeedRatio
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestHwGpuActivityMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwGpuActivity
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuActivityMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.activity doesn't have an attribute invalid, valid attributes: [hw.gpu.activity.kind]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.activity doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.activity.kind]")
 
 	cfg = DefaultMetricsConfig().HwGpuActivity
 	cfg.AggregationStrategy = "invalid"
@@ -1352,7 +1516,7 @@ func TestHwGpuClockEventReasonsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuClockEventReasonsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.event_reasons doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.event_reason]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.event_reasons doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.event_reason]")
 
 	cfg = DefaultMetricsConfig().HwGpuClockEventReasons
 	cfg.AggregationStrategy = "invalid"
@@ -1364,7 +1528,7 @@ func TestHwGpuClockFrequencyMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuClockFrequencyMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.domain]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]")
 
 	cfg = DefaultMetricsConfig().HwGpuClockFrequency
 	cfg.AggregationStrategy = "invalid"
@@ -1376,21 +1540,57 @@ func TestHwGpuClockFrequencyLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuClockFrequencyLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency.limit doesn't have an attribute invalid, valid attributes: [hw.gpu.clock.domain]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.clock.frequency.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.clock.domain]")
 
 	cfg = DefaultMetricsConfig().HwGpuClockFrequencyLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestHwGpuMemoryEccErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwGpuMemoryEccErrors
+func TestHwGpuIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuIo
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []HwGpuMemoryEccErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.ecc.errors doesn't have an attribute invalid, valid attributes: [hw.gpu.ecc.counter, hw.gpu.ecc.error_type]")
+	cfg.EnabledAttributes = []HwGpuIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction, hw.gpu.nvlink.link]")
 
-	cfg = DefaultMetricsConfig().HwGpuMemoryEccErrors
+	cfg = DefaultMetricsConfig().HwGpuIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryControllerUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryControllerUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryControllerUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.controller.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryControllerUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryEccLifetimeErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryEccLifetimeErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryEccLifetimeErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.ecc.lifetime_errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, error.type]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryEccLifetimeErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1400,7 +1600,7 @@ func TestHwGpuMemoryRemapRowsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuMemoryRemapRowsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.rows doesn't have an attribute invalid, valid attributes: [hw.gpu.memory.remap.cause]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.rows doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.cause]")
 
 	cfg = DefaultMetricsConfig().HwGpuMemoryRemapRows
 	cfg.AggregationStrategy = "invalid"
@@ -1412,21 +1612,57 @@ func TestHwGpuMemoryRemapStatusMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuMemoryRemapStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.status doesn't have an attribute invalid, valid attributes: [hw.gpu.memory.remap.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.remap.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.memory.remap.state]")
 
 	cfg = DefaultMetricsConfig().HwGpuMemoryRemapStatus
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestHwGpuNvlinkIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwGpuNvlinkIo
+func TestHwGpuMemoryTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryTemperature
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []HwGpuNvlinkIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.nvlink.io doesn't have an attribute invalid, valid attributes: [hw.gpu.nvlink.link, network.io.direction]")
+	cfg.EnabledAttributes = []HwGpuMemoryTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
 
-	cfg = DefaultMetricsConfig().HwGpuNvlinkIo
+	cfg = DefaultMetricsConfig().HwGpuMemoryTemperature
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.usage doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuMemoryUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuMemoryUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuMemoryUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.memory.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuMemoryUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPcieReplaysMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPcieReplays
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPcieReplaysMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.replays doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuPcieReplays
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1436,9 +1672,33 @@ func TestHwGpuPcieThroughputMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuPcieThroughputMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.throughput doesn't have an attribute invalid, valid attributes: [network.io.direction]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.pcie.throughput doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, network.io.direction]")
 
 	cfg = DefaultMetricsConfig().HwGpuPcieThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPerformanceStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPerformanceState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPerformanceStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.performance_state doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuPerformanceState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwGpuPowerLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwGpuPowerLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwGpuPowerLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.power.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwGpuPowerLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1448,7 +1708,7 @@ func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.task]")
 
 	cfg = DefaultMetricsConfig().HwGpuUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -1460,21 +1720,69 @@ func TestHwGpuXidErrorsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuXidErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [hw.gpu.xid]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.xid.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.model, hw.vendor, hw.parent, hw.gpu.xid]")
 
 	cfg = DefaultMetricsConfig().HwGpuXidErrors
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sNodeCPUTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sNodeCPUTime
+func TestHwPowerMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPower
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []K8sNodeCPUTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
+	cfg.EnabledAttributes = []HwPowerMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.power doesn't have an attribute invalid, valid attributes: [hw.id, hw.type, hw.parent]")
 
-	cfg = DefaultMetricsConfig().K8sNodeCPUTime
+	cfg = DefaultMetricsConfig().HwPower
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwTemperature
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.parent]")
+
+	cfg = DefaultMetricsConfig().HwTemperature
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sContainerEphemeralStorageUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sContainerEphemeralStorageUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sContainerEphemeralStorageUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.container.ephemeral_storage.usage doesn't have an attribute invalid, valid attributes: [k8s.container.ephemeral_storage.fs_type]")
+
+	cfg = DefaultMetricsConfig().K8sContainerEphemeralStorageUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeDiskDiscardIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeDiskDiscardIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().K8sNodeDiskDiscardIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeDiskDiscardOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeDiskDiscardOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().K8sNodeDiskDiscardOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1527,14 +1835,14 @@ func TestK8sNodeImageFilesystemCapacityMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sNodeImageFilesystemInodesUsedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sNodeImageFilesystemInodesUsed
+func TestK8sNodeImageFilesystemInodeUsedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeImageFilesystemInodeUsed
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []K8sNodeImageFilesystemInodesUsedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.image_filesystem.inodes.used doesn't have an attribute invalid, valid attributes: [system.filesystem.mountpoint]")
+	cfg.EnabledAttributes = []K8sNodeImageFilesystemInodeUsedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.image_filesystem.inode.used doesn't have an attribute invalid, valid attributes: [system.filesystem.mountpoint]")
 
-	cfg = DefaultMetricsConfig().K8sNodeImageFilesystemInodesUsed
+	cfg = DefaultMetricsConfig().K8sNodeImageFilesystemInodeUsed
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1563,18 +1871,6 @@ func TestK8sNodeMemoryHugetlbUsageMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sNodeNetworkDroppedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sNodeNetworkDropped
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []K8sNodeNetworkDroppedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.network.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
-
-	cfg = DefaultMetricsConfig().K8sNodeNetworkDropped
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestK8sNodeNetworkErrorsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sNodeNetworkErrors
 	require.NoError(t, cfg.Validate())
@@ -1599,14 +1895,26 @@ func TestK8sNodeNetworkIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sNodeNetworkPacketsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sNodeNetworkPackets
+func TestK8sNodeNetworkPacketCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeNetworkPacketCount
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []K8sNodeNetworkPacketsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.network.packets doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+	cfg.EnabledAttributes = []K8sNodeNetworkPacketCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.network.packet.count doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
 
-	cfg = DefaultMetricsConfig().K8sNodeNetworkPackets
+	cfg = DefaultMetricsConfig().K8sNodeNetworkPacketCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sNodeNetworkPacketDroppedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sNodeNetworkPacketDropped
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sNodeNetworkPacketDroppedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.node.network.packet.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().K8sNodeNetworkPacketDropped
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1671,14 +1979,26 @@ func TestK8sNodePressureStallTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sPodCPUTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sPodCPUTime
+func TestK8sPodDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodDiskDiscardIo
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []K8sPodCPUTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.cpu.time doesn't have an attribute invalid, valid attributes: [cpu.mode]")
+	cfg.EnabledAttributes = []K8sPodDiskDiscardIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().K8sPodCPUTime
+	cfg = DefaultMetricsConfig().K8sPodDiskDiscardIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodDiskDiscardOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodDiskDiscardOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().K8sPodDiskDiscardOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1731,18 +2051,6 @@ func TestK8sPodMemoryHugetlbUsageMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sPodNetworkDroppedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sPodNetworkDropped
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []K8sPodNetworkDroppedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.network.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
-
-	cfg = DefaultMetricsConfig().K8sPodNetworkDropped
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestK8sPodNetworkErrorsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().K8sPodNetworkErrors
 	require.NoError(t, cfg.Validate())
@@ -1767,14 +2075,26 @@ func TestK8sPodNetworkIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestK8sPodNetworkPacketsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().K8sPodNetworkPackets
+func TestK8sPodNetworkPacketCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodNetworkPacketCount
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []K8sPodNetworkPacketsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.network.packets doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+	cfg.EnabledAttributes = []K8sPodNetworkPacketCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.network.packet.count doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
 
-	cfg = DefaultMetricsConfig().K8sPodNetworkPackets
+	cfg = DefaultMetricsConfig().K8sPodNetworkPacketCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodNetworkPacketDroppedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodNetworkPacketDropped
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodNetworkPacketDroppedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.network.packet.dropped doesn't have an attribute invalid, valid attributes: [network.interface.name, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().K8sPodNetworkPacketDropped
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -1875,14 +2195,9 @@ func TestResourceAttributesConfig(t *testing.T) {
 			want: ResourceAttributesConfig{
 				ContainerID:              ResourceAttributeConfig{Enabled: true},
 				ContainerImageName:       ResourceAttributeConfig{Enabled: true},
-				ContainerImageTag:        ResourceAttributeConfig{Enabled: true},
+				ContainerImageTags:       ResourceAttributeConfig{Enabled: true},
 				ContainerName:            ResourceAttributeConfig{Enabled: true},
 				ContainerRuntimeName:     ResourceAttributeConfig{Enabled: true},
-				HwID:                     ResourceAttributeConfig{Enabled: true},
-				HwModel:                  ResourceAttributeConfig{Enabled: true},
-				HwParent:                 ResourceAttributeConfig{Enabled: true},
-				HwType:                   ResourceAttributeConfig{Enabled: true},
-				HwVendor:                 ResourceAttributeConfig{Enabled: true},
 				K8sContainerName:         ResourceAttributeConfig{Enabled: true},
 				K8sContainerRestartCount: ResourceAttributeConfig{Enabled: true},
 				K8sNamespaceName:         ResourceAttributeConfig{Enabled: true},
@@ -1897,14 +2212,9 @@ func TestResourceAttributesConfig(t *testing.T) {
 			want: ResourceAttributesConfig{
 				ContainerID:              ResourceAttributeConfig{Enabled: false},
 				ContainerImageName:       ResourceAttributeConfig{Enabled: false},
-				ContainerImageTag:        ResourceAttributeConfig{Enabled: false},
+				ContainerImageTags:       ResourceAttributeConfig{Enabled: false},
 				ContainerName:            ResourceAttributeConfig{Enabled: false},
 				ContainerRuntimeName:     ResourceAttributeConfig{Enabled: false},
-				HwID:                     ResourceAttributeConfig{Enabled: false},
-				HwModel:                  ResourceAttributeConfig{Enabled: false},
-				HwParent:                 ResourceAttributeConfig{Enabled: false},
-				HwType:                   ResourceAttributeConfig{Enabled: false},
-				HwVendor:                 ResourceAttributeConfig{Enabled: false},
 				K8sContainerName:         ResourceAttributeConfig{Enabled: false},
 				K8sContainerRestartCount: ResourceAttributeConfig{Enabled: false},
 				K8sNamespaceName:         ResourceAttributeConfig{Enabled: false},

@@ -52,7 +52,6 @@ const (
 	_ AttributeDiskIoDirection = iota
 	AttributeDiskIoDirectionRead
 	AttributeDiskIoDirectionWrite
-	AttributeDiskIoDirectionDiscard
 )
 
 // String returns the string representation of the AttributeDiskIoDirection.
@@ -62,17 +61,40 @@ func (av AttributeDiskIoDirection) String() string {
 		return "read"
 	case AttributeDiskIoDirectionWrite:
 		return "write"
-	case AttributeDiskIoDirectionDiscard:
-		return "discard"
 	}
 	return ""
 }
 
 // MapAttributeDiskIoDirection is a helper map of string to AttributeDiskIoDirection attribute value.
 var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
-	"read":    AttributeDiskIoDirectionRead,
-	"write":   AttributeDiskIoDirectionWrite,
-	"discard": AttributeDiskIoDirectionDiscard,
+	"read":  AttributeDiskIoDirectionRead,
+	"write": AttributeDiskIoDirectionWrite,
+}
+
+// AttributeErrorType specifies the value error.type attribute.
+type AttributeErrorType int
+
+const (
+	_ AttributeErrorType = iota
+	AttributeErrorTypeCorrected
+	AttributeErrorTypeUncorrected
+)
+
+// String returns the string representation of the AttributeErrorType.
+func (av AttributeErrorType) String() string {
+	switch av {
+	case AttributeErrorTypeCorrected:
+		return "corrected"
+	case AttributeErrorTypeUncorrected:
+		return "uncorrected"
+	}
+	return ""
+}
+
+// MapAttributeErrorType is a helper map of string to AttributeErrorType attribute value.
+var MapAttributeErrorType = map[string]AttributeErrorType{
+	"corrected":   AttributeErrorTypeCorrected,
+	"uncorrected": AttributeErrorTypeUncorrected,
 }
 
 // AttributeHwGpuActivityKind specifies the value hw.gpu.activity.kind attribute.
@@ -205,58 +227,6 @@ var MapAttributeHwGpuClockEventReason = map[string]AttributeHwGpuClockEventReaso
 	"display_clock_setting":       AttributeHwGpuClockEventReasonDisplayClockSetting,
 }
 
-// AttributeHwGpuEccCounter specifies the value hw.gpu.ecc.counter attribute.
-type AttributeHwGpuEccCounter int
-
-const (
-	_ AttributeHwGpuEccCounter = iota
-	AttributeHwGpuEccCounterVolatile
-	AttributeHwGpuEccCounterAggregate
-)
-
-// String returns the string representation of the AttributeHwGpuEccCounter.
-func (av AttributeHwGpuEccCounter) String() string {
-	switch av {
-	case AttributeHwGpuEccCounterVolatile:
-		return "volatile"
-	case AttributeHwGpuEccCounterAggregate:
-		return "aggregate"
-	}
-	return ""
-}
-
-// MapAttributeHwGpuEccCounter is a helper map of string to AttributeHwGpuEccCounter attribute value.
-var MapAttributeHwGpuEccCounter = map[string]AttributeHwGpuEccCounter{
-	"volatile":  AttributeHwGpuEccCounterVolatile,
-	"aggregate": AttributeHwGpuEccCounterAggregate,
-}
-
-// AttributeHwGpuEccErrorType specifies the value hw.gpu.ecc.error_type attribute.
-type AttributeHwGpuEccErrorType int
-
-const (
-	_ AttributeHwGpuEccErrorType = iota
-	AttributeHwGpuEccErrorTypeCorrected
-	AttributeHwGpuEccErrorTypeUncorrected
-)
-
-// String returns the string representation of the AttributeHwGpuEccErrorType.
-func (av AttributeHwGpuEccErrorType) String() string {
-	switch av {
-	case AttributeHwGpuEccErrorTypeCorrected:
-		return "corrected"
-	case AttributeHwGpuEccErrorTypeUncorrected:
-		return "uncorrected"
-	}
-	return ""
-}
-
-// MapAttributeHwGpuEccErrorType is a helper map of string to AttributeHwGpuEccErrorType attribute value.
-var MapAttributeHwGpuEccErrorType = map[string]AttributeHwGpuEccErrorType{
-	"corrected":   AttributeHwGpuEccErrorTypeCorrected,
-	"uncorrected": AttributeHwGpuEccErrorTypeUncorrected,
-}
-
 // AttributeHwGpuMemoryRemapCause specifies the value hw.gpu.memory.remap.cause attribute.
 type AttributeHwGpuMemoryRemapCause int
 
@@ -337,6 +307,54 @@ var MapAttributeHwGpuTask = map[string]AttributeHwGpuTask{
 	"general": AttributeHwGpuTaskGeneral,
 	"encoder": AttributeHwGpuTaskEncoder,
 	"decoder": AttributeHwGpuTaskDecoder,
+}
+
+// AttributeHwType specifies the value hw.type attribute.
+type AttributeHwType int
+
+const (
+	_ AttributeHwType = iota
+	AttributeHwTypeGpu
+)
+
+// String returns the string representation of the AttributeHwType.
+func (av AttributeHwType) String() string {
+	switch av {
+	case AttributeHwTypeGpu:
+		return "gpu"
+	}
+	return ""
+}
+
+// MapAttributeHwType is a helper map of string to AttributeHwType attribute value.
+var MapAttributeHwType = map[string]AttributeHwType{
+	"gpu": AttributeHwTypeGpu,
+}
+
+// AttributeK8sContainerEphemeralStorageFsType specifies the value k8s.container.ephemeral_storage.fs_type attribute.
+type AttributeK8sContainerEphemeralStorageFsType int
+
+const (
+	_ AttributeK8sContainerEphemeralStorageFsType = iota
+	AttributeK8sContainerEphemeralStorageFsTypeRootfs
+	AttributeK8sContainerEphemeralStorageFsTypeLogs
+)
+
+// String returns the string representation of the AttributeK8sContainerEphemeralStorageFsType.
+func (av AttributeK8sContainerEphemeralStorageFsType) String() string {
+	switch av {
+	case AttributeK8sContainerEphemeralStorageFsTypeRootfs:
+		return "rootfs"
+	case AttributeK8sContainerEphemeralStorageFsTypeLogs:
+		return "logs"
+	}
+	return ""
+}
+
+// MapAttributeK8sContainerEphemeralStorageFsType is a helper map of string to AttributeK8sContainerEphemeralStorageFsType attribute value.
+var MapAttributeK8sContainerEphemeralStorageFsType = map[string]AttributeK8sContainerEphemeralStorageFsType{
+	"rootfs": AttributeK8sContainerEphemeralStorageFsTypeRootfs,
+	"logs":   AttributeK8sContainerEphemeralStorageFsTypeLogs,
 }
 
 // AttributeNetworkIoDirection specifies the value network.io.direction attribute.
@@ -492,15 +510,15 @@ var MapAttributeTaskState = map[string]AttributeTaskState{
 var MetricsInfo = metricsInfo{
 	ContainerAcceleratorDutyCycle: metricInfo{
 		Name:       "container.accelerator.duty_cycle",
-		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+		Attributes: []string{"hw.id", "hw.vendor", "hw.model"},
 	},
 	ContainerAcceleratorMemoryTotal: metricInfo{
 		Name:       "container.accelerator.memory.total",
-		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+		Attributes: []string{"hw.id", "hw.vendor", "hw.model"},
 	},
 	ContainerAcceleratorMemoryUsed: metricInfo{
 		Name:       "container.accelerator.memory.used",
-		Attributes: []string{"accelerator.id", "accelerator.vendor", "accelerator.model"},
+		Attributes: []string{"hw.id", "hw.vendor", "hw.model"},
 	},
 	ContainerCPULimit: metricInfo{
 		Name: "container.cpu.limit",
@@ -530,6 +548,14 @@ var MetricsInfo = metricsInfo{
 	ContainerCPUWeight: metricInfo{
 		Name: "container.cpu.weight",
 	},
+	ContainerDiskDiscardIo: metricInfo{
+		Name:       "container.disk.discard.io",
+		Attributes: []string{"system.device"},
+	},
+	ContainerDiskDiscardOperations: metricInfo{
+		Name:       "container.disk.discard.operations",
+		Attributes: []string{"system.device"},
+	},
 	ContainerDiskIo: metricInfo{
 		Name:       "container.disk.io",
 		Attributes: []string{"system.device", "disk.io.direction"},
@@ -541,11 +567,8 @@ var MetricsInfo = metricsInfo{
 	ContainerFileDescriptorCount: metricInfo{
 		Name: "container.file_descriptor.count",
 	},
-	ContainerFilesystemInodesUsed: metricInfo{
-		Name: "container.filesystem.inodes.used",
-	},
-	ContainerFilesystemLogsUsage: metricInfo{
-		Name: "container.filesystem.logs.usage",
+	ContainerFilesystemInodeUsed: metricInfo{
+		Name: "container.filesystem.inode.used",
 	},
 	ContainerFilesystemUsage: metricInfo{
 		Name: "container.filesystem.usage",
@@ -588,10 +611,6 @@ var MetricsInfo = metricsInfo{
 	ContainerMemoryWorkingSet: metricInfo{
 		Name: "container.memory.working_set",
 	},
-	ContainerNetworkDropped: metricInfo{
-		Name:       "container.network.dropped",
-		Attributes: []string{"network.interface.name", "network.io.direction"},
-	},
 	ContainerNetworkErrors: metricInfo{
 		Name:       "container.network.errors",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
@@ -600,8 +619,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "container.network.io",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
-	ContainerNetworkPackets: metricInfo{
-		Name:       "container.network.packets",
+	ContainerNetworkPacketCount: metricInfo{
+		Name:       "container.network.packet.count",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	ContainerNetworkPacketDropped: metricInfo{
+		Name:       "container.network.packet.dropped",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
 	ContainerPagingFaults: metricInfo{
@@ -638,91 +661,118 @@ var MetricsInfo = metricsInfo{
 		Name: "container.uptime",
 	},
 	HwEnergy: metricInfo{
-		Name: "hw.energy",
+		Name:       "hw.energy",
+		Attributes: []string{"hw.id", "hw.type", "hw.parent"},
+	},
+	HwErrors: metricInfo{
+		Name:       "hw.errors",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.type", "error.type", "hw.parent"},
 	},
 	HwFanSpeedRatio: metricInfo{
-		Name: "hw.fan.speed_ratio",
+		Name:       "hw.fan.speed_ratio",
+		Attributes: []string{"hw.id", "hw.parent"},
 	},
 	HwGpuActivity: metricInfo{
 		Name:       "hw.gpu.activity",
-		Attributes: []string{"hw.gpu.activity.kind"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.activity.kind"},
 	},
 	HwGpuClockEventReasons: metricInfo{
 		Name:       "hw.gpu.clock.event_reasons",
-		Attributes: []string{"hw.gpu.clock.event_reason"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.clock.event_reason"},
 	},
 	HwGpuClockFrequency: metricInfo{
 		Name:       "hw.gpu.clock.frequency",
-		Attributes: []string{"hw.gpu.clock.domain"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.clock.domain"},
 	},
 	HwGpuClockFrequencyLimit: metricInfo{
 		Name:       "hw.gpu.clock.frequency.limit",
-		Attributes: []string{"hw.gpu.clock.domain"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.clock.domain"},
+	},
+	HwGpuIo: metricInfo{
+		Name:       "hw.gpu.io",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "network.io.direction", "hw.gpu.nvlink.link"},
 	},
 	HwGpuMemoryControllerUtilization: metricInfo{
-		Name: "hw.gpu.memory.controller.utilization",
+		Name:       "hw.gpu.memory.controller.utilization",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
-	HwGpuMemoryEccErrors: metricInfo{
-		Name:       "hw.gpu.memory.ecc.errors",
-		Attributes: []string{"hw.gpu.ecc.counter", "hw.gpu.ecc.error_type"},
+	HwGpuMemoryEccLifetimeErrors: metricInfo{
+		Name:       "hw.gpu.memory.ecc.lifetime_errors",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "error.type"},
 	},
 	HwGpuMemoryLimit: metricInfo{
-		Name: "hw.gpu.memory.limit",
+		Name:       "hw.gpu.memory.limit",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuMemoryRemapRows: metricInfo{
 		Name:       "hw.gpu.memory.remap.rows",
-		Attributes: []string{"hw.gpu.memory.remap.cause"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.memory.remap.cause"},
 	},
 	HwGpuMemoryRemapStatus: metricInfo{
 		Name:       "hw.gpu.memory.remap.status",
-		Attributes: []string{"hw.gpu.memory.remap.state"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.memory.remap.state"},
 	},
 	HwGpuMemoryTemperature: metricInfo{
-		Name: "hw.gpu.memory.temperature",
+		Name:       "hw.gpu.memory.temperature",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuMemoryUsage: metricInfo{
-		Name: "hw.gpu.memory.usage",
+		Name:       "hw.gpu.memory.usage",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuMemoryUtilization: metricInfo{
-		Name: "hw.gpu.memory.utilization",
-	},
-	HwGpuNvlinkIo: metricInfo{
-		Name:       "hw.gpu.nvlink.io",
-		Attributes: []string{"hw.gpu.nvlink.link", "network.io.direction"},
+		Name:       "hw.gpu.memory.utilization",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuPcieReplays: metricInfo{
-		Name: "hw.gpu.pcie.replays",
+		Name:       "hw.gpu.pcie.replays",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuPcieThroughput: metricInfo{
 		Name:       "hw.gpu.pcie.throughput",
-		Attributes: []string{"network.io.direction"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "network.io.direction"},
 	},
 	HwGpuPerformanceState: metricInfo{
-		Name: "hw.gpu.performance_state",
+		Name:       "hw.gpu.performance_state",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuPowerLimit: metricInfo{
-		Name: "hw.gpu.power.limit",
+		Name:       "hw.gpu.power.limit",
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent"},
 	},
 	HwGpuUtilization: metricInfo{
 		Name:       "hw.gpu.utilization",
-		Attributes: []string{"hw.gpu.task"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.task"},
 	},
 	HwGpuXidErrors: metricInfo{
 		Name:       "hw.gpu.xid.errors",
-		Attributes: []string{"hw.gpu.xid"},
+		Attributes: []string{"hw.id", "hw.model", "hw.vendor", "hw.parent", "hw.gpu.xid"},
 	},
 	HwPower: metricInfo{
-		Name: "hw.power",
+		Name:       "hw.power",
+		Attributes: []string{"hw.id", "hw.type", "hw.parent"},
 	},
 	HwTemperature: metricInfo{
-		Name: "hw.temperature",
+		Name:       "hw.temperature",
+		Attributes: []string{"hw.id", "hw.parent"},
+	},
+	K8sContainerEphemeralStorageUsage: metricInfo{
+		Name:       "k8s.container.ephemeral_storage.usage",
+		Attributes: []string{"k8s.container.ephemeral_storage.fs_type"},
 	},
 	K8sNodeCPUTime: metricInfo{
-		Name:       "k8s.node.cpu.time",
-		Attributes: []string{"cpu.mode"},
+		Name: "k8s.node.cpu.time",
 	},
 	K8sNodeCPUUsage: metricInfo{
 		Name: "k8s.node.cpu.usage",
+	},
+	K8sNodeDiskDiscardIo: metricInfo{
+		Name:       "k8s.node.disk.discard.io",
+		Attributes: []string{"system.device"},
+	},
+	K8sNodeDiskDiscardOperations: metricInfo{
+		Name:       "k8s.node.disk.discard.operations",
+		Attributes: []string{"system.device"},
 	},
 	K8sNodeDiskIo: metricInfo{
 		Name:       "k8s.node.disk.io",
@@ -738,11 +788,11 @@ var MetricsInfo = metricsInfo{
 	K8sNodeFilesystemCapacity: metricInfo{
 		Name: "k8s.node.filesystem.capacity",
 	},
-	K8sNodeFilesystemInodes: metricInfo{
-		Name: "k8s.node.filesystem.inodes",
+	K8sNodeFilesystemInodeCount: metricInfo{
+		Name: "k8s.node.filesystem.inode.count",
 	},
-	K8sNodeFilesystemInodesFree: metricInfo{
-		Name: "k8s.node.filesystem.inodes.free",
+	K8sNodeFilesystemInodeFree: metricInfo{
+		Name: "k8s.node.filesystem.inode.free",
 	},
 	K8sNodeFilesystemUsage: metricInfo{
 		Name: "k8s.node.filesystem.usage",
@@ -755,8 +805,8 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.node.image_filesystem.capacity",
 		Attributes: []string{"system.filesystem.mountpoint"},
 	},
-	K8sNodeImageFilesystemInodesUsed: metricInfo{
-		Name:       "k8s.node.image_filesystem.inodes.used",
+	K8sNodeImageFilesystemInodeUsed: metricInfo{
+		Name:       "k8s.node.image_filesystem.inode.used",
 		Attributes: []string{"system.filesystem.mountpoint"},
 	},
 	K8sNodeImageFilesystemUsage: metricInfo{
@@ -791,10 +841,6 @@ var MetricsInfo = metricsInfo{
 	K8sNodeMemoryWorkingSet: metricInfo{
 		Name: "k8s.node.memory.working_set",
 	},
-	K8sNodeNetworkDropped: metricInfo{
-		Name:       "k8s.node.network.dropped",
-		Attributes: []string{"network.interface.name", "network.io.direction"},
-	},
 	K8sNodeNetworkErrors: metricInfo{
 		Name:       "k8s.node.network.errors",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
@@ -803,8 +849,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.node.network.io",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
-	K8sNodeNetworkPackets: metricInfo{
-		Name:       "k8s.node.network.packets",
+	K8sNodeNetworkPacketCount: metricInfo{
+		Name:       "k8s.node.network.packet.count",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sNodeNetworkPacketDropped: metricInfo{
+		Name:       "k8s.node.network.packet.dropped",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
 	K8sNodePagingFaults: metricInfo{
@@ -846,14 +896,21 @@ var MetricsInfo = metricsInfo{
 		Name: "k8s.pod.cpu.throttling.throttled_time",
 	},
 	K8sPodCPUTime: metricInfo{
-		Name:       "k8s.pod.cpu.time",
-		Attributes: []string{"cpu.mode"},
+		Name: "k8s.pod.cpu.time",
 	},
 	K8sPodCPUUsage: metricInfo{
 		Name: "k8s.pod.cpu.usage",
 	},
 	K8sPodCPUWeight: metricInfo{
 		Name: "k8s.pod.cpu.weight",
+	},
+	K8sPodDiskDiscardIo: metricInfo{
+		Name:       "k8s.pod.disk.discard.io",
+		Attributes: []string{"system.device"},
+	},
+	K8sPodDiskDiscardOperations: metricInfo{
+		Name:       "k8s.pod.disk.discard.operations",
+		Attributes: []string{"system.device"},
 	},
 	K8sPodDiskIo: metricInfo{
 		Name:       "k8s.pod.disk.io",
@@ -901,10 +958,6 @@ var MetricsInfo = metricsInfo{
 	K8sPodMemoryWorkingSet: metricInfo{
 		Name: "k8s.pod.memory.working_set",
 	},
-	K8sPodNetworkDropped: metricInfo{
-		Name:       "k8s.pod.network.dropped",
-		Attributes: []string{"network.interface.name", "network.io.direction"},
-	},
 	K8sPodNetworkErrors: metricInfo{
 		Name:       "k8s.pod.network.errors",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
@@ -913,8 +966,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.pod.network.io",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
-	K8sPodNetworkPackets: metricInfo{
-		Name:       "k8s.pod.network.packets",
+	K8sPodNetworkPacketCount: metricInfo{
+		Name:       "k8s.pod.network.packet.count",
+		Attributes: []string{"network.interface.name", "network.io.direction"},
+	},
+	K8sPodNetworkPacketDropped: metricInfo{
+		Name:       "k8s.pod.network.packet.dropped",
 		Attributes: []string{"network.interface.name", "network.io.direction"},
 	},
 	K8sPodPagingFaults: metricInfo{
@@ -962,11 +1019,12 @@ type metricsInfo struct {
 	ContainerCPUTime                       metricInfo
 	ContainerCPUUsage                      metricInfo
 	ContainerCPUWeight                     metricInfo
+	ContainerDiskDiscardIo                 metricInfo
+	ContainerDiskDiscardOperations         metricInfo
 	ContainerDiskIo                        metricInfo
 	ContainerDiskOperations                metricInfo
 	ContainerFileDescriptorCount           metricInfo
-	ContainerFilesystemInodesUsed          metricInfo
-	ContainerFilesystemLogsUsage           metricInfo
+	ContainerFilesystemInodeUsed           metricInfo
 	ContainerFilesystemUsage               metricInfo
 	ContainerMemoryAvailable               metricInfo
 	ContainerMemoryCache                   metricInfo
@@ -980,10 +1038,10 @@ type metricsInfo struct {
 	ContainerMemorySwap                    metricInfo
 	ContainerMemoryUsage                   metricInfo
 	ContainerMemoryWorkingSet              metricInfo
-	ContainerNetworkDropped                metricInfo
 	ContainerNetworkErrors                 metricInfo
 	ContainerNetworkIo                     metricInfo
-	ContainerNetworkPackets                metricInfo
+	ContainerNetworkPacketCount            metricInfo
+	ContainerNetworkPacketDropped          metricInfo
 	ContainerPagingFaults                  metricInfo
 	ContainerPidsCount                     metricInfo
 	ContainerPidsLimit                     metricInfo
@@ -994,20 +1052,21 @@ type metricsInfo struct {
 	ContainerTasks                         metricInfo
 	ContainerUptime                        metricInfo
 	HwEnergy                               metricInfo
+	HwErrors                               metricInfo
 	HwFanSpeedRatio                        metricInfo
 	HwGpuActivity                          metricInfo
 	HwGpuClockEventReasons                 metricInfo
 	HwGpuClockFrequency                    metricInfo
 	HwGpuClockFrequencyLimit               metricInfo
+	HwGpuIo                                metricInfo
 	HwGpuMemoryControllerUtilization       metricInfo
-	HwGpuMemoryEccErrors                   metricInfo
+	HwGpuMemoryEccLifetimeErrors           metricInfo
 	HwGpuMemoryLimit                       metricInfo
 	HwGpuMemoryRemapRows                   metricInfo
 	HwGpuMemoryRemapStatus                 metricInfo
 	HwGpuMemoryTemperature                 metricInfo
 	HwGpuMemoryUsage                       metricInfo
 	HwGpuMemoryUtilization                 metricInfo
-	HwGpuNvlinkIo                          metricInfo
 	HwGpuPcieReplays                       metricInfo
 	HwGpuPcieThroughput                    metricInfo
 	HwGpuPerformanceState                  metricInfo
@@ -1016,18 +1075,21 @@ type metricsInfo struct {
 	HwGpuXidErrors                         metricInfo
 	HwPower                                metricInfo
 	HwTemperature                          metricInfo
+	K8sContainerEphemeralStorageUsage      metricInfo
 	K8sNodeCPUTime                         metricInfo
 	K8sNodeCPUUsage                        metricInfo
+	K8sNodeDiskDiscardIo                   metricInfo
+	K8sNodeDiskDiscardOperations           metricInfo
 	K8sNodeDiskIo                          metricInfo
 	K8sNodeDiskOperations                  metricInfo
 	K8sNodeFilesystemAvailable             metricInfo
 	K8sNodeFilesystemCapacity              metricInfo
-	K8sNodeFilesystemInodes                metricInfo
-	K8sNodeFilesystemInodesFree            metricInfo
+	K8sNodeFilesystemInodeCount            metricInfo
+	K8sNodeFilesystemInodeFree             metricInfo
 	K8sNodeFilesystemUsage                 metricInfo
 	K8sNodeImageFilesystemAvailable        metricInfo
 	K8sNodeImageFilesystemCapacity         metricInfo
-	K8sNodeImageFilesystemInodesUsed       metricInfo
+	K8sNodeImageFilesystemInodeUsed        metricInfo
 	K8sNodeImageFilesystemUsage            metricInfo
 	K8sNodeMemoryAvailable                 metricInfo
 	K8sNodeMemoryCache                     metricInfo
@@ -1038,10 +1100,10 @@ type metricsInfo struct {
 	K8sNodeMemorySwap                      metricInfo
 	K8sNodeMemoryUsage                     metricInfo
 	K8sNodeMemoryWorkingSet                metricInfo
-	K8sNodeNetworkDropped                  metricInfo
 	K8sNodeNetworkErrors                   metricInfo
 	K8sNodeNetworkIo                       metricInfo
-	K8sNodeNetworkPackets                  metricInfo
+	K8sNodeNetworkPacketCount              metricInfo
+	K8sNodeNetworkPacketDropped            metricInfo
 	K8sNodePagingFaults                    metricInfo
 	K8sNodePressureAvg10                   metricInfo
 	K8sNodePressureAvg300                  metricInfo
@@ -1056,6 +1118,8 @@ type metricsInfo struct {
 	K8sPodCPUTime                          metricInfo
 	K8sPodCPUUsage                         metricInfo
 	K8sPodCPUWeight                        metricInfo
+	K8sPodDiskDiscardIo                    metricInfo
+	K8sPodDiskDiscardOperations            metricInfo
 	K8sPodDiskIo                           metricInfo
 	K8sPodDiskOperations                   metricInfo
 	K8sPodMemoryAvailable                  metricInfo
@@ -1070,10 +1134,10 @@ type metricsInfo struct {
 	K8sPodMemorySwap                       metricInfo
 	K8sPodMemoryUsage                      metricInfo
 	K8sPodMemoryWorkingSet                 metricInfo
-	K8sPodNetworkDropped                   metricInfo
 	K8sPodNetworkErrors                    metricInfo
 	K8sPodNetworkIo                        metricInfo
-	K8sPodNetworkPackets                   metricInfo
+	K8sPodNetworkPacketCount               metricInfo
+	K8sPodNetworkPacketDropped             metricInfo
 	K8sPodPagingFaults                     metricInfo
 	K8sPodPidsCount                        metricInfo
 	K8sPodPidsLimit                        metricInfo
@@ -1087,6 +1151,28 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type MetricAttributeOption interface {
+	apply(pmetric.NumberDataPoint)
+}
+
+type metricAttributeOptionFunc func(pmetric.NumberDataPoint)
+
+func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
+	maof(dp)
+}
+
+func WithHwModelMetricAttribute(hwModelAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("hw.model", hwModelAttributeValue)
+	})
+}
+
+func WithHwParentMetricAttribute(hwParentAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	})
 }
 
 type metricContainerAcceleratorDutyCycle struct {
@@ -1106,7 +1192,7 @@ func (m *metricContainerAcceleratorDutyCycle) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1114,14 +1200,14 @@ func (m *metricContainerAcceleratorDutyCycle) recordDataPoint(start pcommon.Time
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorID) {
-		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorVendor) {
-		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorDutyCycleMetricAttributeKeyAcceleratorModel) {
-		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -1201,7 +1287,7 @@ func (m *metricContainerAcceleratorMemoryTotal) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1209,14 +1295,14 @@ func (m *metricContainerAcceleratorMemoryTotal) recordDataPoint(start pcommon.Ti
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorID) {
-		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorVendor) {
-		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryTotalMetricAttributeKeyAcceleratorModel) {
-		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -1296,7 +1382,7 @@ func (m *metricContainerAcceleratorMemoryUsed) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
+func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1304,14 +1390,14 @@ func (m *metricContainerAcceleratorMemoryUsed) recordDataPoint(start pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorID) {
-		dp.Attributes().PutStr("hw.id", acceleratorIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorVendor) {
-		dp.Attributes().PutStr("hw.vendor", acceleratorVendorAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerAcceleratorMemoryUsedMetricAttributeKeyAcceleratorModel) {
-		dp.Attributes().PutStr("hw.model", acceleratorModelAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -1871,6 +1957,188 @@ func newMetricContainerCPUWeight(cfg ContainerCPUWeightMetricConfig) metricConta
 	return m
 }
 
+type metricContainerDiskDiscardIo struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        ContainerDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.discard.io metric with initial data.
+func (m *metricContainerDiskDiscardIo) init() {
+	m.data.SetName("container.disk.discard.io")
+	m.data.SetDescription("Bytes discarded (TRIM/UNMAP) by the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskDiscardIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskDiscardIo(cfg ContainerDiskDiscardIoMetricConfig) metricContainerDiskDiscardIo {
+	m := metricContainerDiskDiscardIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskDiscardOperations struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        ContainerDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.discard.operations metric with initial data.
+func (m *metricContainerDiskDiscardOperations) init() {
+	m.data.SetName("container.disk.discard.operations")
+	m.data.SetDescription("Discard (TRIM/UNMAP) operations of the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskDiscardOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskDiscardOperations(cfg ContainerDiskDiscardOperationsMetricConfig) metricContainerDiskDiscardOperations {
+	m := metricContainerDiskDiscardOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricContainerDiskIo struct {
 	data          pmetric.Metric              // data buffer for generated metric.
 	config        ContainerDiskIoMetricConfig // metric config provided by user.
@@ -1881,7 +2149,7 @@ type metricContainerDiskIo struct {
 // init fills container.disk.io metric with initial data.
 func (m *metricContainerDiskIo) init() {
 	m.data.SetName("container.disk.io")
-	m.data.SetDescription("Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.")
+	m.data.SetDescription("Bytes the container's cgroup (sub-cgroups included) read and wrote on each block device, cumulative (discards: container.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1975,7 +2243,7 @@ type metricContainerDiskOperations struct {
 // init fills container.disk.operations metric with initial data.
 func (m *metricContainerDiskOperations) init() {
 	m.data.SetName("container.disk.operations")
-	m.data.SetDescription("Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.")
+	m.data.SetDescription("Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction (read, write; discards: container.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -2109,98 +2377,50 @@ func newMetricContainerFileDescriptorCount(cfg ContainerFileDescriptorCountMetri
 	return m
 }
 
-type metricContainerFilesystemInodesUsed struct {
-	data     pmetric.Metric                            // data buffer for generated metric.
-	config   ContainerFilesystemInodesUsedMetricConfig // metric config provided by user.
-	capacity int                                       // max observed number of data points added to the metric.
-}
-
-// init fills container.filesystem.inodes.used metric with initial data.
-func (m *metricContainerFilesystemInodesUsed) init() {
-	m.data.SetName("container.filesystem.inodes.used")
-	m.data.SetDescription("Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).")
-	m.data.SetUnit("{inode}")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricContainerFilesystemInodesUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerFilesystemInodesUsed) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerFilesystemInodesUsed) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricContainerFilesystemInodesUsed(cfg ContainerFilesystemInodesUsedMetricConfig) metricContainerFilesystemInodesUsed {
-	m := metricContainerFilesystemInodesUsed{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricContainerFilesystemLogsUsage struct {
+type metricContainerFilesystemInodeUsed struct {
 	data     pmetric.Metric                           // data buffer for generated metric.
-	config   ContainerFilesystemLogsUsageMetricConfig // metric config provided by user.
+	config   ContainerFilesystemInodeUsedMetricConfig // metric config provided by user.
 	capacity int                                      // max observed number of data points added to the metric.
 }
 
-// init fills container.filesystem.logs.usage metric with initial data.
-func (m *metricContainerFilesystemLogsUsage) init() {
-	m.data.SetName("container.filesystem.logs.usage")
-	m.data.SetDescription("Bytes of the container's log files: the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included), read in the background every filesystem_collection_interval. Apparent sizes, not allocated blocks. Absent when the container has no such directory. kubelet /stats/summary: containers[].logs.usedBytes.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+// init fills container.filesystem.inode.used metric with initial data.
+func (m *metricContainerFilesystemInodeUsed) init() {
+	m.data.SetName("container.filesystem.inode.used")
+	m.data.SetDescription("Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
-func (m *metricContainerFilesystemLogsUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricContainerFilesystemInodeUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerFilesystemLogsUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+func (m *metricContainerFilesystemInodeUsed) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerFilesystemLogsUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+func (m *metricContainerFilesystemInodeUsed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
 	}
 }
 
-func newMetricContainerFilesystemLogsUsage(cfg ContainerFilesystemLogsUsageMetricConfig) metricContainerFilesystemLogsUsage {
-	m := metricContainerFilesystemLogsUsage{config: cfg}
+func newMetricContainerFilesystemInodeUsed(cfg ContainerFilesystemInodeUsedMetricConfig) metricContainerFilesystemInodeUsed {
+	m := metricContainerFilesystemInodeUsed{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2220,14 +2440,16 @@ func (m *metricContainerFilesystemUsage) init() {
 	m.data.SetName("container.filesystem.usage")
 	m.data.SetDescription("Bytes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.usedBytes; cAdvisor: container_fs_usage_bytes (writable layer).")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricContainerFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -2235,14 +2457,14 @@ func (m *metricContainerFilesystemUsage) recordDataPoint(start pcommon.Timestamp
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricContainerFilesystemUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricContainerFilesystemUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2270,14 +2492,16 @@ func (m *metricContainerMemoryAvailable) init() {
 	m.data.SetName("container.memory.available")
 	m.data.SetDescription("Memory container can still use before its limit: container memory limit minus container working set, floored at 0. Emitted only when a finite limit exists.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricContainerMemoryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -2285,14 +2509,14 @@ func (m *metricContainerMemoryAvailable) recordDataPoint(start pcommon.Timestamp
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricContainerMemoryAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricContainerMemoryAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2750,14 +2974,16 @@ func (m *metricContainerMemoryRss) init() {
 	m.data.SetName("container.memory.rss")
 	m.data.SetDescription("Anonymous memory (heap, stacks, anonymous mmap) of the container's cgroup. v1: memory.stat total_rss; v2: memory.stat anon.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricContainerMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -2765,14 +2991,14 @@ func (m *metricContainerMemoryRss) recordDataPoint(start pcommon.Timestamp, ts p
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricContainerMemoryRss) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricContainerMemoryRss) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2850,14 +3076,16 @@ func (m *metricContainerMemoryUsage) init() {
 	m.data.SetName("container.memory.usage")
 	m.data.SetDescription("Memory used by the container's cgroup, page cache included. v1: memory.usage_in_bytes; v2: memory.current.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricContainerMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -2865,14 +3093,14 @@ func (m *metricContainerMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricContainerMemoryUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricContainerMemoryUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2900,14 +3128,16 @@ func (m *metricContainerMemoryWorkingSet) init() {
 	m.data.SetName("container.memory.working_set")
 	m.data.SetDescription("Container working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricContainerMemoryWorkingSet) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -2915,14 +3145,14 @@ func (m *metricContainerMemoryWorkingSet) recordDataPoint(start pcommon.Timestam
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricContainerMemoryWorkingSet) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricContainerMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2931,100 +3161,6 @@ func (m *metricContainerMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryWorkingSet(cfg ContainerMemoryWorkingSetMetricConfig) metricContainerMemoryWorkingSet {
 	m := metricContainerMemoryWorkingSet{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricContainerNetworkDropped struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        ContainerNetworkDroppedMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
-}
-
-// init fills container.network.dropped metric with initial data.
-func (m *metricContainerNetworkDropped) init() {
-	m.data.SetName("container.network.dropped")
-	m.data.SetDescription("Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
-	m.data.SetUnit("{packet}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricContainerNetworkDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkDroppedMetricAttributeKeyNetworkInterfaceName) {
-		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkDroppedMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerNetworkDropped) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerNetworkDropped) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricContainerNetworkDropped(cfg ContainerNetworkDroppedMetricConfig) metricContainerNetworkDropped {
-	m := metricContainerNetworkDropped{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3221,16 +3357,16 @@ func newMetricContainerNetworkIo(cfg ContainerNetworkIoMetricConfig) metricConta
 	return m
 }
 
-type metricContainerNetworkPackets struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        ContainerNetworkPacketsMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+type metricContainerNetworkPacketCount struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        ContainerNetworkPacketCountMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.network.packets metric with initial data.
-func (m *metricContainerNetworkPackets) init() {
-	m.data.SetName("container.network.packets")
+// init fills container.network.packet.count metric with initial data.
+func (m *metricContainerNetworkPacketCount) init() {
+	m.data.SetName("container.network.packet.count")
 	m.data.SetDescription("Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
 	m.data.SetUnit("{packet}")
 	m.data.SetEmptySum()
@@ -3240,7 +3376,7 @@ func (m *metricContainerNetworkPackets) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+func (m *metricContainerNetworkPacketCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -3248,10 +3384,10 @@ func (m *metricContainerNetworkPackets) recordDataPoint(start pcommon.Timestamp,
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketsMetricAttributeKeyNetworkInterfaceName) {
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketCountMetricAttributeKeyNetworkInterfaceName) {
 		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketCountMetricAttributeKeyNetworkIoDirection) {
 		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
 	}
 
@@ -3285,14 +3421,14 @@ func (m *metricContainerNetworkPackets) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerNetworkPackets) updateCapacity() {
+func (m *metricContainerNetworkPacketCount) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerNetworkPackets) emit(metrics pmetric.MetricSlice) {
+func (m *metricContainerNetworkPacketCount) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -3305,8 +3441,102 @@ func (m *metricContainerNetworkPackets) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerNetworkPackets(cfg ContainerNetworkPacketsMetricConfig) metricContainerNetworkPackets {
-	m := metricContainerNetworkPackets{config: cfg}
+func newMetricContainerNetworkPacketCount(cfg ContainerNetworkPacketCountMetricConfig) metricContainerNetworkPacketCount {
+	m := metricContainerNetworkPacketCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerNetworkPacketDropped struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        ContainerNetworkPacketDroppedMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.network.packet.dropped metric with initial data.
+func (m *metricContainerNetworkPacketDropped) init() {
+	m.data.SetName("container.network.packet.dropped")
+	m.data.SetDescription("Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerNetworkPacketDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerNetworkPacketDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerNetworkPacketDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerNetworkPacketDropped(cfg ContainerNetworkPacketDroppedMetricConfig) metricContainerNetworkPacketDropped {
+	m := metricContainerNetworkPacketDropped{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3974,19 +4204,19 @@ type metricContainerUptime struct {
 // init fills container.uptime metric with initial data.
 func (m *metricContainerUptime) init() {
 	m.data.SetName("container.uptime")
-	m.data.SetDescription("Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).")
+	m.data.SetDescription("Time since the container was created, in whole seconds (a double, as the semantic conventions define container.uptime), by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 }
 
-func (m *metricContainerUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricContainerUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
 	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
+	dp.SetDoubleValue(val)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4016,9 +4246,10 @@ func newMetricContainerUptime(cfg ContainerUptimeMetricConfig) metricContainerUp
 }
 
 type metricHwEnergy struct {
-	data     pmetric.Metric       // data buffer for generated metric.
-	config   HwEnergyMetricConfig // metric config provided by user.
-	capacity int                  // max observed number of data points added to the metric.
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwEnergyMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []float64            // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.energy metric with initial data.
@@ -4029,16 +4260,55 @@ func (m *metricHwEnergy) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwEnergy) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwEnergy) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwEnergyMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwEnergyMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4051,6 +4321,11 @@ func (m *metricHwEnergy) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwEnergy) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4067,10 +4342,114 @@ func newMetricHwEnergy(cfg HwEnergyMetricConfig) metricHwEnergy {
 	return m
 }
 
+type metricHwErrors struct {
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwErrorsMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.errors metric with initial data.
+func (m *metricHwErrors) init() {
+	m.data.SetName("hw.errors")
+	m.data.SetDescription("Memory (ECC) errors of the GPU since the NVIDIA driver was last loaded, by type (error.type corrected or uncorrected; nvmlDeviceGetTotalEccErrors with NVML_VOLATILE_ECC): the semantic conventions' hw.errors with hw.type=gpu. Resets when the driver reloads. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED). The same errors over the GPU's life: hw.gpu.memory.ecc.lifetime_errors.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwTypeAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
+	m := metricHwErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwFanSpeedRatio struct {
-	data     pmetric.Metric              // data buffer for generated metric.
-	config   HwFanSpeedRatioMetricConfig // metric config provided by user.
-	capacity int                         // max observed number of data points added to the metric.
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        HwFanSpeedRatioMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []float64                   // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.fan.speed_ratio metric with initial data.
@@ -4079,16 +4458,52 @@ func (m *metricHwFanSpeedRatio) init() {
 	m.data.SetDescription("The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwFanSpeedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwFanSpeedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwFanSpeedRatioMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4101,6 +4516,11 @@ func (m *metricHwFanSpeedRatio) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwFanSpeedRatio) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4134,7 +4554,7 @@ func (m *metricHwGpuActivity) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuActivityKindAttributeValue string) {
+func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuActivityKindAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4142,8 +4562,17 @@ func (m *metricHwGpuActivity) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuActivityMetricAttributeKeyHwGpuActivityKind) {
 		dp.Attributes().PutStr("hw.gpu.activity.kind", hwGpuActivityKindAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4223,7 +4652,7 @@ func (m *metricHwGpuClockEventReasons) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockEventReasonAttributeValue string) {
+func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockEventReasonAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4231,8 +4660,17 @@ func (m *metricHwGpuClockEventReasons) recordDataPoint(start pcommon.Timestamp, 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuClockEventReasonsMetricAttributeKeyHwGpuClockEventReason) {
 		dp.Attributes().PutStr("hw.gpu.clock.event_reason", hwGpuClockEventReasonAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4312,7 +4750,7 @@ func (m *metricHwGpuClockFrequency) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue string) {
+func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4320,8 +4758,17 @@ func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyMetricAttributeKeyHwGpuClockDomain) {
 		dp.Attributes().PutStr("hw.gpu.clock.domain", hwGpuClockDomainAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4401,7 +4848,7 @@ func (m *metricHwGpuClockFrequencyLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue string) {
+func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4409,8 +4856,17 @@ func (m *metricHwGpuClockFrequencyLimit) recordDataPoint(start pcommon.Timestamp
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuClockFrequencyLimitMetricAttributeKeyHwGpuClockDomain) {
 		dp.Attributes().PutStr("hw.gpu.clock.domain", hwGpuClockDomainAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4473,68 +4929,18 @@ func newMetricHwGpuClockFrequencyLimit(cfg HwGpuClockFrequencyLimitMetricConfig)
 	return m
 }
 
-type metricHwGpuMemoryControllerUtilization struct {
-	data     pmetric.Metric                               // data buffer for generated metric.
-	config   HwGpuMemoryControllerUtilizationMetricConfig // metric config provided by user.
-	capacity int                                          // max observed number of data points added to the metric.
+type metricHwGpuIo struct {
+	data          pmetric.Metric      // data buffer for generated metric.
+	config        HwGpuIoMetricConfig // metric config provided by user.
+	capacity      int                 // max observed number of data points added to the metric.
+	aggDataPoints []int64             // slice containing number of aggregated datapoints at each index
 }
 
-// init fills hw.gpu.memory.controller.utilization metric with initial data.
-func (m *metricHwGpuMemoryControllerUtilization) init() {
-	m.data.SetName("hw.gpu.memory.controller.utilization")
-	m.data.SetDescription("Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwGpuMemoryControllerUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryControllerUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryControllerUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryControllerUtilization(cfg HwGpuMemoryControllerUtilizationMetricConfig) metricHwGpuMemoryControllerUtilization {
-	m := metricHwGpuMemoryControllerUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuMemoryEccErrors struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        HwGpuMemoryEccErrorsMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.gpu.memory.ecc.errors metric with initial data.
-func (m *metricHwGpuMemoryEccErrors) init() {
-	m.data.SetName("hw.gpu.memory.ecc.errors")
-	m.data.SetDescription("ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).")
-	m.data.SetUnit("{error}")
+// init fills hw.gpu.io metric with initial data.
+func (m *metricHwGpuIo) init() {
+	m.data.SetName("hw.gpu.io")
+	m.data.SetDescription("Bytes the GPU received and transmitted over NVLink, per active link (hw.gpu.nvlink.link, an attribute the conventions do not define: sum over it for the GPU's NVLink traffic) and direction: NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink. PCIe traffic is not counted here: NVML gives it only as a sampled rate (hw.gpu.pcie.throughput).")
+	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -4542,7 +4948,7 @@ func (m *metricHwGpuMemoryEccErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuEccCounterAttributeValue string, hwGpuEccErrorTypeAttributeValue string) {
+func (m *metricHwGpuIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue string, hwGpuNvlinkLinkAttributeValue int64, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4550,11 +4956,20 @@ func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccCounter) {
-		dp.Attributes().PutStr("hw.gpu.ecc.counter", hwGpuEccCounterAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccErrorsMetricAttributeKeyHwGpuEccErrorType) {
-		dp.Attributes().PutStr("hw.gpu.ecc.error_type", hwGpuEccErrorTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuIoMetricAttributeKeyHwGpuNvlinkLink) {
+		dp.Attributes().PutInt("hw.gpu.nvlink.link", hwGpuNvlinkLinkAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4587,14 +5002,14 @@ func (m *metricHwGpuMemoryEccErrors) recordDataPoint(start pcommon.Timestamp, ts
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryEccErrors) updateCapacity() {
+func (m *metricHwGpuIo) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryEccErrors) emit(metrics pmetric.MetricSlice) {
+func (m *metricHwGpuIo) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -4607,8 +5022,203 @@ func (m *metricHwGpuMemoryEccErrors) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricHwGpuMemoryEccErrors(cfg HwGpuMemoryEccErrorsMetricConfig) metricHwGpuMemoryEccErrors {
-	m := metricHwGpuMemoryEccErrors{config: cfg}
+func newMetricHwGpuIo(cfg HwGpuIoMetricConfig) metricHwGpuIo {
+	m := metricHwGpuIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryControllerUtilization struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        HwGpuMemoryControllerUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.controller.utilization metric with initial data.
+func (m *metricHwGpuMemoryControllerUtilization) init() {
+	m.data.SetName("hw.gpu.memory.controller.utilization")
+	m.data.SetDescription("Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryControllerUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryControllerUtilizationMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryControllerUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryControllerUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryControllerUtilization(cfg HwGpuMemoryControllerUtilizationMetricConfig) metricHwGpuMemoryControllerUtilization {
+	m := metricHwGpuMemoryControllerUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryEccLifetimeErrors struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        HwGpuMemoryEccLifetimeErrorsMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.ecc.lifetime_errors metric with initial data.
+func (m *metricHwGpuMemoryEccLifetimeErrors) init() {
+	m.data.SetName("hw.gpu.memory.ecc.lifetime_errors")
+	m.data.SetDescription("Memory (ECC) errors over the GPU's life, persisted by the GPU across driver loads and reboots (nvmlDeviceGetTotalEccErrors with NVML_AGGREGATE_ECC), by type. The same errors as hw.errors counts since the driver loaded: never add the two. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryEccLifetimeErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryEccLifetimeErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryEccLifetimeErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryEccLifetimeErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryEccLifetimeErrors(cfg HwGpuMemoryEccLifetimeErrorsMetricConfig) metricHwGpuMemoryEccLifetimeErrors {
+	m := metricHwGpuMemoryEccLifetimeErrors{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -4618,9 +5228,10 @@ func newMetricHwGpuMemoryEccErrors(cfg HwGpuMemoryEccErrorsMetricConfig) metricH
 }
 
 type metricHwGpuMemoryLimit struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuMemoryLimitMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuMemoryLimitMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.memory.limit metric with initial data.
@@ -4631,16 +5242,55 @@ func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryLimitMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4653,6 +5303,11 @@ func (m *metricHwGpuMemoryLimit) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuMemoryLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4688,7 +5343,7 @@ func (m *metricHwGpuMemoryRemapRows) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuMemoryRemapCauseAttributeValue string) {
+func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapCauseAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4696,8 +5351,17 @@ func (m *metricHwGpuMemoryRemapRows) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapRowsMetricAttributeKeyHwGpuMemoryRemapCause) {
 		dp.Attributes().PutStr("hw.gpu.memory.remap.cause", hwGpuMemoryRemapCauseAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4777,7 +5441,7 @@ func (m *metricHwGpuMemoryRemapStatus) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuMemoryRemapStateAttributeValue string) {
+func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapStateAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4785,8 +5449,17 @@ func (m *metricHwGpuMemoryRemapStatus) recordDataPoint(start pcommon.Timestamp, 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryRemapStatusMetricAttributeKeyHwGpuMemoryRemapState) {
 		dp.Attributes().PutStr("hw.gpu.memory.remap.state", hwGpuMemoryRemapStateAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -4850,9 +5523,10 @@ func newMetricHwGpuMemoryRemapStatus(cfg HwGpuMemoryRemapStatusMetricConfig) met
 }
 
 type metricHwGpuMemoryTemperature struct {
-	data     pmetric.Metric                     // data buffer for generated metric.
-	config   HwGpuMemoryTemperatureMetricConfig // metric config provided by user.
-	capacity int                                // max observed number of data points added to the metric.
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        HwGpuMemoryTemperatureMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.memory.temperature metric with initial data.
@@ -4861,16 +5535,55 @@ func (m *metricHwGpuMemoryTemperature) init() {
 	m.data.SetDescription("Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuMemoryTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwGpuMemoryTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryTemperatureMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryTemperatureMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -4883,6 +5596,11 @@ func (m *metricHwGpuMemoryTemperature) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuMemoryTemperature) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -4900,9 +5618,10 @@ func newMetricHwGpuMemoryTemperature(cfg HwGpuMemoryTemperatureMetricConfig) met
 }
 
 type metricHwGpuMemoryUsage struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuMemoryUsageMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuMemoryUsageMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.memory.usage metric with initial data.
@@ -4913,114 +5632,11 @@ func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-}
-
-func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryUsage) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryUsage(cfg HwGpuMemoryUsageMetricConfig) metricHwGpuMemoryUsage {
-	m := metricHwGpuMemoryUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuMemoryUtilization struct {
-	data     pmetric.Metric                     // data buffer for generated metric.
-	config   HwGpuMemoryUtilizationMetricConfig // metric config provided by user.
-	capacity int                                // max observed number of data points added to the metric.
-}
-
-// init fills hw.gpu.memory.utilization metric with initial data.
-func (m *metricHwGpuMemoryUtilization) init() {
-	m.data.SetName("hw.gpu.memory.utilization")
-	m.data.SetDescription("Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) metricHwGpuMemoryUtilization {
-	m := metricHwGpuMemoryUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuNvlinkIo struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        HwGpuNvlinkIoMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.gpu.nvlink.io metric with initial data.
-func (m *metricHwGpuNvlinkIo) init() {
-	m.data.SetName("hw.gpu.nvlink.io")
-	m.data.SetDescription("Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuNvlinkLinkAttributeValue int64, networkIoDirectionAttributeValue string) {
+func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5028,11 +5644,14 @@ func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwGpuNvlinkIoMetricAttributeKeyHwGpuNvlinkLink) {
-		dp.Attributes().PutInt("hw.gpu.nvlink.link", hwGpuNvlinkLinkAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUsageMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwGpuNvlinkIoMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUsageMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5065,14 +5684,14 @@ func (m *metricHwGpuNvlinkIo) recordDataPoint(start pcommon.Timestamp, ts pcommo
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuNvlinkIo) updateCapacity() {
+func (m *metricHwGpuMemoryUsage) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuNvlinkIo) emit(metrics pmetric.MetricSlice) {
+func (m *metricHwGpuMemoryUsage) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -5085,8 +5704,103 @@ func (m *metricHwGpuNvlinkIo) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricHwGpuNvlinkIo(cfg HwGpuNvlinkIoMetricConfig) metricHwGpuNvlinkIo {
-	m := metricHwGpuNvlinkIo{config: cfg}
+func newMetricHwGpuMemoryUsage(cfg HwGpuMemoryUsageMetricConfig) metricHwGpuMemoryUsage {
+	m := metricHwGpuMemoryUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwGpuMemoryUtilization struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        HwGpuMemoryUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.gpu.memory.utilization metric with initial data.
+func (m *metricHwGpuMemoryUtilization) init() {
+	m.data.SetName("hw.gpu.memory.utilization")
+	m.data.SetDescription("Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuMemoryUtilizationMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) metricHwGpuMemoryUtilization {
+	m := metricHwGpuMemoryUtilization{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -5096,9 +5810,10 @@ func newMetricHwGpuNvlinkIo(cfg HwGpuNvlinkIoMetricConfig) metricHwGpuNvlinkIo {
 }
 
 type metricHwGpuPcieReplays struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuPcieReplaysMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwGpuPcieReplaysMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.pcie.replays metric with initial data.
@@ -5109,16 +5824,55 @@ func (m *metricHwGpuPcieReplays) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuPcieReplays) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieReplaysMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieReplaysMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5131,6 +5885,11 @@ func (m *metricHwGpuPcieReplays) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuPcieReplays) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5164,7 +5923,7 @@ func (m *metricHwGpuPcieThroughput) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, networkIoDirectionAttributeValue string) {
+func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5172,8 +5931,17 @@ func (m *metricHwGpuPcieThroughput) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuPcieThroughputMetricAttributeKeyNetworkIoDirection) {
 		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5237,9 +6005,10 @@ func newMetricHwGpuPcieThroughput(cfg HwGpuPcieThroughputMetricConfig) metricHwG
 }
 
 type metricHwGpuPerformanceState struct {
-	data     pmetric.Metric                    // data buffer for generated metric.
-	config   HwGpuPerformanceStateMetricConfig // metric config provided by user.
-	capacity int                               // max observed number of data points added to the metric.
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        HwGpuPerformanceStateMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.performance_state metric with initial data.
@@ -5248,16 +6017,55 @@ func (m *metricHwGpuPerformanceState) init() {
 	m.data.SetDescription("The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPerformanceState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuPerformanceState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPerformanceStateMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPerformanceStateMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5270,6 +6078,11 @@ func (m *metricHwGpuPerformanceState) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuPerformanceState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5287,9 +6100,10 @@ func newMetricHwGpuPerformanceState(cfg HwGpuPerformanceStateMetricConfig) metri
 }
 
 type metricHwGpuPowerLimit struct {
-	data     pmetric.Metric              // data buffer for generated metric.
-	config   HwGpuPowerLimitMetricConfig // metric config provided by user.
-	capacity int                         // max observed number of data points added to the metric.
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        HwGpuPowerLimitMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []float64                   // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.gpu.power.limit metric with initial data.
@@ -5298,16 +6112,55 @@ func (m *metricHwGpuPowerLimit) init() {
 	m.data.SetDescription("The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).")
 	m.data.SetUnit("W")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuPowerLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwGpuPowerLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPowerLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuPowerLimitMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -5320,6 +6173,11 @@ func (m *metricHwGpuPowerLimit) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwGpuPowerLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5353,7 +6211,7 @@ func (m *metricHwGpuUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
+func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuTaskAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5361,8 +6219,17 @@ func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwGpuTask) {
 		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5444,7 +6311,7 @@ func (m *metricHwGpuXidErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwGpuXidAttributeValue int64) {
+func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuXidAttributeValue int64, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5452,8 +6319,17 @@ func (m *metricHwGpuXidErrors) recordDataPoint(start pcommon.Timestamp, ts pcomm
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwVendor) {
+		dp.Attributes().PutStr("hw.vendor", hwVendorAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwGpuXidErrorsMetricAttributeKeyHwGpuXid) {
 		dp.Attributes().PutInt("hw.gpu.xid", hwGpuXidAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -5517,9 +6393,10 @@ func newMetricHwGpuXidErrors(cfg HwGpuXidErrorsMetricConfig) metricHwGpuXidError
 }
 
 type metricHwPower struct {
-	data     pmetric.Metric      // data buffer for generated metric.
-	config   HwPowerMetricConfig // metric config provided by user.
-	capacity int                 // max observed number of data points added to the metric.
+	data          pmetric.Metric      // data buffer for generated metric.
+	config        HwPowerMetricConfig // metric config provided by user.
+	capacity      int                 // max observed number of data points added to the metric.
+	aggDataPoints []float64           // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.power metric with initial data.
@@ -5528,114 +6405,11 @@ func (m *metricHwPower) init() {
 	m.data.SetDescription("Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).")
 	m.data.SetUnit("W")
 	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwPower) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPower) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPower) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPower(cfg HwPowerMetricConfig) metricHwPower {
-	m := metricHwPower{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwTemperature struct {
-	data     pmetric.Metric            // data buffer for generated metric.
-	config   HwTemperatureMetricConfig // metric config provided by user.
-	capacity int                       // max observed number of data points added to the metric.
-}
-
-// init fills hw.temperature metric with initial data.
-func (m *metricHwTemperature) init() {
-	m.data.SetName("hw.temperature")
-	m.data.SetDescription("GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).")
-	m.data.SetUnit("Cel")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwTemperature) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
-	m := metricHwTemperature{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricK8sNodeCPUTime struct {
-	data          pmetric.Metric             // data buffer for generated metric.
-	config        K8sNodeCPUTimeMetricConfig // metric config provided by user.
-	capacity      int                        // max observed number of data points added to the metric.
-	aggDataPoints []float64                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills k8s.node.cpu.time metric with initial data.
-func (m *metricK8sNodeCPUTime) init() {
-	m.data.SetName("k8s.node.cpu.time")
-	m.data.SetDescription("CPU time consumed by everything on the node (the root cgroup), by mode.")
-	m.data.SetUnit("s")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricK8sNodeCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cpuModeAttributeValue string) {
+func (m *metricHwPower) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -5643,12 +6417,18 @@ func (m *metricK8sNodeCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcomm
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sNodeCPUTimeMetricAttributeKeyCPUMode) {
-		dp.Attributes().PutStr("cpu.mode", cpuModeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwPowerMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPowerMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
-	dps := m.data.Sum().DataPoints()
+	dps := m.data.Gauge().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dpi := dps.At(i)
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
@@ -5677,6 +6457,246 @@ func (m *metricK8sNodeCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcomm
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPower) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPower) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPower(cfg HwPowerMetricConfig) metricHwPower {
+	m := metricHwPower{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwTemperature struct {
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        HwTemperatureMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.temperature metric with initial data.
+func (m *metricHwTemperature) init() {
+	m.data.SetName("hw.temperature")
+	m.data.SetDescription("GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwTemperature) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
+	m := metricHwTemperature{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sContainerEphemeralStorageUsage struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        K8sContainerEphemeralStorageUsageMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.container.ephemeral_storage.usage metric with initial data.
+func (m *metricK8sContainerEphemeralStorageUsage) init() {
+	m.data.SetName("k8s.container.ephemeral_storage.usage")
+	m.data.SetDescription("Bytes of the container's ephemeral storage, by part: fs_type=rootfs is its writable layer as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes, the same figure as container.filesystem.usage); fs_type=logs is the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included; apparent sizes, not allocated blocks). Both read in the background every filesystem_collection_interval. A part is absent when its source is: rootfs without a CRI endpoint, when the runtime does not report it or before its first measurement (0 with timestamp 0); logs when the container has no such directory. kubelet /stats/summary: containers[].rootfs.usedBytes, containers[].logs.usedBytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sContainerEphemeralStorageUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sContainerEphemeralStorageFsTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sContainerEphemeralStorageUsageMetricAttributeKeyK8sContainerEphemeralStorageFsType) {
+		dp.Attributes().PutStr("k8s.container.ephemeral_storage.fs_type", k8sContainerEphemeralStorageFsTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sContainerEphemeralStorageUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sContainerEphemeralStorageUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sContainerEphemeralStorageUsage(cfg K8sContainerEphemeralStorageUsageMetricConfig) metricK8sContainerEphemeralStorageUsage {
+	m := metricK8sContainerEphemeralStorageUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeCPUTime struct {
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   K8sNodeCPUTimeMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.cpu.time metric with initial data.
+func (m *metricK8sNodeCPUTime) init() {
+	m.data.SetName("k8s.node.cpu.time")
+	m.data.SetDescription("CPU time consumed by everything on the node (the root cgroup), the total (v1 cpuacct.usage, v2 cpu.stat usage_usec, of the root cgroup) without a mode, as the semantic conventions define it: the kubelet's node CPU time.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sNodeCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeCPUTime) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
@@ -5686,11 +6706,6 @@ func (m *metricK8sNodeCPUTime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeCPUTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -5757,6 +6772,188 @@ func newMetricK8sNodeCPUUsage(cfg K8sNodeCPUUsageMetricConfig) metricK8sNodeCPUU
 	return m
 }
 
+type metricK8sNodeDiskDiscardIo struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sNodeDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.disk.discard.io metric with initial data.
+func (m *metricK8sNodeDiskDiscardIo) init() {
+	m.data.SetName("k8s.node.disk.discard.io")
+	m.data.SetDescription("Bytes discarded (TRIM/UNMAP) on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (sectors discarded x 512). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeDiskDiscardIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeDiskDiscardIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeDiskDiscardIo(cfg K8sNodeDiskDiscardIoMetricConfig) metricK8sNodeDiskDiscardIo {
+	m := metricK8sNodeDiskDiscardIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeDiskDiscardOperations struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        K8sNodeDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.disk.discard.operations metric with initial data.
+func (m *metricK8sNodeDiskDiscardOperations) init() {
+	m.data.SetName("k8s.node.disk.discard.operations")
+	m.data.SetDescription("Discard (TRIM/UNMAP) operations on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (discards completed). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeDiskDiscardOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeDiskDiscardOperations(cfg K8sNodeDiskDiscardOperationsMetricConfig) metricK8sNodeDiskDiscardOperations {
+	m := metricK8sNodeDiskDiscardOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodeDiskIo struct {
 	data          pmetric.Metric            // data buffer for generated metric.
 	config        K8sNodeDiskIoMetricConfig // metric config provided by user.
@@ -5767,7 +6964,7 @@ type metricK8sNodeDiskIo struct {
 // init fills k8s.node.disk.io metric with initial data.
 func (m *metricK8sNodeDiskIo) init() {
 	m.data.SetName("k8s.node.disk.io")
-	m.data.SetDescription("Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.")
+	m.data.SetDescription("Bytes read and written on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512 (discards: k8s.node.disk.discard.io). Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -5861,7 +7058,7 @@ type metricK8sNodeDiskOperations struct {
 // init fills k8s.node.disk.operations metric with initial data.
 func (m *metricK8sNodeDiskOperations) init() {
 	m.data.SetName("k8s.node.disk.operations")
-	m.data.SetDescription("Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.")
+	m.data.SetDescription("Completed block I/O operations on each whole disk of the node, by direction (read, write; discards: k8s.node.disk.discard.operations), cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -5956,14 +7153,16 @@ func (m *metricK8sNodeFilesystemAvailable) init() {
 	m.data.SetName("k8s.node.filesystem.available")
 	m.data.SetDescription("Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeFilesystemAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -5971,14 +7170,14 @@ func (m *metricK8sNodeFilesystemAvailable) recordDataPoint(start pcommon.Timesta
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeFilesystemAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeFilesystemAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -6006,14 +7205,16 @@ func (m *metricK8sNodeFilesystemCapacity) init() {
 	m.data.SetName("k8s.node.filesystem.capacity")
 	m.data.SetDescription("Size of the node filesystem: statfs f_blocks x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.capacityBytes; cAdvisor: container_fs_limit_bytes for id=/.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeFilesystemCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -6021,14 +7222,14 @@ func (m *metricK8sNodeFilesystemCapacity) recordDataPoint(start pcommon.Timestam
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeFilesystemCapacity) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeFilesystemCapacity) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -6045,48 +7246,50 @@ func newMetricK8sNodeFilesystemCapacity(cfg K8sNodeFilesystemCapacityMetricConfi
 	return m
 }
 
-type metricK8sNodeFilesystemInodes struct {
-	data     pmetric.Metric                      // data buffer for generated metric.
-	config   K8sNodeFilesystemInodesMetricConfig // metric config provided by user.
-	capacity int                                 // max observed number of data points added to the metric.
+type metricK8sNodeFilesystemInodeCount struct {
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   K8sNodeFilesystemInodeCountMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
 }
 
-// init fills k8s.node.filesystem.inodes metric with initial data.
-func (m *metricK8sNodeFilesystemInodes) init() {
-	m.data.SetName("k8s.node.filesystem.inodes")
+// init fills k8s.node.filesystem.inode.count metric with initial data.
+func (m *metricK8sNodeFilesystemInodeCount) init() {
+	m.data.SetName("k8s.node.filesystem.inode.count")
 	m.data.SetDescription("Inodes of the node filesystem: statfs f_files of <root_path>/var/lib/kubelet, else of <root_path>/. Absent on filesystems that report 0 (no fixed inode table, e.g. btrfs). kubelet /stats/summary: node.fs.inodes; cAdvisor: container_fs_inodes_total for id=/.")
 	m.data.SetUnit("{inode}")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
-func (m *metricK8sNodeFilesystemInodes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricK8sNodeFilesystemInodeCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sNodeFilesystemInodes) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+func (m *metricK8sNodeFilesystemInodeCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sNodeFilesystemInodes) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+func (m *metricK8sNodeFilesystemInodeCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
 	}
 }
 
-func newMetricK8sNodeFilesystemInodes(cfg K8sNodeFilesystemInodesMetricConfig) metricK8sNodeFilesystemInodes {
-	m := metricK8sNodeFilesystemInodes{config: cfg}
+func newMetricK8sNodeFilesystemInodeCount(cfg K8sNodeFilesystemInodeCountMetricConfig) metricK8sNodeFilesystemInodeCount {
+	m := metricK8sNodeFilesystemInodeCount{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -6095,48 +7298,50 @@ func newMetricK8sNodeFilesystemInodes(cfg K8sNodeFilesystemInodesMetricConfig) m
 	return m
 }
 
-type metricK8sNodeFilesystemInodesFree struct {
-	data     pmetric.Metric                          // data buffer for generated metric.
-	config   K8sNodeFilesystemInodesFreeMetricConfig // metric config provided by user.
-	capacity int                                     // max observed number of data points added to the metric.
+type metricK8sNodeFilesystemInodeFree struct {
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   K8sNodeFilesystemInodeFreeMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
 }
 
-// init fills k8s.node.filesystem.inodes.free metric with initial data.
-func (m *metricK8sNodeFilesystemInodesFree) init() {
-	m.data.SetName("k8s.node.filesystem.inodes.free")
-	m.data.SetDescription("Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inodes is. Used inodes are k8s.node.filesystem.inodes minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.")
+// init fills k8s.node.filesystem.inode.free metric with initial data.
+func (m *metricK8sNodeFilesystemInodeFree) init() {
+	m.data.SetName("k8s.node.filesystem.inode.free")
+	m.data.SetDescription("Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inode.count is. Used inodes are k8s.node.filesystem.inode.count minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.")
 	m.data.SetUnit("{inode}")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
-func (m *metricK8sNodeFilesystemInodesFree) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricK8sNodeFilesystemInodeFree) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sNodeFilesystemInodesFree) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+func (m *metricK8sNodeFilesystemInodeFree) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sNodeFilesystemInodesFree) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+func (m *metricK8sNodeFilesystemInodeFree) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
 	}
 }
 
-func newMetricK8sNodeFilesystemInodesFree(cfg K8sNodeFilesystemInodesFreeMetricConfig) metricK8sNodeFilesystemInodesFree {
-	m := metricK8sNodeFilesystemInodesFree{config: cfg}
+func newMetricK8sNodeFilesystemInodeFree(cfg K8sNodeFilesystemInodeFreeMetricConfig) metricK8sNodeFilesystemInodeFree {
+	m := metricK8sNodeFilesystemInodeFree{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -6156,14 +7361,16 @@ func (m *metricK8sNodeFilesystemUsage) init() {
 	m.data.SetName("k8s.node.filesystem.usage")
 	m.data.SetDescription("Bytes used on the node filesystem: statfs (f_blocks - f_bfree) x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.usedBytes; cAdvisor: container_fs_usage_bytes for id=/.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -6171,14 +7378,14 @@ func (m *metricK8sNodeFilesystemUsage) recordDataPoint(start pcommon.Timestamp, 
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeFilesystemUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeFilesystemUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -6207,8 +7414,10 @@ func (m *metricK8sNodeImageFilesystemAvailable) init() {
 	m.data.SetName("k8s.node.image_filesystem.available")
 	m.data.SetDescription("Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
@@ -6225,7 +7434,7 @@ func (m *metricK8sNodeImageFilesystemAvailable) recordDataPoint(start pcommon.Ti
 	}
 
 	var s string
-	dps := m.data.Gauge().DataPoints()
+	dps := m.data.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dpi := dps.At(i)
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
@@ -6255,17 +7464,17 @@ func (m *metricK8sNodeImageFilesystemAvailable) recordDataPoint(start pcommon.Ti
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeImageFilesystemAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeImageFilesystemAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
 			}
 		}
 		m.updateCapacity()
@@ -6296,8 +7505,10 @@ func (m *metricK8sNodeImageFilesystemCapacity) init() {
 	m.data.SetName("k8s.node.image_filesystem.capacity")
 	m.data.SetDescription("Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
@@ -6314,7 +7525,7 @@ func (m *metricK8sNodeImageFilesystemCapacity) recordDataPoint(start pcommon.Tim
 	}
 
 	var s string
-	dps := m.data.Gauge().DataPoints()
+	dps := m.data.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dpi := dps.At(i)
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
@@ -6344,17 +7555,17 @@ func (m *metricK8sNodeImageFilesystemCapacity) recordDataPoint(start pcommon.Tim
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeImageFilesystemCapacity) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeImageFilesystemCapacity) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
 			}
 		}
 		m.updateCapacity()
@@ -6373,24 +7584,26 @@ func newMetricK8sNodeImageFilesystemCapacity(cfg K8sNodeImageFilesystemCapacityM
 	return m
 }
 
-type metricK8sNodeImageFilesystemInodesUsed struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        K8sNodeImageFilesystemInodesUsedMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+type metricK8sNodeImageFilesystemInodeUsed struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        K8sNodeImageFilesystemInodeUsedMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
 }
 
-// init fills k8s.node.image_filesystem.inodes.used metric with initial data.
-func (m *metricK8sNodeImageFilesystemInodesUsed) init() {
-	m.data.SetName("k8s.node.image_filesystem.inodes.used")
+// init fills k8s.node.image_filesystem.inode.used metric with initial data.
+func (m *metricK8sNodeImageFilesystemInodeUsed) init() {
+	m.data.SetName("k8s.node.image_filesystem.inode.used")
 	m.data.SetDescription("Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.")
 	m.data.SetUnit("{inode}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricK8sNodeImageFilesystemInodesUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+func (m *metricK8sNodeImageFilesystemInodeUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -6398,12 +7611,12 @@ func (m *metricK8sNodeImageFilesystemInodesUsed) recordDataPoint(start pcommon.T
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sNodeImageFilesystemInodesUsedMetricAttributeKeySystemFilesystemMountpoint) {
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeImageFilesystemInodeUsedMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
 	}
 
 	var s string
-	dps := m.data.Gauge().DataPoints()
+	dps := m.data.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dpi := dps.At(i)
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
@@ -6432,18 +7645,18 @@ func (m *metricK8sNodeImageFilesystemInodesUsed) recordDataPoint(start pcommon.T
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sNodeImageFilesystemInodesUsed) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+func (m *metricK8sNodeImageFilesystemInodeUsed) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sNodeImageFilesystemInodesUsed) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+func (m *metricK8sNodeImageFilesystemInodeUsed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
 			}
 		}
 		m.updateCapacity()
@@ -6452,8 +7665,8 @@ func (m *metricK8sNodeImageFilesystemInodesUsed) emit(metrics pmetric.MetricSlic
 	}
 }
 
-func newMetricK8sNodeImageFilesystemInodesUsed(cfg K8sNodeImageFilesystemInodesUsedMetricConfig) metricK8sNodeImageFilesystemInodesUsed {
-	m := metricK8sNodeImageFilesystemInodesUsed{config: cfg}
+func newMetricK8sNodeImageFilesystemInodeUsed(cfg K8sNodeImageFilesystemInodeUsedMetricConfig) metricK8sNodeImageFilesystemInodeUsed {
+	m := metricK8sNodeImageFilesystemInodeUsed{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -6474,8 +7687,10 @@ func (m *metricK8sNodeImageFilesystemUsage) init() {
 	m.data.SetName("k8s.node.image_filesystem.usage")
 	m.data.SetDescription("Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
@@ -6492,7 +7707,7 @@ func (m *metricK8sNodeImageFilesystemUsage) recordDataPoint(start pcommon.Timest
 	}
 
 	var s string
-	dps := m.data.Gauge().DataPoints()
+	dps := m.data.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dpi := dps.At(i)
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
@@ -6522,17 +7737,17 @@ func (m *metricK8sNodeImageFilesystemUsage) recordDataPoint(start pcommon.Timest
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeImageFilesystemUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeImageFilesystemUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
 			}
 		}
 		m.updateCapacity()
@@ -6562,14 +7777,16 @@ func (m *metricK8sNodeMemoryAvailable) init() {
 	m.data.SetName("k8s.node.memory.available")
 	m.data.SetDescription("Memory the node can still use: MemTotal from /proc/meminfo minus the node working set, floored at 0 (the kubelet's memory.available eviction signal). The root cgroup has no limit, so there is no k8s.node.memory.limit.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeMemoryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -6577,14 +7794,14 @@ func (m *metricK8sNodeMemoryAvailable) recordDataPoint(start pcommon.Timestamp, 
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeMemoryAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeMemoryAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -6853,14 +8070,16 @@ func (m *metricK8sNodeMemoryRss) init() {
 	m.data.SetName("k8s.node.memory.rss")
 	m.data.SetDescription("Anonymous memory on the node. v1: root memory.stat total_rss; v2: root memory.stat anon, or Active(anon) + Inactive(anon) from /proc/meminfo when the root has no memory.stat.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -6868,14 +8087,14 @@ func (m *metricK8sNodeMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pco
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeMemoryRss) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeMemoryRss) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -6953,14 +8172,16 @@ func (m *metricK8sNodeMemoryUsage) init() {
 	m.data.SetName("k8s.node.memory.usage")
 	m.data.SetDescription("Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2 (the root has no memory.current): anon + file from the root cgroup's memory.stat, or, when the root has no memory.stat, Active(anon) + Inactive(anon) + Active(file) + Inactive(file) from /proc/meminfo. Never MemTotal - MemFree, which also counts kernel memory and buffers.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -6968,14 +8189,14 @@ func (m *metricK8sNodeMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts p
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeMemoryUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeMemoryUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -7003,14 +8224,16 @@ func (m *metricK8sNodeMemoryWorkingSet) init() {
 	m.data.SetName("k8s.node.memory.working_set")
 	m.data.SetDescription("Node working set: node usage minus inactive file cache (v1 root total_inactive_file; v2 root inactive_file, or Inactive(file) from /proc/meminfo with the meminfo usage), floored at 0. The same definition as for containers and pods.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sNodeMemoryWorkingSet) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -7018,14 +8241,14 @@ func (m *metricK8sNodeMemoryWorkingSet) recordDataPoint(start pcommon.Timestamp,
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sNodeMemoryWorkingSet) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sNodeMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -7034,100 +8257,6 @@ func (m *metricK8sNodeMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sNodeMemoryWorkingSet(cfg K8sNodeMemoryWorkingSetMetricConfig) metricK8sNodeMemoryWorkingSet {
 	m := metricK8sNodeMemoryWorkingSet{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricK8sNodeNetworkDropped struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        K8sNodeNetworkDroppedMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
-}
-
-// init fills k8s.node.network.dropped metric with initial data.
-func (m *metricK8sNodeNetworkDropped) init() {
-	m.data.SetName("k8s.node.network.dropped")
-	m.data.SetDescription("Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
-	m.data.SetUnit("{packet}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricK8sNodeNetworkDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkDroppedMetricAttributeKeyNetworkInterfaceName) {
-		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkDroppedMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sNodeNetworkDropped) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sNodeNetworkDropped) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricK8sNodeNetworkDropped(cfg K8sNodeNetworkDroppedMetricConfig) metricK8sNodeNetworkDropped {
-	m := metricK8sNodeNetworkDropped{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -7324,16 +8453,16 @@ func newMetricK8sNodeNetworkIo(cfg K8sNodeNetworkIoMetricConfig) metricK8sNodeNe
 	return m
 }
 
-type metricK8sNodeNetworkPackets struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        K8sNodeNetworkPacketsMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+type metricK8sNodeNetworkPacketCount struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        K8sNodeNetworkPacketCountMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
 }
 
-// init fills k8s.node.network.packets metric with initial data.
-func (m *metricK8sNodeNetworkPackets) init() {
-	m.data.SetName("k8s.node.network.packets")
+// init fills k8s.node.network.packet.count metric with initial data.
+func (m *metricK8sNodeNetworkPacketCount) init() {
+	m.data.SetName("k8s.node.network.packet.count")
 	m.data.SetDescription("Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
 	m.data.SetUnit("{packet}")
 	m.data.SetEmptySum()
@@ -7343,7 +8472,7 @@ func (m *metricK8sNodeNetworkPackets) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricK8sNodeNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+func (m *metricK8sNodeNetworkPacketCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -7351,10 +8480,10 @@ func (m *metricK8sNodeNetworkPackets) recordDataPoint(start pcommon.Timestamp, t
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketsMetricAttributeKeyNetworkInterfaceName) {
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkInterfaceName) {
 		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketCountMetricAttributeKeyNetworkIoDirection) {
 		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
 	}
 
@@ -7388,14 +8517,14 @@ func (m *metricK8sNodeNetworkPackets) recordDataPoint(start pcommon.Timestamp, t
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sNodeNetworkPackets) updateCapacity() {
+func (m *metricK8sNodeNetworkPacketCount) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sNodeNetworkPackets) emit(metrics pmetric.MetricSlice) {
+func (m *metricK8sNodeNetworkPacketCount) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -7408,8 +8537,102 @@ func (m *metricK8sNodeNetworkPackets) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricK8sNodeNetworkPackets(cfg K8sNodeNetworkPacketsMetricConfig) metricK8sNodeNetworkPackets {
-	m := metricK8sNodeNetworkPackets{config: cfg}
+func newMetricK8sNodeNetworkPacketCount(cfg K8sNodeNetworkPacketCountMetricConfig) metricK8sNodeNetworkPacketCount {
+	m := metricK8sNodeNetworkPacketCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeNetworkPacketDropped struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        K8sNodeNetworkPacketDroppedMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.node.network.packet.dropped metric with initial data.
+func (m *metricK8sNodeNetworkPacketDropped) init() {
+	m.data.SetName("k8s.node.network.packet.dropped")
+	m.data.SetDescription("Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sNodeNetworkPacketDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sNodeNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeNetworkPacketDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeNetworkPacketDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeNetworkPacketDropped(cfg K8sNodeNetworkPacketDroppedMetricConfig) metricK8sNodeNetworkPacketDropped {
+	m := metricK8sNodeNetworkPacketDropped{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -8186,63 +9409,29 @@ func newMetricK8sPodCPUThrottlingThrottledTime(cfg K8sPodCPUThrottlingThrottledT
 }
 
 type metricK8sPodCPUTime struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        K8sPodCPUTimeMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   K8sPodCPUTimeMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
 }
 
 // init fills k8s.pod.cpu.time metric with initial data.
 func (m *metricK8sPodCPUTime) init() {
 	m.data.SetName("k8s.pod.cpu.time")
-	m.data.SetDescription("CPU time consumed by the pod's cgroup (all its containers and the sandbox), by mode.")
+	m.data.SetDescription("CPU time consumed by the pod's cgroup (all its containers and the sandbox), the total (v1 cpuacct.usage, v2 cpu.stat usage_usec) without a mode, as the semantic conventions define it: the kubelet's pod CPU time.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricK8sPodCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cpuModeAttributeValue string) {
+func (m *metricK8sPodCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sPodCPUTimeMetricAttributeKeyCPUMode) {
-		dp.Attributes().PutStr("cpu.mode", cpuModeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -8255,11 +9444,6 @@ func (m *metricK8sPodCPUTime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sPodCPUTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -8376,6 +9560,188 @@ func newMetricK8sPodCPUWeight(cfg K8sPodCPUWeightMetricConfig) metricK8sPodCPUWe
 	return m
 }
 
+type metricK8sPodDiskDiscardIo struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        K8sPodDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.disk.discard.io metric with initial data.
+func (m *metricK8sPodDiskDiscardIo) init() {
+	m.data.SetName("k8s.pod.disk.discard.io")
+	m.data.SetDescription("Bytes discarded (TRIM/UNMAP) by the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodDiskDiscardIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodDiskDiscardIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodDiskDiscardIo(cfg K8sPodDiskDiscardIoMetricConfig) metricK8sPodDiskDiscardIo {
+	m := metricK8sPodDiskDiscardIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodDiskDiscardOperations struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        K8sPodDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.disk.discard.operations metric with initial data.
+func (m *metricK8sPodDiskDiscardOperations) init() {
+	m.data.SetName("k8s.pod.disk.discard.operations")
+	m.data.SetDescription("Discard (TRIM/UNMAP) operations of the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodDiskDiscardOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodDiskDiscardOperations(cfg K8sPodDiskDiscardOperationsMetricConfig) metricK8sPodDiskDiscardOperations {
+	m := metricK8sPodDiskDiscardOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodDiskIo struct {
 	data          pmetric.Metric           // data buffer for generated metric.
 	config        K8sPodDiskIoMetricConfig // metric config provided by user.
@@ -8386,7 +9752,7 @@ type metricK8sPodDiskIo struct {
 // init fills k8s.pod.disk.io metric with initial data.
 func (m *metricK8sPodDiskIo) init() {
 	m.data.SetName("k8s.pod.disk.io")
-	m.data.SetDescription("Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.")
+	m.data.SetDescription("Bytes the pod's cgroup (all its containers and the sandbox) read and wrote on each block device, cumulative (discards: k8s.pod.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -8480,7 +9846,7 @@ type metricK8sPodDiskOperations struct {
 // init fills k8s.pod.disk.operations metric with initial data.
 func (m *metricK8sPodDiskOperations) init() {
 	m.data.SetName("k8s.pod.disk.operations")
-	m.data.SetDescription("Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.")
+	m.data.SetDescription("Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction (read, write; discards: k8s.pod.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -8575,14 +9941,16 @@ func (m *metricK8sPodMemoryAvailable) init() {
 	m.data.SetName("k8s.pod.memory.available")
 	m.data.SetDescription("Memory pod can still use before its limit: pod memory limit minus pod working set, floored at 0. Emitted only when a finite limit exists.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sPodMemoryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -8590,14 +9958,14 @@ func (m *metricK8sPodMemoryAvailable) recordDataPoint(start pcommon.Timestamp, t
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sPodMemoryAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sPodMemoryAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -9055,14 +10423,16 @@ func (m *metricK8sPodMemoryRss) init() {
 	m.data.SetName("k8s.pod.memory.rss")
 	m.data.SetDescription("Anonymous memory (heap, stacks, anonymous mmap) of the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_rss; v2: memory.stat anon.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sPodMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -9070,14 +10440,14 @@ func (m *metricK8sPodMemoryRss) recordDataPoint(start pcommon.Timestamp, ts pcom
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sPodMemoryRss) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sPodMemoryRss) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -9155,14 +10525,16 @@ func (m *metricK8sPodMemoryUsage) init() {
 	m.data.SetName("k8s.pod.memory.usage")
 	m.data.SetDescription("Memory used by the pod's cgroup (all its containers and the sandbox), page cache included. v1: memory.usage_in_bytes; v2: memory.current.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sPodMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -9170,14 +10542,14 @@ func (m *metricK8sPodMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pc
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sPodMemoryUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sPodMemoryUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -9205,14 +10577,16 @@ func (m *metricK8sPodMemoryWorkingSet) init() {
 	m.data.SetName("k8s.pod.memory.working_set")
 	m.data.SetDescription("Pod working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.")
 	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 }
 
 func (m *metricK8sPodMemoryWorkingSet) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
@@ -9220,14 +10594,14 @@ func (m *metricK8sPodMemoryWorkingSet) recordDataPoint(start pcommon.Timestamp, 
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricK8sPodMemoryWorkingSet) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricK8sPodMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -9236,100 +10610,6 @@ func (m *metricK8sPodMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sPodMemoryWorkingSet(cfg K8sPodMemoryWorkingSetMetricConfig) metricK8sPodMemoryWorkingSet {
 	m := metricK8sPodMemoryWorkingSet{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricK8sPodNetworkDropped struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        K8sPodNetworkDroppedMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
-}
-
-// init fills k8s.pod.network.dropped metric with initial data.
-func (m *metricK8sPodNetworkDropped) init() {
-	m.data.SetName("k8s.pod.network.dropped")
-	m.data.SetDescription("Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
-	m.data.SetUnit("{packet}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricK8sPodNetworkDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkDroppedMetricAttributeKeyNetworkInterfaceName) {
-		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkDroppedMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sPodNetworkDropped) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sPodNetworkDropped) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricK8sPodNetworkDropped(cfg K8sPodNetworkDroppedMetricConfig) metricK8sPodNetworkDropped {
-	m := metricK8sPodNetworkDropped{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -9526,16 +10806,16 @@ func newMetricK8sPodNetworkIo(cfg K8sPodNetworkIoMetricConfig) metricK8sPodNetwo
 	return m
 }
 
-type metricK8sPodNetworkPackets struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        K8sPodNetworkPacketsMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+type metricK8sPodNetworkPacketCount struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        K8sPodNetworkPacketCountMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
 }
 
-// init fills k8s.pod.network.packets metric with initial data.
-func (m *metricK8sPodNetworkPackets) init() {
-	m.data.SetName("k8s.pod.network.packets")
+// init fills k8s.pod.network.packet.count metric with initial data.
+func (m *metricK8sPodNetworkPacketCount) init() {
+	m.data.SetName("k8s.pod.network.packet.count")
 	m.data.SetDescription("Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
 	m.data.SetUnit("{packet}")
 	m.data.SetEmptySum()
@@ -9545,7 +10825,7 @@ func (m *metricK8sPodNetworkPackets) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricK8sPodNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+func (m *metricK8sPodNetworkPacketCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -9553,10 +10833,10 @@ func (m *metricK8sPodNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketsMetricAttributeKeyNetworkInterfaceName) {
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketCountMetricAttributeKeyNetworkInterfaceName) {
 		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketsMetricAttributeKeyNetworkIoDirection) {
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketCountMetricAttributeKeyNetworkIoDirection) {
 		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
 	}
 
@@ -9590,14 +10870,14 @@ func (m *metricK8sPodNetworkPackets) recordDataPoint(start pcommon.Timestamp, ts
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricK8sPodNetworkPackets) updateCapacity() {
+func (m *metricK8sPodNetworkPacketCount) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricK8sPodNetworkPackets) emit(metrics pmetric.MetricSlice) {
+func (m *metricK8sPodNetworkPacketCount) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -9610,8 +10890,102 @@ func (m *metricK8sPodNetworkPackets) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricK8sPodNetworkPackets(cfg K8sPodNetworkPacketsMetricConfig) metricK8sPodNetworkPackets {
-	m := metricK8sPodNetworkPackets{config: cfg}
+func newMetricK8sPodNetworkPacketCount(cfg K8sPodNetworkPacketCountMetricConfig) metricK8sPodNetworkPacketCount {
+	m := metricK8sPodNetworkPacketCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodNetworkPacketDropped struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        K8sPodNetworkPacketDroppedMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.network.packet.dropped metric with initial data.
+func (m *metricK8sPodNetworkPacketDropped) init() {
+	m.data.SetName("k8s.pod.network.packet.dropped")
+	m.data.SetDescription("Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.")
+	m.data.SetUnit("{packet}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodNetworkPacketDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkInterfaceName) {
+		dp.Attributes().PutStr("network.interface.name", networkInterfaceNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, K8sPodNetworkPacketDroppedMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodNetworkPacketDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodNetworkPacketDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodNetworkPacketDropped(cfg K8sPodNetworkPacketDroppedMetricConfig) metricK8sPodNetworkPacketDropped {
+	m := metricK8sPodNetworkPacketDropped{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -10292,11 +11666,12 @@ type MetricsBuilder struct {
 	metricContainerCPUTime                       metricContainerCPUTime
 	metricContainerCPUUsage                      metricContainerCPUUsage
 	metricContainerCPUWeight                     metricContainerCPUWeight
+	metricContainerDiskDiscardIo                 metricContainerDiskDiscardIo
+	metricContainerDiskDiscardOperations         metricContainerDiskDiscardOperations
 	metricContainerDiskIo                        metricContainerDiskIo
 	metricContainerDiskOperations                metricContainerDiskOperations
 	metricContainerFileDescriptorCount           metricContainerFileDescriptorCount
-	metricContainerFilesystemInodesUsed          metricContainerFilesystemInodesUsed
-	metricContainerFilesystemLogsUsage           metricContainerFilesystemLogsUsage
+	metricContainerFilesystemInodeUsed           metricContainerFilesystemInodeUsed
 	metricContainerFilesystemUsage               metricContainerFilesystemUsage
 	metricContainerMemoryAvailable               metricContainerMemoryAvailable
 	metricContainerMemoryCache                   metricContainerMemoryCache
@@ -10310,10 +11685,10 @@ type MetricsBuilder struct {
 	metricContainerMemorySwap                    metricContainerMemorySwap
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
 	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
-	metricContainerNetworkDropped                metricContainerNetworkDropped
 	metricContainerNetworkErrors                 metricContainerNetworkErrors
 	metricContainerNetworkIo                     metricContainerNetworkIo
-	metricContainerNetworkPackets                metricContainerNetworkPackets
+	metricContainerNetworkPacketCount            metricContainerNetworkPacketCount
+	metricContainerNetworkPacketDropped          metricContainerNetworkPacketDropped
 	metricContainerPagingFaults                  metricContainerPagingFaults
 	metricContainerPidsCount                     metricContainerPidsCount
 	metricContainerPidsLimit                     metricContainerPidsLimit
@@ -10324,20 +11699,21 @@ type MetricsBuilder struct {
 	metricContainerTasks                         metricContainerTasks
 	metricContainerUptime                        metricContainerUptime
 	metricHwEnergy                               metricHwEnergy
+	metricHwErrors                               metricHwErrors
 	metricHwFanSpeedRatio                        metricHwFanSpeedRatio
 	metricHwGpuActivity                          metricHwGpuActivity
 	metricHwGpuClockEventReasons                 metricHwGpuClockEventReasons
 	metricHwGpuClockFrequency                    metricHwGpuClockFrequency
 	metricHwGpuClockFrequencyLimit               metricHwGpuClockFrequencyLimit
+	metricHwGpuIo                                metricHwGpuIo
 	metricHwGpuMemoryControllerUtilization       metricHwGpuMemoryControllerUtilization
-	metricHwGpuMemoryEccErrors                   metricHwGpuMemoryEccErrors
+	metricHwGpuMemoryEccLifetimeErrors           metricHwGpuMemoryEccLifetimeErrors
 	metricHwGpuMemoryLimit                       metricHwGpuMemoryLimit
 	metricHwGpuMemoryRemapRows                   metricHwGpuMemoryRemapRows
 	metricHwGpuMemoryRemapStatus                 metricHwGpuMemoryRemapStatus
 	metricHwGpuMemoryTemperature                 metricHwGpuMemoryTemperature
 	metricHwGpuMemoryUsage                       metricHwGpuMemoryUsage
 	metricHwGpuMemoryUtilization                 metricHwGpuMemoryUtilization
-	metricHwGpuNvlinkIo                          metricHwGpuNvlinkIo
 	metricHwGpuPcieReplays                       metricHwGpuPcieReplays
 	metricHwGpuPcieThroughput                    metricHwGpuPcieThroughput
 	metricHwGpuPerformanceState                  metricHwGpuPerformanceState
@@ -10346,18 +11722,21 @@ type MetricsBuilder struct {
 	metricHwGpuXidErrors                         metricHwGpuXidErrors
 	metricHwPower                                metricHwPower
 	metricHwTemperature                          metricHwTemperature
+	metricK8sContainerEphemeralStorageUsage      metricK8sContainerEphemeralStorageUsage
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
+	metricK8sNodeDiskDiscardIo                   metricK8sNodeDiskDiscardIo
+	metricK8sNodeDiskDiscardOperations           metricK8sNodeDiskDiscardOperations
 	metricK8sNodeDiskIo                          metricK8sNodeDiskIo
 	metricK8sNodeDiskOperations                  metricK8sNodeDiskOperations
 	metricK8sNodeFilesystemAvailable             metricK8sNodeFilesystemAvailable
 	metricK8sNodeFilesystemCapacity              metricK8sNodeFilesystemCapacity
-	metricK8sNodeFilesystemInodes                metricK8sNodeFilesystemInodes
-	metricK8sNodeFilesystemInodesFree            metricK8sNodeFilesystemInodesFree
+	metricK8sNodeFilesystemInodeCount            metricK8sNodeFilesystemInodeCount
+	metricK8sNodeFilesystemInodeFree             metricK8sNodeFilesystemInodeFree
 	metricK8sNodeFilesystemUsage                 metricK8sNodeFilesystemUsage
 	metricK8sNodeImageFilesystemAvailable        metricK8sNodeImageFilesystemAvailable
 	metricK8sNodeImageFilesystemCapacity         metricK8sNodeImageFilesystemCapacity
-	metricK8sNodeImageFilesystemInodesUsed       metricK8sNodeImageFilesystemInodesUsed
+	metricK8sNodeImageFilesystemInodeUsed        metricK8sNodeImageFilesystemInodeUsed
 	metricK8sNodeImageFilesystemUsage            metricK8sNodeImageFilesystemUsage
 	metricK8sNodeMemoryAvailable                 metricK8sNodeMemoryAvailable
 	metricK8sNodeMemoryCache                     metricK8sNodeMemoryCache
@@ -10368,10 +11747,10 @@ type MetricsBuilder struct {
 	metricK8sNodeMemorySwap                      metricK8sNodeMemorySwap
 	metricK8sNodeMemoryUsage                     metricK8sNodeMemoryUsage
 	metricK8sNodeMemoryWorkingSet                metricK8sNodeMemoryWorkingSet
-	metricK8sNodeNetworkDropped                  metricK8sNodeNetworkDropped
 	metricK8sNodeNetworkErrors                   metricK8sNodeNetworkErrors
 	metricK8sNodeNetworkIo                       metricK8sNodeNetworkIo
-	metricK8sNodeNetworkPackets                  metricK8sNodeNetworkPackets
+	metricK8sNodeNetworkPacketCount              metricK8sNodeNetworkPacketCount
+	metricK8sNodeNetworkPacketDropped            metricK8sNodeNetworkPacketDropped
 	metricK8sNodePagingFaults                    metricK8sNodePagingFaults
 	metricK8sNodePressureAvg10                   metricK8sNodePressureAvg10
 	metricK8sNodePressureAvg300                  metricK8sNodePressureAvg300
@@ -10386,6 +11765,8 @@ type MetricsBuilder struct {
 	metricK8sPodCPUTime                          metricK8sPodCPUTime
 	metricK8sPodCPUUsage                         metricK8sPodCPUUsage
 	metricK8sPodCPUWeight                        metricK8sPodCPUWeight
+	metricK8sPodDiskDiscardIo                    metricK8sPodDiskDiscardIo
+	metricK8sPodDiskDiscardOperations            metricK8sPodDiskDiscardOperations
 	metricK8sPodDiskIo                           metricK8sPodDiskIo
 	metricK8sPodDiskOperations                   metricK8sPodDiskOperations
 	metricK8sPodMemoryAvailable                  metricK8sPodMemoryAvailable
@@ -10400,10 +11781,10 @@ type MetricsBuilder struct {
 	metricK8sPodMemorySwap                       metricK8sPodMemorySwap
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
 	metricK8sPodMemoryWorkingSet                 metricK8sPodMemoryWorkingSet
-	metricK8sPodNetworkDropped                   metricK8sPodNetworkDropped
 	metricK8sPodNetworkErrors                    metricK8sPodNetworkErrors
 	metricK8sPodNetworkIo                        metricK8sPodNetworkIo
-	metricK8sPodNetworkPackets                   metricK8sPodNetworkPackets
+	metricK8sPodNetworkPacketCount               metricK8sPodNetworkPacketCount
+	metricK8sPodNetworkPacketDropped             metricK8sPodNetworkPacketDropped
 	metricK8sPodPagingFaults                     metricK8sPodPagingFaults
 	metricK8sPodPidsCount                        metricK8sPodPidsCount
 	metricK8sPodPidsLimit                        metricK8sPodPidsLimit
@@ -10449,11 +11830,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerCPUTime:                       newMetricContainerCPUTime(mbc.Metrics.ContainerCPUTime),
 		metricContainerCPUUsage:                      newMetricContainerCPUUsage(mbc.Metrics.ContainerCPUUsage),
 		metricContainerCPUWeight:                     newMetricContainerCPUWeight(mbc.Metrics.ContainerCPUWeight),
+		metricContainerDiskDiscardIo:                 newMetricContainerDiskDiscardIo(mbc.Metrics.ContainerDiskDiscardIo),
+		metricContainerDiskDiscardOperations:         newMetricContainerDiskDiscardOperations(mbc.Metrics.ContainerDiskDiscardOperations),
 		metricContainerDiskIo:                        newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
 		metricContainerDiskOperations:                newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
 		metricContainerFileDescriptorCount:           newMetricContainerFileDescriptorCount(mbc.Metrics.ContainerFileDescriptorCount),
-		metricContainerFilesystemInodesUsed:          newMetricContainerFilesystemInodesUsed(mbc.Metrics.ContainerFilesystemInodesUsed),
-		metricContainerFilesystemLogsUsage:           newMetricContainerFilesystemLogsUsage(mbc.Metrics.ContainerFilesystemLogsUsage),
+		metricContainerFilesystemInodeUsed:           newMetricContainerFilesystemInodeUsed(mbc.Metrics.ContainerFilesystemInodeUsed),
 		metricContainerFilesystemUsage:               newMetricContainerFilesystemUsage(mbc.Metrics.ContainerFilesystemUsage),
 		metricContainerMemoryAvailable:               newMetricContainerMemoryAvailable(mbc.Metrics.ContainerMemoryAvailable),
 		metricContainerMemoryCache:                   newMetricContainerMemoryCache(mbc.Metrics.ContainerMemoryCache),
@@ -10467,10 +11849,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemorySwap:                    newMetricContainerMemorySwap(mbc.Metrics.ContainerMemorySwap),
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
 		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
-		metricContainerNetworkDropped:                newMetricContainerNetworkDropped(mbc.Metrics.ContainerNetworkDropped),
 		metricContainerNetworkErrors:                 newMetricContainerNetworkErrors(mbc.Metrics.ContainerNetworkErrors),
 		metricContainerNetworkIo:                     newMetricContainerNetworkIo(mbc.Metrics.ContainerNetworkIo),
-		metricContainerNetworkPackets:                newMetricContainerNetworkPackets(mbc.Metrics.ContainerNetworkPackets),
+		metricContainerNetworkPacketCount:            newMetricContainerNetworkPacketCount(mbc.Metrics.ContainerNetworkPacketCount),
+		metricContainerNetworkPacketDropped:          newMetricContainerNetworkPacketDropped(mbc.Metrics.ContainerNetworkPacketDropped),
 		metricContainerPagingFaults:                  newMetricContainerPagingFaults(mbc.Metrics.ContainerPagingFaults),
 		metricContainerPidsCount:                     newMetricContainerPidsCount(mbc.Metrics.ContainerPidsCount),
 		metricContainerPidsLimit:                     newMetricContainerPidsLimit(mbc.Metrics.ContainerPidsLimit),
@@ -10481,20 +11863,21 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerTasks:                         newMetricContainerTasks(mbc.Metrics.ContainerTasks),
 		metricContainerUptime:                        newMetricContainerUptime(mbc.Metrics.ContainerUptime),
 		metricHwEnergy:                               newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwErrors:                               newMetricHwErrors(mbc.Metrics.HwErrors),
 		metricHwFanSpeedRatio:                        newMetricHwFanSpeedRatio(mbc.Metrics.HwFanSpeedRatio),
 		metricHwGpuActivity:                          newMetricHwGpuActivity(mbc.Metrics.HwGpuActivity),
 		metricHwGpuClockEventReasons:                 newMetricHwGpuClockEventReasons(mbc.Metrics.HwGpuClockEventReasons),
 		metricHwGpuClockFrequency:                    newMetricHwGpuClockFrequency(mbc.Metrics.HwGpuClockFrequency),
 		metricHwGpuClockFrequencyLimit:               newMetricHwGpuClockFrequencyLimit(mbc.Metrics.HwGpuClockFrequencyLimit),
+		metricHwGpuIo:                                newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
 		metricHwGpuMemoryControllerUtilization:       newMetricHwGpuMemoryControllerUtilization(mbc.Metrics.HwGpuMemoryControllerUtilization),
-		metricHwGpuMemoryEccErrors:                   newMetricHwGpuMemoryEccErrors(mbc.Metrics.HwGpuMemoryEccErrors),
+		metricHwGpuMemoryEccLifetimeErrors:           newMetricHwGpuMemoryEccLifetimeErrors(mbc.Metrics.HwGpuMemoryEccLifetimeErrors),
 		metricHwGpuMemoryLimit:                       newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
 		metricHwGpuMemoryRemapRows:                   newMetricHwGpuMemoryRemapRows(mbc.Metrics.HwGpuMemoryRemapRows),
 		metricHwGpuMemoryRemapStatus:                 newMetricHwGpuMemoryRemapStatus(mbc.Metrics.HwGpuMemoryRemapStatus),
 		metricHwGpuMemoryTemperature:                 newMetricHwGpuMemoryTemperature(mbc.Metrics.HwGpuMemoryTemperature),
 		metricHwGpuMemoryUsage:                       newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
 		metricHwGpuMemoryUtilization:                 newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
-		metricHwGpuNvlinkIo:                          newMetricHwGpuNvlinkIo(mbc.Metrics.HwGpuNvlinkIo),
 		metricHwGpuPcieReplays:                       newMetricHwGpuPcieReplays(mbc.Metrics.HwGpuPcieReplays),
 		metricHwGpuPcieThroughput:                    newMetricHwGpuPcieThroughput(mbc.Metrics.HwGpuPcieThroughput),
 		metricHwGpuPerformanceState:                  newMetricHwGpuPerformanceState(mbc.Metrics.HwGpuPerformanceState),
@@ -10503,18 +11886,21 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwGpuXidErrors:                         newMetricHwGpuXidErrors(mbc.Metrics.HwGpuXidErrors),
 		metricHwPower:                                newMetricHwPower(mbc.Metrics.HwPower),
 		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricK8sContainerEphemeralStorageUsage:      newMetricK8sContainerEphemeralStorageUsage(mbc.Metrics.K8sContainerEphemeralStorageUsage),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
+		metricK8sNodeDiskDiscardIo:                   newMetricK8sNodeDiskDiscardIo(mbc.Metrics.K8sNodeDiskDiscardIo),
+		metricK8sNodeDiskDiscardOperations:           newMetricK8sNodeDiskDiscardOperations(mbc.Metrics.K8sNodeDiskDiscardOperations),
 		metricK8sNodeDiskIo:                          newMetricK8sNodeDiskIo(mbc.Metrics.K8sNodeDiskIo),
 		metricK8sNodeDiskOperations:                  newMetricK8sNodeDiskOperations(mbc.Metrics.K8sNodeDiskOperations),
 		metricK8sNodeFilesystemAvailable:             newMetricK8sNodeFilesystemAvailable(mbc.Metrics.K8sNodeFilesystemAvailable),
 		metricK8sNodeFilesystemCapacity:              newMetricK8sNodeFilesystemCapacity(mbc.Metrics.K8sNodeFilesystemCapacity),
-		metricK8sNodeFilesystemInodes:                newMetricK8sNodeFilesystemInodes(mbc.Metrics.K8sNodeFilesystemInodes),
-		metricK8sNodeFilesystemInodesFree:            newMetricK8sNodeFilesystemInodesFree(mbc.Metrics.K8sNodeFilesystemInodesFree),
+		metricK8sNodeFilesystemInodeCount:            newMetricK8sNodeFilesystemInodeCount(mbc.Metrics.K8sNodeFilesystemInodeCount),
+		metricK8sNodeFilesystemInodeFree:             newMetricK8sNodeFilesystemInodeFree(mbc.Metrics.K8sNodeFilesystemInodeFree),
 		metricK8sNodeFilesystemUsage:                 newMetricK8sNodeFilesystemUsage(mbc.Metrics.K8sNodeFilesystemUsage),
 		metricK8sNodeImageFilesystemAvailable:        newMetricK8sNodeImageFilesystemAvailable(mbc.Metrics.K8sNodeImageFilesystemAvailable),
 		metricK8sNodeImageFilesystemCapacity:         newMetricK8sNodeImageFilesystemCapacity(mbc.Metrics.K8sNodeImageFilesystemCapacity),
-		metricK8sNodeImageFilesystemInodesUsed:       newMetricK8sNodeImageFilesystemInodesUsed(mbc.Metrics.K8sNodeImageFilesystemInodesUsed),
+		metricK8sNodeImageFilesystemInodeUsed:        newMetricK8sNodeImageFilesystemInodeUsed(mbc.Metrics.K8sNodeImageFilesystemInodeUsed),
 		metricK8sNodeImageFilesystemUsage:            newMetricK8sNodeImageFilesystemUsage(mbc.Metrics.K8sNodeImageFilesystemUsage),
 		metricK8sNodeMemoryAvailable:                 newMetricK8sNodeMemoryAvailable(mbc.Metrics.K8sNodeMemoryAvailable),
 		metricK8sNodeMemoryCache:                     newMetricK8sNodeMemoryCache(mbc.Metrics.K8sNodeMemoryCache),
@@ -10525,10 +11911,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodeMemorySwap:                      newMetricK8sNodeMemorySwap(mbc.Metrics.K8sNodeMemorySwap),
 		metricK8sNodeMemoryUsage:                     newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
 		metricK8sNodeMemoryWorkingSet:                newMetricK8sNodeMemoryWorkingSet(mbc.Metrics.K8sNodeMemoryWorkingSet),
-		metricK8sNodeNetworkDropped:                  newMetricK8sNodeNetworkDropped(mbc.Metrics.K8sNodeNetworkDropped),
 		metricK8sNodeNetworkErrors:                   newMetricK8sNodeNetworkErrors(mbc.Metrics.K8sNodeNetworkErrors),
 		metricK8sNodeNetworkIo:                       newMetricK8sNodeNetworkIo(mbc.Metrics.K8sNodeNetworkIo),
-		metricK8sNodeNetworkPackets:                  newMetricK8sNodeNetworkPackets(mbc.Metrics.K8sNodeNetworkPackets),
+		metricK8sNodeNetworkPacketCount:              newMetricK8sNodeNetworkPacketCount(mbc.Metrics.K8sNodeNetworkPacketCount),
+		metricK8sNodeNetworkPacketDropped:            newMetricK8sNodeNetworkPacketDropped(mbc.Metrics.K8sNodeNetworkPacketDropped),
 		metricK8sNodePagingFaults:                    newMetricK8sNodePagingFaults(mbc.Metrics.K8sNodePagingFaults),
 		metricK8sNodePressureAvg10:                   newMetricK8sNodePressureAvg10(mbc.Metrics.K8sNodePressureAvg10),
 		metricK8sNodePressureAvg300:                  newMetricK8sNodePressureAvg300(mbc.Metrics.K8sNodePressureAvg300),
@@ -10543,6 +11929,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodCPUTime:                          newMetricK8sPodCPUTime(mbc.Metrics.K8sPodCPUTime),
 		metricK8sPodCPUUsage:                         newMetricK8sPodCPUUsage(mbc.Metrics.K8sPodCPUUsage),
 		metricK8sPodCPUWeight:                        newMetricK8sPodCPUWeight(mbc.Metrics.K8sPodCPUWeight),
+		metricK8sPodDiskDiscardIo:                    newMetricK8sPodDiskDiscardIo(mbc.Metrics.K8sPodDiskDiscardIo),
+		metricK8sPodDiskDiscardOperations:            newMetricK8sPodDiskDiscardOperations(mbc.Metrics.K8sPodDiskDiscardOperations),
 		metricK8sPodDiskIo:                           newMetricK8sPodDiskIo(mbc.Metrics.K8sPodDiskIo),
 		metricK8sPodDiskOperations:                   newMetricK8sPodDiskOperations(mbc.Metrics.K8sPodDiskOperations),
 		metricK8sPodMemoryAvailable:                  newMetricK8sPodMemoryAvailable(mbc.Metrics.K8sPodMemoryAvailable),
@@ -10557,10 +11945,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodMemorySwap:                       newMetricK8sPodMemorySwap(mbc.Metrics.K8sPodMemorySwap),
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
 		metricK8sPodMemoryWorkingSet:                 newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
-		metricK8sPodNetworkDropped:                   newMetricK8sPodNetworkDropped(mbc.Metrics.K8sPodNetworkDropped),
 		metricK8sPodNetworkErrors:                    newMetricK8sPodNetworkErrors(mbc.Metrics.K8sPodNetworkErrors),
 		metricK8sPodNetworkIo:                        newMetricK8sPodNetworkIo(mbc.Metrics.K8sPodNetworkIo),
-		metricK8sPodNetworkPackets:                   newMetricK8sPodNetworkPackets(mbc.Metrics.K8sPodNetworkPackets),
+		metricK8sPodNetworkPacketCount:               newMetricK8sPodNetworkPacketCount(mbc.Metrics.K8sPodNetworkPacketCount),
+		metricK8sPodNetworkPacketDropped:             newMetricK8sPodNetworkPacketDropped(mbc.Metrics.K8sPodNetworkPacketDropped),
 		metricK8sPodPagingFaults:                     newMetricK8sPodPagingFaults(mbc.Metrics.K8sPodPagingFaults),
 		metricK8sPodPidsCount:                        newMetricK8sPodPidsCount(mbc.Metrics.K8sPodPidsCount),
 		metricK8sPodPidsLimit:                        newMetricK8sPodPidsLimit(mbc.Metrics.K8sPodPidsLimit),
@@ -10584,11 +11972,11 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.ContainerImageName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["container.image.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerImageName.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.ContainerImageTag.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["container.image.tag"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerImageTag.MetricsInclude)
+	if mbc.ResourceAttributes.ContainerImageTags.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["container.image.tags"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerImageTags.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.ContainerImageTag.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["container.image.tag"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerImageTag.MetricsExclude)
+	if mbc.ResourceAttributes.ContainerImageTags.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["container.image.tags"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerImageTags.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.ContainerName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["container.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerName.MetricsInclude)
@@ -10601,36 +11989,6 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwID.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwID.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwModel.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwParent.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwParent.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwType.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsExclude)
-	}
-	if mbc.ResourceAttributes.HwVendor.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsInclude)
-	}
-	if mbc.ResourceAttributes.HwVendor.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.K8sContainerName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["k8s.container.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sContainerName.MetricsInclude)
@@ -10755,11 +12113,12 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerCPUTime.emit(ils.Metrics())
 	mb.metricContainerCPUUsage.emit(ils.Metrics())
 	mb.metricContainerCPUWeight.emit(ils.Metrics())
+	mb.metricContainerDiskDiscardIo.emit(ils.Metrics())
+	mb.metricContainerDiskDiscardOperations.emit(ils.Metrics())
 	mb.metricContainerDiskIo.emit(ils.Metrics())
 	mb.metricContainerDiskOperations.emit(ils.Metrics())
 	mb.metricContainerFileDescriptorCount.emit(ils.Metrics())
-	mb.metricContainerFilesystemInodesUsed.emit(ils.Metrics())
-	mb.metricContainerFilesystemLogsUsage.emit(ils.Metrics())
+	mb.metricContainerFilesystemInodeUsed.emit(ils.Metrics())
 	mb.metricContainerFilesystemUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryAvailable.emit(ils.Metrics())
 	mb.metricContainerMemoryCache.emit(ils.Metrics())
@@ -10773,10 +12132,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemorySwap.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
-	mb.metricContainerNetworkDropped.emit(ils.Metrics())
 	mb.metricContainerNetworkErrors.emit(ils.Metrics())
 	mb.metricContainerNetworkIo.emit(ils.Metrics())
-	mb.metricContainerNetworkPackets.emit(ils.Metrics())
+	mb.metricContainerNetworkPacketCount.emit(ils.Metrics())
+	mb.metricContainerNetworkPacketDropped.emit(ils.Metrics())
 	mb.metricContainerPagingFaults.emit(ils.Metrics())
 	mb.metricContainerPidsCount.emit(ils.Metrics())
 	mb.metricContainerPidsLimit.emit(ils.Metrics())
@@ -10787,20 +12146,21 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerTasks.emit(ils.Metrics())
 	mb.metricContainerUptime.emit(ils.Metrics())
 	mb.metricHwEnergy.emit(ils.Metrics())
+	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwFanSpeedRatio.emit(ils.Metrics())
 	mb.metricHwGpuActivity.emit(ils.Metrics())
 	mb.metricHwGpuClockEventReasons.emit(ils.Metrics())
 	mb.metricHwGpuClockFrequency.emit(ils.Metrics())
 	mb.metricHwGpuClockFrequencyLimit.emit(ils.Metrics())
+	mb.metricHwGpuIo.emit(ils.Metrics())
 	mb.metricHwGpuMemoryControllerUtilization.emit(ils.Metrics())
-	mb.metricHwGpuMemoryEccErrors.emit(ils.Metrics())
+	mb.metricHwGpuMemoryEccLifetimeErrors.emit(ils.Metrics())
 	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
 	mb.metricHwGpuMemoryRemapRows.emit(ils.Metrics())
 	mb.metricHwGpuMemoryRemapStatus.emit(ils.Metrics())
 	mb.metricHwGpuMemoryTemperature.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUtilization.emit(ils.Metrics())
-	mb.metricHwGpuNvlinkIo.emit(ils.Metrics())
 	mb.metricHwGpuPcieReplays.emit(ils.Metrics())
 	mb.metricHwGpuPcieThroughput.emit(ils.Metrics())
 	mb.metricHwGpuPerformanceState.emit(ils.Metrics())
@@ -10809,18 +12169,21 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwGpuXidErrors.emit(ils.Metrics())
 	mb.metricHwPower.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
+	mb.metricK8sContainerEphemeralStorageUsage.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
+	mb.metricK8sNodeDiskDiscardIo.emit(ils.Metrics())
+	mb.metricK8sNodeDiskDiscardOperations.emit(ils.Metrics())
 	mb.metricK8sNodeDiskIo.emit(ils.Metrics())
 	mb.metricK8sNodeDiskOperations.emit(ils.Metrics())
 	mb.metricK8sNodeFilesystemAvailable.emit(ils.Metrics())
 	mb.metricK8sNodeFilesystemCapacity.emit(ils.Metrics())
-	mb.metricK8sNodeFilesystemInodes.emit(ils.Metrics())
-	mb.metricK8sNodeFilesystemInodesFree.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemInodeCount.emit(ils.Metrics())
+	mb.metricK8sNodeFilesystemInodeFree.emit(ils.Metrics())
 	mb.metricK8sNodeFilesystemUsage.emit(ils.Metrics())
 	mb.metricK8sNodeImageFilesystemAvailable.emit(ils.Metrics())
 	mb.metricK8sNodeImageFilesystemCapacity.emit(ils.Metrics())
-	mb.metricK8sNodeImageFilesystemInodesUsed.emit(ils.Metrics())
+	mb.metricK8sNodeImageFilesystemInodeUsed.emit(ils.Metrics())
 	mb.metricK8sNodeImageFilesystemUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryCache.emit(ils.Metrics())
@@ -10831,10 +12194,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodeMemorySwap.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryWorkingSet.emit(ils.Metrics())
-	mb.metricK8sNodeNetworkDropped.emit(ils.Metrics())
 	mb.metricK8sNodeNetworkErrors.emit(ils.Metrics())
 	mb.metricK8sNodeNetworkIo.emit(ils.Metrics())
-	mb.metricK8sNodeNetworkPackets.emit(ils.Metrics())
+	mb.metricK8sNodeNetworkPacketCount.emit(ils.Metrics())
+	mb.metricK8sNodeNetworkPacketDropped.emit(ils.Metrics())
 	mb.metricK8sNodePagingFaults.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg10.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg300.emit(ils.Metrics())
@@ -10849,6 +12212,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodCPUTime.emit(ils.Metrics())
 	mb.metricK8sPodCPUUsage.emit(ils.Metrics())
 	mb.metricK8sPodCPUWeight.emit(ils.Metrics())
+	mb.metricK8sPodDiskDiscardIo.emit(ils.Metrics())
+	mb.metricK8sPodDiskDiscardOperations.emit(ils.Metrics())
 	mb.metricK8sPodDiskIo.emit(ils.Metrics())
 	mb.metricK8sPodDiskOperations.emit(ils.Metrics())
 	mb.metricK8sPodMemoryAvailable.emit(ils.Metrics())
@@ -10863,10 +12228,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodMemorySwap.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryWorkingSet.emit(ils.Metrics())
-	mb.metricK8sPodNetworkDropped.emit(ils.Metrics())
 	mb.metricK8sPodNetworkErrors.emit(ils.Metrics())
 	mb.metricK8sPodNetworkIo.emit(ils.Metrics())
-	mb.metricK8sPodNetworkPackets.emit(ils.Metrics())
+	mb.metricK8sPodNetworkPacketCount.emit(ils.Metrics())
+	mb.metricK8sPodNetworkPacketDropped.emit(ils.Metrics())
 	mb.metricK8sPodPagingFaults.emit(ils.Metrics())
 	mb.metricK8sPodPidsCount.emit(ils.Metrics())
 	mb.metricK8sPodPidsLimit.emit(ils.Metrics())
@@ -10907,18 +12272,18 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordContainerAcceleratorDutyCycleDataPoint adds a data point to container.accelerator.duty_cycle metric.
-func (mb *MetricsBuilder) RecordContainerAcceleratorDutyCycleDataPoint(ts pcommon.Timestamp, val float64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
-	mb.metricContainerAcceleratorDutyCycle.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+func (mb *MetricsBuilder) RecordContainerAcceleratorDutyCycleDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerAcceleratorDutyCycle.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordContainerAcceleratorMemoryTotalDataPoint adds a data point to container.accelerator.memory.total metric.
-func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryTotalDataPoint(ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
-	mb.metricContainerAcceleratorMemoryTotal.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryTotalDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerAcceleratorMemoryTotal.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordContainerAcceleratorMemoryUsedDataPoint adds a data point to container.accelerator.memory.used metric.
-func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryUsedDataPoint(ts pcommon.Timestamp, val int64, acceleratorIDAttributeValue string, acceleratorVendorAttributeValue string, acceleratorModelAttributeValue string) {
-	mb.metricContainerAcceleratorMemoryUsed.recordDataPoint(mb.startTime, ts, val, acceleratorIDAttributeValue, acceleratorVendorAttributeValue, acceleratorModelAttributeValue)
+func (mb *MetricsBuilder) RecordContainerAcceleratorMemoryUsedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerAcceleratorMemoryUsed.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordContainerCPULimitDataPoint adds a data point to container.cpu.limit metric.
@@ -10966,6 +12331,16 @@ func (mb *MetricsBuilder) RecordContainerCPUWeightDataPoint(ts pcommon.Timestamp
 	mb.metricContainerCPUWeight.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordContainerDiskDiscardIoDataPoint adds a data point to container.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordContainerDiskDiscardOperationsDataPoint adds a data point to container.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
 // RecordContainerDiskIoDataPoint adds a data point to container.disk.io metric.
 func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
@@ -10981,14 +12356,9 @@ func (mb *MetricsBuilder) RecordContainerFileDescriptorCountDataPoint(ts pcommon
 	mb.metricContainerFileDescriptorCount.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordContainerFilesystemInodesUsedDataPoint adds a data point to container.filesystem.inodes.used metric.
-func (mb *MetricsBuilder) RecordContainerFilesystemInodesUsedDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricContainerFilesystemInodesUsed.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordContainerFilesystemLogsUsageDataPoint adds a data point to container.filesystem.logs.usage metric.
-func (mb *MetricsBuilder) RecordContainerFilesystemLogsUsageDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricContainerFilesystemLogsUsage.recordDataPoint(mb.startTime, ts, val)
+// RecordContainerFilesystemInodeUsedDataPoint adds a data point to container.filesystem.inode.used metric.
+func (mb *MetricsBuilder) RecordContainerFilesystemInodeUsedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFilesystemInodeUsed.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordContainerFilesystemUsageDataPoint adds a data point to container.filesystem.usage metric.
@@ -11056,11 +12426,6 @@ func (mb *MetricsBuilder) RecordContainerMemoryWorkingSetDataPoint(ts pcommon.Ti
 	mb.metricContainerMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordContainerNetworkDroppedDataPoint adds a data point to container.network.dropped metric.
-func (mb *MetricsBuilder) RecordContainerNetworkDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricContainerNetworkDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
-}
-
 // RecordContainerNetworkErrorsDataPoint adds a data point to container.network.errors metric.
 func (mb *MetricsBuilder) RecordContainerNetworkErrorsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
 	mb.metricContainerNetworkErrors.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
@@ -11071,9 +12436,14 @@ func (mb *MetricsBuilder) RecordContainerNetworkIoDataPoint(ts pcommon.Timestamp
 	mb.metricContainerNetworkIo.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
-// RecordContainerNetworkPacketsDataPoint adds a data point to container.network.packets metric.
-func (mb *MetricsBuilder) RecordContainerNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricContainerNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+// RecordContainerNetworkPacketCountDataPoint adds a data point to container.network.packet.count metric.
+func (mb *MetricsBuilder) RecordContainerNetworkPacketCountDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricContainerNetworkPacketCount.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordContainerNetworkPacketDroppedDataPoint adds a data point to container.network.packet.dropped metric.
+func (mb *MetricsBuilder) RecordContainerNetworkPacketDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricContainerNetworkPacketDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
 // RecordContainerPagingFaultsDataPoint adds a data point to container.paging.faults metric.
@@ -11117,133 +12487,153 @@ func (mb *MetricsBuilder) RecordContainerTasksDataPoint(ts pcommon.Timestamp, va
 }
 
 // RecordContainerUptimeDataPoint adds a data point to container.uptime metric.
-func (mb *MetricsBuilder) RecordContainerUptimeDataPoint(ts pcommon.Timestamp, val int64) {
+func (mb *MetricsBuilder) RecordContainerUptimeDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricContainerUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordHwEnergyDataPoint adds a data point to hw.energy metric.
-func (mb *MetricsBuilder) RecordHwEnergyDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwEnergy.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwEnergyDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricHwEnergy.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), options...)
+}
+
+// RecordHwErrorsDataPoint adds a data point to hw.errors metric.
+func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwTypeAttributeValue AttributeHwType, errorTypeAttributeValue AttributeErrorType, options ...MetricAttributeOption) {
+	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwTypeAttributeValue.String(), errorTypeAttributeValue.String(), options...)
 }
 
 // RecordHwFanSpeedRatioDataPoint adds a data point to hw.fan.speed_ratio metric.
-func (mb *MetricsBuilder) RecordHwFanSpeedRatioDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwFanSpeedRatio.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwFanSpeedRatioDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwFanSpeedRatio.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, options...)
 }
 
 // RecordHwGpuActivityDataPoint adds a data point to hw.gpu.activity metric.
-func (mb *MetricsBuilder) RecordHwGpuActivityDataPoint(ts pcommon.Timestamp, val float64, hwGpuActivityKindAttributeValue AttributeHwGpuActivityKind) {
-	mb.metricHwGpuActivity.recordDataPoint(mb.startTime, ts, val, hwGpuActivityKindAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuActivityDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuActivityKindAttributeValue AttributeHwGpuActivityKind, options ...MetricAttributeOption) {
+	mb.metricHwGpuActivity.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuActivityKindAttributeValue.String(), options...)
 }
 
 // RecordHwGpuClockEventReasonsDataPoint adds a data point to hw.gpu.clock.event_reasons metric.
-func (mb *MetricsBuilder) RecordHwGpuClockEventReasonsDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockEventReasonAttributeValue AttributeHwGpuClockEventReason) {
-	mb.metricHwGpuClockEventReasons.recordDataPoint(mb.startTime, ts, val, hwGpuClockEventReasonAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockEventReasonsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockEventReasonAttributeValue AttributeHwGpuClockEventReason, options ...MetricAttributeOption) {
+	mb.metricHwGpuClockEventReasons.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuClockEventReasonAttributeValue.String(), options...)
 }
 
 // RecordHwGpuClockFrequencyDataPoint adds a data point to hw.gpu.clock.frequency metric.
-func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
-	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain, options ...MetricAttributeOption) {
+	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuClockDomainAttributeValue.String(), options...)
 }
 
 // RecordHwGpuClockFrequencyLimitDataPoint adds a data point to hw.gpu.clock.frequency.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuClockFrequencyLimitDataPoint(ts pcommon.Timestamp, val int64, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain) {
-	mb.metricHwGpuClockFrequencyLimit.recordDataPoint(mb.startTime, ts, val, hwGpuClockDomainAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuClockDomainAttributeValue AttributeHwGpuClockDomain, options ...MetricAttributeOption) {
+	mb.metricHwGpuClockFrequencyLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuClockDomainAttributeValue.String(), options...)
+}
+
+// RecordHwGpuIoDataPoint adds a data point to hw.gpu.io metric.
+func (mb *MetricsBuilder) RecordHwGpuIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection, hwGpuNvlinkLinkAttributeValue int64, options ...MetricAttributeOption) {
+	mb.metricHwGpuIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, networkIoDirectionAttributeValue.String(), hwGpuNvlinkLinkAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryControllerUtilizationDataPoint adds a data point to hw.gpu.memory.controller.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryControllerUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryControllerUtilization.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryControllerUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryControllerUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
-// RecordHwGpuMemoryEccErrorsDataPoint adds a data point to hw.gpu.memory.ecc.errors metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryEccErrorsDataPoint(ts pcommon.Timestamp, val int64, hwGpuEccCounterAttributeValue AttributeHwGpuEccCounter, hwGpuEccErrorTypeAttributeValue AttributeHwGpuEccErrorType) {
-	mb.metricHwGpuMemoryEccErrors.recordDataPoint(mb.startTime, ts, val, hwGpuEccCounterAttributeValue.String(), hwGpuEccErrorTypeAttributeValue.String())
+// RecordHwGpuMemoryEccLifetimeErrorsDataPoint adds a data point to hw.gpu.memory.ecc.lifetime_errors metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, errorTypeAttributeValue AttributeErrorType, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryEccLifetimeErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, errorTypeAttributeValue.String(), options...)
 }
 
 // RecordHwGpuMemoryLimitDataPoint adds a data point to hw.gpu.memory.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryRemapRowsDataPoint adds a data point to hw.gpu.memory.remap.rows metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryRemapRowsDataPoint(ts pcommon.Timestamp, val int64, hwGpuMemoryRemapCauseAttributeValue AttributeHwGpuMemoryRemapCause) {
-	mb.metricHwGpuMemoryRemapRows.recordDataPoint(mb.startTime, ts, val, hwGpuMemoryRemapCauseAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuMemoryRemapRowsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapCauseAttributeValue AttributeHwGpuMemoryRemapCause, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryRemapRows.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuMemoryRemapCauseAttributeValue.String(), options...)
 }
 
 // RecordHwGpuMemoryRemapStatusDataPoint adds a data point to hw.gpu.memory.remap.status metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryRemapStatusDataPoint(ts pcommon.Timestamp, val int64, hwGpuMemoryRemapStateAttributeValue AttributeHwGpuMemoryRemapState) {
-	mb.metricHwGpuMemoryRemapStatus.recordDataPoint(mb.startTime, ts, val, hwGpuMemoryRemapStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuMemoryRemapStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuMemoryRemapStateAttributeValue AttributeHwGpuMemoryRemapState, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryRemapStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuMemoryRemapStateAttributeValue.String(), options...)
 }
 
 // RecordHwGpuMemoryTemperatureDataPoint adds a data point to hw.gpu.memory.temperature metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryTemperature.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuMemoryUtilizationDataPoint adds a data point to hw.gpu.memory.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val)
-}
-
-// RecordHwGpuNvlinkIoDataPoint adds a data point to hw.gpu.nvlink.io metric.
-func (mb *MetricsBuilder) RecordHwGpuNvlinkIoDataPoint(ts pcommon.Timestamp, val int64, hwGpuNvlinkLinkAttributeValue int64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricHwGpuNvlinkIo.recordDataPoint(mb.startTime, ts, val, hwGpuNvlinkLinkAttributeValue, networkIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuPcieReplaysDataPoint adds a data point to hw.gpu.pcie.replays metric.
-func (mb *MetricsBuilder) RecordHwGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuPcieReplays.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuPcieReplaysDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuPcieReplays.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuPcieThroughputDataPoint adds a data point to hw.gpu.pcie.throughput metric.
-func (mb *MetricsBuilder) RecordHwGpuPcieThroughputDataPoint(ts pcommon.Timestamp, val float64, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricHwGpuPcieThroughput.recordDataPoint(mb.startTime, ts, val, networkIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuPcieThroughputDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection, options ...MetricAttributeOption) {
+	mb.metricHwGpuPcieThroughput.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, networkIoDirectionAttributeValue.String(), options...)
 }
 
 // RecordHwGpuPerformanceStateDataPoint adds a data point to hw.gpu.performance_state metric.
-func (mb *MetricsBuilder) RecordHwGpuPerformanceStateDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuPerformanceState.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuPerformanceStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuPerformanceState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuPowerLimitDataPoint adds a data point to hw.gpu.power.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuPowerLimit.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuPowerLimitDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwGpuPowerLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, options...)
 }
 
 // RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
-	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuTaskAttributeValue AttributeHwGpuTask, options ...MetricAttributeOption) {
+	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuTaskAttributeValue.String(), options...)
 }
 
 // RecordHwGpuXidErrorsDataPoint adds a data point to hw.gpu.xid.errors metric.
-func (mb *MetricsBuilder) RecordHwGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, hwGpuXidAttributeValue int64) {
-	mb.metricHwGpuXidErrors.recordDataPoint(mb.startTime, ts, val, hwGpuXidAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuXidErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwVendorAttributeValue string, hwGpuXidAttributeValue int64, options ...MetricAttributeOption) {
+	mb.metricHwGpuXidErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwVendorAttributeValue, hwGpuXidAttributeValue, options...)
 }
 
 // RecordHwPowerDataPoint adds a data point to hw.power metric.
-func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwPower.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricHwPower.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), options...)
 }
 
 // RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
-func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, options...)
+}
+
+// RecordK8sContainerEphemeralStorageUsageDataPoint adds a data point to k8s.container.ephemeral_storage.usage metric.
+func (mb *MetricsBuilder) RecordK8sContainerEphemeralStorageUsageDataPoint(ts pcommon.Timestamp, val int64, k8sContainerEphemeralStorageFsTypeAttributeValue AttributeK8sContainerEphemeralStorageFsType) {
+	mb.metricK8sContainerEphemeralStorageUsage.recordDataPoint(mb.startTime, ts, val, k8sContainerEphemeralStorageFsTypeAttributeValue.String())
 }
 
 // RecordK8sNodeCPUTimeDataPoint adds a data point to k8s.node.cpu.time metric.
-func (mb *MetricsBuilder) RecordK8sNodeCPUTimeDataPoint(ts pcommon.Timestamp, val float64, cpuModeAttributeValue AttributeCPUMode) {
-	mb.metricK8sNodeCPUTime.recordDataPoint(mb.startTime, ts, val, cpuModeAttributeValue.String())
+func (mb *MetricsBuilder) RecordK8sNodeCPUTimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sNodeCPUTime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sNodeCPUUsageDataPoint adds a data point to k8s.node.cpu.usage metric.
 func (mb *MetricsBuilder) RecordK8sNodeCPUUsageDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricK8sNodeCPUUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeDiskDiscardIoDataPoint adds a data point to k8s.node.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordK8sNodeDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricK8sNodeDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordK8sNodeDiskDiscardOperationsDataPoint adds a data point to k8s.node.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordK8sNodeDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricK8sNodeDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
 // RecordK8sNodeDiskIoDataPoint adds a data point to k8s.node.disk.io metric.
@@ -11266,14 +12656,14 @@ func (mb *MetricsBuilder) RecordK8sNodeFilesystemCapacityDataPoint(ts pcommon.Ti
 	mb.metricK8sNodeFilesystemCapacity.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordK8sNodeFilesystemInodesDataPoint adds a data point to k8s.node.filesystem.inodes metric.
-func (mb *MetricsBuilder) RecordK8sNodeFilesystemInodesDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricK8sNodeFilesystemInodes.recordDataPoint(mb.startTime, ts, val)
+// RecordK8sNodeFilesystemInodeCountDataPoint adds a data point to k8s.node.filesystem.inode.count metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemInodeCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemInodeCount.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordK8sNodeFilesystemInodesFreeDataPoint adds a data point to k8s.node.filesystem.inodes.free metric.
-func (mb *MetricsBuilder) RecordK8sNodeFilesystemInodesFreeDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricK8sNodeFilesystemInodesFree.recordDataPoint(mb.startTime, ts, val)
+// RecordK8sNodeFilesystemInodeFreeDataPoint adds a data point to k8s.node.filesystem.inode.free metric.
+func (mb *MetricsBuilder) RecordK8sNodeFilesystemInodeFreeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeFilesystemInodeFree.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sNodeFilesystemUsageDataPoint adds a data point to k8s.node.filesystem.usage metric.
@@ -11291,9 +12681,9 @@ func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemCapacityDataPoint(ts pcomm
 	mb.metricK8sNodeImageFilesystemCapacity.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
 }
 
-// RecordK8sNodeImageFilesystemInodesUsedDataPoint adds a data point to k8s.node.image_filesystem.inodes.used metric.
-func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
-	mb.metricK8sNodeImageFilesystemInodesUsed.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
+// RecordK8sNodeImageFilesystemInodeUsedDataPoint adds a data point to k8s.node.image_filesystem.inode.used metric.
+func (mb *MetricsBuilder) RecordK8sNodeImageFilesystemInodeUsedDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemMountpointAttributeValue string) {
+	mb.metricK8sNodeImageFilesystemInodeUsed.recordDataPoint(mb.startTime, ts, val, systemFilesystemMountpointAttributeValue)
 }
 
 // RecordK8sNodeImageFilesystemUsageDataPoint adds a data point to k8s.node.image_filesystem.usage metric.
@@ -11346,11 +12736,6 @@ func (mb *MetricsBuilder) RecordK8sNodeMemoryWorkingSetDataPoint(ts pcommon.Time
 	mb.metricK8sNodeMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordK8sNodeNetworkDroppedDataPoint adds a data point to k8s.node.network.dropped metric.
-func (mb *MetricsBuilder) RecordK8sNodeNetworkDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricK8sNodeNetworkDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
-}
-
 // RecordK8sNodeNetworkErrorsDataPoint adds a data point to k8s.node.network.errors metric.
 func (mb *MetricsBuilder) RecordK8sNodeNetworkErrorsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
 	mb.metricK8sNodeNetworkErrors.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
@@ -11361,9 +12746,14 @@ func (mb *MetricsBuilder) RecordK8sNodeNetworkIoDataPoint(ts pcommon.Timestamp, 
 	mb.metricK8sNodeNetworkIo.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
-// RecordK8sNodeNetworkPacketsDataPoint adds a data point to k8s.node.network.packets metric.
-func (mb *MetricsBuilder) RecordK8sNodeNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricK8sNodeNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+// RecordK8sNodeNetworkPacketCountDataPoint adds a data point to k8s.node.network.packet.count metric.
+func (mb *MetricsBuilder) RecordK8sNodeNetworkPacketCountDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sNodeNetworkPacketCount.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sNodeNetworkPacketDroppedDataPoint adds a data point to k8s.node.network.packet.dropped metric.
+func (mb *MetricsBuilder) RecordK8sNodeNetworkPacketDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sNodeNetworkPacketDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
 // RecordK8sNodePagingFaultsDataPoint adds a data point to k8s.node.paging.faults metric.
@@ -11422,8 +12812,8 @@ func (mb *MetricsBuilder) RecordK8sPodCPUThrottlingThrottledTimeDataPoint(ts pco
 }
 
 // RecordK8sPodCPUTimeDataPoint adds a data point to k8s.pod.cpu.time metric.
-func (mb *MetricsBuilder) RecordK8sPodCPUTimeDataPoint(ts pcommon.Timestamp, val float64, cpuModeAttributeValue AttributeCPUMode) {
-	mb.metricK8sPodCPUTime.recordDataPoint(mb.startTime, ts, val, cpuModeAttributeValue.String())
+func (mb *MetricsBuilder) RecordK8sPodCPUTimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sPodCPUTime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sPodCPUUsageDataPoint adds a data point to k8s.pod.cpu.usage metric.
@@ -11434,6 +12824,16 @@ func (mb *MetricsBuilder) RecordK8sPodCPUUsageDataPoint(ts pcommon.Timestamp, va
 // RecordK8sPodCPUWeightDataPoint adds a data point to k8s.pod.cpu.weight metric.
 func (mb *MetricsBuilder) RecordK8sPodCPUWeightDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodCPUWeight.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodDiskDiscardIoDataPoint adds a data point to k8s.pod.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordK8sPodDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricK8sPodDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordK8sPodDiskDiscardOperationsDataPoint adds a data point to k8s.pod.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordK8sPodDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricK8sPodDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
 // RecordK8sPodDiskIoDataPoint adds a data point to k8s.pod.disk.io metric.
@@ -11506,11 +12906,6 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryWorkingSetDataPoint(ts pcommon.Times
 	mb.metricK8sPodMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
-// RecordK8sPodNetworkDroppedDataPoint adds a data point to k8s.pod.network.dropped metric.
-func (mb *MetricsBuilder) RecordK8sPodNetworkDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricK8sPodNetworkDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
-}
-
 // RecordK8sPodNetworkErrorsDataPoint adds a data point to k8s.pod.network.errors metric.
 func (mb *MetricsBuilder) RecordK8sPodNetworkErrorsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
 	mb.metricK8sPodNetworkErrors.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
@@ -11521,9 +12916,14 @@ func (mb *MetricsBuilder) RecordK8sPodNetworkIoDataPoint(ts pcommon.Timestamp, v
 	mb.metricK8sPodNetworkIo.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
-// RecordK8sPodNetworkPacketsDataPoint adds a data point to k8s.pod.network.packets metric.
-func (mb *MetricsBuilder) RecordK8sPodNetworkPacketsDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricK8sPodNetworkPackets.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+// RecordK8sPodNetworkPacketCountDataPoint adds a data point to k8s.pod.network.packet.count metric.
+func (mb *MetricsBuilder) RecordK8sPodNetworkPacketCountDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sPodNetworkPacketCount.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordK8sPodNetworkPacketDroppedDataPoint adds a data point to k8s.pod.network.packet.dropped metric.
+func (mb *MetricsBuilder) RecordK8sPodNetworkPacketDroppedDataPoint(ts pcommon.Timestamp, val int64, networkInterfaceNameAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricK8sPodNetworkPacketDropped.recordDataPoint(mb.startTime, ts, val, networkInterfaceNameAttributeValue, networkIoDirectionAttributeValue.String())
 }
 
 // RecordK8sPodPagingFaultsDataPoint adds a data point to k8s.pod.paging.faults metric.

@@ -71,57 +71,75 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.accelerator.memory.total"] = mb.metricContainerAcceleratorMemoryTotal.config.AggregationStrategy
 			aggMap["container.accelerator.memory.used"] = mb.metricContainerAcceleratorMemoryUsed.config.AggregationStrategy
 			aggMap["container.cpu.time"] = mb.metricContainerCPUTime.config.AggregationStrategy
+			aggMap["container.disk.discard.io"] = mb.metricContainerDiskDiscardIo.config.AggregationStrategy
+			aggMap["container.disk.discard.operations"] = mb.metricContainerDiskDiscardOperations.config.AggregationStrategy
 			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
 			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
 			aggMap["container.memory.hugetlb.limit"] = mb.metricContainerMemoryHugetlbLimit.config.AggregationStrategy
 			aggMap["container.memory.hugetlb.usage"] = mb.metricContainerMemoryHugetlbUsage.config.AggregationStrategy
-			aggMap["container.network.dropped"] = mb.metricContainerNetworkDropped.config.AggregationStrategy
 			aggMap["container.network.errors"] = mb.metricContainerNetworkErrors.config.AggregationStrategy
 			aggMap["container.network.io"] = mb.metricContainerNetworkIo.config.AggregationStrategy
-			aggMap["container.network.packets"] = mb.metricContainerNetworkPackets.config.AggregationStrategy
+			aggMap["container.network.packet.count"] = mb.metricContainerNetworkPacketCount.config.AggregationStrategy
+			aggMap["container.network.packet.dropped"] = mb.metricContainerNetworkPacketDropped.config.AggregationStrategy
 			aggMap["container.paging.faults"] = mb.metricContainerPagingFaults.config.AggregationStrategy
 			aggMap["container.pressure.avg10"] = mb.metricContainerPressureAvg10.config.AggregationStrategy
 			aggMap["container.pressure.avg300"] = mb.metricContainerPressureAvg300.config.AggregationStrategy
 			aggMap["container.pressure.avg60"] = mb.metricContainerPressureAvg60.config.AggregationStrategy
 			aggMap["container.pressure.stall_time"] = mb.metricContainerPressureStallTime.config.AggregationStrategy
 			aggMap["container.tasks"] = mb.metricContainerTasks.config.AggregationStrategy
+			aggMap["hw.energy"] = mb.metricHwEnergy.config.AggregationStrategy
+			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
+			aggMap["hw.fan.speed_ratio"] = mb.metricHwFanSpeedRatio.config.AggregationStrategy
 			aggMap["hw.gpu.activity"] = mb.metricHwGpuActivity.config.AggregationStrategy
 			aggMap["hw.gpu.clock.event_reasons"] = mb.metricHwGpuClockEventReasons.config.AggregationStrategy
 			aggMap["hw.gpu.clock.frequency"] = mb.metricHwGpuClockFrequency.config.AggregationStrategy
 			aggMap["hw.gpu.clock.frequency.limit"] = mb.metricHwGpuClockFrequencyLimit.config.AggregationStrategy
-			aggMap["hw.gpu.memory.ecc.errors"] = mb.metricHwGpuMemoryEccErrors.config.AggregationStrategy
+			aggMap["hw.gpu.io"] = mb.metricHwGpuIo.config.AggregationStrategy
+			aggMap["hw.gpu.memory.controller.utilization"] = mb.metricHwGpuMemoryControllerUtilization.config.AggregationStrategy
+			aggMap["hw.gpu.memory.ecc.lifetime_errors"] = mb.metricHwGpuMemoryEccLifetimeErrors.config.AggregationStrategy
+			aggMap["hw.gpu.memory.limit"] = mb.metricHwGpuMemoryLimit.config.AggregationStrategy
 			aggMap["hw.gpu.memory.remap.rows"] = mb.metricHwGpuMemoryRemapRows.config.AggregationStrategy
 			aggMap["hw.gpu.memory.remap.status"] = mb.metricHwGpuMemoryRemapStatus.config.AggregationStrategy
-			aggMap["hw.gpu.nvlink.io"] = mb.metricHwGpuNvlinkIo.config.AggregationStrategy
+			aggMap["hw.gpu.memory.temperature"] = mb.metricHwGpuMemoryTemperature.config.AggregationStrategy
+			aggMap["hw.gpu.memory.usage"] = mb.metricHwGpuMemoryUsage.config.AggregationStrategy
+			aggMap["hw.gpu.memory.utilization"] = mb.metricHwGpuMemoryUtilization.config.AggregationStrategy
+			aggMap["hw.gpu.pcie.replays"] = mb.metricHwGpuPcieReplays.config.AggregationStrategy
 			aggMap["hw.gpu.pcie.throughput"] = mb.metricHwGpuPcieThroughput.config.AggregationStrategy
+			aggMap["hw.gpu.performance_state"] = mb.metricHwGpuPerformanceState.config.AggregationStrategy
+			aggMap["hw.gpu.power.limit"] = mb.metricHwGpuPowerLimit.config.AggregationStrategy
 			aggMap["hw.gpu.utilization"] = mb.metricHwGpuUtilization.config.AggregationStrategy
 			aggMap["hw.gpu.xid.errors"] = mb.metricHwGpuXidErrors.config.AggregationStrategy
-			aggMap["k8s.node.cpu.time"] = mb.metricK8sNodeCPUTime.config.AggregationStrategy
+			aggMap["hw.power"] = mb.metricHwPower.config.AggregationStrategy
+			aggMap["hw.temperature"] = mb.metricHwTemperature.config.AggregationStrategy
+			aggMap["k8s.container.ephemeral_storage.usage"] = mb.metricK8sContainerEphemeralStorageUsage.config.AggregationStrategy
+			aggMap["k8s.node.disk.discard.io"] = mb.metricK8sNodeDiskDiscardIo.config.AggregationStrategy
+			aggMap["k8s.node.disk.discard.operations"] = mb.metricK8sNodeDiskDiscardOperations.config.AggregationStrategy
 			aggMap["k8s.node.disk.io"] = mb.metricK8sNodeDiskIo.config.AggregationStrategy
 			aggMap["k8s.node.disk.operations"] = mb.metricK8sNodeDiskOperations.config.AggregationStrategy
 			aggMap["k8s.node.image_filesystem.available"] = mb.metricK8sNodeImageFilesystemAvailable.config.AggregationStrategy
 			aggMap["k8s.node.image_filesystem.capacity"] = mb.metricK8sNodeImageFilesystemCapacity.config.AggregationStrategy
-			aggMap["k8s.node.image_filesystem.inodes.used"] = mb.metricK8sNodeImageFilesystemInodesUsed.config.AggregationStrategy
+			aggMap["k8s.node.image_filesystem.inode.used"] = mb.metricK8sNodeImageFilesystemInodeUsed.config.AggregationStrategy
 			aggMap["k8s.node.image_filesystem.usage"] = mb.metricK8sNodeImageFilesystemUsage.config.AggregationStrategy
 			aggMap["k8s.node.memory.hugetlb.usage"] = mb.metricK8sNodeMemoryHugetlbUsage.config.AggregationStrategy
-			aggMap["k8s.node.network.dropped"] = mb.metricK8sNodeNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.node.network.errors"] = mb.metricK8sNodeNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.node.network.io"] = mb.metricK8sNodeNetworkIo.config.AggregationStrategy
-			aggMap["k8s.node.network.packets"] = mb.metricK8sNodeNetworkPackets.config.AggregationStrategy
+			aggMap["k8s.node.network.packet.count"] = mb.metricK8sNodeNetworkPacketCount.config.AggregationStrategy
+			aggMap["k8s.node.network.packet.dropped"] = mb.metricK8sNodeNetworkPacketDropped.config.AggregationStrategy
 			aggMap["k8s.node.paging.faults"] = mb.metricK8sNodePagingFaults.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg10"] = mb.metricK8sNodePressureAvg10.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg300"] = mb.metricK8sNodePressureAvg300.config.AggregationStrategy
 			aggMap["k8s.node.pressure.avg60"] = mb.metricK8sNodePressureAvg60.config.AggregationStrategy
 			aggMap["k8s.node.pressure.stall_time"] = mb.metricK8sNodePressureStallTime.config.AggregationStrategy
-			aggMap["k8s.pod.cpu.time"] = mb.metricK8sPodCPUTime.config.AggregationStrategy
+			aggMap["k8s.pod.disk.discard.io"] = mb.metricK8sPodDiskDiscardIo.config.AggregationStrategy
+			aggMap["k8s.pod.disk.discard.operations"] = mb.metricK8sPodDiskDiscardOperations.config.AggregationStrategy
 			aggMap["k8s.pod.disk.io"] = mb.metricK8sPodDiskIo.config.AggregationStrategy
 			aggMap["k8s.pod.disk.operations"] = mb.metricK8sPodDiskOperations.config.AggregationStrategy
 			aggMap["k8s.pod.memory.hugetlb.limit"] = mb.metricK8sPodMemoryHugetlbLimit.config.AggregationStrategy
 			aggMap["k8s.pod.memory.hugetlb.usage"] = mb.metricK8sPodMemoryHugetlbUsage.config.AggregationStrategy
-			aggMap["k8s.pod.network.dropped"] = mb.metricK8sPodNetworkDropped.config.AggregationStrategy
 			aggMap["k8s.pod.network.errors"] = mb.metricK8sPodNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.pod.network.io"] = mb.metricK8sPodNetworkIo.config.AggregationStrategy
-			aggMap["k8s.pod.network.packets"] = mb.metricK8sPodNetworkPackets.config.AggregationStrategy
+			aggMap["k8s.pod.network.packet.count"] = mb.metricK8sPodNetworkPacketCount.config.AggregationStrategy
+			aggMap["k8s.pod.network.packet.dropped"] = mb.metricK8sPodNetworkPacketDropped.config.AggregationStrategy
 			aggMap["k8s.pod.paging.faults"] = mb.metricK8sPodPagingFaults.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg10"] = mb.metricK8sPodPressureAvg10.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.avg300"] = mb.metricK8sPodPressureAvg300.config.AggregationStrategy
@@ -138,21 +156,21 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+				mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+				mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 1, "accelerator.id-val", "accelerator.vendor-val", "accelerator.model-val")
+			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 3, "accelerator.id-val-2", "accelerator.vendor-val-2", "accelerator.model-val-2")
+				mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -186,6 +204,18 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerCPUWeightDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordContainerDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
@@ -201,10 +231,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerFileDescriptorCountDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerFilesystemInodesUsedDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordContainerFilesystemLogsUsageDataPoint(ts, 1)
+			mb.RecordContainerFilesystemInodeUsedDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerFilesystemUsageDataPoint(ts, 1)
@@ -252,12 +279,6 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordContainerNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
@@ -270,9 +291,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			mb.RecordContainerNetworkPacketCountDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+				mb.RecordContainerNetworkPacketCountDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerNetworkPacketDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerNetworkPacketDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -321,115 +348,172 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordContainerUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwEnergyDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwFanSpeedRatioDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuActivityDataPoint(ts, 1, AttributeHwGpuActivityKindGraphics)
+			mb.RecordHwEnergyDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuActivityDataPoint(ts, 3, AttributeHwGpuActivityKindSm)
+				mb.RecordHwEnergyDataPoint(ts, 3, "hw.id-val-2", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockEventReasonsDataPoint(ts, 1, AttributeHwGpuClockEventReasonGpuIdle)
+			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwTypeGpu, AttributeErrorTypeCorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuClockEventReasonsDataPoint(ts, 3, AttributeHwGpuClockEventReasonApplicationsClocksSetting)
+				mb.RecordHwErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwTypeGpu, AttributeErrorTypeUncorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, AttributeHwGpuClockDomainSm)
+			mb.RecordHwFanSpeedRatioDataPoint(ts, 1, "hw.id-val", WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuClockFrequencyDataPoint(ts, 3, AttributeHwGpuClockDomainMemory)
+				mb.RecordHwFanSpeedRatioDataPoint(ts, 3, "hw.id-val-2", WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 1, AttributeHwGpuClockDomainSm)
+			mb.RecordHwGpuActivityDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuActivityKindGraphics, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 3, AttributeHwGpuClockDomainMemory)
+				mb.RecordHwGpuActivityDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuActivityKindSm, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 1, AttributeHwGpuEccCounterVolatile, AttributeHwGpuEccErrorTypeCorrected)
+			mb.RecordHwGpuClockEventReasonsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuClockEventReasonGpuIdle, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, 3, AttributeHwGpuEccCounterAggregate, AttributeHwGpuEccErrorTypeUncorrected)
+				mb.RecordHwGpuClockEventReasonsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuClockEventReasonApplicationsClocksSetting, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 1, AttributeHwGpuMemoryRemapCauseCorrectable)
+			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuClockDomainSm, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 3, AttributeHwGpuMemoryRemapCauseUncorrectable)
+				mb.RecordHwGpuClockFrequencyDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuClockDomainMemory, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 1, AttributeHwGpuMemoryRemapStatePending)
+			mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuClockDomainSm, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 3, AttributeHwGpuMemoryRemapStateFailed)
+				mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuClockDomainMemory, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuNvlinkIoDataPoint(ts, 1, 18, AttributeNetworkIoDirectionReceive)
+			mb.RecordHwGpuIoDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeNetworkIoDirectionReceive, 18, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuNvlinkIoDataPoint(ts, 3, 19, AttributeNetworkIoDirectionTransmit)
+				mb.RecordHwGpuIoDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeNetworkIoDirectionTransmit, 19, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuPcieReplaysDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, AttributeNetworkIoDirectionReceive)
+			mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, AttributeNetworkIoDirectionTransmit)
+				mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuPerformanceStateDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuPowerLimitDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwGpuUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
+			mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeErrorTypeCorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+				mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeErrorTypeUncorrected, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuXidErrorsDataPoint(ts, 1, 10)
+			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuXidErrorsDataPoint(ts, 3, 11)
+				mb.RecordHwGpuMemoryLimitDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPowerDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwTemperatureDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordK8sNodeCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
+			mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuMemoryRemapCauseCorrectable, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeCPUTimeDataPoint(ts, 3, AttributeCPUModeSystem)
+				mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuMemoryRemapCauseUncorrectable, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuMemoryRemapStatePending, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuMemoryRemapStateFailed, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryTemperatureDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryUsageDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPcieReplaysDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPcieReplaysDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPcieThroughputDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeNetworkIoDirectionReceive, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPcieThroughputDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeNetworkIoDirectionTransmit, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPerformanceStateDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPerformanceStateDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuPowerLimitDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuPowerLimitDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuUtilizationDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", AttributeHwGpuTaskGeneral, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", AttributeHwGpuTaskEncoder, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwGpuXidErrorsDataPoint(ts, 1, "hw.id-val", "hw.vendor-val", 10, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwGpuXidErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.vendor-val-2", 11, WithHwModelMetricAttribute("hw.model-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPowerDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPowerDataPoint(ts, 3, "hw.id-val-2", AttributeHwTypeGpu, WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureDataPoint(ts, 1, "hw.id-val", WithHwParentMetricAttribute("hw.parent-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", WithHwParentMetricAttribute("hw.parent-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 1, AttributeK8sContainerEphemeralStorageFsTypeRootfs)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 3, AttributeK8sContainerEphemeralStorageFsTypeLogs)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeCPUTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeCPUUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
@@ -450,10 +534,10 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeFilesystemInodesDataPoint(ts, 1)
+			mb.RecordK8sNodeFilesystemInodeCountDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeFilesystemInodesFreeDataPoint(ts, 1)
+			mb.RecordK8sNodeFilesystemInodeFreeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeFilesystemUsageDataPoint(ts, 1)
@@ -471,9 +555,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts, 1, "system.filesystem.mountpoint-val")
+			mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint(ts, 1, "system.filesystem.mountpoint-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
+				mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint(ts, 3, "system.filesystem.mountpoint-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -513,12 +597,6 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sNodeMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordK8sNodeNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sNodeNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
@@ -531,9 +609,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sNodeNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			mb.RecordK8sNodeNetworkPacketCountDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sNodeNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+				mb.RecordK8sNodeNetworkPacketCountDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeNetworkPacketDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sNodeNetworkPacketDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -585,16 +669,25 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodCPUThrottlingThrottledTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodCPUTimeDataPoint(ts, 1, AttributeCPUModeUser)
-			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodCPUTimeDataPoint(ts, 3, AttributeCPUModeSystem)
-			}
+			mb.RecordK8sPodCPUTimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPUUsageDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPUWeightDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
@@ -651,12 +744,6 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodNetworkDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodNetworkDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordK8sPodNetworkErrorsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sPodNetworkErrorsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
@@ -669,9 +756,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodNetworkPacketsDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			mb.RecordK8sPodNetworkPacketCountDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodNetworkPacketsDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+				mb.RecordK8sPodNetworkPacketCountDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodNetworkPacketDroppedDataPoint(ts, 1, "network.interface.name-val", AttributeNetworkIoDirectionReceive)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodNetworkPacketDroppedDataPoint(ts, 3, "network.interface.name-val-2", AttributeNetworkIoDirectionTransmit)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -719,14 +812,9 @@ func TestMetricsBuilder(t *testing.T) {
 			rb := mb.NewResourceBuilder()
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerImageName("container.image.name-val")
-			rb.SetContainerImageTag("container.image.tag-val")
+			rb.SetContainerImageTags([]any{"container.image.tags-item1", "container.image.tags-item2"})
 			rb.SetContainerName("container.name-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
-			rb.SetHwID("hw.id-val")
-			rb.SetHwModel("hw.model-val")
-			rb.SetHwParent("hw.parent-val")
-			rb.SetHwType("hw.type-val")
-			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
 			rb.SetK8sContainerRestartCount(27)
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
@@ -741,57 +829,75 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryTotal.aggDataPoints)
 				assert.Empty(t, mb.metricContainerAcceleratorMemoryUsed.aggDataPoints)
 				assert.Empty(t, mb.metricContainerCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerMemoryHugetlbLimit.aggDataPoints)
 				assert.Empty(t, mb.metricContainerMemoryHugetlbUsage.aggDataPoints)
-				assert.Empty(t, mb.metricContainerNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkIo.aggDataPoints)
-				assert.Empty(t, mb.metricContainerNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkPacketCount.aggDataPoints)
+				assert.Empty(t, mb.metricContainerNetworkPacketDropped.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricContainerPressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricContainerTasks.aggDataPoints)
+				assert.Empty(t, mb.metricHwEnergy.aggDataPoints)
+				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwFanSpeedRatio.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuActivity.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuClockEventReasons.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuClockFrequency.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuClockFrequencyLimit.aggDataPoints)
-				assert.Empty(t, mb.metricHwGpuMemoryEccErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryControllerUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryEccLifetimeErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryLimit.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuMemoryRemapRows.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuMemoryRemapStatus.aggDataPoints)
-				assert.Empty(t, mb.metricHwGpuNvlinkIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryTemperature.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryUsage.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuMemoryUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPcieReplays.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuPcieThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPerformanceState.aggDataPoints)
+				assert.Empty(t, mb.metricHwGpuPowerLimit.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwGpuXidErrors.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricHwPower.aggDataPoints)
+				assert.Empty(t, mb.metricHwTemperature.aggDataPoints)
+				assert.Empty(t, mb.metricK8sContainerEphemeralStorageUsage.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeImageFilesystemAvailable.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeImageFilesystemCapacity.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeImageFilesystemInodesUsed.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeImageFilesystemInodeUsed.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeImageFilesystemUsage.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeMemoryHugetlbUsage.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodeNetworkIo.aggDataPoints)
-				assert.Empty(t, mb.metricK8sNodeNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkPacketCount.aggDataPoints)
+				assert.Empty(t, mb.metricK8sNodeNetworkPacketDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg300.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricK8sNodePressureStallTime.aggDataPoints)
-				assert.Empty(t, mb.metricK8sPodCPUTime.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodMemoryHugetlbLimit.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodMemoryHugetlbUsage.aggDataPoints)
-				assert.Empty(t, mb.metricK8sPodNetworkDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkIo.aggDataPoints)
-				assert.Empty(t, mb.metricK8sPodNetworkPackets.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkPacketCount.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodNetworkPacketDropped.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPagingFaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg10.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureAvg300.aggDataPoints)
@@ -838,15 +944,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
-						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
-						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["container.accelerator.duty_cycle"], "Found a duplicate in the metrics slice: container.accelerator.duty_cycle")
 						validatedMetrics["container.accelerator.duty_cycle"] = true
@@ -872,8 +978,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.vendor")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.model")
-						assert.False(t, ok)
 					}
 				case "container.accelerator.memory.total":
 					if tt.name != "reaggregate_set" {
@@ -888,15 +992,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
-						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
-						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["container.accelerator.memory.total"], "Found a duplicate in the metrics slice: container.accelerator.memory.total")
 						validatedMetrics["container.accelerator.memory.total"] = true
@@ -922,8 +1026,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.vendor")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.model")
-						assert.False(t, ok)
 					}
 				case "container.accelerator.memory.used":
 					if tt.name != "reaggregate_set" {
@@ -938,15 +1040,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						acceleratorIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.id-val", acceleratorIDAttrVal.Str())
-						acceleratorVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.vendor-val", acceleratorVendorAttrVal.Str())
-						acceleratorModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "accelerator.model-val", acceleratorModelAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["container.accelerator.memory.used"], "Found a duplicate in the metrics slice: container.accelerator.memory.used")
 						validatedMetrics["container.accelerator.memory.used"] = true
@@ -971,8 +1073,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.vendor")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.model")
 						assert.False(t, ok)
 					}
 				case "container.cpu.limit":
@@ -1121,13 +1221,101 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the container's cgroup (sub-cgroups included) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "container.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
 						validatedMetrics["container.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
+						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read and wrote on each block device, cumulative (discards: container.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1147,7 +1335,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
+						assert.Equal(t, "Bytes the container's cgroup (sub-cgroups included) read and wrote on each block device, cumulative (discards: container.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_bytes_total, container_fs_writes_bytes_total.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1176,7 +1364,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction (read, write; discards: container.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1196,7 +1384,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["container.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the container's cgroup (sub-cgroups included) on each block device, by direction (read, write; discards: container.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container. cAdvisor: container_fs_reads_total, container_fs_writes_total.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1231,26 +1419,16 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "container.filesystem.inodes.used":
-					assert.False(t, validatedMetrics["container.filesystem.inodes.used"], "Found a duplicate in the metrics slice: container.filesystem.inodes.used")
-					validatedMetrics["container.filesystem.inodes.used"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+				case "container.filesystem.inode.used":
+					assert.False(t, validatedMetrics["container.filesystem.inode.used"], "Found a duplicate in the metrics slice: container.filesystem.inode.used")
+					validatedMetrics["container.filesystem.inode.used"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Inodes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.inodesUsed (cAdvisor has no per-container inode count).", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
-				case "container.filesystem.logs.usage":
-					assert.False(t, validatedMetrics["container.filesystem.logs.usage"], "Found a duplicate in the metrics slice: container.filesystem.logs.usage")
-					validatedMetrics["container.filesystem.logs.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Bytes of the container's log files: the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included), read in the background every filesystem_collection_interval. Apparent sizes, not allocated blocks. Absent when the container has no such directory. kubelet /stats/summary: containers[].logs.usedBytes.", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1258,11 +1436,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.filesystem.usage":
 					assert.False(t, validatedMetrics["container.filesystem.usage"], "Found a duplicate in the metrics slice: container.filesystem.usage")
 					validatedMetrics["container.filesystem.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Bytes used by the container's writable layer, as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or while the runtime has not measured it yet (0 with timestamp 0). kubelet /stats/summary: containers[].rootfs.usedBytes; cAdvisor: container_fs_usage_bytes (writable layer).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1270,11 +1450,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.available":
 					assert.False(t, validatedMetrics["container.memory.available"], "Found a duplicate in the metrics slice: container.memory.available")
 					validatedMetrics["container.memory.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory container can still use before its limit: container memory limit minus container working set, floored at 0. Emitted only when a finite limit exists.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1424,11 +1606,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.rss":
 					assert.False(t, validatedMetrics["container.memory.rss"], "Found a duplicate in the metrics slice: container.memory.rss")
 					validatedMetrics["container.memory.rss"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the container's cgroup. v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1448,11 +1632,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.usage":
 					assert.False(t, validatedMetrics["container.memory.usage"], "Found a duplicate in the metrics slice: container.memory.usage")
 					validatedMetrics["container.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory used by the container's cgroup, page cache included. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1460,64 +1646,17 @@ func TestMetricsBuilder(t *testing.T) {
 				case "container.memory.working_set":
 					assert.False(t, validatedMetrics["container.memory.working_set"], "Found a duplicate in the metrics slice: container.memory.working_set")
 					validatedMetrics["container.memory.working_set"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Container working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "container.network.dropped":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.network.dropped"], "Found a duplicate in the metrics slice: container.network.dropped")
-						validatedMetrics["container.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
-						assert.True(t, ok)
-						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["container.network.dropped"], "Found a duplicate in the metrics slice: container.network.dropped")
-						validatedMetrics["container.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.network.dropped"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("network.interface.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
 				case "container.network.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.network.errors"], "Found a duplicate in the metrics slice: container.network.errors")
@@ -1616,10 +1755,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
-				case "container.network.packets":
+				case "container.network.packet.count":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.network.packets"], "Found a duplicate in the metrics slice: container.network.packets")
-						validatedMetrics["container.network.packets"] = true
+						assert.False(t, validatedMetrics["container.network.packet.count"], "Found a duplicate in the metrics slice: container.network.packet.count")
+						validatedMetrics["container.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
@@ -1638,8 +1777,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.network.packets"], "Found a duplicate in the metrics slice: container.network.packets")
-						validatedMetrics["container.network.packets"] = true
+						assert.False(t, validatedMetrics["container.network.packet.count"], "Found a duplicate in the metrics slice: container.network.packet.count")
+						validatedMetrics["container.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the packets columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
@@ -1650,7 +1789,56 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.network.packets"] {
+						switch aggMap["container.network.packet.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.network.packet.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.network.packet.dropped"], "Found a duplicate in the metrics slice: container.network.packet.dropped")
+						validatedMetrics["container.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.network.packet.dropped"], "Found a duplicate in the metrics slice: container.network.packet.dropped")
+						validatedMetrics["container.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of a standalone container's own network namespace (a container outside any pod, standalone_containers), cumulative: the drop columns of <root_path>/proc/<pid>/net/dev of one of its processes. Only when that namespace (readlink /proc/<pid>/ns/net) differs from the host's (PID 1's): a container sharing the host's namespace has no container.network points (its traffic is the node's), and a pod's containers have none (k8s.pod.network.* covers their shared namespace). Interfaces named lo, veth*, docker* and nerdctl* are left out, as for pods.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.network.packet.dropped"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1962,39 +2150,173 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["container.uptime"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Time since the container was created, by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).", mi.Description())
+					assert.Equal(t, "Time since the container was created, in whole seconds (a double, as the semantic conventions define container.uptime), by the runtime's creation time (CRI CreatedAt, else containerd's). The start time of every cumulative point of the container is that same time; cAdvisor's container_start_time_seconds is the scrape time minus this. No point when no runtime names the container (its first-seen time is not its start).", mi.Description())
 					assert.Equal(t, "s", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.energy":
-					assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
-					validatedMetrics["hw.energy"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
-					assert.Equal(t, "J", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
+						validatedMetrics["hw.energy"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "J", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.energy"], "Found a duplicate in the metrics slice: hw.energy")
+						validatedMetrics["hw.energy"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Energy the GPU consumed since the NVIDIA driver was last loaded (nvmlDeviceGetTotalEnergyConsumption, mJ converted to J). The start time is the first scrape that saw the device; the counter resets to 0 when the driver reloads, and the start time then moves to the scrape that saw the drop. Volta and newer; no point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "J", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.energy"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "hw.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors of the GPU since the NVIDIA driver was last loaded, by type (error.type corrected or uncorrected; nvmlDeviceGetTotalEccErrors with NVML_VOLATILE_ECC): the semantic conventions' hw.errors with hw.type=gpu. Resets when the driver reloads. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED). The same errors over the GPU's life: hw.gpu.memory.ecc.lifetime_errors.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "corrected", errorTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors of the GPU since the NVIDIA driver was last loaded, by type (error.type corrected or uncorrected; nvmlDeviceGetTotalEccErrors with NVML_VOLATILE_ECC): the semantic conventions' hw.errors with hw.type=gpu. Resets when the driver reloads. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED). The same errors over the GPU's life: hw.gpu.memory.ecc.lifetime_errors.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
 				case "hw.fan.speed_ratio":
-					assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
-					validatedMetrics["hw.fan.speed_ratio"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
+						validatedMetrics["hw.fan.speed_ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.fan.speed_ratio"], "Found a duplicate in the metrics slice: hw.fan.speed_ratio")
+						validatedMetrics["hw.fan.speed_ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's fan speed as a ratio (0-1) of its maximum (nvmlDeviceGetFanSpeed, percent of the maximum noise-tolerable speed). No point where NVML has no fan to read (SXM boards such as the H100 and A100 SXM: NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.fan.speed_ratio"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.activity":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.activity"], "Found a duplicate in the metrics slice: hw.gpu.activity")
@@ -2008,6 +2330,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuActivityKindAttrVal, ok := dp.Attributes().Get("hw.gpu.activity.kind")
 						assert.True(t, ok)
 						assert.Equal(t, "graphics", hwGpuActivityKindAttrVal.Str())
@@ -2032,7 +2366,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.activity.kind")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.activity.kind")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.clock.event_reasons":
@@ -2048,6 +2386,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuClockEventReasonAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.event_reason")
 						assert.True(t, ok)
 						assert.Equal(t, "gpu_idle", hwGpuClockEventReasonAttrVal.Str())
@@ -2072,7 +2422,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.clock.event_reason")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.clock.event_reason")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.clock.frequency":
@@ -2088,6 +2442,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuClockDomainAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.True(t, ok)
 						assert.Equal(t, "sm", hwGpuClockDomainAttrVal.Str())
@@ -2112,7 +2478,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.clock.frequency.limit":
@@ -2128,6 +2498,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuClockDomainAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.True(t, ok)
 						assert.Equal(t, "sm", hwGpuClockDomainAttrVal.Str())
@@ -2152,29 +2534,21 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.clock.domain")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.clock.domain")
 						assert.False(t, ok)
 					}
-				case "hw.gpu.memory.controller.utilization":
-					assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
-					validatedMetrics["hw.gpu.memory.controller.utilization"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.gpu.memory.ecc.errors":
+				case "hw.gpu.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")
-						validatedMetrics["hw.gpu.memory.ecc.errors"] = true
+						assert.False(t, validatedMetrics["hw.gpu.io"], "Found a duplicate in the metrics slice: hw.gpu.io")
+						validatedMetrics["hw.gpu.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
+						assert.Equal(t, "Bytes the GPU received and transmitted over NVLink, per active link (hw.gpu.nvlink.link, an attribute the conventions do not define: sum over it for the GPU's NVLink traffic) and direction: NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink. PCIe traffic is not counted here: NVML gives it only as a sampled rate (hw.gpu.pcie.throughput).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
@@ -2182,26 +2556,38 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						hwGpuEccCounterAttrVal, ok := dp.Attributes().Get("hw.gpu.ecc.counter")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "volatile", hwGpuEccCounterAttrVal.Str())
-						hwGpuEccErrorTypeAttrVal, ok := dp.Attributes().Get("hw.gpu.ecc.error_type")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "corrected", hwGpuEccErrorTypeAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+						hwGpuNvlinkLinkAttrVal, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, hwGpuNvlinkLinkAttrVal.Int())
 					} else {
-						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.errors")
-						validatedMetrics["hw.gpu.memory.ecc.errors"] = true
+						assert.False(t, validatedMetrics["hw.gpu.io"], "Found a duplicate in the metrics slice: hw.gpu.io")
+						validatedMetrics["hw.gpu.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "ECC errors in the GPU's memory (nvmlDeviceGetTotalEccErrors), by counter (volatile: since the driver loaded, resets with it; aggregate: the GPU's life) and type. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
+						assert.Equal(t, "Bytes the GPU received and transmitted over NVLink, per active link (hw.gpu.nvlink.link, an attribute the conventions do not define: sum over it for the GPU's NVLink traffic) and direction: NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink. PCIe traffic is not counted here: NVML gives it only as a sampled rate (hw.gpu.pcie.throughput).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.gpu.memory.ecc.errors"] {
+						switch aggMap["hw.gpu.io"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -2211,25 +2597,181 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.ecc.counter")
+						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.gpu.ecc.error_type")
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.nvlink.link")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.controller.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
+						validatedMetrics["hw.gpu.memory.controller.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.controller.utilization")
+						validatedMetrics["hw.gpu.memory.controller.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Ratio (0-1) of the last NVML sample period (1/6 s to 1 s) during which device memory was being read or written (nvmlDeviceGetUtilizationRates memory; dcgm-exporter's DCGM_FI_DEV_MEM_COPY_UTIL). No point where NVML does not support it (MIG instances, a GPU in MIG mode).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.memory.controller.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.ecc.lifetime_errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.lifetime_errors")
+						validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors over the GPU's life, persisted by the GPU across driver loads and reboots (nvmlDeviceGetTotalEccErrors with NVML_AGGREGATE_ECC), by type. The same errors as hw.errors counts since the driver loaded: never add the two. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "corrected", errorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"], "Found a duplicate in the metrics slice: hw.gpu.memory.ecc.lifetime_errors")
+						validatedMetrics["hw.gpu.memory.ecc.lifetime_errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Memory (ECC) errors over the GPU's life, persisted by the GPU across driver loads and reboots (nvmlDeviceGetTotalEccErrors with NVML_AGGREGATE_ECC), by type. The same errors as hw.errors counts since the driver loaded: never add the two. No point on GPUs without ECC or with ECC off (NVML_ERROR_NOT_SUPPORTED).", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.ecc.lifetime_errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.memory.limit":
-					assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
-					validatedMetrics["hw.gpu.memory.limit"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
+						validatedMetrics["hw.gpu.memory.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.limit"], "Found a duplicate in the metrics slice: hw.gpu.memory.limit")
+						validatedMetrics["hw.gpu.memory.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the GPU's memory, or of the MIG instance's memory (nvmlDeviceGetMemoryInfo total).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.memory.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.memory.remap.rows":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.memory.remap.rows"], "Found a duplicate in the metrics slice: hw.gpu.memory.remap.rows")
@@ -2245,6 +2787,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuMemoryRemapCauseAttrVal, ok := dp.Attributes().Get("hw.gpu.memory.remap.cause")
 						assert.True(t, ok)
 						assert.Equal(t, "correctable", hwGpuMemoryRemapCauseAttrVal.Str())
@@ -2271,7 +2825,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.memory.remap.cause")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.memory.remap.cause")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.memory.remap.status":
@@ -2287,6 +2845,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuMemoryRemapStateAttrVal, ok := dp.Attributes().Get("hw.gpu.memory.remap.state")
 						assert.True(t, ok)
 						assert.Equal(t, "pending", hwGpuMemoryRemapStateAttrVal.Str())
@@ -2311,82 +2881,105 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.memory.remap.state")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.memory.remap.state")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.memory.temperature":
-					assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
-					validatedMetrics["hw.gpu.memory.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.gpu.memory.usage":
-					assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
-					validatedMetrics["hw.gpu.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
-				case "hw.gpu.memory.utilization":
-					assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
-					validatedMetrics["hw.gpu.memory.utilization"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.gpu.nvlink.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
-						validatedMetrics["hw.gpu.nvlink.io"] = true
+						assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
+						validatedMetrics["hw.gpu.memory.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.temperature"], "Found a duplicate in the metrics slice: hw.gpu.memory.temperature")
+						validatedMetrics["hw.gpu.memory.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Temperature of the GPU's memory (HBM), NVML field NVML_FI_DEV_MEMORY_TEMP. No point where the board has no memory sensor NVML reads.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.memory.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
+						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.", mi.Description())
+						assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
+						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						hwGpuNvlinkLinkAttrVal, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.EqualValues(t, 18, hwGpuNvlinkLinkAttrVal.Int())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
 						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["hw.gpu.nvlink.io"], "Found a duplicate in the metrics slice: hw.gpu.nvlink.io")
-						validatedMetrics["hw.gpu.nvlink.io"] = true
+						assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
+						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Data bytes through each active NVLink (NVML fields NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX with the link as scope, KiB converted to bytes), by direction. Only links nvmlDeviceGetNvLinkState reports enabled; no point on GPUs without NVLink.", mi.Description())
+						assert.Equal(t, "GPU (or MIG instance) memory in use, all processes and the driver's reservation included (nvmlDeviceGetMemoryInfo used).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
+						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.gpu.nvlink.io"] {
+						switch aggMap["hw.gpu.memory.usage"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -2396,25 +2989,117 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.nvlink.link")
+						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
+				case "hw.gpu.memory.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
+						validatedMetrics["hw.gpu.memory.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
+						validatedMetrics["hw.gpu.memory.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Fraction of the GPU's (or MIG instance's) memory in use: hw.gpu.memory.usage / hw.gpu.memory.limit (not the memory controller's busy time).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.memory.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.pcie.replays":
-					assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
-					validatedMetrics["hw.gpu.pcie.replays"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
-					assert.Equal(t, "{replay}", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
+						validatedMetrics["hw.gpu.pcie.replays"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
+						assert.Equal(t, "{replay}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.pcie.replays"], "Found a duplicate in the metrics slice: hw.gpu.pcie.replays")
+						validatedMetrics["hw.gpu.pcie.replays"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "PCIe replays (retransmissions) since the driver loaded (nvmlDeviceGetPcieReplayCounter).", mi.Description())
+						assert.Equal(t, "{replay}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.pcie.replays"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.pcie.throughput":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.pcie.throughput"], "Found a duplicate in the metrics slice: hw.gpu.pcie.throughput")
@@ -2428,6 +3113,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
@@ -2452,33 +3149,115 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("network.io.direction")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.performance_state":
-					assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
-					validatedMetrics["hw.gpu.performance_state"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
+						validatedMetrics["hw.gpu.performance_state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.performance_state"], "Found a duplicate in the metrics slice: hw.gpu.performance_state")
+						validatedMetrics["hw.gpu.performance_state"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's performance state, 0 (P0, maximum performance) to 15 (P15, minimum) (nvmlDeviceGetPerformanceState). No point when NVML reports it unknown.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.gpu.performance_state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.power.limit":
-					assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
-					validatedMetrics["hw.gpu.power.limit"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
-					assert.Equal(t, "W", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
+						validatedMetrics["hw.gpu.power.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.gpu.power.limit"], "Found a duplicate in the metrics slice: hw.gpu.power.limit")
+						validatedMetrics["hw.gpu.power.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The GPU's power management limit (nvmlDeviceGetPowerManagementLimit, mW converted to W).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.gpu.power.limit"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+					}
 				case "hw.gpu.utilization":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.gpu.utilization"], "Found a duplicate in the metrics slice: hw.gpu.utilization")
@@ -2492,6 +3271,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
 						assert.True(t, ok)
 						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
@@ -2516,7 +3307,11 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.task")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.task")
 						assert.False(t, ok)
 					}
 				case "hw.gpu.xid.errors":
@@ -2534,6 +3329,18 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwModelAttrVal, ok := dp.Attributes().Get("hw.model")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+						hwVendorAttrVal, ok := dp.Attributes().Get("hw.vendor")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 						hwGpuXidAttrVal, ok := dp.Attributes().Get("hw.gpu.xid")
 						assert.True(t, ok)
 						assert.EqualValues(t, 10, hwGpuXidAttrVal.Int())
@@ -2560,65 +3367,47 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.gpu.xid")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.vendor")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.gpu.xid")
 						assert.False(t, ok)
 					}
 				case "hw.power":
-					assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
-					validatedMetrics["hw.power"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
-					assert.Equal(t, "W", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "hw.temperature":
-					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
-					validatedMetrics["hw.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-				case "k8s.node.cpu.time":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
-						validatedMetrics["k8s.node.cpu.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by everything on the node (the root cgroup), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
+						assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
+						validatedMetrics["hw.power"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						cpuModeAttrVal, ok := dp.Attributes().Get("cpu.mode")
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
-						assert.Equal(t, "user", cpuModeAttrVal.Str())
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
-						validatedMetrics["k8s.node.cpu.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by everything on the node (the root cgroup), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
+						assert.False(t, validatedMetrics["hw.power"], "Found a duplicate in the metrics slice: hw.power")
+						validatedMetrics["hw.power"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Power the GPU draws (nvmlDeviceGetPowerUsage, mW converted to W). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "W", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["k8s.node.cpu.time"] {
+						switch aggMap["hw.power"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -2628,9 +3417,112 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("cpu.mode")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 					}
+				case "hw.temperature":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "GPU die temperature (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). No point where NVML does not support it (MIG instances).", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+					}
+				case "k8s.container.ephemeral_storage.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")
+						validatedMetrics["k8s.container.ephemeral_storage.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes of the container's ephemeral storage, by part: fs_type=rootfs is its writable layer as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes, the same figure as container.filesystem.usage); fs_type=logs is the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included; apparent sizes, not allocated blocks). Both read in the background every filesystem_collection_interval. A part is absent when its source is: rootfs without a CRI endpoint, when the runtime does not report it or before its first measurement (0 with timestamp 0); logs when the container has no such directory. kubelet /stats/summary: containers[].rootfs.usedBytes, containers[].logs.usedBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sContainerEphemeralStorageFsTypeAttrVal, ok := dp.Attributes().Get("k8s.container.ephemeral_storage.fs_type")
+						assert.True(t, ok)
+						assert.Equal(t, "rootfs", k8sContainerEphemeralStorageFsTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")
+						validatedMetrics["k8s.container.ephemeral_storage.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes of the container's ephemeral storage, by part: fs_type=rootfs is its writable layer as the runtime reports it (CRI ListContainerStats writable_layer.used_bytes, the same figure as container.filesystem.usage); fs_type=logs is the sum of the sizes of the regular files in <root_path>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ (every restart's log, rotated files included; apparent sizes, not allocated blocks). Both read in the background every filesystem_collection_interval. A part is absent when its source is: rootfs without a CRI endpoint, when the runtime does not report it or before its first measurement (0 with timestamp 0); logs when the container has no such directory. kubelet /stats/summary: containers[].rootfs.usedBytes, containers[].logs.usedBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.container.ephemeral_storage.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.container.ephemeral_storage.fs_type")
+						assert.False(t, ok)
+					}
+				case "k8s.node.cpu.time":
+					assert.False(t, validatedMetrics["k8s.node.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.cpu.time")
+					validatedMetrics["k8s.node.cpu.time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CPU time consumed by everything on the node (the root cgroup), the total (v1 cpuacct.usage, v2 cpu.stat usage_usec, of the root cgroup) without a mode, as the semantic conventions define it: the kubelet's node CPU time.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.node.cpu.usage":
 					assert.False(t, validatedMetrics["k8s.node.cpu.usage"], "Found a duplicate in the metrics slice: k8s.node.cpu.usage")
 					validatedMetrics["k8s.node.cpu.usage"] = true
@@ -2643,13 +3535,101 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.node.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.io")
+						validatedMetrics["k8s.node.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (sectors discarded x 512). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.io")
+						validatedMetrics["k8s.node.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (sectors discarded x 512). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "k8s.node.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.operations")
+						validatedMetrics["k8s.node.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (discards completed). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.node.disk.discard.operations")
+						validatedMetrics["k8s.node.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations on each whole disk of the node, cumulative since boot: the discard columns of <root_path>/proc/diskstats (discards completed). Only on kernels whose /proc/diskstats has the discard columns (Linux 4.18 and later); partitions and loop, ram, zram and floppy devices are left out as for k8s.node.disk.io. Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "k8s.node.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.disk.io"], "Found a duplicate in the metrics slice: k8s.node.disk.io")
 						validatedMetrics["k8s.node.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Bytes read and written on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512 (discards: k8s.node.disk.discard.io). Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2669,7 +3649,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.node.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read, written and discarded on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Bytes read and written on each whole disk of the node, cumulative since boot: <root_path>/proc/diskstats sectors x 512 (discards: k8s.node.disk.discard.io). Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2698,7 +3678,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.node.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction (read, write; discards: k8s.node.disk.discard.operations), cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2718,7 +3698,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.node.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction, cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
+						assert.Equal(t, "Completed block I/O operations on each whole disk of the node, by direction (read, write; discards: k8s.node.disk.discard.operations), cumulative since boot: <root_path>/proc/diskstats. Partitions and loop, ram, zram and floppy devices are left out; device-mapper and md devices stay.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2744,11 +3724,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.filesystem.available":
 					assert.False(t, validatedMetrics["k8s.node.filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.filesystem.available")
 					validatedMetrics["k8s.node.filesystem.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Bytes available to unprivileged users on the node filesystem: statfs f_bavail x f_bsize of <root_path>/var/lib/kubelet (the kubelet's root directory), else of <root_path>/ when that does not exist. kubelet /stats/summary: node.fs.availableBytes (cAdvisor has no available bytes).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2756,35 +3738,41 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.filesystem.capacity":
 					assert.False(t, validatedMetrics["k8s.node.filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.filesystem.capacity")
 					validatedMetrics["k8s.node.filesystem.capacity"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Size of the node filesystem: statfs f_blocks x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.capacityBytes; cAdvisor: container_fs_limit_bytes for id=/.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.node.filesystem.inodes":
-					assert.False(t, validatedMetrics["k8s.node.filesystem.inodes"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inodes")
-					validatedMetrics["k8s.node.filesystem.inodes"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+				case "k8s.node.filesystem.inode.count":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.inode.count"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inode.count")
+					validatedMetrics["k8s.node.filesystem.inode.count"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Inodes of the node filesystem: statfs f_files of <root_path>/var/lib/kubelet, else of <root_path>/. Absent on filesystems that report 0 (no fixed inode table, e.g. btrfs). kubelet /stats/summary: node.fs.inodes; cAdvisor: container_fs_inodes_total for id=/.", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.node.filesystem.inodes.free":
-					assert.False(t, validatedMetrics["k8s.node.filesystem.inodes.free"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inodes.free")
-					validatedMetrics["k8s.node.filesystem.inodes.free"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inodes is. Used inodes are k8s.node.filesystem.inodes minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.", mi.Description())
+				case "k8s.node.filesystem.inode.free":
+					assert.False(t, validatedMetrics["k8s.node.filesystem.inode.free"], "Found a duplicate in the metrics slice: k8s.node.filesystem.inode.free")
+					validatedMetrics["k8s.node.filesystem.inode.free"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Free inodes of the node filesystem: statfs f_ffree of <root_path>/var/lib/kubelet, else of <root_path>/. Absent where k8s.node.filesystem.inode.count is. Used inodes are k8s.node.filesystem.inode.count minus this. kubelet /stats/summary: node.fs.inodesFree; cAdvisor: container_fs_inodes_free for id=/.", mi.Description())
 					assert.Equal(t, "{inode}", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2792,11 +3780,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.filesystem.usage":
 					assert.False(t, validatedMetrics["k8s.node.filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.filesystem.usage")
 					validatedMetrics["k8s.node.filesystem.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Bytes used on the node filesystem: statfs (f_blocks - f_bfree) x f_bsize of <root_path>/var/lib/kubelet, else of <root_path>/. kubelet /stats/summary: node.fs.usedBytes; cAdvisor: container_fs_usage_bytes for id=/.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2805,11 +3795,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.available")
 						validatedMetrics["k8s.node.image_filesystem.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2820,11 +3812,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.available"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.available")
 						validatedMetrics["k8s.node.image_filesystem.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes available to unprivileged users on each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_bavail x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.availableBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2845,11 +3839,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.capacity")
 						validatedMetrics["k8s.node.image_filesystem.capacity"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2860,11 +3856,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.capacity")
 						validatedMetrics["k8s.node.image_filesystem.capacity"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Size of each image filesystem the runtime reports (CRI ImageFsInfo): statfs f_blocks x f_bsize of <root_path>/<mountpoint>, read in the background every filesystem_collection_interval. Absent without a CRI endpoint or when the mountpoint cannot be statted. kubelet /stats/summary: node.runtime.imageFs.capacityBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2881,15 +3879,17 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 					}
-				case "k8s.node.image_filesystem.inodes.used":
+				case "k8s.node.image_filesystem.inode.used":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inodes.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inodes.used")
-						validatedMetrics["k8s.node.image_filesystem.inodes.used"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inode.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inode.used")
+						validatedMetrics["k8s.node.image_filesystem.inode.used"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.", mi.Description())
 						assert.Equal(t, "{inode}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2898,17 +3898,19 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inodes.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inodes.used")
-						validatedMetrics["k8s.node.image_filesystem.inodes.used"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.False(t, validatedMetrics["k8s.node.image_filesystem.inode.used"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.inode.used")
+						validatedMetrics["k8s.node.image_filesystem.inode.used"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Inodes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo inodes_used), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.inodesUsed.", mi.Description())
 						assert.Equal(t, "{inode}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.node.image_filesystem.inodes.used"] {
+						switch aggMap["k8s.node.image_filesystem.inode.used"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -2925,11 +3927,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.usage")
 						validatedMetrics["k8s.node.image_filesystem.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2940,11 +3944,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["k8s.node.image_filesystem.usage"], "Found a duplicate in the metrics slice: k8s.node.image_filesystem.usage")
 						validatedMetrics["k8s.node.image_filesystem.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes used by the runtime's images on each image filesystem, as the runtime reports it (CRI ImageFsInfo used_bytes), read in the background every filesystem_collection_interval. Absent without a CRI endpoint, when the runtime does not report it, or before its first measurement (0 with timestamp 0). kubelet /stats/summary: node.runtime.imageFs.usedBytes.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2964,11 +3970,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.available":
 					assert.False(t, validatedMetrics["k8s.node.memory.available"], "Found a duplicate in the metrics slice: k8s.node.memory.available")
 					validatedMetrics["k8s.node.memory.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory the node can still use: MemTotal from /proc/meminfo minus the node working set, floored at 0 (the kubelet's memory.available eviction signal). The root cgroup has no limit, so there is no k8s.node.memory.limit.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3054,11 +4062,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.rss":
 					assert.False(t, validatedMetrics["k8s.node.memory.rss"], "Found a duplicate in the metrics slice: k8s.node.memory.rss")
 					validatedMetrics["k8s.node.memory.rss"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory on the node. v1: root memory.stat total_rss; v2: root memory.stat anon, or Active(anon) + Inactive(anon) from /proc/meminfo when the root has no memory.stat.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3078,11 +4088,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.usage":
 					assert.False(t, validatedMetrics["k8s.node.memory.usage"], "Found a duplicate in the metrics slice: k8s.node.memory.usage")
 					validatedMetrics["k8s.node.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory used on the node. v1: the root cgroup's memory.usage_in_bytes; v2 (the root has no memory.current): anon + file from the root cgroup's memory.stat, or, when the root has no memory.stat, Active(anon) + Inactive(anon) + Active(file) + Inactive(file) from /proc/meminfo. Never MemTotal - MemFree, which also counts kernel memory and buffers.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3090,64 +4102,17 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.node.memory.working_set":
 					assert.False(t, validatedMetrics["k8s.node.memory.working_set"], "Found a duplicate in the metrics slice: k8s.node.memory.working_set")
 					validatedMetrics["k8s.node.memory.working_set"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Node working set: node usage minus inactive file cache (v1 root total_inactive_file; v2 root inactive_file, or Inactive(file) from /proc/meminfo with the meminfo usage), floored at 0. The same definition as for containers and pods.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.node.network.dropped":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.network.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.dropped")
-						validatedMetrics["k8s.node.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
-						assert.True(t, ok)
-						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["k8s.node.network.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.dropped")
-						validatedMetrics["k8s.node.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.node.network.dropped"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("network.interface.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
 				case "k8s.node.network.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.network.errors"], "Found a duplicate in the metrics slice: k8s.node.network.errors")
@@ -3246,10 +4211,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
-				case "k8s.node.network.packets":
+				case "k8s.node.network.packet.count":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.node.network.packets"], "Found a duplicate in the metrics slice: k8s.node.network.packets")
-						validatedMetrics["k8s.node.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.node.network.packet.count"], "Found a duplicate in the metrics slice: k8s.node.network.packet.count")
+						validatedMetrics["k8s.node.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -3268,8 +4233,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.node.network.packets"], "Found a duplicate in the metrics slice: k8s.node.network.packets")
-						validatedMetrics["k8s.node.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.node.network.packet.count"], "Found a duplicate in the metrics slice: k8s.node.network.packet.count")
+						validatedMetrics["k8s.node.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -3280,7 +4245,56 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.node.network.packets"] {
+						switch aggMap["k8s.node.network.packet.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.node.network.packet.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.node.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.packet.dropped")
+						validatedMetrics["k8s.node.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.node.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.node.network.packet.dropped")
+						validatedMetrics["k8s.node.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the node: the host's network namespace, read from the host's PID 1, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.node.network.packet.dropped"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -3602,49 +4616,19 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.pod.cpu.time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
-						validatedMetrics["k8s.pod.cpu.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by the pod's cgroup (all its containers and the sandbox), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						cpuModeAttrVal, ok := dp.Attributes().Get("cpu.mode")
-						assert.True(t, ok)
-						assert.Equal(t, "user", cpuModeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
-						validatedMetrics["k8s.pod.cpu.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "CPU time consumed by the pod's cgroup (all its containers and the sandbox), by mode.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["k8s.pod.cpu.time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("cpu.mode")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["k8s.pod.cpu.time"], "Found a duplicate in the metrics slice: k8s.pod.cpu.time")
+					validatedMetrics["k8s.pod.cpu.time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CPU time consumed by the pod's cgroup (all its containers and the sandbox), the total (v1 cpuacct.usage, v2 cpu.stat usage_usec) without a mode, as the semantic conventions define it: the kubelet's pod CPU time.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.pod.cpu.usage":
 					assert.False(t, validatedMetrics["k8s.pod.cpu.usage"], "Found a duplicate in the metrics slice: k8s.pod.cpu.usage")
 					validatedMetrics["k8s.pod.cpu.usage"] = true
@@ -3669,13 +4653,101 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.io")
+						validatedMetrics["k8s.pod.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.io")
+						validatedMetrics["k8s.pod.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded (TRIM/UNMAP) by the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dbytes, v1 the Discard lines of blkio.throttle.io_service_bytes_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.operations")
+						validatedMetrics["k8s.pod.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.disk.discard.operations"], "Found a duplicate in the metrics slice: k8s.pod.disk.discard.operations")
+						validatedMetrics["k8s.pod.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard (TRIM/UNMAP) operations of the pod's cgroup (all its containers and the sandbox) on each block device, cumulative: v2 io.stat dios, v1 the Discard lines of blkio.throttle.io_serviced_recursive (or the BFQ scheduler's blkio.bfq files of the same name). Only where the kernel counts discards: no point otherwise (and, on cgroup v1, none where the kernel does not account the cgroup's block I/O, docs/blkio.md). Not a disk.io.direction: the semantic conventions define read and write only.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.disk.io"], "Found a duplicate in the metrics slice: k8s.pod.disk.io")
 						validatedMetrics["k8s.pod.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read and wrote on each block device, cumulative (discards: k8s.pod.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3695,7 +4767,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.disk.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read, wrote and discarded on each block device, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Bytes the pod's cgroup (all its containers and the sandbox) read and wrote on each block device, cumulative (discards: k8s.pod.disk.discard.io): v2 io.stat (rbytes/wbytes), v1 blkio.throttle.io_service_bytes_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3724,7 +4796,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction (read, write; discards: k8s.pod.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3744,7 +4816,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["k8s.pod.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction, cumulative: v2 io.stat (rbytes/wbytes/dbytes, rios/wios/dios), v1 blkio.throttle.io_service_bytes_recursive / io_serviced_recursive, else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
+						assert.Equal(t, "Block I/O operations of the pod's cgroup (all its containers and the sandbox) on each block device, by direction (read, write; discards: k8s.pod.disk.discard.operations), cumulative: v2 io.stat (rios/wios), v1 blkio.throttle.io_serviced_recursive (Read, Write), else the BFQ scheduler's blkio.bfq files of the same names. On cgroup v1 the kernel counts a cgroup's block I/O only on devices where blk-throttle is active (since the first blkio.throttle.*_device rule set on the device since boot): elsewhere no points, never zeros (docs/blkio.md). v1 buffered writes are written back by the kernel's flusher and charged to the root cgroup, not the container.", mi.Description())
 						assert.Equal(t, "{operation}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -3770,11 +4842,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.available":
 					assert.False(t, validatedMetrics["k8s.pod.memory.available"], "Found a duplicate in the metrics slice: k8s.pod.memory.available")
 					validatedMetrics["k8s.pod.memory.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory pod can still use before its limit: pod memory limit minus pod working set, floored at 0. Emitted only when a finite limit exists.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3924,11 +4998,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.rss":
 					assert.False(t, validatedMetrics["k8s.pod.memory.rss"], "Found a duplicate in the metrics slice: k8s.pod.memory.rss")
 					validatedMetrics["k8s.pod.memory.rss"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3948,11 +5024,13 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.usage":
 					assert.False(t, validatedMetrics["k8s.pod.memory.usage"], "Found a duplicate in the metrics slice: k8s.pod.memory.usage")
 					validatedMetrics["k8s.pod.memory.usage"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Memory used by the pod's cgroup (all its containers and the sandbox), page cache included. v1: memory.usage_in_bytes; v2: memory.current.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -3960,64 +5038,17 @@ func TestMetricsBuilder(t *testing.T) {
 				case "k8s.pod.memory.working_set":
 					assert.False(t, validatedMetrics["k8s.pod.memory.working_set"], "Found a duplicate in the metrics slice: k8s.pod.memory.working_set")
 					validatedMetrics["k8s.pod.memory.working_set"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Pod working set: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 memory.stat inactive_file), floored at 0 (never negative when inactive_file exceeds usage). The same definition for container, pod and node.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
-				case "k8s.pod.network.dropped":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.pod.network.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.dropped")
-						validatedMetrics["k8s.pod.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
-						assert.True(t, ok)
-						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["k8s.pod.network.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.dropped")
-						validatedMetrics["k8s.pod.network.dropped"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
-						assert.Equal(t, "{packet}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.pod.network.dropped"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("network.interface.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
 				case "k8s.pod.network.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.pod.network.errors"], "Found a duplicate in the metrics slice: k8s.pod.network.errors")
@@ -4116,10 +5147,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("network.io.direction")
 						assert.False(t, ok)
 					}
-				case "k8s.pod.network.packets":
+				case "k8s.pod.network.packet.count":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["k8s.pod.network.packets"], "Found a duplicate in the metrics slice: k8s.pod.network.packets")
-						validatedMetrics["k8s.pod.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.count"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.count")
+						validatedMetrics["k8s.pod.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -4138,8 +5169,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["k8s.pod.network.packets"], "Found a duplicate in the metrics slice: k8s.pod.network.packets")
-						validatedMetrics["k8s.pod.network.packets"] = true
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.count"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.count")
+						validatedMetrics["k8s.pod.network.packet.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Packets received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the packets columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
@@ -4150,7 +5181,56 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["k8s.pod.network.packets"] {
+						switch aggMap["k8s.pod.network.packet.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("network.interface.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.network.packet.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.dropped")
+						validatedMetrics["k8s.pod.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						networkInterfaceNameAttrVal, ok := dp.Attributes().Get("network.interface.name")
+						assert.True(t, ok)
+						assert.Equal(t, "network.interface.name-val", networkInterfaceNameAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "receive", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.network.packet.dropped"], "Found a duplicate in the metrics slice: k8s.pod.network.packet.dropped")
+						validatedMetrics["k8s.pod.network.packet.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Packets dropped received and transmitted on each interface of the pod's network namespace, read from one process of the pod (any of its containers or sandbox; needs the host's /proc). No points when the pod has no process left. A hostNetwork pod reports the node's interfaces, cumulative: the drop columns of /proc/<pid>/net/dev. Interfaces named lo, veth*, docker* and nerdctl* are left out, as cAdvisor (the kubelet's) leaves them out.", mi.Description())
+						assert.Equal(t, "{packet}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.network.packet.dropped"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":

@@ -35,10 +35,10 @@ func (rb *ResourceBuilder) SetContainerImageName(val string) {
 	}
 }
 
-// SetContainerImageTag sets provided value as "container.image.tag" attribute.
-func (rb *ResourceBuilder) SetContainerImageTag(val string) {
-	if rb.config.ContainerImageTag.Enabled {
-		rb.res.Attributes().PutStr("container.image.tag", val)
+// SetContainerImageTags sets provided value as "container.image.tags" attribute.
+func (rb *ResourceBuilder) SetContainerImageTags(val []any) {
+	if rb.config.ContainerImageTags.Enabled {
+		rb.res.Attributes().PutEmptySlice("container.image.tags").FromRaw(val)
 	}
 }
 
@@ -53,41 +53,6 @@ func (rb *ResourceBuilder) SetContainerName(val string) {
 func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
 	if rb.config.ContainerRuntimeName.Enabled {
 		rb.res.Attributes().PutStr("container.runtime.name", val)
-	}
-}
-
-// SetHwID sets provided value as "hw.id" attribute.
-func (rb *ResourceBuilder) SetHwID(val string) {
-	if rb.config.HwID.Enabled {
-		rb.res.Attributes().PutStr("hw.id", val)
-	}
-}
-
-// SetHwModel sets provided value as "hw.model" attribute.
-func (rb *ResourceBuilder) SetHwModel(val string) {
-	if rb.config.HwModel.Enabled {
-		rb.res.Attributes().PutStr("hw.model", val)
-	}
-}
-
-// SetHwParent sets provided value as "hw.parent" attribute.
-func (rb *ResourceBuilder) SetHwParent(val string) {
-	if rb.config.HwParent.Enabled {
-		rb.res.Attributes().PutStr("hw.parent", val)
-	}
-}
-
-// SetHwType sets provided value as "hw.type" attribute.
-func (rb *ResourceBuilder) SetHwType(val string) {
-	if rb.config.HwType.Enabled {
-		rb.res.Attributes().PutStr("hw.type", val)
-	}
-}
-
-// SetHwVendor sets provided value as "hw.vendor" attribute.
-func (rb *ResourceBuilder) SetHwVendor(val string) {
-	if rb.config.HwVendor.Enabled {
-		rb.res.Attributes().PutStr("hw.vendor", val)
 	}
 }
 

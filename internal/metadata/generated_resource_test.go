@@ -15,14 +15,9 @@ func TestResourceBuilder(t *testing.T) {
 			rb := NewResourceBuilder(cfg)
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerImageName("container.image.name-val")
-			rb.SetContainerImageTag("container.image.tag-val")
+			rb.SetContainerImageTags([]any{"container.image.tags-item1", "container.image.tags-item2"})
 			rb.SetContainerName("container.name-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
-			rb.SetHwID("hw.id-val")
-			rb.SetHwModel("hw.model-val")
-			rb.SetHwParent("hw.parent-val")
-			rb.SetHwType("hw.type-val")
-			rb.SetHwVendor("hw.vendor-val")
 			rb.SetK8sContainerName("k8s.container.name-val")
 			rb.SetK8sContainerRestartCount(27)
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
@@ -36,9 +31,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 17, res.Attributes().Len())
+				assert.Equal(t, 12, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 17, res.Attributes().Len())
+				assert.Equal(t, 12, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -55,10 +50,10 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "container.image.name-val", containerImageNameAttrVal.Str())
 			}
-			containerImageTagAttrVal, ok := res.Attributes().Get("container.image.tag")
+			containerImageTagsAttrVal, ok := res.Attributes().Get("container.image.tags")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "container.image.tag-val", containerImageTagAttrVal.Str())
+				assert.Equal(t, []any{"container.image.tags-item1", "container.image.tags-item2"}, containerImageTagsAttrVal.Slice().AsRaw())
 			}
 			containerNameAttrVal, ok := res.Attributes().Get("container.name")
 			assert.True(t, ok)
@@ -69,31 +64,6 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "container.runtime.name-val", containerRuntimeNameAttrVal.Str())
-			}
-			hwIDAttrVal, ok := res.Attributes().Get("hw.id")
-			assert.True(t, ok)
-			if ok {
-				assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-			}
-			hwModelAttrVal, ok := res.Attributes().Get("hw.model")
-			assert.True(t, ok)
-			if ok {
-				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
-			}
-			hwParentAttrVal, ok := res.Attributes().Get("hw.parent")
-			assert.True(t, ok)
-			if ok {
-				assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
-			}
-			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
-			assert.True(t, ok)
-			if ok {
-				assert.Equal(t, "hw.type-val", hwTypeAttrVal.Str())
-			}
-			hwVendorAttrVal, ok := res.Attributes().Get("hw.vendor")
-			assert.True(t, ok)
-			if ok {
-				assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
 			}
 			k8sContainerNameAttrVal, ok := res.Attributes().Get("k8s.container.name")
 			assert.True(t, ok)

@@ -26,27 +26,38 @@ var ignoredDiskPrefixes = [...]string{"loop", "ram", "zram", "fd"}
 
 type ioRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string, metadata.AttributeDiskIoDirection)
 
+// discardRecorder records a device's discards: not a disk.io.direction
+// (the semantic conventions define read and write only), metrics of their
+// own.
+type discardRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string)
+
 // blkioRecorders are the block I/O metrics of one entity kind, as method
 // expressions.
 type blkioRecorders struct {
-	io, ops ioRecorder
+	io, ops               ioRecorder
+	discardIO, discardOps discardRecorder
 }
 
 var blkioRec = [...]blkioRecorders{
-	kindNode:      {mbT.RecordK8sNodeDiskIoDataPoint, mbT.RecordK8sNodeDiskOperationsDataPoint},
-	kindPod:       {mbT.RecordK8sPodDiskIoDataPoint, mbT.RecordK8sPodDiskOperationsDataPoint},
-	kindContainer: {mbT.RecordContainerDiskIoDataPoint, mbT.RecordContainerDiskOperationsDataPoint},
+	kindNode: {mbT.RecordK8sNodeDiskIoDataPoint, mbT.RecordK8sNodeDiskOperationsDataPoint,
+		mbT.RecordK8sNodeDiskDiscardIoDataPoint, mbT.RecordK8sNodeDiskDiscardOperationsDataPoint},
+	kindPod: {mbT.RecordK8sPodDiskIoDataPoint, mbT.RecordK8sPodDiskOperationsDataPoint,
+		mbT.RecordK8sPodDiskDiscardIoDataPoint, mbT.RecordK8sPodDiskDiscardOperationsDataPoint},
+	kindContainer: {mbT.RecordContainerDiskIoDataPoint, mbT.RecordContainerDiskOperationsDataPoint,
+		mbT.RecordContainerDiskDiscardIoDataPoint, mbT.RecordContainerDiskDiscardOperationsDataPoint},
 }
 
 // blkioFamily is block I/O: bytes and operations per device and direction,
-// from the cgroup's io.stat (v2) or blkio files (v1) for pods and
-// containers, from /proc/diskstats for the node. The number of devices
-// varies per entity: a vanished one costs what it recorded last time.
+// and discards per device, from the cgroup's io.stat (v2) or blkio files
+// (v1) for pods and containers, from /proc/diskstats for the node. The
+// number of devices varies per entity: a vanished one costs what it
+// recorded last time.
 type blkioFamily struct {
 	s           *Scraper
 	slot        int
 	io, ops     [numKinds]bool // which metrics of the kind are enabled
-	devPts      [numKinds]int  // a failed read's cost: one device's 2 directions per metric (the count of devices is unknown)
+	dio, dops   [numKinds]bool // which discard metrics of the kind are enabled
+	devPts      [numKinds]int  // a failed read's cost: one device's points, 2 directions per metric and 1 per discard metric (the count of devices is unknown)
 	names       map[uint64]procfs.BlockDevice
 	unaccounted bool // the v1 "not accounted" case was logged (once per receiver)
 
@@ -62,13 +73,16 @@ func devKey(maj, minor uint32) uint64 { return uint64(maj)<<32 | uint64(minor) }
 
 func newBlkioFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 	f := &blkioFamily{s: s, slot: slot}
-	for k, e := range [numKinds][2]bool{
-		kindNode:      {m.K8sNodeDiskIo.Enabled, m.K8sNodeDiskOperations.Enabled},
-		kindPod:       {m.K8sPodDiskIo.Enabled, m.K8sPodDiskOperations.Enabled},
-		kindContainer: {m.ContainerDiskIo.Enabled, m.ContainerDiskOperations.Enabled},
+	for k, e := range [numKinds][4]bool{
+		kindNode: {m.K8sNodeDiskIo.Enabled, m.K8sNodeDiskOperations.Enabled,
+			m.K8sNodeDiskDiscardIo.Enabled, m.K8sNodeDiskDiscardOperations.Enabled},
+		kindPod: {m.K8sPodDiskIo.Enabled, m.K8sPodDiskOperations.Enabled,
+			m.K8sPodDiskDiscardIo.Enabled, m.K8sPodDiskDiscardOperations.Enabled},
+		kindContainer: {m.ContainerDiskIo.Enabled, m.ContainerDiskOperations.Enabled,
+			m.ContainerDiskDiscardIo.Enabled, m.ContainerDiskDiscardOperations.Enabled},
 	} {
-		f.io[k], f.ops[k] = e[0], e[1]
-		f.devPts[k] = 2 * count(e[:]...)
+		f.io[k], f.ops[k], f.dio[k], f.dops[k] = e[0], e[1], e[2], e[3]
+		f.devPts[k] = 2*count(e[0], e[1]) + count(e[2], e[3])
 	}
 	if f.devPts == [numKinds]int{} {
 		return nil
@@ -129,9 +143,9 @@ func (f *blkioFamily) blockDevice(maj, minor uint32, fallback string) procfs.Blo
 	return d
 }
 
-// record records bytes and operations per device and direction. A pod or
-// container with no device listed (v2: no I/O yet; v1: not accounted) has
-// no point.
+// record records bytes and operations per device and direction, and
+// discards per device. A pod or container with no device listed (v2: no
+// I/O yet; v1: not accounted) has no point.
 func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	if f.devPts[e.kind] == 0 {
 		return
@@ -153,7 +167,7 @@ func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 			zap.String("first", e.name))
 	}
 	rec, mb, ts := &blkioRec[e.kind], f.s.mb, e.ts
-	ioOn, opsOn := f.io[e.kind], f.ops[e.kind]
+	ioOn, opsOn, dioOn, dopsOn := f.io[e.kind], f.ops[e.kind], f.dio[e.kind], f.dops[e.kind]
 	n := 0
 	for i := range f.cur.Devices {
 		d := &f.cur.Devices[i]
@@ -161,12 +175,16 @@ func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		if ioOn {
 			n += recordDir(mb, ts, rec.io, d.ReadBytes, name, metadata.AttributeDiskIoDirectionRead)
 			n += recordDir(mb, ts, rec.io, d.WriteBytes, name, metadata.AttributeDiskIoDirectionWrite)
-			n += recordDir(mb, ts, rec.io, d.DiscBytes, name, metadata.AttributeDiskIoDirectionDiscard)
+		}
+		if dioOn {
+			n += recordDiscard(mb, ts, rec.discardIO, d.DiscBytes, name)
 		}
 		if opsOn {
 			n += recordDir(mb, ts, rec.ops, d.ReadOps, name, metadata.AttributeDiskIoDirectionRead)
 			n += recordDir(mb, ts, rec.ops, d.WriteOps, name, metadata.AttributeDiskIoDirectionWrite)
-			n += recordDir(mb, ts, rec.ops, d.DiscOps, name, metadata.AttributeDiskIoDirectionDiscard)
+		}
+		if dopsOn {
+			n += recordDiscard(mb, ts, rec.discardOps, d.DiscOps, name)
 		}
 	}
 	e.st.fam[f.slot].pts = n // what this entity's vanishing costs next time
@@ -178,6 +196,15 @@ func recordDir(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, rec ioRecorder
 		return 0
 	}
 	rec(mb, ts, clampInt64(v.V), dev, dir)
+	return 1
+}
+
+// recordDiscard records v when present and returns the points recorded.
+func recordDiscard(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, rec discardRecorder, v cgroupfs.U64, dev string) int {
+	if !v.OK {
+		return 0
+	}
+	rec(mb, ts, clampInt64(v.V), dev)
 	return 1
 }
 
@@ -198,7 +225,6 @@ func (f *blkioFamily) wholeDisk(d *procfs.DiskStat) bool {
 // the points recorded.
 func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
 	rec, mb := &blkioRec[kindNode], f.s.mb
-	ioOn, opsOn := f.io[kindNode], f.ops[kindNode]
 	n := 0
 	for i := range f.node {
 		d := &f.node[i]
@@ -206,18 +232,21 @@ func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
 			continue
 		}
 		for _, x := range [...]struct {
-			on                   bool
+			on, discardOn        bool
 			rec                  ioRecorder
+			discardRec           discardRecorder
 			read, write, discard uint64
-		}{{ioOn, rec.io, d.ReadBytes, d.WriteBytes, d.DiscardBytes}, {opsOn, rec.ops, d.ReadOps, d.WriteOps, d.DiscardOps}} {
-			if !x.on {
-				continue
+		}{
+			{f.io[kindNode], f.dio[kindNode], rec.io, rec.discardIO, d.ReadBytes, d.WriteBytes, d.DiscardBytes},
+			{f.ops[kindNode], f.dops[kindNode], rec.ops, rec.discardOps, d.ReadOps, d.WriteOps, d.DiscardOps},
+		} {
+			if x.on {
+				x.rec(mb, ts, clampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)
+				x.rec(mb, ts, clampInt64(x.write), d.Name, metadata.AttributeDiskIoDirectionWrite)
+				n += 2
 			}
-			x.rec(mb, ts, clampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)
-			x.rec(mb, ts, clampInt64(x.write), d.Name, metadata.AttributeDiskIoDirectionWrite)
-			n += 2
-			if d.HasDiscard {
-				x.rec(mb, ts, clampInt64(x.discard), d.Name, metadata.AttributeDiskIoDirectionDiscard)
+			if x.discardOn && d.HasDiscard {
+				x.discardRec(mb, ts, clampInt64(x.discard), d.Name)
 				n++
 			}
 		}

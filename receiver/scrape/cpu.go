@@ -17,19 +17,23 @@ import (
 // cpuRecorders are the CPU metrics of one entity kind, as method
 // expressions of the MetricsBuilder: the node, pods and containers share
 // one recording path, and a static table needs no binding and no cache.
+// Containers have CPU time by mode (modeTime); the node and pods have the
+// total (time), as the semantic conventions define k8s.node.cpu.time and
+// k8s.pod.cpu.time: without cpu.mode.
 type cpuRecorders struct {
-	time  func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributeCPUMode)
-	usage func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	modeTime func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributeCPUMode)
+	time     func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	usage    func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
 }
 
 var cpuRec = [...]cpuRecorders{
-	kindNode:      {mbT.RecordK8sNodeCPUTimeDataPoint, mbT.RecordK8sNodeCPUUsageDataPoint},
-	kindPod:       {mbT.RecordK8sPodCPUTimeDataPoint, mbT.RecordK8sPodCPUUsageDataPoint},
-	kindContainer: {mbT.RecordContainerCPUTimeDataPoint, mbT.RecordContainerCPUUsageDataPoint},
+	kindNode:      {time: mbT.RecordK8sNodeCPUTimeDataPoint, usage: mbT.RecordK8sNodeCPUUsageDataPoint},
+	kindPod:       {time: mbT.RecordK8sPodCPUTimeDataPoint, usage: mbT.RecordK8sPodCPUUsageDataPoint},
+	kindContainer: {modeTime: mbT.RecordContainerCPUTimeDataPoint, usage: mbT.RecordContainerCPUUsageDataPoint},
 }
 
-// cpuFamily is CPU time by mode and usage: cpuacct.usage* / cpuacct.stat
-// (v1), cpu.stat (v2).
+// cpuFamily is CPU time (by mode for containers) and usage:
+// cpuacct.usage* / cpuacct.stat (v1), cpu.stat (v2).
 type cpuFamily struct {
 	s    *Scraper
 	slot int
@@ -43,7 +47,7 @@ type cpuFamily struct {
 type cpuSeries struct {
 	last     calc.Sample   // previous total CPU time, for the usage rate
 	hasLast  bool          // last is set
-	cpuSplit calc.CPUSplit // CPU time by mode last reported
+	cpuSplit calc.CPUSplit // a container's CPU time by mode last reported
 }
 
 func newCPUFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
@@ -54,8 +58,9 @@ func newCPUFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 		kindContainer: {m.ContainerCPUTime.Enabled, m.ContainerCPUUsage.Enabled},
 	} {
 		f.on[k] = e[0] || e[1]
-		f.pts[k] = 2*count(e[0]) + count(e[1]) // time: user and system
+		f.pts[k] = count(e[0]) + count(e[1]) // time: one point, the total
 	}
+	f.pts[kindContainer] += count(m.ContainerCPUTime.Enabled) // a container's time: two, user and system
 	if f.on == [numKinds]bool{} {
 		return nil
 	}
@@ -77,8 +82,9 @@ func (f *cpuFamily) readErr() error { return f.err }
 
 func (f *cpuFamily) points(k cgroupKind, _ *series) int { return f.pts[k] }
 
-// record records CPU time by mode and, from the second scrape of the
-// entity on, the usage in cores over the real time elapsed since the last.
+// record records CPU time (a container's by mode, the node's and a pod's
+// total) and, from the second scrape of the entity on, the usage in cores
+// over the real time elapsed since the last.
 func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	switch {
 	case f.err != nil:
@@ -88,17 +94,10 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		return
 	}
 	rec, mb, cpu, st := &cpuRec[e.kind], f.s.mb, f.cur, stateOf[cpuSeries](e.st, f.slot)
-	if cpu.Usage.OK && cpu.User.OK && cpu.System.OK {
-		// The modes as a split of the precise total (calc.AdjustCPUSplit:
-		// v1's are tick-sampled and do not sum to it).
-		st.cpuSplit = calc.AdjustCPUSplit(st.cpuSplit, cpu.Usage.V, cpu.User.V, cpu.System.V)
-		cpu.User.V, cpu.System.V = st.cpuSplit.User, st.cpuSplit.System
-	}
-	if cpu.User.OK {
-		rec.time(mb, e.ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
-	}
-	if cpu.System.OK {
-		rec.time(mb, e.ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
+	if rec.modeTime != nil {
+		f.recordModes(e, rec, &cpu, st)
+	} else if cpu.Usage.OK {
+		rec.time(mb, e.ts, float64(cpu.Usage.V)/1e9)
 	}
 	if !cpu.Usage.OK {
 		st.hasLast = false
@@ -111,4 +110,20 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		}
 	}
 	st.last, st.hasLast = cur, true
+}
+
+// recordModes records a container's CPU time by mode, the modes as a split
+// of the precise total (calc.AdjustCPUSplit: v1's are tick-sampled and do
+// not sum to it).
+func (f *cpuFamily) recordModes(e *entity, rec *cpuRecorders, cpu *cgroupfs.CPUStat, st *cpuSeries) {
+	if cpu.Usage.OK && cpu.User.OK && cpu.System.OK {
+		st.cpuSplit = calc.AdjustCPUSplit(st.cpuSplit, cpu.Usage.V, cpu.User.V, cpu.System.V)
+		cpu.User.V, cpu.System.V = st.cpuSplit.User, st.cpuSplit.System
+	}
+	if cpu.User.OK {
+		rec.modeTime(f.s.mb, e.ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
+	}
+	if cpu.System.OK {
+		rec.modeTime(f.s.mb, e.ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
+	}
 }

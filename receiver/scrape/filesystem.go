@@ -34,7 +34,8 @@ type filesystemFamily struct {
 	s       *Scraper
 	slot    int
 	nodePts int // the node statfs' points: capacity, available, usage, inodes, free inodes
-	ctrPts  int // a container's: writable layer bytes and inodes, log size
+	ctrPts  int // a container's: writable layer bytes and inodes, ephemeral storage's rootfs and logs parts
+	eph     bool
 
 	node   fsstats.Space
 	nodeOK bool
@@ -45,11 +46,12 @@ func newFilesystemFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family
 	if s.opts.Filesystem == nil {
 		return nil
 	}
+	eph := m.K8sContainerEphemeralStorageUsage.Enabled
 	return &filesystemFamily{
-		s: s, slot: slot,
+		s: s, slot: slot, eph: eph,
 		nodePts: count(m.K8sNodeFilesystemCapacity.Enabled, m.K8sNodeFilesystemAvailable.Enabled, m.K8sNodeFilesystemUsage.Enabled,
-			m.K8sNodeFilesystemInodes.Enabled, m.K8sNodeFilesystemInodesFree.Enabled),
-		ctrPts: count(m.ContainerFilesystemUsage.Enabled, m.ContainerFilesystemInodesUsed.Enabled, m.ContainerFilesystemLogsUsage.Enabled),
+			m.K8sNodeFilesystemInodeCount.Enabled, m.K8sNodeFilesystemInodeFree.Enabled),
+		ctrPts: count(m.ContainerFilesystemUsage.Enabled, m.ContainerFilesystemInodeUsed.Enabled, eph, eph),
 	}
 }
 
@@ -97,8 +99,8 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.S
 		mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
 		mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
 		mb.RecordK8sNodeFilesystemUsageDataPoint(ts, clampInt64(sp.Used))
-		recordOpt(ts, sp.Inodes, mb.RecordK8sNodeFilesystemInodesDataPoint)
-		recordOpt(ts, sp.InodesFree, mb.RecordK8sNodeFilesystemInodesFreeDataPoint)
+		recordOpt(ts, sp.Inodes, mb.RecordK8sNodeFilesystemInodeCountDataPoint)
+		recordOpt(ts, sp.InodesFree, mb.RecordK8sNodeFilesystemInodeFreeDataPoint)
 	}
 	n := 0
 	snap := f.s.fsSnap
@@ -106,7 +108,7 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.S
 		im := &snap.Images[i]
 		mp := im.Mountpoint
 		n += recordOptAttr(ts, im.Bytes, mp, mb.RecordK8sNodeImageFilesystemUsageDataPoint)
-		n += recordOptAttr(ts, im.Inodes, mp, mb.RecordK8sNodeImageFilesystemInodesUsedDataPoint)
+		n += recordOptAttr(ts, im.Inodes, mp, mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint)
 		if im.Space.OK {
 			mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, clampInt64(im.Space.V.Capacity), mp)
 			mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, clampInt64(im.Space.V.Available), mp)
@@ -118,12 +120,18 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.S
 
 // recordContainer records a container's writable layer (by container ID)
 // and log files (by pod UID and container name) from the current
-// snapshot; what the snapshot lacks has no point.
+// snapshot: the writable layer as container.filesystem.* and, with the log
+// files, as the parts of its ephemeral storage
+// (k8s.container.ephemeral_storage.usage{fs_type}); what the snapshot
+// lacks has no point.
 func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID string, ct *identity.Container) {
 	mb, snap := f.s.mb, f.s.fsSnap
 	if l, ok := snap.Layers[id]; ok {
 		recordOpt(ts, l.Bytes, mb.RecordContainerFilesystemUsageDataPoint)
-		recordOpt(ts, l.Inodes, mb.RecordContainerFilesystemInodesUsedDataPoint)
+		recordOpt(ts, l.Inodes, mb.RecordContainerFilesystemInodeUsedDataPoint)
+		if f.eph && l.Bytes.OK {
+			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, clampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
+		}
 	}
 	if podUID == "" {
 		podUID = ct.PodUID
@@ -132,7 +140,7 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID stri
 		return
 	}
 	if n, ok := snap.Logs[fsstats.LogDir{PodUID: podUID, Container: ct.ContainerName}]; ok {
-		mb.RecordContainerFilesystemLogsUsageDataPoint(ts, clampInt64(n))
+		mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, clampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -32,20 +33,24 @@ type fakeFS struct {
 	stopped int
 }
 
-func (f *fakeFS) Snapshot() *fsstats.Snapshot          { return f.snap }
-func (f *fakeFS) NodeFS() (fsstats.Space, error)       { return f.node, f.nodeErr }
-func (f *fakeFS) Start(context.Context) error          { f.started++; return nil }
-func (f *fakeFS) Shutdown(context.Context) error       { f.stopped++; return nil }
-func u(v uint64) opt.Value[uint64]                     { return opt.Some(v) }
-func onlyFilesystem(m pmetric.Metrics) pmetric.Metrics { return onlyMetrics(m, "filesystem") }
+func (f *fakeFS) Snapshot() *fsstats.Snapshot    { return f.snap }
+func (f *fakeFS) NodeFS() (fsstats.Space, error) { return f.node, f.nodeErr }
+func (f *fakeFS) Start(context.Context) error    { f.started++; return nil }
+func (f *fakeFS) Shutdown(context.Context) error { f.stopped++; return nil }
+func u(v uint64) opt.Value[uint64]               { return opt.Some(v) }
+func onlyFilesystem(m pmetric.Metrics) pmetric.Metrics {
+	return onlyMetrics(m, "filesystem", "ephemeral_storage")
+}
 
-// onlyMetrics keeps the metrics whose name contains part.
-func onlyMetrics(m pmetric.Metrics, part string) pmetric.Metrics {
+// onlyMetrics keeps the metrics whose name contains one of parts.
+func onlyMetrics(m pmetric.Metrics, parts ...string) pmetric.Metrics {
 	out := pmetric.NewMetrics()
 	m.CopyTo(out)
 	out.ResourceMetrics().RemoveIf(func(rm pmetric.ResourceMetrics) bool {
 		rm.ScopeMetrics().RemoveIf(func(sm pmetric.ScopeMetrics) bool {
-			sm.Metrics().RemoveIf(func(x pmetric.Metric) bool { return !strings.Contains(x.Name(), part) })
+			sm.Metrics().RemoveIf(func(x pmetric.Metric) bool {
+				return !slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(x.Name(), p) })
+			})
 			return sm.Metrics().Len() == 0
 		})
 		return rm.ScopeMetrics().Len() == 0
@@ -171,11 +176,13 @@ func TestScrapeFilesystemRealCollector(t *testing.T) {
 	require.NoError(t, err)
 	rm, found := containerRM(m, idA1)
 	require.True(t, found)
-	v, ok := gaugeInt(rm, "container.filesystem.logs.usage")
+	v, ok := intPoint(rm, "k8s.container.ephemeral_storage.usage", "logs")
 	require.True(t, ok)
 	assert.Equal(t, int64(1237), v)
-	_, ok = gaugeInt(rm, "container.filesystem.usage")
+	_, ok = intPoint(rm, "container.filesystem.usage", "")
 	assert.False(t, ok, "no runtime: no writable layer point")
+	_, ok = intPoint(rm, "k8s.container.ephemeral_storage.usage", "rootfs")
+	assert.False(t, ok, "no runtime: no rootfs part")
 }
 
 func fsMetricNames(m pmetric.Metrics) []string {
@@ -195,12 +202,30 @@ func fsMetricNames(m pmetric.Metrics) []string {
 	return out
 }
 
-func gaugeInt(rm pmetric.ResourceMetrics, name string) (int64, bool) {
+// intPoint is the int value of metric name (a gauge or a sum) on rm: its
+// first point, or with fsType set the point of that
+// k8s.container.ephemeral_storage.fs_type.
+func intPoint(rm pmetric.ResourceMetrics, name, fsType string) (int64, bool) {
 	sms := rm.ScopeMetrics()
 	for j := 0; j < sms.Len(); j++ {
 		for k := 0; k < sms.At(j).Metrics().Len(); k++ {
-			if x := sms.At(j).Metrics().At(k); x.Name() == name && x.Type() == pmetric.MetricTypeGauge && x.Gauge().DataPoints().Len() > 0 {
-				return x.Gauge().DataPoints().At(0).IntValue(), true
+			x := sms.At(j).Metrics().At(k)
+			if x.Name() != name {
+				continue
+			}
+			var dps pmetric.NumberDataPointSlice
+			switch x.Type() {
+			case pmetric.MetricTypeGauge:
+				dps = x.Gauge().DataPoints()
+			case pmetric.MetricTypeSum:
+				dps = x.Sum().DataPoints()
+			default:
+				continue
+			}
+			for l := 0; l < dps.Len(); l++ {
+				if v, _ := dps.At(l).Attributes().Get("k8s.container.ephemeral_storage.fs_type"); fsType == "" || v.Str() == fsType {
+					return dps.At(l).IntValue(), true
+				}
 			}
 		}
 	}

@@ -147,8 +147,14 @@ func (s *Scraper) shutdownGPU() error {
 	return errors.Join(g.coll.Close(), g.podres.Close())
 }
 
-// scrapeGPU reads NVML once and emits every device on its own resource.
-// The snapshot is kept for the container resources recorded after it.
+// scrapeGPU reads NVML once and emits every device's points. As the
+// semantic conventions' hardware metrics have them, hw.id and the other
+// hw.* attributes are on the points; the resource is the node's, with the
+// identity of the container a device belongs to, if any. Each device is
+// emitted on its own (its cumulative points carry its start time): devices
+// of the same resource make several entries with equal attributes, which
+// Scrape merges (mergeEqualResources). The snapshot is kept for the
+// container resources recorded after it.
 func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 	g := s.gpu
 	if g == nil {
@@ -178,15 +184,6 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.T
 		s.recordGPUDevice(ts, d, st)
 		rb := s.mb.NewResourceBuilder()
 		s.setNodeName(rb)
-		rb.SetHwID(d.UUID)
-		rb.SetHwType("gpu")
-		rb.SetHwVendor(gpu.Vendor)
-		if d.Model != "" {
-			rb.SetHwModel(d.Model)
-		}
-		if d.Parent != "" {
-			rb.SetHwParent(d.Parent)
-		}
 		// A device (GPU or MIG instance) that belongs to exactly one
 		// container carries that container's identity, so that its
 		// device-level metrics are the container's; a shared one does not.
@@ -209,15 +206,39 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.T
 	}
 }
 
+// deviceAttrs are a device's hw.* point attributes: hw.id and hw.vendor
+// passed to each record call, hw.model (gpuOpts) and hw.parent (both
+// gpuOpts and commonOpts) as options, set only when known.
+type deviceAttrs struct {
+	id         string
+	gpuOpts    []metadata.MetricAttributeOption // hw.model, hw.parent: the conventions' GPU metrics
+	commonOpts []metadata.MetricAttributeOption // hw.parent: the conventions' common hardware attributes
+}
+
+func newDeviceAttrs(d *gpu.Device) *deviceAttrs {
+	a := &deviceAttrs{id: d.UUID}
+	if d.Model != "" {
+		a.gpuOpts = append(a.gpuOpts, metadata.WithHwModelMetricAttribute(d.Model))
+	}
+	if d.Parent != "" {
+		p := metadata.WithHwParentMetricAttribute(d.Parent)
+		a.gpuOpts = append(a.gpuOpts, p)
+		a.commonOpts = append(a.commonOpts, p)
+	}
+	return a
+}
+
 func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSeries) {
+	a := newDeviceAttrs(d)
+	id, vendor, o := a.id, gpu.Vendor, a.gpuOpts
 	if d.MemoryUsed.OK {
-		s.mb.RecordHwGpuMemoryUsageDataPoint(ts, clampInt64(d.MemoryUsed.V))
+		s.mb.RecordHwGpuMemoryUsageDataPoint(ts, clampInt64(d.MemoryUsed.V), id, vendor, o...)
 	}
 	if d.MemoryTotal.OK {
-		s.mb.RecordHwGpuMemoryLimitDataPoint(ts, clampInt64(d.MemoryTotal.V))
+		s.mb.RecordHwGpuMemoryLimitDataPoint(ts, clampInt64(d.MemoryTotal.V), id, vendor, o...)
 	}
 	if u := d.MemoryUtilization(); u.OK {
-		s.mb.RecordHwGpuMemoryUtilizationDataPoint(ts, u.V)
+		s.mb.RecordHwGpuMemoryUtilizationDataPoint(ts, u.V, id, vendor, o...)
 	}
 	for _, u := range []struct {
 		v    gpu.Opt[float64]
@@ -228,14 +249,14 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 		{d.DecoderUtilization, metadata.AttributeHwGpuTaskDecoder},
 	} {
 		if u.v.OK {
-			s.mb.RecordHwGpuUtilizationDataPoint(ts, u.v.V, u.task)
+			s.mb.RecordHwGpuUtilizationDataPoint(ts, u.v.V, id, vendor, u.task, o...)
 		}
 	}
 	if d.MemoryControllerUtilization.OK {
-		s.mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, d.MemoryControllerUtilization.V)
+		s.mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, d.MemoryControllerUtilization.V, id, vendor, o...)
 	}
 	if d.PowerW.OK {
-		s.mb.RecordHwPowerDataPoint(ts, d.PowerW.V)
+		s.mb.RecordHwPowerDataPoint(ts, d.PowerW.V, id, metadata.AttributeHwTypeGpu, a.commonOpts...)
 	}
 	if d.EnergyJ.OK {
 		// The counter restarts at 0 when the driver reloads: a new start.
@@ -243,18 +264,19 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 			st.start = ts
 		}
 		st.lastEnergy, st.hasEnergy = d.EnergyJ.V, true
-		s.mb.RecordHwEnergyDataPoint(ts, d.EnergyJ.V)
+		s.mb.RecordHwEnergyDataPoint(ts, d.EnergyJ.V, id, metadata.AttributeHwTypeGpu, a.commonOpts...)
 	}
 	if d.TemperatureC.OK {
-		s.mb.RecordHwTemperatureDataPoint(ts, d.TemperatureC.V)
+		s.mb.RecordHwTemperatureDataPoint(ts, d.TemperatureC.V, id, a.commonOpts...)
 	}
-	s.recordGPUHealth(ts, d)
+	s.recordGPUHealth(ts, d, a)
 }
 
 // recordGPUHealth records clocks, PCIe, ECC, remapped rows, power limit,
 // fan, P-state, memory temperature, NVLink, GPM activity and XID counts;
 // each only when NVML gave it.
-func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device) {
+func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
+	id, vendor, o := a.id, gpu.Vendor, a.gpuOpts
 	for _, c := range []struct {
 		cur, max gpu.Opt[float64]
 		dom      metadata.AttributeHwGpuClockDomain
@@ -263,10 +285,10 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device) {
 		{d.ClockMemMHz, d.MaxClockMemMHz, metadata.AttributeHwGpuClockDomainMemory},
 	} {
 		if c.cur.OK {
-			s.mb.RecordHwGpuClockFrequencyDataPoint(ts, int64(c.cur.V*1e6), c.dom)
+			s.mb.RecordHwGpuClockFrequencyDataPoint(ts, int64(c.cur.V*1e6), id, vendor, c.dom, o...)
 		}
 		if c.max.OK {
-			s.mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, int64(c.max.V*1e6), c.dom)
+			s.mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, int64(c.max.V*1e6), id, vendor, c.dom, o...)
 		}
 	}
 	if d.ClockEventReasons.OK {
@@ -275,64 +297,74 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device) {
 			if d.ClockEventReasons.V&r.Bit != 0 {
 				v = 1
 			}
-			s.mb.RecordHwGpuClockEventReasonsDataPoint(ts, v, metadata.MapAttributeHwGpuClockEventReason[r.Name])
+			s.mb.RecordHwGpuClockEventReasonsDataPoint(ts, v, id, vendor, metadata.MapAttributeHwGpuClockEventReason[r.Name], o...)
 		}
 	}
 	if d.PCIeTxBps.OK {
-		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeTxBps.V, metadata.AttributeNetworkIoDirectionTransmit)
+		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeTxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionTransmit, o...)
 	}
 	if d.PCIeRxBps.OK {
-		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeRxBps.V, metadata.AttributeNetworkIoDirectionReceive)
+		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeRxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionReceive, o...)
 	}
 	if d.PCIeReplays.OK {
-		s.mb.RecordHwGpuPcieReplaysDataPoint(ts, clampInt64(d.PCIeReplays.V))
+		s.mb.RecordHwGpuPcieReplaysDataPoint(ts, clampInt64(d.PCIeReplays.V), id, vendor, o...)
 	}
-	for c, counter := range []metadata.AttributeHwGpuEccCounter{metadata.AttributeHwGpuEccCounterVolatile, metadata.AttributeHwGpuEccCounterAggregate} {
-		for t, typ := range []metadata.AttributeHwGpuEccErrorType{metadata.AttributeHwGpuEccErrorTypeCorrected, metadata.AttributeHwGpuEccErrorTypeUncorrected} {
-			if v := d.ECC[c][t]; v.OK {
-				s.mb.RecordHwGpuMemoryEccErrorsDataPoint(ts, clampInt64(v.V), counter, typ)
-			}
-		}
-	}
+	s.recordGPUECC(ts, d, a)
 	if d.RemappedCorrectable.OK {
-		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedCorrectable.V), metadata.AttributeHwGpuMemoryRemapCauseCorrectable)
+		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedCorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseCorrectable, o...)
 	}
 	if d.RemappedUncorrectable.OK {
-		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedUncorrectable.V), metadata.AttributeHwGpuMemoryRemapCauseUncorrectable)
+		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedUncorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseUncorrectable, o...)
 	}
 	if d.RemapPending.OK {
-		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapPending.V), metadata.AttributeHwGpuMemoryRemapStatePending)
+		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapPending.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStatePending, o...)
 	}
 	if d.RemapFailure.OK {
-		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapFailure.V), metadata.AttributeHwGpuMemoryRemapStateFailed)
+		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapFailure.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStateFailed, o...)
 	}
 	if d.PowerLimitW.OK {
-		s.mb.RecordHwGpuPowerLimitDataPoint(ts, d.PowerLimitW.V)
+		s.mb.RecordHwGpuPowerLimitDataPoint(ts, d.PowerLimitW.V, id, vendor, o...)
 	}
 	if d.FanSpeed.OK {
-		s.mb.RecordHwFanSpeedRatioDataPoint(ts, d.FanSpeed.V)
+		s.mb.RecordHwFanSpeedRatioDataPoint(ts, d.FanSpeed.V, id, a.commonOpts...)
 	}
 	if d.PerformanceState.OK {
-		s.mb.RecordHwGpuPerformanceStateDataPoint(ts, d.PerformanceState.V)
+		s.mb.RecordHwGpuPerformanceStateDataPoint(ts, d.PerformanceState.V, id, vendor, o...)
 	}
 	if d.MemoryTemperatureC.OK {
-		s.mb.RecordHwGpuMemoryTemperatureDataPoint(ts, d.MemoryTemperatureC.V)
+		s.mb.RecordHwGpuMemoryTemperatureDataPoint(ts, d.MemoryTemperatureC.V, id, vendor, o...)
 	}
 	for _, l := range d.NVLinks {
 		if l.TxBytes.OK {
-			s.mb.RecordHwGpuNvlinkIoDataPoint(ts, clampInt64(l.TxBytes.V), int64(l.Link), metadata.AttributeNetworkIoDirectionTransmit)
+			s.mb.RecordHwGpuIoDataPoint(ts, clampInt64(l.TxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionTransmit, int64(l.Link), o...)
 		}
 		if l.RxBytes.OK {
-			s.mb.RecordHwGpuNvlinkIoDataPoint(ts, clampInt64(l.RxBytes.V), int64(l.Link), metadata.AttributeNetworkIoDirectionReceive)
+			s.mb.RecordHwGpuIoDataPoint(ts, clampInt64(l.RxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionReceive, int64(l.Link), o...)
 		}
 	}
-	for k, v := range d.Activity {
-		if a, ok := metadata.MapAttributeHwGpuActivityKind[string(k)]; ok {
-			s.mb.RecordHwGpuActivityDataPoint(ts, v, a)
+	for k, x := range d.Activity {
+		if kind, ok := metadata.MapAttributeHwGpuActivityKind[string(k)]; ok {
+			s.mb.RecordHwGpuActivityDataPoint(ts, x, id, vendor, kind, o...)
 		}
 	}
 	for xid, n := range d.XID {
-		s.mb.RecordHwGpuXidErrorsDataPoint(ts, clampInt64(n), clampInt64(xid))
+		s.mb.RecordHwGpuXidErrorsDataPoint(ts, clampInt64(n), id, vendor, clampInt64(xid), o...)
+	}
+}
+
+// recordGPUECC records the ECC error counts: since the driver loaded
+// (NVML's volatile counters) as the conventions' hw.errors{hw.type=gpu,
+// error.type}, over the GPU's life (aggregate) as
+// hw.gpu.memory.ecc.lifetime_errors. The same errors, never in one metric:
+// a sum over its points would count them twice.
+func (s *Scraper) recordGPUECC(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
+	for t, typ := range []metadata.AttributeErrorType{metadata.AttributeErrorTypeCorrected, metadata.AttributeErrorTypeUncorrected} {
+		if v := d.ECC[gpu.ECCVolatile][t]; v.OK {
+			s.mb.RecordHwErrorsDataPoint(ts, clampInt64(v.V), a.id, gpu.Vendor, metadata.AttributeHwTypeGpu, typ, a.gpuOpts...)
+		}
+		if v := d.ECC[gpu.ECCAggregate][t]; v.OK {
+			s.mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, clampInt64(v.V), a.id, gpu.Vendor, typ, a.gpuOpts...)
+		}
 	}
 }
 
@@ -391,16 +423,20 @@ func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 	mb, ts, n := f.s.mb, e.ts, 0
 	for _, cd := range g.snap.Container(e.id, ref) {
 		d := cd.Device
+		var model []metadata.MetricAttributeOption // hw.model when NVML named the device
+		if d.Model != "" {
+			model = append(model, metadata.WithHwModelMetricAttribute(d.Model))
+		}
 		if cd.DutyCycle.OK {
-			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, d.Model)
+			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, model...)
 			n += count(f.duty)
 		}
 		if cd.MemoryUsed.OK {
-			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, clampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, d.Model)
+			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, clampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
 			n += count(f.memUsed)
 		}
 		if d.MemoryTotal.OK {
-			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, clampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, d.Model)
+			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, clampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
 			n += count(f.memTot)
 		}
 	}

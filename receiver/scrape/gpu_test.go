@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -230,6 +231,9 @@ func TestScrapeGPUGolden(t *testing.T) {
 			clk.now = t0.Add(10 * time.Second)
 			got, err := s.Scrape(context.Background())
 			require.NoError(t, err)
+			// Devices on one resource (the node's, or one owner's) are one
+			// resource entry: no resource, metric or point twice.
+			require.NoError(t, pmetrictest.ValidateMetrics(got))
 			requireGolden(t, filepath.Join("..", "..", "testdata", "golden", tc.name+".yaml"), onlyGPU(got))
 		})
 	}
@@ -251,7 +255,7 @@ func TestScrapeGPUSharedNotCopied(t *testing.T) {
 			mem[res["container.id"].(string)] = iv
 		case name == "container.accelerator.duty_cycle" && attrs["hw.id"] == gputest.UUID(0):
 			duty[res["container.id"].(string)] = v
-		case name == "hw.gpu.memory.usage" && res["hw.id"] == gputest.UUID(0):
+		case name == "hw.gpu.memory.usage" && attrs["hw.id"] == gputest.UUID(0):
 			deviceUsed = iv
 		}
 	})
@@ -426,10 +430,10 @@ func TestScrapeGPUDeadPodResourcesSocket(t *testing.T) {
 	assert.Contains(t, err.Error(), "pod-resources "+filepath.Join(root, podResourcesSocket)+": List")
 	devices, used := map[string]bool{}, map[string]int64{}
 	d4Duty := false
-	forEachPoint(m, func(res map[string]any, name string, _ map[string]any, _ float64, iv int64) {
+	forEachPoint(m, func(res map[string]any, name string, attrs map[string]any, _ float64, iv int64) {
 		switch name {
 		case "hw.gpu.memory.limit":
-			devices[res["hw.id"].(string)] = true
+			devices[attrs["hw.id"].(string)] = true
 		case "container.accelerator.memory.used":
 			used[res["container.id"].(string)] = iv
 		case "container.accelerator.duty_cycle":
@@ -470,14 +474,17 @@ func TestScrapeGPULostMidRun(t *testing.T) {
 	assert.Equal(t, []string{gputest.UUID(0), gputest.UUID(2)}, gpuIDs(m))
 }
 
-// gpuIDs lists the hw.id of the GPU resources, sorted.
+// gpuIDs lists the devices the device metrics (hw.*) have points of: their
+// hw.id, sorted.
 func gpuIDs(m pmetric.Metrics) []string {
+	seen := map[string]bool{}
 	var ids []string
-	for i := 0; i < m.ResourceMetrics().Len(); i++ {
-		if v, ok := m.ResourceMetrics().At(i).Resource().Attributes().Get("hw.id"); ok {
-			ids = append(ids, v.Str())
+	forEachPoint(m, func(_ map[string]any, name string, attrs map[string]any, _ float64, _ int64) {
+		if id, ok := attrs["hw.id"].(string); ok && strings.HasPrefix(name, "hw.") && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
-	}
+	})
 	sort.Strings(ids)
 	return ids
 }

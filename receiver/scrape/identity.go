@@ -62,7 +62,9 @@ func (pathIdentity) IsSandbox(string) bool               { return false }
 func setContainerIdentity(rb *metadata.ResourceBuilder, ct *identity.Container) {
 	setIf(rb.SetContainerName, ct.Name)
 	setIf(rb.SetContainerImageName, ct.ImageName)
-	setIf(rb.SetContainerImageTag, ct.ImageTag)
+	if ct.ImageTag != "" {
+		rb.SetContainerImageTags([]any{ct.ImageTag}) // the conventions' string array, of the one tag the reference names
+	}
 	setIf(rb.SetK8sPodName, ct.PodName)
 	setIf(rb.SetK8sNamespaceName, ct.Namespace)
 	setIf(rb.SetK8sContainerName, ct.ContainerName)

@@ -39,12 +39,12 @@ type netRecorders struct {
 }
 
 var netRec = [...]netRecorders{
-	kindNode: {mbT.RecordK8sNodeNetworkIoDataPoint, mbT.RecordK8sNodeNetworkPacketsDataPoint,
-		mbT.RecordK8sNodeNetworkErrorsDataPoint, mbT.RecordK8sNodeNetworkDroppedDataPoint},
-	kindPod: {mbT.RecordK8sPodNetworkIoDataPoint, mbT.RecordK8sPodNetworkPacketsDataPoint,
-		mbT.RecordK8sPodNetworkErrorsDataPoint, mbT.RecordK8sPodNetworkDroppedDataPoint},
-	kindContainer: {mbT.RecordContainerNetworkIoDataPoint, mbT.RecordContainerNetworkPacketsDataPoint,
-		mbT.RecordContainerNetworkErrorsDataPoint, mbT.RecordContainerNetworkDroppedDataPoint},
+	kindNode: {mbT.RecordK8sNodeNetworkIoDataPoint, mbT.RecordK8sNodeNetworkPacketCountDataPoint,
+		mbT.RecordK8sNodeNetworkErrorsDataPoint, mbT.RecordK8sNodeNetworkPacketDroppedDataPoint},
+	kindPod: {mbT.RecordK8sPodNetworkIoDataPoint, mbT.RecordK8sPodNetworkPacketCountDataPoint,
+		mbT.RecordK8sPodNetworkErrorsDataPoint, mbT.RecordK8sPodNetworkPacketDroppedDataPoint},
+	kindContainer: {mbT.RecordContainerNetworkIoDataPoint, mbT.RecordContainerNetworkPacketCountDataPoint,
+		mbT.RecordContainerNetworkErrorsDataPoint, mbT.RecordContainerNetworkPacketDroppedDataPoint},
 }
 
 // networkFamily is a network namespace's interfaces: bytes, packets,
@@ -68,9 +68,9 @@ type networkFamily struct {
 func newNetworkFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 	f := &networkFamily{s: s, slot: slot}
 	for k, e := range [numKinds][4]bool{
-		kindNode:      {m.K8sNodeNetworkIo.Enabled, m.K8sNodeNetworkPackets.Enabled, m.K8sNodeNetworkErrors.Enabled, m.K8sNodeNetworkDropped.Enabled},
-		kindPod:       {m.K8sPodNetworkIo.Enabled, m.K8sPodNetworkPackets.Enabled, m.K8sPodNetworkErrors.Enabled, m.K8sPodNetworkDropped.Enabled},
-		kindContainer: {m.ContainerNetworkIo.Enabled, m.ContainerNetworkPackets.Enabled, m.ContainerNetworkErrors.Enabled, m.ContainerNetworkDropped.Enabled},
+		kindNode:      {m.K8sNodeNetworkIo.Enabled, m.K8sNodeNetworkPacketCount.Enabled, m.K8sNodeNetworkErrors.Enabled, m.K8sNodeNetworkPacketDropped.Enabled},
+		kindPod:       {m.K8sPodNetworkIo.Enabled, m.K8sPodNetworkPacketCount.Enabled, m.K8sPodNetworkErrors.Enabled, m.K8sPodNetworkPacketDropped.Enabled},
+		kindContainer: {m.ContainerNetworkIo.Enabled, m.ContainerNetworkPacketCount.Enabled, m.ContainerNetworkErrors.Enabled, m.ContainerNetworkPacketDropped.Enabled},
 	} {
 		f.ifPts[k] = 2 * count(e[:]...) // receive and transmit
 		f.on[k] = f.ifPts[k] > 0

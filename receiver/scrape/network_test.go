@@ -48,8 +48,8 @@ func TestNetworkReadOnlyWhenEnabled(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	mbc := defaultMBC()
 	m := &mbc.Metrics
-	for _, e := range []*bool{&m.K8sPodNetworkIo.Enabled, &m.K8sPodNetworkPackets.Enabled, &m.K8sPodNetworkErrors.Enabled, &m.K8sPodNetworkDropped.Enabled,
-		&m.K8sNodeNetworkIo.Enabled, &m.K8sNodeNetworkPackets.Enabled, &m.K8sNodeNetworkErrors.Enabled, &m.K8sNodeNetworkDropped.Enabled,
+	for _, e := range []*bool{&m.K8sPodNetworkIo.Enabled, &m.K8sPodNetworkPacketCount.Enabled, &m.K8sPodNetworkErrors.Enabled, &m.K8sPodNetworkPacketDropped.Enabled,
+		&m.K8sNodeNetworkIo.Enabled, &m.K8sNodeNetworkPacketCount.Enabled, &m.K8sNodeNetworkErrors.Enabled, &m.K8sNodeNetworkPacketDropped.Enabled,
 		&m.ContainerPidsCount.Enabled, &m.ContainerPidsLimit.Enabled, &m.K8sPodPidsCount.Enabled, &m.K8sPodPidsLimit.Enabled} {
 		*e = false
 	}

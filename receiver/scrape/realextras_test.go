@@ -303,7 +303,7 @@ func TestRealContainerNetwork(t *testing.T) {
 	for _, dir := range []string{"receive", "transmit"} {
 		d := after["container.network.io/eth0/"+dir] - before["container.network.io/eth0/"+dir]
 		assert.True(t, d >= lo && d <= hi, "%s bytes grew by %.0f, want [%.0f, %.0f]", dir, d, lo, hi)
-		pk := after["container.network.packets/eth0/"+dir] - before["container.network.packets/eth0/"+dir]
+		pk := after["container.network.packet.count/eth0/"+dir] - before["container.network.packet.count/eth0/"+dir]
 		assert.True(t, pk >= n && pk <= n+2, "%s packets grew by %.0f, want [%d, %d]", dir, pk, n, n+2)
 		assert.Equal(t, 0.0, after["container.network.errors/eth0/"+dir])
 		t.Logf("%s: +%.0f bytes, +%.0f packets", dir, d, pk)

@@ -145,7 +145,7 @@ func TestRealPodNetwork(t *testing.T) {
 	for _, dir := range []string{"receive", "transmit"} {
 		d := after["k8s.pod.network.io/eth0/"+dir] - before["k8s.pod.network.io/eth0/"+dir]
 		assert.True(t, d >= lo && d <= hi, "%s bytes grew by %.0f, want [%.0f, %.0f]", dir, d, lo, hi)
-		pk := after["k8s.pod.network.packets/eth0/"+dir] - before["k8s.pod.network.packets/eth0/"+dir]
+		pk := after["k8s.pod.network.packet.count/eth0/"+dir] - before["k8s.pod.network.packet.count/eth0/"+dir]
 		assert.True(t, pk >= n && pk <= n+2, "%s packets grew by %.0f, want [%d, %d]", dir, pk, n, n+2)
 		assert.Equal(t, 0.0, after["k8s.pod.network.errors/eth0/"+dir])
 		t.Logf("%s: +%.0f bytes, +%.0f packets", dir, d, pk)

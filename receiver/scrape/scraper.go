@@ -249,7 +249,11 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	s.evict(&tree, &errs)
 	s.reader.Sweep() // close directory descriptors of cgroups not read in this scrape
-	return s.mb.Emit(), errs.Combine()
+	md := s.mb.Emit()
+	if s.gpu != nil {
+		mergeEqualResources(md) // GPU devices: one entry each, emitted with their owner's (or the node's) resource
+	}
+	return md, errs.Combine()
 }
 
 // stopped reports the entities a scrape whose context ended did not read

@@ -27,14 +27,15 @@ func (uptimeFamily) readErr() error { return nil }
 
 func (uptimeFamily) points(k cgroupKind, _ *series) int { return count(k == kindContainer) }
 
-// record records the container's uptime in whole seconds; nothing when no
-// runtime named it (the first-seen time is not a start time) or the clocks
-// disagree (creation in the future).
+// record records the container's uptime in whole seconds, as a double (the
+// semantic conventions' value type); nothing when no runtime named it (the
+// first-seen time is not a start time) or the clocks disagree (creation in
+// the future).
 func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 	if e.ct == nil || e.ct.StartTime.IsZero() {
 		return
 	}
 	if d := e.now.Sub(e.ct.StartTime); d >= 0 {
-		f.s.mb.RecordContainerUptimeDataPoint(e.ts, int64(d/time.Second))
+		f.s.mb.RecordContainerUptimeDataPoint(e.ts, float64(d/time.Second))
 	}
 }

@@ -12,6 +12,7 @@ package cadvisorcompat
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -213,7 +214,8 @@ func TestCompatNamesAndLabels(t *testing.T) {
 
 // TestCompatValues: on the golden with full identity (CRI names and
 // images), each cAdvisor series carries the value it must have: CPU total
-// = user + system, the directions and modes split, devices as /dev/<name>,
+// = user + system (pods and the node: our total), the directions and modes
+// split, devices as /dev/<name>,
 // quota/period = our limit, start time = time - uptime; the mixin's
 // labels (namespace, pod, container, image != "") on every container.
 func TestCompatValues(t *testing.T) {
@@ -262,8 +264,11 @@ func TestCompatValues(t *testing.T) {
 		assert.Equal(t, r["k8s.node.name"], l["node"], id)
 		assert.Equal(t, r["k8s.node.name"], l["service.instance.id"], id)
 		wantImage := r["container.image.name"]
-		if tag := r["container.image.tag"]; tag != "" {
-			wantImage += ":" + tag
+		if tags := r["container.image.tags"]; tags != "" { // the string array, as JSON: ["1.27.1"]
+			var tt []string
+			require.NoError(t, json.Unmarshal([]byte(tags), &tt))
+			require.Len(t, tt, 1, id)
+			wantImage += ":" + tt[0]
 		}
 		assert.Equal(t, wantImage, l["image"], id)
 
@@ -309,9 +314,7 @@ func TestCompatValues(t *testing.T) {
 			if s.labels["container.id"] == id && s.name == "container.disk.io" {
 				dev := "/dev/" + s.labels["point:system.device"]
 				name := map[string]string{"read": "container_fs_reads_bytes_total", "write": "container_fs_writes_bytes_total"}[s.labels["point:disk.io.direction"]]
-				if name == "" {
-					continue // discard: no cAdvisor counterpart
-				}
+				require.NotEmpty(t, name, "read and write only: discards are container.disk.discard.*")
 				v, n := sum(byID(id, name), func(o series) bool { return o.labels["point:device"] == dev })
 				assert.Equal(t, 1, n, "%s %s %s", id, name, dev)
 				assert.Equal(t, s.value, v, "%s %s %s", id, name, dev)
@@ -357,6 +360,30 @@ func TestCompatValues(t *testing.T) {
 		nNet++
 	}
 	assert.Positive(t, nNet)
+
+	// Pods and the node: CPU time is the total only (k8s.pod.cpu.time and
+	// k8s.node.cpu.time have no cpu.mode, as the conventions define them):
+	// container_cpu_usage_seconds_total with our value, no user or system
+	// series.
+	nCPU := 0
+	for _, s := range src {
+		var id string
+		switch s.name {
+		case "k8s.pod.cpu.time":
+			id = s.labels["k8s.pod.uid"]
+		case "k8s.node.cpu.time":
+			id = "/"
+		default:
+			continue
+		}
+		tot := byID(id, "container_cpu_usage_seconds_total")
+		require.Len(t, tot, 1, id)
+		assert.Equal(t, s.value, tot[0].value, id)
+		assert.Empty(t, byID(id, "container_cpu_user_seconds_total"), id)
+		assert.Empty(t, byID(id, "container_cpu_system_seconds_total"), id)
+		nCPU++
+	}
+	assert.Positive(t, nCPU)
 
 	// The mixin's container selector image!="" holds for every container
 	// and for no pod or node series.
@@ -420,6 +447,38 @@ func BenchmarkCompat(b *testing.B) {
 	b.ReportMetric(float64(points), "points_in")
 }
 
+// TestCompatAccelerator: a container's accelerator metrics carry
+// cAdvisor's acc_id, make and model labels from the points' hw.id,
+// hw.vendor and hw.model, with our values.
+func TestCompatAccelerator(t *testing.T) {
+	in := load(t, "gpu-h100.yaml")
+	src := flatten(in)
+	out := run(t, in)
+	n := 0
+	for _, s := range src {
+		theirs, ok := map[string]string{
+			"container.accelerator.duty_cycle":   "container_accelerator_duty_cycle",
+			"container.accelerator.memory.used":  "container_accelerator_memory_used_bytes",
+			"container.accelerator.memory.total": "container_accelerator_memory_total_bytes",
+		}[s.name]
+		if !ok {
+			continue
+		}
+		var hit []series
+		for _, o := range out {
+			if o.name == theirs && o.labels["id"] == s.labels["container.id"] && o.labels["point:acc_id"] == s.labels["point:hw.id"] {
+				hit = append(hit, o)
+			}
+		}
+		require.Len(t, hit, 1, "%s %s", theirs, s.labels["point:hw.id"])
+		assert.Equal(t, s.value, hit[0].value, theirs)
+		assert.Equal(t, s.labels["point:hw.vendor"], hit[0].labels["point:make"], theirs)
+		assert.Equal(t, s.labels["point:hw.model"], hit[0].labels["point:model"], theirs)
+		n++
+	}
+	assert.Positive(t, n)
+}
+
 // TestCompatFilesystemAndExtras: the writable layer, the node filesystem,
 // open descriptors and hugetlb usage come out under cAdvisor's names with
 // our values, on the series of the same container (or the root cgroup).
@@ -433,8 +492,8 @@ func TestCompatFilesystemAndExtras(t *testing.T) {
 			"container.filesystem.usage":      "container_fs_usage_bytes",
 			"k8s.node.filesystem.usage":       "container_fs_usage_bytes",
 			"k8s.node.filesystem.capacity":    "container_fs_limit_bytes",
-			"k8s.node.filesystem.inodes":      "container_fs_inodes_total",
-			"k8s.node.filesystem.inodes.free": "container_fs_inodes_free",
+			"k8s.node.filesystem.inode.count": "container_fs_inodes_total",
+			"k8s.node.filesystem.inode.free":  "container_fs_inodes_free",
 		}, ""},
 		{"v1-cgroupfs-extras.yaml", map[string]string{
 			"container.file_descriptor.count": "container_file_descriptors",

@@ -309,7 +309,7 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	// measurements), the node filesystem and containerd's image filesystem.
 	eventually(t, 90*time.Second, "filesystem metrics in Prometheus", func() error {
 		for _, w := range ws {
-			for _, metric := range []string{"container_filesystem_usage_bytes", "container_filesystem_inodes_used"} {
+			for _, metric := range []string{"container_filesystem_usage_bytes", "container_filesystem_inode_used"} {
 				s, err := prom.query(fmt.Sprintf(`%s{container_id=%q, k8s_node_name=%q}`, metric, w.id, node))
 				if err != nil {
 					return err
@@ -321,8 +321,8 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 		}
 		for _, metric := range []string{
 			"k8s_node_filesystem_capacity_bytes", "k8s_node_filesystem_available_bytes", "k8s_node_filesystem_usage_bytes",
-			"k8s_node_filesystem_inodes", "k8s_node_filesystem_inodes_free",
-			"k8s_node_image_filesystem_usage_bytes", "k8s_node_image_filesystem_inodes_used",
+			"k8s_node_filesystem_inode_count", "k8s_node_filesystem_inode_free",
+			"k8s_node_image_filesystem_usage_bytes", "k8s_node_image_filesystem_inode_used",
 			"k8s_node_image_filesystem_capacity_bytes", "k8s_node_image_filesystem_available_bytes",
 		} {
 			s, err := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))

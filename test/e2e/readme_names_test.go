@@ -35,17 +35,18 @@ var readmeNameExceptions = map[string]string{
 	"container_accelerator_memory_total_bytes": "GPU: as container_accelerator_duty_cycle",
 	"container_disk_io_bytes_total":            "cgroup v1 block I/O: no point unless the device has a blkio.throttle rule (docs/blkio.md); the e2e containers have none",
 	"container_disk_operations_total":          "cgroup v1 block I/O: as container_disk_io_bytes_total",
+	"container_disk_discard_io_bytes_total":    "cgroup v1 block I/O: as container_disk_io_bytes_total (and discards only where the kernel counts them)",
+	"container_disk_discard_operations_total":  "cgroup v1 block I/O: as container_disk_discard_io_bytes_total",
 	"container_pids_limit":                     "the e2e containers have no pids.max (max gives no point)",
 	"container_network_io_bytes_total":         "standalone containers with their own network namespace only; the e2e runs Kubernetes pods (pod-level network). TestRealContainerNetwork covers it",
-	"container_network_packets_total":          "as container_network_io_bytes_total",
+	"container_network_packet_count_total":     "as container_network_io_bytes_total",
 	"container_network_errors_total":           "as container_network_io_bytes_total",
-	"container_network_dropped_total":          "as container_network_io_bytes_total",
+	"container_network_packet_dropped_total":   "as container_network_io_bytes_total",
 	"container_memory_hugetlb_usage_bytes":     "no huge pages reserved (vm.nr_hugepages 0) and no hugetlb in kubepods' subtree_control on CI; TestRealHugetlb reserves them",
 	"container_memory_hugetlb_limit_bytes":     "as container_memory_hugetlb_usage_bytes",
 	"k8s_pod_memory_hugetlb_usage_bytes":       "as container_memory_hugetlb_usage_bytes",
 	"k8s_pod_memory_hugetlb_limit_bytes":       "as container_memory_hugetlb_usage_bytes",
 	"k8s_node_memory_hugetlb_usage_bytes":      "as container_memory_hugetlb_usage_bytes (and the node's hugetlb is in the unified tree here, whose root has no hugetlb files)",
-	"container_filesystem_logs_usage_bytes":    "the e2e's pods log under the test's temp dir, not <root_path>/var/log/pods; TestRealFilesystem checks it",
 }
 
 // readmeName is one name of the table's third column: a full name, or an

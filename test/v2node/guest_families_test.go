@@ -171,8 +171,8 @@ func testCPU(t *testing.T, n *node) {
 	m := scrapeOwn(t, n.s, c.own()...)
 	k1, r1 := keyed(t, filepath.Join(c.PodDir(), "cpu.stat")), keyed(t, filepath.Join(cgRoot, "cpu.stat"))
 	pod, nd := values(m, "k8s.pod.uid", c.pod.UID), nodeValues(m)
-	betweenUsec(t, "k8s.pod.cpu.time user+system", pod["k8s.pod.cpu.time/user"]+pod["k8s.pod.cpu.time/system"], k0["usage_usec"], k1["usage_usec"])
-	betweenUsec(t, "k8s.node.cpu.time user+system", nd["k8s.node.cpu.time/user"]+nd["k8s.node.cpu.time/system"], r0["usage_usec"], r1["usage_usec"])
+	betweenUsec(t, "k8s.pod.cpu.time (the total, no cpu.mode)", pod["k8s.pod.cpu.time"], k0["usage_usec"], k1["usage_usec"])
+	betweenUsec(t, "k8s.node.cpu.time (the total, no cpu.mode)", nd["k8s.node.cpu.time"], r0["usage_usec"], r1["usage_usec"])
 }
 
 // testThrottling: a busy container under a 10 ms / 100 ms quota (cpu.max
@@ -595,7 +595,7 @@ func testPodNetwork(t *testing.T, n *node) {
 	k1 := netDev(t, devFile, "eth0")
 	pv := values(m, "k8s.pod.uid", c.pod.UID)
 	between(t, "k8s.pod.network.io eth0 receive", pv["k8s.pod.network.io/eth0/receive"], k0[0], k1[0])
-	between(t, "k8s.pod.network.packets eth0 receive", pv["k8s.pod.network.packets/eth0/receive"], k0[1], k1[1])
+	between(t, "k8s.pod.network.packet.count eth0 receive", pv["k8s.pod.network.packet.count/eth0/receive"], k0[1], k1[1])
 	between(t, "k8s.pod.network.io eth0 transmit", pv["k8s.pod.network.io/eth0/transmit"], k0[8], k1[8])
 	rx := pv["k8s.pod.network.io/eth0/receive"] - before["k8s.pod.network.io/eth0/receive"]
 	assert.GreaterOrEqual(t, rx, 10*1028.0, "10 echo requests of 1000 bytes + ICMP and IP headers")
@@ -603,7 +603,7 @@ func testPodNetwork(t *testing.T, n *node) {
 		assert.NotContains(t, k, "/lo/", "lo is never reported")
 	}
 	t.Logf("pod %s: eth0 received %.0f B in %.0f packets between the scrapes", ip, rx,
-		pv["k8s.pod.network.packets/eth0/receive"]-before["k8s.pod.network.packets/eth0/receive"])
+		pv["k8s.pod.network.packet.count/eth0/receive"]-before["k8s.pod.network.packet.count/eth0/receive"])
 }
 
 // netDev is an interface's 16 counters in a net/dev file.

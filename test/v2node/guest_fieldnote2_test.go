@@ -248,7 +248,7 @@ func TestFieldNote2(t *testing.T) {
 			sm.values[c+".anon"] = cv["container.memory.rss"]
 			sm.values[c+".cpu"] = cv["container.cpu.time/user"] + cv["container.cpu.time/system"]
 			sm.values[c+".pod.ws"] = pv["k8s.pod.memory.working_set"]
-			sm.values[c+".pod.cpu"] = pv["k8s.pod.cpu.time/user"] + pv["k8s.pod.cpu.time/system"]
+			sm.values[c+".pod.cpu"] = pv["k8s.pod.cpu.time"] // the total: no cpu.mode
 		}
 		ours = append(ours, sm)
 		// The kubelet's samples fetched last time are compared once a

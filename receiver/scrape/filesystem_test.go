@@ -213,15 +213,7 @@ func intPoint(rm pmetric.ResourceMetrics, name, fsType string) (int64, bool) {
 			if x.Name() != name {
 				continue
 			}
-			var dps pmetric.NumberDataPointSlice
-			switch x.Type() {
-			case pmetric.MetricTypeGauge:
-				dps = x.Gauge().DataPoints()
-			case pmetric.MetricTypeSum:
-				dps = x.Sum().DataPoints()
-			default:
-				continue
-			}
+			dps := numberPoints(x)
 			for l := 0; l < dps.Len(); l++ {
 				if v, _ := dps.At(l).Attributes().Get("k8s.container.ephemeral_storage.fs_type"); fsType == "" || v.Str() == fsType {
 					return dps.At(l).IntValue(), true
@@ -240,4 +232,16 @@ func containerRM(m pmetric.Metrics, id string) (pmetric.ResourceMetrics, bool) {
 		}
 	}
 	return pmetric.ResourceMetrics{}, false
+}
+
+// numberPoints is the number data points of a gauge or a sum; none for
+// another type.
+func numberPoints(x pmetric.Metric) pmetric.NumberDataPointSlice {
+	switch x.Type() {
+	case pmetric.MetricTypeGauge:
+		return x.Gauge().DataPoints()
+	case pmetric.MetricTypeSum:
+		return x.Sum().DataPoints()
+	}
+	return pmetric.NewNumberDataPointSlice()
 }

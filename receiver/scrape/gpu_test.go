@@ -273,15 +273,7 @@ func forEachPoint(m pmetric.Metrics, f func(res map[string]any, name string, att
 			ms := rm.ScopeMetrics().At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
 				x := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
-				switch x.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = x.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = x.Sum().DataPoints()
-				default:
-					continue
-				}
+				dps := numberPoints(x)
 				for l := 0; l < dps.Len(); l++ {
 					dp := dps.At(l)
 					f(res, x.Name(), dp.Attributes().AsRaw(), dp.DoubleValue(), dp.IntValue())

@@ -411,6 +411,14 @@ func between(t *testing.T, name string, got float64, a, b uint64) {
 	assert.True(t, got >= lo && got <= hi, "%s = %.0f, the kernel said %d then %d", name, got, a, b)
 }
 
+// nearBetween: got lies between the kernel's reads a and b (in either
+// order), give or take slack.
+func nearBetween(t *testing.T, name string, got float64, a, b, slack uint64) {
+	t.Helper()
+	lo, hi := float64(min(a, b))-float64(slack), float64(max(a, b)+slack)
+	assert.True(t, got >= lo && got <= hi, "%s = %.0f, the kernel said %d then %d (slack %d)", name, got, a, b, slack)
+}
+
 // betweenUsec: got (seconds) lies between the kernel's a and b (µs).
 func betweenUsec(t *testing.T, name string, got float64, a, b uint64) {
 	t.Helper()

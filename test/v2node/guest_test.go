@@ -407,8 +407,7 @@ func ioStat(t *testing.T, dir, dev string) map[string]uint64 {
 // between: got lies between the kernel's reads a and b (in either order).
 func between(t *testing.T, name string, got float64, a, b uint64) {
 	t.Helper()
-	lo, hi := float64(min(a, b)), float64(max(a, b))
-	assert.True(t, got >= lo && got <= hi, "%s = %.0f, the kernel said %d then %d", name, got, a, b)
+	nearBetween(t, name, got, a, b, 0)
 }
 
 // nearBetween: got lies between the kernel's reads a and b (in either

@@ -36,7 +36,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -44,7 +43,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,6 +52,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest/procnet"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
@@ -215,7 +214,7 @@ func Start(t testing.TB, binDir string) *Cluster {
 func (c *Cluster) requireLoopbackOnly(t testing.TB, procs ...*proc) {
 	t.Helper()
 	for _, p := range procs {
-		addrs, err := listening(p.cmd.Process.Pid)
+		addrs, err := procnet.Listening(p.cmd.Process.Pid)
 		if err != nil {
 			t.Fatalf("%s: listening sockets: %v", p.name, err)
 		}
@@ -334,77 +333,6 @@ func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
 		case <-tick.C:
 		}
 	}
-}
-
-// listening lists the TCP addresses process pid listens on ("ip:port"),
-// from its socket file descriptors and /proc/<pid>/net/tcp{,6}.
-func listening(pid int) ([]string, error) {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return nil, err
-	}
-	inodes := map[string]bool{}
-	for _, fd := range fds {
-		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(l, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-		}
-	}
-	var out []string
-	for _, f := range []string{"tcp", "tcp6"} {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
-		if err != nil {
-			if f == "tcp6" && errors.Is(err, os.ErrNotExist) {
-				continue // IPv6 off
-			}
-			return nil, err
-		}
-		addrs, err := parseListeners(b, inodes)
-		if err != nil {
-			return nil, fmt.Errorf("/proc/%d/net/%s: %w", pid, f, err)
-		}
-		out = append(out, addrs...)
-	}
-	return out, nil
-}
-
-// parseListeners returns the local addresses of the LISTEN (0A) sockets of
-// a /proc/net/tcp{,6} table whose inode is in inodes.
-func parseListeners(b []byte, inodes map[string]bool) ([]string, error) {
-	var out []string
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	for _, line := range lines[1:] { // header
-		f := strings.Fields(line)
-		if len(f) < 10 {
-			return nil, fmt.Errorf("short line %q", line)
-		}
-		if f[3] != "0A" || !inodes[f[9]] {
-			continue
-		}
-		hexIP, hexPort, ok := strings.Cut(f[1], ":")
-		if !ok {
-			return nil, fmt.Errorf("local address %q", f[1])
-		}
-		raw, err := hex.DecodeString(hexIP)
-		if err != nil {
-			return nil, fmt.Errorf("local address %q: %w", f[1], err)
-		}
-		// The kernel prints the address as 32-bit words in host order
-		// (little-endian here): reverse each word.
-		ip := make(net.IP, len(raw))
-		for i := 0; i+4 <= len(raw); i += 4 {
-			ip[i], ip[i+1], ip[i+2], ip[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
-		}
-		port, err := strconv.ParseUint(hexPort, 16, 16)
-		if err != nil {
-			return nil, fmt.Errorf("local address %q: %w", f[1], err)
-		}
-		if v4 := ip.To4(); v4 != nil {
-			ip = v4
-		}
-		out = append(out, net.JoinHostPort(ip.String(), strconv.FormatUint(port, 10)))
-	}
-	return out, nil
 }
 
 // start runs one process, its output into <Dir>/<name>.log.

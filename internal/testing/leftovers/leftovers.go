@@ -231,6 +231,8 @@ var testBinaries = map[string]bool{
 	// internal/testing/vmnode: the guest's emulator, and the build of its
 	// root filesystem.
 	"qemu-system-x86_64": true, "mmdebstrap": true,
+	// test/peer (make bench-peer): cAdvisor as the kubelet embeds it.
+	"cadvisorpeer": true,
 }
 
 // leftover says why p is a test's leftover, or "".

@@ -106,6 +106,8 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	// one (mmdebstrap into the temp directory).
 	m.proc("108", "S", []string{"qemu-system-x86_64", "-name", VMName, "-kernel", "/root/.cache/x/vmlinux"}, hostCgroup("/"))
 	m.proc("109", "S", []string{"mmdebstrap", "--variant=minbase", "bookworm", tmp + "/vmnode-build-1/rootfs"}, hostCgroup("/"))
+	// bench-peer's cAdvisor (its address file in the test's directory).
+	m.proc("110", "S", []string{"/work/bin/cadvisorpeer", "-hk-interval", "10s", "-addr-file", tmp + "/TestPeerquietN=2001/001/cadvisor.addr"}, hostCgroup("/"))
 	// Not leftovers: the machine's own processes, a zombie in a test
 	// cgroup (not alive), the caller itself, a containerd of the machine,
 	// an etcd and a kube-apiserver of a real control plane.
@@ -151,6 +153,7 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"link cstest0 (a test node's network interface)",
 		"process 108: a vmnode guest: qemu-system-x86_64 -name " + VMName + " -kernel /root/.cache/x/vmlinux",
 		"process 109: mmdebstrap of a test (names " + tmp + "): mmdebstrap --variant=minbase bookworm " + tmp + "/vmnode-build-1/rootfs",
+		"process 110: cadvisorpeer of a test (names " + tmp + "): /work/bin/cadvisorpeer -hk-interval 10s -addr-file " + tmp + "/TestPeerquietN=2001/001/cadvisor.addr",
 		"dir " + tmp + "/vmnode-build-1 (a vmnode guest's unfinished build)",
 	} {
 		if !got[want] {

@@ -106,8 +106,9 @@ nocgo:
 # without cgo (the receiver refuses to start there, naming root_path). The
 # distribution is our module plus core and contrib components that their own
 # projects build for those systems, so CI builds only the module
-# (CROSS_DIST=1 builds $(DIST_DIR) too). Measured on the 2-core dev VM:
-# cold, the module for both systems ~4 min; with the distribution, 9.5 min.
+# (CROSS_DIST=1 builds $(DIST_DIR) too). Per system that is 654 packages to
+# compile instead of 1415 (go list -deps, GOOS=windows, 2026-11-26); with
+# the distribution the step took 569 s of a quiet cold CI run.
 CROSS_GOOS ?= darwin windows
 CROSS_DIST ?=
 cross: $(if $(CROSS_DIST),otelcol)

@@ -80,8 +80,9 @@ func podBoard() *dashboard.DashboardBuilder {
 			q{maxBy(ctr, "container_memory_rss_bytes", pods), "rss " + lc},
 			q{maxBy(ctr, "container_memory_cache_bytes", pods), "cache " + lc},
 			q{maxBy(ctr, "container_memory_swap_bytes", pods), "swap " + lc})).
-		WithPanel(ts("OOM kills", "OOM kills in the pod's cgroup tree since the pod started (k8s.pod.memory.oom_kills): a container killed and restarted leaves its kill here.", "short", 12,
-			q{maxBy("k8s_pod_name", "k8s_pod_memory_oom_kills_total", pods), "{{k8s_pod_name}}"})).
+		WithPanel(ts("OOM kills", "OOM kills in the pod's cgroup tree since the pod started (k8s.pod.memory.oom_kills), and in each container (container.memory.oom_kills). On cgroup v1 a kill is counted in the killed container's cgroup only: the pod keeps it once a scrape has seen it before the container's cgroup is removed (docs/memory.md).", "short", 12,
+			q{maxBy("k8s_pod_name", "k8s_pod_memory_oom_kills_total", pods), "pod {{k8s_pod_name}}"},
+			q{maxBy(ctr, "container_memory_oom_kills_total", pods), lc})).
 		WithPanel(ts("Memory pressure", "PSI: share of time some of the pod's tasks stalled on memory.", "percentunit", 12,
 			q{rateBy("k8s_pod_name", "k8s_pod_pressure_stall_time_seconds_total", sel(pods, `pressure_resource="memory"`, `pressure_stall_type="some"`)), "{{k8s_pod_name}}"})).
 		WithRow(row("Network (the pod's namespace)")).
@@ -176,8 +177,8 @@ func nodeBoard() *dashboard.DashboardBuilder {
 			q{maxBy("k8s_node_name", "k8s_node_memory_cache_bytes", nd), "cache " + ln},
 			q{maxBy("k8s_node_name", "k8s_node_memory_swap_bytes", nd), "swap " + ln},
 			q{maxBy("k8s_node_name", "k8s_node_memory_available_bytes", nd), "available " + ln})).
-		WithPanel(ts("OOM kills", "OOM kills on the node since boot (k8s.node.memory.oom_kills, /proc/vmstat oom_kill).", "short", 12,
-			q{maxBy("k8s_node_name", "k8s_node_memory_oom_kills_total", nd), ln})).
+		WithPanel(ts("OOM kills", "OOM kills on the node in each interval, in any cgroup or global (k8s.node.memory.oom_kills, /proc/vmstat oom_kill).", "short", 12,
+			q{fmt.Sprintf("sum by (k8s_node_name) (increase(k8s_node_memory_oom_kills_total{%s}[%s]))", nd, rate), ln})).
 		WithRow(row("Network")).
 		WithPanel(ts("Network bandwidth", "Bytes per second through the node's interfaces (k8s.node.network.io; loopback and pod veths left out).", "Bps", 8,
 			q{rateBy("k8s_node_name, network_interface_name", "k8s_node_network_io_bytes_total", dir(nd, "receive")), "receive {{k8s_node_name}} {{network_interface_name}}"},
@@ -227,8 +228,8 @@ func clusterBoard() *dashboard.DashboardBuilder {
 			q{maxBy("k8s_node_name", "k8s_node_memory_rss_bytes", c), "rss " + ln},
 			q{maxBy("k8s_node_name", "k8s_node_memory_cache_bytes", c), "cache " + ln},
 			q{maxBy("k8s_node_name", "k8s_node_memory_swap_bytes", c), "swap " + ln})).
-		WithPanel(ts("OOM kills by node", "OOM kills on each node since boot (k8s.node.memory.oom_kills).", "short", 12,
-			q{maxBy("k8s_node_name", "k8s_node_memory_oom_kills_total", c), ln})).
+		WithPanel(ts("OOM kills by node", "OOM kills on each node in each interval, in any cgroup or global (k8s.node.memory.oom_kills).", "short", 12,
+			q{fmt.Sprintf("sum by (k8s_node_name) (increase(k8s_node_memory_oom_kills_total{%s}[%s]))", c, rate), ln})).
 		WithPanel(ts("OOM kills by namespace", "OOM kills in the namespace's pods since they started (k8s.pod.memory.oom_kills).", "short", 12,
 			q{sumBy("k8s_namespace_name", "k8s_pod_memory_oom_kills_total", c), lns})).
 		WithRow(row("Network")).

@@ -10,7 +10,7 @@ import (
 
 // mixinEntry is one query of a panel of grafana/kubernetes-mixin-otel's
 // resource dashboards (dashboards/resources/queries/<dashboard>.libsonnet
-// of its main branch, the kubernetes-mixin templates it imports) and what
+// at 1d3316e, the kubernetes-mixin templates it imports) and what
 // our data does for it.
 type mixinEntry struct {
 	Dashboard string `json:"dashboard"` // the mixin dashboard's title
@@ -158,7 +158,7 @@ type mixinDoc struct {
 
 func mixinFile() mixinDoc {
 	return mixinDoc{
-		Source:  "github.com/grafana/kubernetes-mixin-otel dashboards/resources (main), on kubernetes-mixin 23032b7c7f4217d2b64b3772b0d9f8088ab4ce1d",
+		Source:  "github.com/grafana/kubernetes-mixin-otel 1d3316ec53699f1a452abd9a8fc51a8653b82017 dashboards/resources, on kubernetes-mixin 23032b7c7f4217d2b64b3772b0d9f8088ab4ce1d",
 		Entries: mixinEntries(),
 	}
 }

@@ -64,6 +64,8 @@ type cluster struct {
 	cs   kubernetes.Interface
 	prom *prometheus
 	a    *kubetest.Applier
+	// gateway is the gateway collector pod's address (OTLP/gRPC on 4317).
+	gateway string
 }
 
 // startCluster starts the cluster (control plane, node with the image of
@@ -90,8 +92,8 @@ func startCluster(t *testing.T) *cluster {
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy"))
-	gw := k.startGateway(t, manifestImage(t, docs))
-	k.applyDeploy(t, docs, gw+":4317")
+	k.gateway = k.startGateway(t, manifestImage(t, docs))
+	k.applyDeploy(t, docs, k.gateway+":4317")
 	return k
 }
 
@@ -288,13 +290,16 @@ func (k *cluster) createPod(t *testing.T, name string, spec corev1.PodSpec) {
 // TestClusterDaemonSet is the user's whole path on one cluster (one start
 // is ~10 s, but the workloads need a minute to show OOM restarts and
 // filesystem figures, so the steps share it): the DaemonSet runs, the
-// workloads are compared with the kubelet's figures, a pod is resized in
+// workloads are compared with the kubelet's figures, every query of the
+// dashboards we ship is evaluated (dashboards_test.go), a pod is resized in
 // place, the pod-resources socket answers, and the collector's DaemonSet
 // rolls.
 func TestClusterDaemonSet(t *testing.T) {
 	k := startCluster(t)
+	started := time.Now()
 	ws := k.startWorkloads(t)
 	t.Run("side-by-side", func(t *testing.T) { k.sideBySide(t, ws) })
+	t.Run("dashboards", func(t *testing.T) { k.dashboards(t, ws, started) })
 	t.Run("resize", func(t *testing.T) { k.resize(t) })
 	t.Run("pod-resources", func(t *testing.T) { k.podResources(t) })
 	t.Run("rolling-update", func(t *testing.T) { k.rollingUpdate(t) })

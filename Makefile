@@ -29,7 +29,9 @@ GO ?= go
 # go-nvml's headers mark many NVML calls deprecated: keep the build log readable.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-# Tools pinned in tools/go.mod (mdatagen and ocb, both v0.159.0).
+# Tools pinned in tools/go.mod: ocb (cmd/builder) v0.165.0, the collector
+# release's; mdatagen v0.159.0, the newest the module proxy serves whole
+# (CONTRIBUTING.md, "Versions").
 TOOL     := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 MDATAGEN := $(TOOL) mdatagen
 BUILDER  := $(TOOL) builder

@@ -39,7 +39,7 @@ func TestConfigDefault(t *testing.T) {
 	assert.Equal(t, "node-from-env", cfg.NodeName)
 	assert.Equal(t, 10*time.Second, cfg.CollectionInterval)
 	assert.False(t, cfg.StandaloneContainers)
-	assert.Equal(t, metadata.DefaultMetricsBuilderConfig(), cfg.MetricsBuilderConfig)
+	assert.Equal(t, metadata.NewDefaultMetricsBuilderConfig(), cfg.MetricsBuilderConfig)
 	assert.Equal(t, time.Minute, cfg.FilesystemCollectionInterval)
 }
 

@@ -59,7 +59,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
 	}
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		Identity: newRuntimeIdentity("/", rt, set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
@@ -149,7 +149,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	rtCtrd := rt
 	rtCtrd.CRIEnabled = false
 	s2 := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
-		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		Identity: newRuntimeIdentity("/", rtCtrd, zap.NewNop()),
 	})
 	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))

@@ -63,7 +63,7 @@ func createDefaultConfig() component.Config {
 	cc.CollectionInterval = defaultCollectionInterval
 	return &Config{
 		ControllerConfig:     cc,
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		RootPath:             "/",
 		NodeName:             os.Getenv("K8S_NODE_NAME"),
 		GPU: GPUConfig{

@@ -53,11 +53,18 @@ func TestLogsFactoryEnabled(t *testing.T) {
 	cfg.Logs.StartAt = "beginning"
 	require.NoError(t, cfg.Validate())
 	sink := new(consumertest.LogsSink)
-	r, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.BuildInfo.Version = "9.8.7-logs"
+	r, err := NewFactory().CreateLogs(context.Background(), set, cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
 	require.Eventually(t, func() bool { return sink.LogRecordCount() == 1 }, 10*time.Second, 20*time.Millisecond)
+	// The records' scope is the receiver's (as on its metrics), not
+	// stanza's default, with the collector's version.
+	scope := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).Scope()
+	assert.Equal(t, metadata.ScopeName, scope.Name())
+	assert.Equal(t, "9.8.7-logs", scope.Version())
 	res := sink.AllLogs()[0].ResourceLogs().At(0).Resource().Attributes().AsRaw()
 	assert.Equal(t, map[string]any{
 		"k8s.node.name": "node-f", "k8s.pod.uid": "9e8d7c6b-5555-4e4e-8f8f-000000000005", "k8s.pod.name": "lone-3",

@@ -155,12 +155,20 @@ func New(ctx context.Context, set receiver.Settings, opts Options, next consumer
 }
 
 // logType is stanza's adapter.LogReceiverType; it is its own config.
+// It is an adapter.LogReceiverTypeWithScope too: since pkg/stanza v0.162
+// (feature gate pkg.stanza.addDefaultScopeName, beta: on by default) the
+// adapter names the scope of records that have none, stanza's own package
+// unless the receiver type gives a name; ours is the receiver's scope, as
+// on its metrics (version: the collector's build version).
 type logType struct {
 	input operator.Config
 	base  adapter.BaseConfig
 }
 
+var _ adapter.LogReceiverTypeWithScope = (*logType)(nil)
+
 func (*logType) Type() component.Type                             { return metadata.Type }
+func (*logType) ScopeName() string                                { return metadata.ScopeName }
 func (l *logType) CreateDefaultConfig() component.Config          { return l }
 func (l *logType) BaseConfig(component.Config) adapter.BaseConfig { return l.base }
 func (l *logType) InputConfig(component.Config) operator.Config   { return l.input }

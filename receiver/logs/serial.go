@@ -14,7 +14,8 @@ import (
 )
 
 // serialConfig builds an operator that passes entries on unchanged, one
-// batch at a time. It sits in front of stanza's container parser (v0.159.0):
+// batch at a time. It sits in front of stanza's container parser (v0.159.0,
+// still so in v0.165.1):
 // the parser keeps the time layout of the format it detected in a field
 // that ProcessBatch writes and then reads, and the file consumer calls it
 // from one goroutine per file. Concurrent batches race on that field (the

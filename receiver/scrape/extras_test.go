@@ -27,7 +27,7 @@ func optional(name string) bool {
 	if strings.Contains(name, ".pressure.avg") {
 		return false
 	}
-	on, ok := metricEnabled(metadata.DefaultMetricsBuilderConfig(), name)
+	on, ok := metricEnabled(metadata.NewDefaultMetricsBuilderConfig(), name)
 	return ok && !on
 }
 

@@ -25,7 +25,7 @@ import (
 // only returns a config with every metric off but the named ones.
 func only(t *testing.T, names ...string) metadata.MetricsBuilderConfig {
 	t.Helper()
-	mbc := metadata.DefaultMetricsBuilderConfig()
+	mbc := metadata.NewDefaultMetricsBuilderConfig()
 	v := reflect.ValueOf(&mbc.Metrics).Elem()
 	found := 0
 	for i := 0; i < v.NumField(); i++ {

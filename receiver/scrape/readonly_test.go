@@ -30,7 +30,7 @@ func allMetrics(t *testing.T) metadata.MetricsBuilderConfig {
 	require.NoError(t, err)
 	sub, err := cm.Sub("all_set")
 	require.NoError(t, err)
-	cfg := metadata.DefaultMetricsBuilderConfig()
+	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	require.NoError(t, sub.Unmarshal(&cfg))
 	return cfg
 }

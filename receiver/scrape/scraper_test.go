@@ -89,7 +89,7 @@ func (c *fakeClock) Now() time.Time { return c.now }
 
 func newSettings() receiver.Settings { return receivertest.NewNopSettings(metadata.Type) }
 
-func defaultMBC() metadata.MetricsBuilderConfig { return metadata.DefaultMetricsBuilderConfig() }
+func defaultMBC() metadata.MetricsBuilderConfig { return metadata.NewDefaultMetricsBuilderConfig() }
 
 func newTestScraper(t testing.TB, root string, standalone bool, clk *fakeClock) *Scraper {
 	t.Helper()

@@ -76,7 +76,7 @@ type node struct {
 // allMetrics is the default metric set plus the optional ones a v2 node
 // has files for (huge pages, memory.peak).
 func allMetrics() metadata.MetricsBuilderConfig {
-	mbc := metadata.DefaultMetricsBuilderConfig()
+	mbc := metadata.NewDefaultMetricsBuilderConfig()
 	mbc.Metrics.ContainerMemoryHugetlbUsage.Enabled = true
 	mbc.Metrics.ContainerMemoryHugetlbLimit.Enabled = true
 	mbc.Metrics.K8sPodMemoryHugetlbUsage.Enabled = true

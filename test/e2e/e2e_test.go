@@ -55,7 +55,7 @@ func agent(t *testing.T, bin, root, node string, sink *otlpSink, prom *prometheu
 }
 
 // Prometheus names of the container metrics (prometheus_remote_write with
-// resource_to_telemetry_conversion: unit suffix, _total on monotonic sums,
+// resource_constant_labels: unit suffix, _total on monotonic sums,
 // dots to underscores; resource attributes become labels).
 var containerSeries = map[string]int{ // name -> series per container
 	"container_cpu_time_seconds_total":   2, // cpu_mode user, system

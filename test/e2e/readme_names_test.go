@@ -187,8 +187,8 @@ func checkReadmeNames(t *testing.T, bin string, ctrd *containerdtest.Containerd,
 	fmt.Fprintf(&ov, `exporters:
   prometheus:
     endpoint: %s
-    resource_to_telemetry_conversion:
-      enabled: true
+    resource_constant_labels:
+      included: ["*"]
 service:
   pipelines:
     metrics:

@@ -18,7 +18,7 @@
 //   - ours+otlp:       receiver, memory_limiter, batch, OTLP/gRPC export to
 //     a second collector (sink)
 //   - ours+prom:       receiver, memory_limiter, batch, prometheus exporter
-//     (resource_to_telemetry_conversion on, as deploy/config.yaml), scraped
+//     (resource_constant_labels included: ["*"], as deploy/config.yaml), scraped
 //     every interval
 //   - ours+prom-lean:  the same with the README's cheapest Prometheus setup
 //     (without_scope_info, no labels a Prometheus target already has or
@@ -392,8 +392,8 @@ func promConfig(interval time.Duration, port int, lean bool) string {
 		scope = "    without_scope_info: true\n"
 	}
 	return exportConfig(recv, "prometheus", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
-    resource_to_telemetry_conversion:
-      enabled: true
+    resource_constant_labels:
+      included: ["*"]
 %s`, port, scope))
 }
 

@@ -11,21 +11,24 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
 )
 
-// janitorEnv marks the janitor: the test binary started again by Lock. A
-// test binary's TestMain may be generated (the root package's is), so the
-// janitor is entered from this package's init, before any test code runs:
-// the one init of this test-only package, and it does nothing unless the
-// variable is set.
+// janitorEnv marks the janitor: the test binary started again by Lock,
+// with the test process's PID as the value (the janitor cannot ask
+// getppid: a test process that dies before the janitor runs has already
+// left it to init). A test binary's TestMain may be generated (the root
+// package's is), so the janitor is entered from this package's init,
+// before any test code runs: the one init of this test-only package, and
+// it does nothing unless the variable is set.
 const janitorEnv = "CONTAINERSTATS_MACHINE_JANITOR"
 
 func init() {
-	if os.Getenv(janitorEnv) == "1" {
-		os.Exit(runJanitor())
+	if v := os.Getenv(janitorEnv); v != "" {
+		os.Exit(runJanitor(v))
 	}
 }
 
@@ -47,7 +50,7 @@ func startJanitor() error {
 	}
 	defer r.Close()
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), janitorEnv+"=1")
+	cmd.Env = append(os.Environ(), janitorEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stdin = r
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{file}
@@ -77,11 +80,14 @@ func tellJanitor(state byte) {
 // runJanitor waits for the test process to go away. If the last state it
 // was told is 'L', the process died holding the lock with its cleanups not
 // run: sweep, with the lock still held through fd 3.
-func runJanitor() int {
+func runJanitor(testPID string) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	lock := os.NewFile(3, "lock")
 	defer lock.Close()
-	parent := os.Getppid()
+	parent, err := strconv.Atoi(testPID)
+	if err != nil {
+		parent = os.Getppid()
+	}
 	state := byte('U')
 	buf := make([]byte, 64)
 	for {

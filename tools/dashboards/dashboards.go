@@ -33,6 +33,21 @@ func rateBy(by, metric, s string) string {
 
 // maxBy is max by (by) (metric{s}): one value per entity even while the
 // series of a container's previous run (another restart count and
+// directions is a counter's receive and transmit rates (network.io.direction),
+// legends prefixed with the direction.
+func directions(by, metric, s, legend string) []q {
+	return []q{
+		{rateBy(by, metric, dir(s, "receive")), "receive " + legend},
+		{rateBy(by, metric, dir(s, "transmit")), "transmit " + legend},
+	}
+}
+
+// podPressure is the share of time some of a pod's tasks stalled on
+// resource (PSI, k8s.pod.pressure.stall_time).
+func podPressure(by, s, resource string) string {
+	return rateBy(by, "k8s_pod_pressure_stall_time_seconds_total", sel(s, `pressure_resource="`+resource+`"`, `pressure_stall_type="some"`))
+}
+
 // container ID) is still within Prometheus's lookback.
 func maxBy(by, metric, s string) string {
 	return fmt.Sprintf("max by (%s) (%s{%s})", by, metric, s)
@@ -71,7 +86,7 @@ func podBoard() *dashboard.DashboardBuilder {
 		WithPanel(ts("CPU throttled time", "Time the container's threads spent throttled, per second (container.cpu.throttling.throttled_time).", "s", 12,
 			q{rateBy(ctr, "container_cpu_throttling_throttled_time_seconds_total", pods), lc})).
 		WithPanel(ts("CPU pressure", "PSI: share of time some of the pod's tasks stalled on CPU (k8s.pod.pressure.stall_time, cpu, some).", "percentunit", 12,
-			q{rateBy("k8s_pod_name", "k8s_pod_pressure_stall_time_seconds_total", sel(pods, `pressure_resource="cpu"`, `pressure_stall_type="some"`)), "{{k8s_pod_name}}"})).
+			q{podPressure("k8s_pod_name", pods, "cpu"), "{{k8s_pod_name}}"})).
 		WithRow(row("Memory")).
 		WithPanel(ts("Memory working set", "Working set (usage minus inactive file: what the kubelet evicts and the OOM killer weighs) and the memory limit.", "bytes", 12,
 			q{maxBy(ctr, "container_memory_working_set_bytes", pods), lc},
@@ -84,14 +99,12 @@ func podBoard() *dashboard.DashboardBuilder {
 			q{maxBy("k8s_pod_name", "k8s_pod_memory_oom_kills_total", pods), "pod {{k8s_pod_name}}"},
 			q{maxBy(ctr, "container_memory_oom_kills_total", pods), lc})).
 		WithPanel(ts("Memory pressure", "PSI: share of time some of the pod's tasks stalled on memory.", "percentunit", 12,
-			q{rateBy("k8s_pod_name", "k8s_pod_pressure_stall_time_seconds_total", sel(pods, `pressure_resource="memory"`, `pressure_stall_type="some"`)), "{{k8s_pod_name}}"})).
+			q{podPressure("k8s_pod_name", pods, "memory"), "{{k8s_pod_name}}"})).
 		WithRow(row("Network (the pod's namespace)")).
 		WithPanel(ts("Network bandwidth", "Bytes per second through the pod's interfaces (k8s.pod.network.io).", "Bps", 8,
-			q{rateBy("k8s_pod_name, network_interface_name", "k8s_pod_network_io_bytes_total", dir(pods, "receive")), "receive {{k8s_pod_name}} {{network_interface_name}}"},
-			q{rateBy("k8s_pod_name, network_interface_name", "k8s_pod_network_io_bytes_total", dir(pods, "transmit")), "transmit {{k8s_pod_name}} {{network_interface_name}}"})).
+			directions("k8s_pod_name, network_interface_name", "k8s_pod_network_io_bytes_total", pods, "{{k8s_pod_name}} {{network_interface_name}}")...)).
 		WithPanel(ts("Network packets", "Packets per second (k8s.pod.network.packet.count).", "pps", 8,
-			q{rateBy("k8s_pod_name, network_interface_name", "k8s_pod_network_packet_count_total", dir(pods, "receive")), "receive {{k8s_pod_name}} {{network_interface_name}}"},
-			q{rateBy("k8s_pod_name, network_interface_name", "k8s_pod_network_packet_count_total", dir(pods, "transmit")), "transmit {{k8s_pod_name}} {{network_interface_name}}"})).
+			directions("k8s_pod_name, network_interface_name", "k8s_pod_network_packet_count_total", pods, "{{k8s_pod_name}} {{network_interface_name}}")...)).
 		WithPanel(ts("Network drops and errors", "Packets dropped (k8s.pod.network.packet.dropped) and errors (k8s.pod.network.errors) per second.", "pps", 8,
 			q{rateBy("k8s_pod_name, network_io_direction", "k8s_pod_network_packet_dropped_total", pods), "dropped {{network_io_direction}} {{k8s_pod_name}}"},
 			q{rateBy("k8s_pod_name, network_io_direction", "k8s_pod_network_errors_total", pods), "errors {{network_io_direction}} {{k8s_pod_name}}"})).
@@ -101,7 +114,7 @@ func podBoard() *dashboard.DashboardBuilder {
 		WithPanel(ts("Disk operations", "Read and write operations per second (container.disk.operations).", "iops", 8,
 			q{rateBy(ctr+", disk_io_direction", "container_disk_operations_total", pods), "{{disk_io_direction}} " + lc})).
 		WithPanel(ts("I/O pressure", "PSI: share of time some of the pod's tasks stalled on I/O.", "percentunit", 8,
-			q{rateBy("k8s_pod_name", "k8s_pod_pressure_stall_time_seconds_total", sel(pods, `pressure_resource="io"`, `pressure_stall_type="some"`)), "{{k8s_pod_name}}"})).
+			q{podPressure("k8s_pod_name", pods, "io"), "{{k8s_pod_name}}"})).
 		WithPanel(ts("Writable layer and logs", "Each container's writable layer as the runtime measures it (container.filesystem.usage) and its log files (k8s.container.ephemeral_storage.usage, logs).", "bytes", 12,
 			q{maxBy(ctr, "container_filesystem_usage_bytes", pods), "rootfs " + lc},
 			q{maxBy(ctr, "k8s_container_ephemeral_storage_usage_bytes", sel(pods, `k8s_container_ephemeral_storage_fs_type="logs"`)), "logs " + lc})).
@@ -125,7 +138,7 @@ func namespaceBoard() *dashboard.DashboardBuilder {
 		WithPanel(ts("CPU throttled time by pod", "Time the pod's threads spent throttled, per second, summed over its containers (container.cpu.throttling.throttled_time).", "s", 12,
 			q{rateBy(p, "container_cpu_throttling_throttled_time_seconds_total", ns), lp})).
 		WithPanel(ts("CPU pressure by pod", "PSI: share of time some of the pod's tasks stalled on CPU.", "percentunit", 12,
-			q{rateBy(p, "k8s_pod_pressure_stall_time_seconds_total", sel(ns, `pressure_resource="cpu"`, `pressure_stall_type="some"`)), lp})).
+			q{podPressure(p, ns, "cpu"), lp})).
 		WithRow(row("Memory")).
 		WithPanel(ts("Memory working set by pod", "Working set of each pod's cgroup (k8s.pod.memory.working_set).", "bytes", 12,
 			q{maxBy(p, "k8s_pod_memory_working_set_bytes", ns), lp})).
@@ -136,17 +149,14 @@ func namespaceBoard() *dashboard.DashboardBuilder {
 		WithPanel(ts("OOM kills by pod", "OOM kills in each pod's cgroup tree since it started (k8s.pod.memory.oom_kills).", "short", 12,
 			q{maxBy(p, "k8s_pod_memory_oom_kills_total", ns), lp})).
 		WithPanel(ts("Memory pressure by pod", "PSI: share of time some of the pod's tasks stalled on memory.", "percentunit", 12,
-			q{rateBy(p, "k8s_pod_pressure_stall_time_seconds_total", sel(ns, `pressure_resource="memory"`, `pressure_stall_type="some"`)), lp})).
+			q{podPressure(p, ns, "memory"), lp})).
 		WithRow(row("Network")).
 		WithPanel(ts("Network bandwidth by pod", "Bytes per second through each pod's interfaces (k8s.pod.network.io).", "Bps", 8,
-			q{rateBy(p, "k8s_pod_network_io_bytes_total", dir(ns, "receive")), "receive " + lp},
-			q{rateBy(p, "k8s_pod_network_io_bytes_total", dir(ns, "transmit")), "transmit " + lp})).
+			directions(p, "k8s_pod_network_io_bytes_total", ns, lp)...)).
 		WithPanel(ts("Network packets by pod", "Packets per second (k8s.pod.network.packet.count).", "pps", 8,
-			q{rateBy(p, "k8s_pod_network_packet_count_total", dir(ns, "receive")), "receive " + lp},
-			q{rateBy(p, "k8s_pod_network_packet_count_total", dir(ns, "transmit")), "transmit " + lp})).
+			directions(p, "k8s_pod_network_packet_count_total", ns, lp)...)).
 		WithPanel(ts("Network drops by pod", "Packets dropped per second (k8s.pod.network.packet.dropped).", "pps", 8,
-			q{rateBy(p, "k8s_pod_network_packet_dropped_total", dir(ns, "receive")), "receive " + lp},
-			q{rateBy(p, "k8s_pod_network_packet_dropped_total", dir(ns, "transmit")), "transmit " + lp})).
+			directions(p, "k8s_pod_network_packet_dropped_total", ns, lp)...)).
 		WithRow(row("Block I/O and storage")).
 		WithPanel(ts("Disk throughput by pod", "Bytes read and written per second by each pod's cgroup (k8s.pod.disk.io).", "Bps", 8,
 			q{rateBy(p+", disk_io_direction", "k8s_pod_disk_io_bytes_total", ns), "{{disk_io_direction}} " + lp})).
@@ -181,11 +191,9 @@ func nodeBoard() *dashboard.DashboardBuilder {
 			q{fmt.Sprintf("sum by (k8s_node_name) (increase(k8s_node_memory_oom_kills_total{%s}[%s]))", nd, rate), ln})).
 		WithRow(row("Network")).
 		WithPanel(ts("Network bandwidth", "Bytes per second through the node's interfaces (k8s.node.network.io; loopback and pod veths left out).", "Bps", 8,
-			q{rateBy("k8s_node_name, network_interface_name", "k8s_node_network_io_bytes_total", dir(nd, "receive")), "receive {{k8s_node_name}} {{network_interface_name}}"},
-			q{rateBy("k8s_node_name, network_interface_name", "k8s_node_network_io_bytes_total", dir(nd, "transmit")), "transmit {{k8s_node_name}} {{network_interface_name}}"})).
+			directions("k8s_node_name, network_interface_name", "k8s_node_network_io_bytes_total", nd, "{{k8s_node_name}} {{network_interface_name}}")...)).
 		WithPanel(ts("Network packets", "Packets per second (k8s.node.network.packet.count).", "pps", 8,
-			q{rateBy("k8s_node_name, network_interface_name", "k8s_node_network_packet_count_total", dir(nd, "receive")), "receive {{k8s_node_name}} {{network_interface_name}}"},
-			q{rateBy("k8s_node_name, network_interface_name", "k8s_node_network_packet_count_total", dir(nd, "transmit")), "transmit {{k8s_node_name}} {{network_interface_name}}"})).
+			directions("k8s_node_name, network_interface_name", "k8s_node_network_packet_count_total", nd, "{{k8s_node_name}} {{network_interface_name}}")...)).
 		WithPanel(ts("Network drops and errors", "Packets dropped and errors per second (k8s.node.network.packet.dropped, .errors).", "pps", 8,
 			q{rateBy("k8s_node_name, network_io_direction", "k8s_node_network_packet_dropped_total", nd), "dropped {{network_io_direction}} " + ln},
 			q{rateBy("k8s_node_name, network_io_direction", "k8s_node_network_errors_total", nd), "errors {{network_io_direction}} " + ln})).
@@ -234,14 +242,11 @@ func clusterBoard() *dashboard.DashboardBuilder {
 			q{sumBy("k8s_namespace_name", "k8s_pod_memory_oom_kills_total", c), lns})).
 		WithRow(row("Network")).
 		WithPanel(ts("Network bandwidth by namespace", "Bytes per second through the namespace's pods' interfaces (k8s.pod.network.io).", "Bps", 8,
-			q{rateBy("k8s_namespace_name", "k8s_pod_network_io_bytes_total", dir(c, "receive")), "receive " + lns},
-			q{rateBy("k8s_namespace_name", "k8s_pod_network_io_bytes_total", dir(c, "transmit")), "transmit " + lns})).
+			directions("k8s_namespace_name", "k8s_pod_network_io_bytes_total", c, lns)...)).
 		WithPanel(ts("Network packets by namespace", "Packets per second (k8s.pod.network.packet.count).", "pps", 8,
-			q{rateBy("k8s_namespace_name", "k8s_pod_network_packet_count_total", dir(c, "receive")), "receive " + lns},
-			q{rateBy("k8s_namespace_name", "k8s_pod_network_packet_count_total", dir(c, "transmit")), "transmit " + lns})).
+			directions("k8s_namespace_name", "k8s_pod_network_packet_count_total", c, lns)...)).
 		WithPanel(ts("Network drops by namespace", "Packets dropped per second (k8s.pod.network.packet.dropped).", "pps", 8,
-			q{rateBy("k8s_namespace_name", "k8s_pod_network_packet_dropped_total", dir(c, "receive")), "receive " + lns},
-			q{rateBy("k8s_namespace_name", "k8s_pod_network_packet_dropped_total", dir(c, "transmit")), "transmit " + lns})).
+			directions("k8s_namespace_name", "k8s_pod_network_packet_dropped_total", c, lns)...)).
 		WithRow(row("Disks, filesystems and pressure")).
 		WithPanel(ts("Disk throughput by node", "Bytes read and written per second by each node's whole disks (k8s.node.disk.io).", "Bps", 8,
 			q{rateBy("k8s_node_name, disk_io_direction", "k8s_node_disk_io_bytes_total", c), "{{disk_io_direction}} " + ln})).

@@ -144,9 +144,22 @@ func TestManifestMatchesConfig(t *testing.T) {
 	assert.Equal(t, m.configMap.Name, v.ConfigMap.Name)
 	assert.Contains(t, m.configMap.Data, path.Base(cfgPath))
 
-	// Every mount is read-only (the root filesystem is too).
+	// The persistent sending queue: the exporter's storage is the
+	// file_storage extension, enabled, whose directory (and compaction
+	// directory) is a writable hostPath directory of the node, so the
+	// queue outlives the pod.
+	queueDir := requireQueue(t, cfg)
+	vm, v = mountAt(queueDir)
+	assert.False(t, vm.ReadOnly, "the queue directory %s must be writable", queueDir)
+	require.NotNil(t, v.HostPath, "the queue must outlive the pod: a hostPath, not %+v", v.VolumeSource)
+	require.NotNil(t, v.HostPath.Type)
+	assert.Equal(t, corev1.HostPathDirectoryOrCreate, *v.HostPath.Type)
+
+	// Every other mount is read-only (the root filesystem is too).
 	for _, vm := range c.VolumeMounts {
-		assert.True(t, vm.ReadOnly, "mount %s must be read-only", vm.MountPath)
+		if vm.MountPath != queueDir {
+			assert.True(t, vm.ReadOnly, "mount %s must be read-only", vm.MountPath)
+		}
 	}
 
 	// Every ${env:X} in the config is set on the container; the node name
@@ -222,12 +235,39 @@ func (c collectorConfig) exporters(t *testing.T) []string {
 	return names
 }
 
+// requireQueue checks that every exporter of the config with a sending
+// queue keeps it in the file_storage extension, defined and enabled in
+// the service, with its compaction directory the same as its directory,
+// and that the config's push exporter has one; it returns the directory.
+func requireQueue(t *testing.T, cfg collectorConfig) string {
+	t.Helper()
+	n := 0
+	for _, e := range cfg.exporters(t) {
+		if e == "prometheus" { // pull: nothing to queue
+			continue
+		}
+		assert.Equal(t, "file_storage", cfg.conf.Get("exporters::"+e+"::sending_queue::storage"), "%s: exporter %s's queue is not persistent", cfg.path, e)
+		assert.Equal(t, "30m", cfg.conf.Get("exporters::"+e+"::retry_on_failure::max_elapsed_time"), "%s: exporter %s", cfg.path, e)
+		n++
+	}
+	require.Positive(t, n, "%s: no push exporter", cfg.path)
+	assert.Equal(t, []any{"file_storage"}, cfg.conf.Get("service::extensions"), "%s", cfg.path)
+	dir, _ := cfg.conf.Get("extensions::file_storage::directory").(string)
+	require.NotEmpty(t, dir, "%s: file_storage without a directory", cfg.path)
+	// Compaction defaults to the OS temp directory: read-only in the pod.
+	assert.Equal(t, dir, cfg.conf.Get("extensions::file_storage::compaction::directory"), "%s", cfg.path)
+	return dir
+}
+
 // withoutExporters is the config as a map without what a Prometheus
-// variant may change: the exporters and the pipeline's exporter list.
+// variant may change: the exporters, the pipeline's exporter list and the
+// extensions (the pull endpoint queues nothing).
 func (c collectorConfig) withoutExporters(t *testing.T) map[string]any {
 	t.Helper()
 	m := c.conf.ToStringMap()
 	delete(m, "exporters")
+	delete(m, "extensions")
+	delete(m["service"].(map[string]any), "extensions")
 	p, err := c.conf.Sub("service::pipelines::metrics")
 	require.NoError(t, err, c.path)
 	require.NotNil(t, p.Get("exporters"), "%s: pipeline without exporters", c.path)
@@ -276,6 +316,9 @@ func TestPrometheusVariants(t *testing.T) {
 			assert.Equal(t, []string{v.exporter}, cfg.exporters(t))
 			assert.Equal(t, []any{v.exporter}, cfg.conf.Get("service::pipelines::metrics::exporters"))
 			requireEnvSet(t, cfg, c)
+			if v.exporter != "prometheus" {
+				assert.Equal(t, requireQueue(t, def), requireQueue(t, cfg), "the queue directory the manifest mounts")
+			}
 		})
 	}
 	// Prometheus 3's OTLP path: the exporter appends /v1/metrics to the

@@ -36,6 +36,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +55,8 @@ const (
 	workNS      = "workloads"
 	collectorNS = "containerstats"
 	gatewayName = "otel-gateway"
+	// gatewayService is the gateway's name in the DaemonSet's OTLP_ENDPOINT.
+	gatewayService = "otel-gateway.containerstats.svc"
 	dsName      = "otelcol-containerstats"
 )
 
@@ -66,6 +69,9 @@ type cluster struct {
 	a    *kubetest.Applier
 	// gateway is the gateway collector pod's address (OTLP/gRPC on 4317).
 	gateway string
+	// queueDir is the node's directory of the DaemonSet's persistent
+	// sending queue (its hostPath volume "queue").
+	queueDir string
 }
 
 // startCluster starts the cluster (control plane, node with the image of
@@ -76,6 +82,8 @@ func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	bin := kubetest.BinDir()
 	k := &cluster{}
+	// Made before the cluster starts, so removed after it stops.
+	k.queueDir = t.TempDir()
 	k.c = kubetest.Start(t, bin)
 	k.c.StartControllers(t, bin)
 	k.node = k.c.StartNode(t, bin, imageArchive(t))
@@ -85,7 +93,10 @@ func startCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	k.prom = startPrometheusOn(t, addr, "global:\n  scrape_interval: 1h\n")
+	// The points the collector queued through the outage test's outage
+	// arrive late, behind newer points of other series: Prometheus takes
+	// them within its out-of-order window (docs/deploy.md).
+	k.prom = startPrometheusOn(t, addr, "global:\n  scrape_interval: 1h\nstorage:\n  tsdb:\n    out_of_order_time_window: 30m\n")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -93,13 +104,16 @@ func startCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy"))
 	k.gateway = k.startGateway(t, manifestImage(t, docs))
-	k.applyDeploy(t, docs, k.gateway+":4317")
+	k.applyDeploy(t, docs, k.gateway, k.queueDir)
 	return k
 }
 
 // startGateway runs the gateway collector: a Deployment of the same image
 // (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP in, remote write to Prometheus
-// out) in a ConfigMap. Returns the gateway pod's IP.
+// out) in a ConfigMap. It runs in the node's network namespace, listening
+// on the node's address (kubetest.BridgeIP:4317), so that it keeps its
+// address when the outage test takes it away and brings it back (this
+// cluster has no Service proxy). Returns that address.
 func (k *cluster) startGateway(t *testing.T, image string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -124,10 +138,12 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: new(bool),
+					HostNetwork:                  true,
 					Containers: []corev1.Container{{
 						Name: "otelcol", Image: image, ImagePullPolicy: corev1.PullNever,
-						Args:         []string{"--config", "/etc/otelcol/config.yaml"},
-						Env:          []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()}},
+						Args: []string{"--config", "/etc/otelcol/config.yaml"},
+						Env: []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
+							{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")}},
 						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}},
 					}},
@@ -162,13 +178,14 @@ func manifestImage(t *testing.T, docs []kubetest.Doc) string {
 }
 
 // applyDeploy applies every document of deploy/ (docs) by server-side apply with
-// strict field validation, as it is but for one value: the DaemonSet's
-// OTLP_ENDPOINT, which names the gateway's Service
-// (otel-gateway.containerstats.svc): this cluster has no DNS and no
-// kube-proxy, so the test gives the gateway pod's address instead, as a
-// user's overlay sets their gateway. Returns once the DaemonSet's pod is
-// Ready.
-func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, otlpEndpoint string) {
+// strict field validation, as it is but for two things of the DaemonSet's
+// pod, as a user's overlay would set them: the gateway's Service name
+// (otel-gateway.containerstats.svc, in OTLP_ENDPOINT) resolves to the
+// gateway's address through the pod's /etc/hosts (hostAliases: this
+// cluster has no DNS and no kube-proxy), and the persistent queue's
+// hostPath is queueDir, a directory of the test (not the machine's
+// /var/lib). Returns once the DaemonSet's pod is Ready.
+func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, gatewayIP, queueDir string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -176,7 +193,9 @@ func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, otlpEndpoint st
 		raw := d.Raw
 		if d.Obj.GetKind() == "DaemonSet" {
 			obj := d.Obj.DeepCopy()
-			setEnv(t, obj, "OTLP_ENDPOINT", otlpEndpoint)
+			require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
+				"ip": gatewayIP, "hostnames": []any{gatewayService}}}, "spec", "template", "spec", "hostAliases"))
+			setHostPath(t, obj, "queue", queueDir)
 			b, err := obj.MarshalJSON()
 			require.NoError(t, err)
 			raw = b
@@ -210,24 +229,23 @@ func containerPID(t *testing.T, p *corev1.Pod) int {
 	return pid
 }
 
-// setEnv sets the value of the env variable name of every container of a
-// DaemonSet (unstructured), failing when none has it.
-func setEnv(t *testing.T, ds *unstructured.Unstructured, name, value string) {
+// setHostPath points the hostPath volume name of a DaemonSet
+// (unstructured) at path, failing when it has no such volume.
+func setHostPath(t *testing.T, ds *unstructured.Unstructured, name, path string) {
 	t.Helper()
-	ctrs, _, err := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+	vols, _, err := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "volumes")
 	require.NoError(t, err)
 	n := 0
-	for _, c := range ctrs {
-		envs, _ := c.(map[string]any)["env"].([]any)
-		for _, e := range envs {
-			if m := e.(map[string]any); m["name"] == name {
-				m["value"] = value
-				n++
-			}
+	for _, v := range vols {
+		if m := v.(map[string]any); m["name"] == name {
+			hp, ok := m["hostPath"].(map[string]any)
+			require.True(t, ok, "volume %s is not a hostPath", name)
+			hp["path"] = path
+			n++
 		}
 	}
-	require.Positive(t, n, "no container of the DaemonSet sets %s", name)
-	require.NoError(t, unstructured.SetNestedSlice(ds.Object, ctrs, "spec", "template", "spec", "containers"))
+	require.Equal(t, 1, n, "the DaemonSet has no volume %s", name)
+	require.NoError(t, unstructured.SetNestedSlice(ds.Object, vols, "spec", "template", "spec", "volumes"))
 }
 
 // waitLabelled waits (3 min) for a Ready pod with the label selector sel
@@ -302,7 +320,7 @@ func TestClusterDaemonSet(t *testing.T) {
 	t.Run("dashboards", func(t *testing.T) { k.dashboards(t, ws, started) })
 	t.Run("resize", func(t *testing.T) { k.resize(t) })
 	t.Run("pod-resources", func(t *testing.T) { k.podResources(t) })
-	t.Run("rolling-update", func(t *testing.T) { k.rollingUpdate(t) })
+	t.Run("outage-and-restart", func(t *testing.T) { k.outageAndRestart(t, ws) })
 }
 
 // workload is one pod of startWorkloads, as the API reports it.
@@ -897,14 +915,29 @@ func (k *cluster) podResources(t *testing.T) {
 		len(list.GetPodResources()), len(alloc.GetDevices()), len(alloc.GetCpuIds()), len(alloc.GetMemory()))
 }
 
-// rollingUpdate restarts the collector's DaemonSet as `kubectl rollout
-// restart` does (a template annotation) and checks, for the CPU burner,
-// that across the update its series is one series (not duplicated, same
-// labels), its start time does not move, and the largest gap between its
-// samples in Prometheus is at most two collection intervals (20 s).
-func (k *cluster) rollingUpdate(t *testing.T) {
+// The outage test's timeline: the gateway is away for outageFor, and the
+// collector's DaemonSet rolls restartAfter into it.
+const (
+	outageFor    = 3 * time.Minute
+	restartAfter = 90 * time.Second
+	interval     = 10 * time.Second // deploy/config.yaml's collection_interval
+)
+
+// outageAndRestart takes the gateway away for 3 minutes (its Deployment
+// scaled to 0), restarts the collector's DaemonSet 90 s into the outage
+// as `kubectl rollout restart` does (a template annotation), and brings
+// the gateway back. The collector's persistent sending queue (file_storage
+// on the node's hostPath) keeps what it scraped through the outage and the
+// restart. For the CPU time and the working set of every workload
+// container: Prometheus holds one series (not a second one from the new
+// collector), with a point at every collection interval of the outage
+// window, no gap longer than one interval beyond the restart's own (the
+// old collector's last scrape to the new one's first), and the start time
+// of the container's series does not move.
+func (k *cluster) outageAndRestart(t *testing.T, ws []workload) {
 	ctx := context.Background()
 	old := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, "")
+	pods := k.snapshot(t).pods
 	burner := k.waitLabelled(t, workNS, "app=cpu-burner", "")
 	upSel := k.sel("container_uptime_seconds", burner, "burn")
 	startOf := func() float64 {
@@ -913,38 +946,172 @@ func (k *cluster) rollingUpdate(t *testing.T) {
 		return float64(up.at.UnixMilli())/1000 - up.value
 	}
 	before := startOf()
+	scale := func(n int32) {
+		t.Helper()
+		_, err := k.cs.AppsV1().Deployments(collectorNS).UpdateScale(ctx, gatewayName, &autoscalingv1.Scale{
+			ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: collectorNS}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}, metav1.UpdateOptions{FieldManager: kubetest.FieldManager})
+		require.NoError(t, err)
+	}
+	gatewayGone := func() error {
+		l, err := k.cs.CoreV1().Pods(collectorNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + gatewayName})
+		if err != nil {
+			return err
+		}
+		if len(l.Items) > 0 {
+			return fmt.Errorf("gateway pods left: %s", kubetest.PodsSummary(l.Items))
+		}
+		return nil
+	}
+
+	// The outage: from the moment nothing listens on the gateway's address.
+	scale(0)
+	eventually(t, time.Minute, "the gateway gone", gatewayGone)
+	down := time.Now()
+	t.Logf("outage: gateway down at %s", down.Format(time.RFC3339))
+	// Cleanup: the gateway back even when the test fails midway.
+	t.Cleanup(func() {
+		if gatewayGone() == nil {
+			scale(1)
+		}
+	})
+
+	time.Sleep(time.Until(down.Add(restartAfter)))
 	t0 := time.Now()
 	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, t0.Format(time.RFC3339))
 	_, err := k.cs.AppsV1().DaemonSets(collectorNS).Patch(ctx, dsName, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: kubetest.FieldManager})
 	require.NoError(t, err)
 	next := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, old.UID)
 	eventually(t, time.Minute, "the old collector pod gone", func() error {
-		_, err := k.cs.CoreV1().Pods(collectorNS).Get(ctx, old.Name, metav1.GetOptions{})
-		if err == nil {
+		if _, err := k.cs.CoreV1().Pods(collectorNS).Get(ctx, old.Name, metav1.GetOptions{}); err == nil {
 			return fmt.Errorf("%s still there", old.Name)
 		}
 		return nil
 	})
-	t.Logf("rolling update: %s replaced by %s (uid %s) %.1f s after the patch", old.Name, next.Name, next.UID, time.Since(t0).Seconds())
-	time.Sleep(25 * time.Second) // two intervals and more of the new collector
+	t.Logf("outage: collector %s replaced by %s (uid %s) %.1f s after the patch, %.0f s into the outage",
+		old.Name, next.Name, next.UID, time.Since(t0).Seconds(), t0.Sub(down).Seconds())
 
-	window := time.Since(t0) + 30*time.Second
-	v, err := k.prom.query(fmt.Sprintf(`count_over_time(container_memory_working_set_bytes{k8s_namespace_name=%q, k8s_pod_name=%q, k8s_container_name="burn"}[%ds])`,
-		workNS, burner.Name, int(window.Seconds())))
-	require.NoError(t, err)
-	require.Len(t, v, 1, "the burner's working set is not one series across the update: %v", v)
-	ps := k.series(t, k.sel("container_memory_working_set_bytes", burner, "burn"), window)
-	require.NotEmpty(t, ps)
-	var gap time.Duration
-	for i := 1; i < len(ps); i++ {
-		if d := ps[i].at.Sub(ps[i-1].at); d > gap {
-			gap = d
+	time.Sleep(time.Until(down.Add(outageFor)))
+	queued := dirSize(t, k.queueDir)
+	scale(1)
+	gw := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+gatewayName, "")
+	up := time.Now()
+	t.Logf("outage: gateway %s back at %s (%.0f s of outage); the queue's directory held %d bytes",
+		gw.Name, up.Format(time.RFC3339), up.Sub(down).Seconds(), queued)
+	require.Equal(t, k.gateway, gw.Status.PodIP, "the gateway came back at another address")
+
+	// What each series must hold: every interval from a little before the
+	// outage to a little after it. The restart: from the patch to the new
+	// collector's pod Ready.
+	from, to := down.Add(-30*time.Second), up.Add(30*time.Second)
+	restartEnd := podReadyAt(next)
+	var report []string
+	eventually(t, 3*time.Minute, "the queued points of the outage in Prometheus", func() error {
+		if time.Now().Before(to) {
+			return fmt.Errorf("waiting for %s", to.Format(time.RFC3339))
+		}
+		report = nil
+		var errs []string
+		for _, w := range ws {
+			p := pods[w.pod]
+			require.NotNil(t, p, "pod %s", w.pod)
+			for _, metric := range []string{"container_cpu_time_seconds_total", "container_memory_working_set_bytes"} {
+				sel := k.sel(metric, p, w.container)
+				// One series (per cpu.mode of the CPU time) across the
+				// restart: the new collector's points join the old one's.
+				v, err := k.prom.query(fmt.Sprintf(`count by (cpu_mode) (count_over_time(%s[%ds]))`, sel, int(time.Since(from).Seconds())+1))
+				if err != nil {
+					return err
+				}
+				for _, g := range v {
+					if g.Value != 1 {
+						errs = append(errs, fmt.Sprintf("%s: %v series (cpu_mode %q), want 1", sel, g.Value, g.Labels["cpu_mode"]))
+					}
+				}
+				if len(v) == 0 {
+					errs = append(errs, sel+": no series")
+					continue
+				}
+				var at []time.Time
+				for _, pt := range k.series(t, sel, time.Since(from)+time.Second) {
+					if !pt.at.Before(from) && !pt.at.After(to) {
+						at = append(at, pt.at)
+					}
+				}
+				g := gapsOf(at, from, to, t0, restartEnd)
+				report = append(report, fmt.Sprintf("| %s/%s | %s | %d | %d | %.1f s | %.1f s |", w.pod, w.container, metric,
+					int(to.Sub(from)/interval), len(at), g.restart.Seconds(), g.other.Seconds()))
+				// A scrape's timestamp moves by a little from one interval
+				// to the next: 2 s of slack.
+				if g.other > interval+2*time.Second {
+					errs = append(errs, fmt.Sprintf("%s: a gap of %.1f s outside the restart", sel, g.other.Seconds()))
+				}
+				// The old collector's last scrape is at most an interval
+				// before the patch, the new one's first at most an
+				// interval after its pod is Ready.
+				if lim := restartEnd.Sub(t0) + 2*interval + 2*time.Second; g.restart > lim {
+					errs = append(errs, fmt.Sprintf("%s: a gap of %.1f s across the restart, over %.1f s", sel, g.restart.Seconds(), lim.Seconds()))
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return errors.New(strings.Join(errs, "\n"))
+		}
+		return nil
+	})
+	after := startOf()
+	t.Logf("outage and restart: window %s to %s (%.0f s, the outage %.0f s of it), interval %s, restart (patch to Ready) %.1f s; per series, the intervals in the window, the points found, the gap across the restart and the largest other gap:\n"+
+		"| container | metric | intervals | points | restart gap | largest other gap |\n|---|---|---:|---:|---:|---:|\n%s",
+		from.Format(time.RFC3339), to.Format(time.RFC3339), to.Sub(from).Seconds(), up.Sub(down).Seconds(), interval, restartEnd.Sub(t0).Seconds(), strings.Join(report, "\n"))
+	require.InDelta(t, before, after, 1, "the burner's start time moved across the restart")
+}
+
+// podReadyAt is when a pod's Ready condition became true (now if it has
+// none).
+func podReadyAt(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
 		}
 	}
-	after := startOf()
-	t.Logf("rolling update: %d samples in %.0f s, largest gap %.1f s; start time %.3f before, %.3f after", len(ps), window.Seconds(), gap.Seconds(), before, after)
-	require.LessOrEqual(t, gap, 20*time.Second, "gap in Prometheus over two collection intervals")
-	require.InDelta(t, before, after, 1, "the burner's start time moved across the update")
+	return time.Now()
+}
+
+// gaps are a series' largest gaps in a window: across a restart (a gap
+// that overlaps the restart's interval) and elsewhere.
+type gaps struct{ restart, other time.Duration }
+
+// gapsOf: the gaps between the times at (sorted) and the window's ends
+// from and to, split by whether they overlap the restart [r0, r1].
+func gapsOf(at []time.Time, from, to, r0, r1 time.Time) gaps {
+	var g gaps
+	prev := from
+	for _, a := range append(at, to) {
+		d := a.Sub(prev)
+		if prev.Before(r1) && a.After(r0) {
+			g.restart = max(g.restart, d)
+		} else {
+			g.other = max(g.other, d)
+		}
+		prev = a
+	}
+	return g
+}
+
+// dirSize is the bytes of the regular files under dir.
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	}))
+	return n
 }
 
 // checkPodConfinement: the collector in its pod has no capability, no new

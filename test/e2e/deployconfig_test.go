@@ -17,16 +17,18 @@ import (
 
 // TestDeployConfigsValidate: every collector config a user deploys (the
 // DaemonSet's default, the two Prometheus setups, the cAdvisor-compatible
-// view) is accepted by the built collector's own `validate`, which decodes
+// view, the example gateway) is accepted by the built collector's own `validate`, which decodes
 // every component's section strictly (an unknown key fails) and runs its
 // validation; deploy's unit tests check the receiver section, the manifest
 // and the patch. The environment is the DaemonSet's (deploy/daemonset.yaml
-// sets these two; the others have defaults in the files). A copy with an
+// sets these two; the others have defaults in the files, but the
+// gateway's backend). A copy with an
 // unknown exporter key must fail, so the check can fail.
 func TestDeployConfigsValidate(t *testing.T) {
 	bin := collectorBin(t)
 	root := repoRoot(t)
-	env := append(os.Environ(), "K8S_NODE_NAME=node-1", "OTLP_ENDPOINT=otel-gateway.containerstats.svc:4317")
+	env := append(os.Environ(), "K8S_NODE_NAME=node-1", "OTLP_ENDPOINT=otel-gateway.containerstats.svc:4317",
+		"BACKEND_OTLP_ENDPOINT=http://prometheus.monitoring.svc:9090/api/v1/otlp")
 	validate := func(path string) (string, error) {
 		cmd := exec.Command(bin, "validate", "--config", path)
 		cmd.Env = env
@@ -38,6 +40,7 @@ func TestDeployConfigsValidate(t *testing.T) {
 		"deploy/prometheus-pull/config.yaml",
 		"deploy/prometheus-otlp/config.yaml",
 		"config/cadvisor-compat.yaml",
+		"deploy/gateway/config.yaml",
 	} {
 		out, err := validate(filepath.Join(root, f))
 		require.NoError(t, err, "%s: %s", f, out)

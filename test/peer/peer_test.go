@@ -16,7 +16,8 @@
 //   - cadvisor+scrape: the same, its /metrics scraped every interval
 //   - ours:            the receiver alone (debug exporter, basic verbosity)
 //   - ours+otlp:       receiver, memory_limiter, batch, OTLP/gRPC export to
-//     a second collector (sink)
+//     a second collector (sink), with deploy/config.yaml's persistent
+//     sending queue (file_storage in the run's temp directory)
 //   - ours+prom:       receiver, memory_limiter, batch, prometheus exporter
 //     (resource_constant_labels included: ["*"], as deploy/config.yaml), scraped
 //     every interval
@@ -343,17 +344,45 @@ func exportConfig(recv, exporter, exporterSettings string) string {
 `, exporter)
 }
 
-func otlpConfig(interval time.Duration, sinkPort int) string {
-	return exportConfig(fmt.Sprintf(receiverConfig, interval), "otlp", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
+// persistentQueue is deploy/config.yaml's sending queue and retries (on
+// the node's disk: file_storage in queueDir), as the push exporters of
+// the shipped configs have them.
+func persistentQueue(queueDir string) (exporterSettings, extensions string) {
+	return `    sending_queue:
+      storage: file_storage
+      sizer: bytes
+      queue_size: 402653184
+    retry_on_failure:
+      max_elapsed_time: 30m
+`, fmt.Sprintf(`extensions:
+  file_storage:
+    directory: %[1]s
+    create_directory: true
+    compaction:
+      directory: %[1]s
+      on_start: true
+      on_rebound: true
+`, queueDir)
+}
+
+// pushConfig is exportConfig with deploy/config.yaml's persistent queue.
+func pushConfig(interval time.Duration, exporter, settings, queueDir string) string {
+	q, ext := persistentQueue(queueDir)
+	cfg := exportConfig(fmt.Sprintf(receiverConfig, interval), exporter, settings+q)
+	return strings.Replace(cfg, "service:\n", ext+"service:\n  extensions: [file_storage]\n", 1)
+}
+
+func otlpConfig(interval time.Duration, sinkPort int, queueDir string) string {
+	return pushConfig(interval, "otlp", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
     tls:
       insecure: true
-`, sinkPort))
+`, sinkPort), queueDir)
 }
 
 // otlpHTTPConfig pushes into Prometheus 3's OTLP receiver as
 // deploy/prometheus-otlp/config.yaml does.
-func otlpHTTPConfig(interval time.Duration, prom3Addr string) string {
-	return exportConfig(fmt.Sprintf(receiverConfig, interval), "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr))
+func otlpHTTPConfig(interval time.Duration, prom3Addr, queueDir string) string {
+	return pushConfig(interval, "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr), queueDir)
 }
 
 func sinkConfig(port int) string {
@@ -476,7 +505,7 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 	procs[pCadvisorScrape] = start(t, dir, pCadvisorScrape, nil, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor-scrape.addr"))
 	procs[pSink] = start(t, dir, pSink, nil, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "sink.yaml"), sinkConfig(sinkPort)))
 	procs[pOurs] = start(t, dir, pOurs, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "ours.yaml"), oursConfig(s.interval)))
-	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, sinkPort)))
+	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, sinkPort, filepath.Join(dir, "queue-otlp"))))
 	procs[pOursProm] = start(t, dir, pOursProm, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, promPort, false)))
 	if s.baseline != "" {
 		procs[pBaseline] = start(t, dir, pBaseline, s.baselineEnv, s.baseline, "--config", filepath.Join(dir, "ours.yaml"))
@@ -488,7 +517,7 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 		procs[pProm3] = start(t, dir, pProm3, nil, s.prom3, "--config.file="+s.prom3Config,
 			"--storage.tsdb.path="+filepath.Join(dir, "prom3-data"), "--web.listen-address="+prom3Addr,
 			"--web.enable-otlp-receiver", "--log.level=warn")
-		procs[pOursProm3] = start(t, dir, pOursProm3, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp-prom3.yaml"), otlpHTTPConfig(s.interval, prom3Addr)))
+		procs[pOursProm3] = start(t, dir, pOursProm3, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp-prom3.yaml"), otlpHTTPConfig(s.interval, prom3Addr, filepath.Join(dir, "queue-prom3"))))
 	}
 
 	cadvAddr := waitFile(t, filepath.Join(dir, "cadvisor-scrape.addr"), 30*time.Second)

@@ -178,6 +178,8 @@ func TestManifestMatchesConfig(t *testing.T) {
 	assert.Nil(t, cfg.conf.Get("receivers::otlp"), "the default config receives nothing")
 	assert.Empty(t, c.Ports, "the default config listens on nothing: no container port")
 
+	requireMemoryFor(t, cfg, c, 112)
+
 	// Security: no privilege, read-only root, every capability dropped and
 	// none added back (docs/deploy.md says why none is needed).
 	sc := c.SecurityContext
@@ -193,6 +195,26 @@ func TestManifestMatchesConfig(t *testing.T) {
 	assert.Empty(t, sc.Capabilities.Add)
 	require.NotNil(t, sc.RunAsUser)
 	assert.Equal(t, int64(0), *sc.RunAsUser, "the CRI and pod-resources sockets are root:root 0660")
+}
+
+// requireMemoryFor: the container's memory limit is the config's
+// memory_limiter limit_mib plus headroom MiB (what is not Go heap: the
+// binary's file-backed pages, ~52 MiB, stacks, the queue's page cache;
+// docs/deploy.md, "Memory"), and the limiter's soft limit
+// (limit_mib - spike_limit_mib) is above the heap measured at 1,000
+// containers (BENCHMARKS.md, "Dense node").
+func requireMemoryFor(t *testing.T, cfg collectorConfig, c corev1.Container, headroom int64) {
+	t.Helper()
+	// The config is decoded through JSON: numbers are float64.
+	limitF, ok := cfg.conf.Get("processors::memory_limiter::limit_mib").(float64)
+	require.True(t, ok, "%s: memory_limiter without limit_mib", cfg.path)
+	spikeF, ok := cfg.conf.Get("processors::memory_limiter::spike_limit_mib").(float64)
+	require.True(t, ok, "%s: memory_limiter without spike_limit_mib", cfg.path)
+	limit, spike := int(limitF), int(spikeF)
+	mem := c.Resources.Limits.Memory()
+	require.False(t, mem.IsZero(), "no memory limit")
+	assert.Equal(t, (int64(limit)+headroom)<<20, mem.Value(), "%s: memory limit %s, want limit_mib %d + %d MiB", cfg.path, mem, limit, headroom)
+	assert.Equal(t, limit/4, spike, "%s: spike_limit_mib is a quarter of limit_mib", cfg.path)
 }
 
 // collectorConfig is a collector configuration file of the deployment.
@@ -260,14 +282,18 @@ func requireQueue(t *testing.T, cfg collectorConfig) string {
 }
 
 // withoutExporters is the config as a map without what a Prometheus
-// variant may change: the exporters, the pipeline's exporter list and the
-// extensions (the pull endpoint queues nothing).
+// variant may change: the exporters, the pipeline's exporter list, the
+// extensions (the pull endpoint queues nothing) and the memory limiter's
+// size (checked against the pod's limit instead).
 func (c collectorConfig) withoutExporters(t *testing.T) map[string]any {
 	t.Helper()
 	m := c.conf.ToStringMap()
 	delete(m, "exporters")
 	delete(m, "extensions")
 	delete(m["service"].(map[string]any), "extensions")
+	// The pull endpoint's memory limiter is larger (its pod's limit too:
+	// TestPrometheusPullPatch).
+	delete(m["processors"].(map[string]any), "memory_limiter")
 	p, err := c.conf.Sub("service::pipelines::metrics")
 	require.NoError(t, err, c.path)
 	require.NotNil(t, p.Get("exporters"), "%s: pipeline without exporters", c.path)
@@ -359,7 +385,8 @@ func TestPrometheusPullPatch(t *testing.T) {
 	require.NotEmpty(t, c.Ports)
 	want := m.daemonSet.DeepCopy()
 	want.Spec.Template.Spec.Containers[0].Ports = c.Ports
-	assert.Equal(t, want.Spec, ds.Spec, "the patch changes more than the container's ports")
+	want.Spec.Template.Spec.Containers[0].Resources.Limits = c.Resources.Limits
+	assert.Equal(t, want.Spec, ds.Spec, "the patch changes more than the container's ports and memory limit")
 
 	for _, f := range []string{"prometheus-pull/config.yaml", "../config/cadvisor-compat.yaml"} {
 		cfg := readConfig(t, f)
@@ -374,5 +401,6 @@ func TestPrometheusPullPatch(t *testing.T) {
 		}
 		assert.True(t, found, "%s: the prometheus exporter listens on %s, the patched container's ports are %v", f, ep, c.Ports)
 		requireEnvSet(t, cfg, c)
+		requireMemoryFor(t, cfg, c, 280)
 	}
 }

@@ -937,7 +937,20 @@ const (
 func (k *cluster) outageAndRestart(t *testing.T, ws []workload) {
 	ctx := context.Background()
 	old := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, "")
-	pods := k.snapshot(t).pods
+	var pods map[string]*corev1.Pod
+	// Every workload's series there before the outage (they are after
+	// side-by-side; this subtest run alone waits for them).
+	eventually(t, 2*time.Minute, "every workload's series in Prometheus", func() error {
+		pods = k.snapshot(t).pods
+		for _, w := range ws {
+			if p := pods[w.pod]; p == nil {
+				return fmt.Errorf("no pod %s", w.pod)
+			} else if _, ok := k.ours(t, k.sel("container_uptime_seconds", p, w.container)); !ok {
+				return fmt.Errorf("no uptime series of ours for %s/%s", w.pod, w.container)
+			}
+		}
+		return nil
+	})
 	burner := k.waitLabelled(t, workNS, "app=cpu-burner", "")
 	upSel := k.sel("container_uptime_seconds", burner, "burn")
 	startOf := func() float64 {

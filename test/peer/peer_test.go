@@ -311,15 +311,29 @@ const telemetry = `  telemetry:
       level: none
 `
 
-// deploy/config.yaml's processors.
-const processors = `processors:
-  memory_limiter:
-    check_interval: 1s
-    limit_mib: 200
-    spike_limit_mib: 50
-  batch:
-    send_batch_max_size: 8192
-`
+// shippedProcessors is the processors section of a shipped config
+// (deploy/config.yaml for the push rows, deploy/prometheus-pull/config.yaml
+// for the pull rows), as it is: the benchmark runs the memory limiter the
+// user runs.
+func shippedProcessors(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "\nprocessors:\n")
+	if i < 0 {
+		t.Fatalf("%s: no processors section", file)
+	}
+	s = s[i+1:]
+	// Up to the next top-level key or comment.
+	end := regexp.MustCompile(`\n[a-z#]`).FindStringIndex(s[len("processors:"):])
+	if end == nil {
+		t.Fatalf("%s: processors section without an end", file)
+	}
+	return strings.TrimRight(s[:len("processors:")+end[0]], "\n") + "\n"
+}
 
 func oursConfig(interval time.Duration) string {
 	return fmt.Sprintf(receiverConfig, interval) + `exporters:
@@ -333,10 +347,10 @@ service:
 `
 }
 
-// exportConfig is the receiver (recv: its section), deploy/config.yaml's
-// processors and one exporter with its settings (indented below it).
-func exportConfig(recv, exporter, exporterSettings string) string {
-	return recv + processors + "exporters:\n  " + exporter + ":\n" + exporterSettings + "service:\n" + telemetry + fmt.Sprintf(`  pipelines:
+// exportConfig is the receiver (recv: its section), a shipped config's
+// processors (procs) and one exporter with its settings (indented below it).
+func exportConfig(recv, procs, exporter, exporterSettings string) string {
+	return recv + procs + "exporters:\n  " + exporter + ":\n" + exporterSettings + "service:\n" + telemetry + fmt.Sprintf(`  pipelines:
     metrics:
       receivers: [container_stats]
       processors: [memory_limiter, batch]
@@ -366,14 +380,14 @@ func persistentQueue(queueDir string) (exporterSettings, extensions string) {
 }
 
 // pushConfig is exportConfig with deploy/config.yaml's persistent queue.
-func pushConfig(interval time.Duration, exporter, settings, queueDir string) string {
+func pushConfig(interval time.Duration, procs, exporter, settings, queueDir string) string {
 	q, ext := persistentQueue(queueDir)
-	cfg := exportConfig(fmt.Sprintf(receiverConfig, interval), exporter, settings+q)
+	cfg := exportConfig(fmt.Sprintf(receiverConfig, interval), procs, exporter, settings+q)
 	return strings.Replace(cfg, "service:\n", ext+"service:\n  extensions: [file_storage]\n", 1)
 }
 
-func otlpConfig(interval time.Duration, sinkPort int, queueDir string) string {
-	return pushConfig(interval, "otlp", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
+func otlpConfig(interval time.Duration, procs string, sinkPort int, queueDir string) string {
+	return pushConfig(interval, procs, "otlp", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
     tls:
       insecure: true
 `, sinkPort), queueDir)
@@ -381,8 +395,8 @@ func otlpConfig(interval time.Duration, sinkPort int, queueDir string) string {
 
 // otlpHTTPConfig pushes into Prometheus 3's OTLP receiver as
 // deploy/prometheus-otlp/config.yaml does.
-func otlpHTTPConfig(interval time.Duration, prom3Addr, queueDir string) string {
-	return pushConfig(interval, "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr), queueDir)
+func otlpHTTPConfig(interval time.Duration, procs, prom3Addr, queueDir string) string {
+	return pushConfig(interval, procs, "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr), queueDir)
 }
 
 func sinkConfig(port int) string {
@@ -414,13 +428,13 @@ const leanReceiver = `    resource_attributes:
       k8s.pod.qos_class: {enabled: false}
 `
 
-func promConfig(interval time.Duration, port int, lean bool) string {
+func promConfig(interval time.Duration, procs string, port int, lean bool) string {
 	recv, scope := fmt.Sprintf(receiverConfig, interval), ""
 	if lean {
 		recv += leanReceiver
 		scope = "    without_scope_info: true\n"
 	}
-	return exportConfig(recv, "prometheus", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
+	return exportConfig(recv, procs, "prometheus", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
     resource_constant_labels:
       included: ["*"]
 %s`, port, scope))
@@ -498,6 +512,7 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 	}
 
 	dir := t.TempDir()
+	pushProcs, pullProcs := shippedProcessors(t, "deploy/config.yaml"), shippedProcessors(t, "deploy/prometheus-pull/config.yaml")
 	sinkPort, promPort := freePort(t), freePort(t)
 	procs := map[string]*proc{}
 	leanPort := freePort(t)
@@ -505,19 +520,19 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 	procs[pCadvisorScrape] = start(t, dir, pCadvisorScrape, nil, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor-scrape.addr"))
 	procs[pSink] = start(t, dir, pSink, nil, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "sink.yaml"), sinkConfig(sinkPort)))
 	procs[pOurs] = start(t, dir, pOurs, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "ours.yaml"), oursConfig(s.interval)))
-	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, sinkPort, filepath.Join(dir, "queue-otlp"))))
-	procs[pOursProm] = start(t, dir, pOursProm, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, promPort, false)))
+	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, pushProcs, sinkPort, filepath.Join(dir, "queue-otlp"))))
+	procs[pOursProm] = start(t, dir, pOursProm, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, pullProcs, promPort, false)))
 	if s.baseline != "" {
 		procs[pBaseline] = start(t, dir, pBaseline, s.baselineEnv, s.baseline, "--config", filepath.Join(dir, "ours.yaml"))
 	}
-	procs[pOursPromLean] = start(t, dir, pOursPromLean, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom-lean.yaml"), promConfig(s.interval, leanPort, true)))
+	procs[pOursPromLean] = start(t, dir, pOursPromLean, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom-lean.yaml"), promConfig(s.interval, pullProcs, leanPort, true)))
 	var prom3Addr string
 	if s.prom3 != "" {
 		prom3Addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		procs[pProm3] = start(t, dir, pProm3, nil, s.prom3, "--config.file="+s.prom3Config,
 			"--storage.tsdb.path="+filepath.Join(dir, "prom3-data"), "--web.listen-address="+prom3Addr,
 			"--web.enable-otlp-receiver", "--log.level=warn")
-		procs[pOursProm3] = start(t, dir, pOursProm3, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp-prom3.yaml"), otlpHTTPConfig(s.interval, prom3Addr, filepath.Join(dir, "queue-prom3"))))
+		procs[pOursProm3] = start(t, dir, pOursProm3, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp-prom3.yaml"), otlpHTTPConfig(s.interval, pushProcs, prom3Addr, filepath.Join(dir, "queue-prom3"))))
 	}
 
 	cadvAddr := waitFile(t, filepath.Join(dir, "cadvisor-scrape.addr"), 30*time.Second)

@@ -204,6 +204,8 @@ type result struct {
 	pageBytes, pageGzip, series map[string]int
 	ownSeries                   map[string]int // series naming one of our container IDs
 	elapsed                     time.Duration  // the measured window
+	// OTLP bytes per point the sink received, and per container and scrape
+	otlpBytesPerPoint, otlpBytesPerContainer float64
 }
 
 func TestPeer(t *testing.T) {
@@ -399,7 +401,10 @@ func otlpHTTPConfig(interval time.Duration, procs, prom3Addr, queueDir string) s
 	return pushConfig(interval, procs, "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr), queueDir)
 }
 
-func sinkConfig(port int) string {
+// sinkConfig: the OTLP sink logs each request's counts (debug) and
+// writes each request as it arrived (proto, a 4-byte length before each)
+// to file: the bytes of OTLP per point, which size the persistent queue.
+func sinkConfig(port int, file string) string {
 	return fmt.Sprintf(`receivers:
   otlp:
     protocols:
@@ -408,11 +413,14 @@ func sinkConfig(port int) string {
 exporters:
   debug:
     verbosity: basic
+  file:
+    path: %s
+    format: proto
 service:
-`, port) + telemetry + `  pipelines:
+`, port, file) + telemetry + `  pipelines:
     metrics:
       receivers: [otlp]
-      exporters: [debug]
+      exporters: [debug, file]
 `
 }
 
@@ -518,7 +526,7 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 	leanPort := freePort(t)
 	procs[pCadvisor] = start(t, dir, pCadvisor, nil, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor.addr"))
 	procs[pCadvisorScrape] = start(t, dir, pCadvisorScrape, nil, s.cadv, "-hk-interval", s.interval.String(), "-addr-file", filepath.Join(dir, "cadvisor-scrape.addr"))
-	procs[pSink] = start(t, dir, pSink, nil, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "sink.yaml"), sinkConfig(sinkPort)))
+	procs[pSink] = start(t, dir, pSink, nil, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "sink.yaml"), sinkConfig(sinkPort, filepath.Join(dir, "sink.otlp"))))
 	procs[pOurs] = start(t, dir, pOurs, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "ours.yaml"), oursConfig(s.interval)))
 	procs[pOursOTLP] = start(t, dir, pOursOTLP, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "otlp.yaml"), otlpConfig(s.interval, pushProcs, sinkPort, filepath.Join(dir, "queue-otlp"))))
 	procs[pOursProm] = start(t, dir, pOursProm, s.oursEnv, s.otelcol, "--config", writeFile(t, filepath.Join(dir, "prom.yaml"), promConfig(s.interval, pullProcs, promPort, false)))
@@ -604,6 +612,19 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 	if got := totalResources(t, procs[pSink].log); got < n {
 		t.Errorf("sink: received %d resources in all, want at least %d", got, n)
 	}
+	// The OTLP a scrape sends, per container (its pod's and the node's
+	// share included): the bytes per point the sink received times the
+	// points of one scrape (ours' last export) over N. What the
+	// persistent queue holds per container and scrape (docs/deploy.md,
+	// "Outages and restarts").
+	if fi, err := os.Stat(filepath.Join(dir, "sink.otlp")); err != nil {
+		t.Errorf("sink: %v", err)
+	} else if pts, scrape := totalPoints(t, procs[pSink].log), lastPoints(t, procs[pOurs].log); pts > 0 && scrape > 0 {
+		res.otlpBytesPerPoint = float64(fi.Size()) / float64(pts)
+		res.otlpBytesPerContainer = res.otlpBytesPerPoint * float64(scrape) / float64(n)
+		t.Logf("N=%d: the sink received %d points in %d bytes of OTLP (%.1f B per point); a scrape is %d points, %.0f B per container",
+			n, pts, fi.Size(), res.otlpBytesPerPoint, scrape, res.otlpBytesPerContainer)
+	}
 	for _, name := range []string{pOursOTLP, pOursProm3} {
 		if p := procs[name]; p != nil {
 			if b, err := os.ReadFile(p.log); err == nil && bytes.Contains(b, []byte("Exporting failed")) {
@@ -680,7 +701,42 @@ func memory(t *testing.T, pid int) measured {
 	return m
 }
 
-var resourcesRE = regexp.MustCompile(`"resource metrics": (\d+)`)
+var (
+	resourcesRE = regexp.MustCompile(`"resource metrics": (\d+)`)
+	pointsRE    = regexp.MustCompile(`"data points": (\d+)`)
+)
+
+// totalPoints sums the data points of every export the debug exporter
+// logged; lastPoints is the last export's.
+func totalPoints(t *testing.T, logPath string) int {
+	total := 0
+	for _, v := range logCounts(t, logPath, pointsRE) {
+		total += v
+	}
+	return total
+}
+
+func lastPoints(t *testing.T, logPath string) int {
+	v := logCounts(t, logPath, pointsRE)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)-1]
+}
+
+func logCounts(t *testing.T, logPath string, re *regexp.Regexp) []int {
+	t.Helper()
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, m := range re.FindAllSubmatch(b, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		out = append(out, n)
+	}
+	return out
+}
 
 // lastResources is the resource count of the last export the debug exporter
 // logged (verbosity basic).
@@ -900,6 +956,11 @@ func formatTable(s settings, cond string, rs []result) string {
 			return fmt.Sprintf("%.1f = %.1f + %.1f", mib(p.rssKiB), mib(p.anonKiB), mib(p.fileKiB))
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", r.n, cell(pCadvisor), cell(pCadvisorScrape), cell(pOurs), cell(pOursOTLP), cell(pOursProm))
+	}
+	b.WriteString("\nOTLP per scrape (what the persistent queue holds): bytes per point the sink received, bytes per container and scrape (pods and node included):\n\n")
+	b.WriteString("| N | B per point | B per container and scrape |\n|---:|---:|---:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %d | %.1f | %.0f |\n", r.n, r.otlpBytesPerPoint, r.otlpBytesPerContainer)
 	}
 	formatConditions(&b, rs)
 	return b.String()

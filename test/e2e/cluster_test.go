@@ -1058,10 +1058,10 @@ func (k *cluster) outageAndRestart(t *testing.T, ws []workload) {
 				if g.other > interval+2*time.Second {
 					errs = append(errs, fmt.Sprintf("%s: a gap of %.1f s outside the restart", sel, g.other.Seconds()))
 				}
-				// The old collector's last scrape is at most an interval
-				// before the patch, the new one's first at most an
-				// interval after its pod is Ready.
-				if lim := restartEnd.Sub(t0) + 2*interval + 2*time.Second; g.restart > lim {
+				// The restart's own gap: the old collector's last scrape
+				// at most an interval before the patch, the new one's
+				// first as it starts (2 s of slack).
+				if lim := restartEnd.Sub(t0) + interval + 2*time.Second; g.restart > lim {
 					errs = append(errs, fmt.Sprintf("%s: a gap of %.1f s across the restart, over %.1f s", sel, g.restart.Seconds(), lim.Seconds()))
 				}
 			}

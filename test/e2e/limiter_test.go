@@ -94,19 +94,21 @@ func TestMemoryLimiterRefuses(t *testing.T) {
 		}
 		return sum
 	}
-	var page string
-	eventually(t, time.Minute, "refused points in the collector's own metrics", func() error {
+	own := func() (string, error) {
 		p.alive(t)
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
-		if err != nil {
+		return string(b), err
+	}
+	var page string
+	eventually(t, time.Minute, "refused points in the collector's own metrics", func() error {
+		if page, err = own(); err != nil {
 			return err
 		}
-		page = string(b)
 		if counter(page, "otelcol_processor_memory_limiter_refused_metric_points", `processor="memory_limiter"`) < 1 {
 			return fmt.Errorf("no refused points counted yet")
 		}
@@ -115,13 +117,8 @@ func TestMemoryLimiterRefuses(t *testing.T) {
 	// Still scraping: 3 more scrapes, all refused, and still running.
 	refused := counter(page, "otelcol_processor_memory_limiter_refused_metric_points", `processor="memory_limiter"`)
 	time.Sleep(3500 * time.Millisecond)
-	p.alive(t)
-	resp, err := http.Get("http://" + addr + "/metrics")
+	page, err = own()
 	require.NoError(t, err)
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	page = string(b)
 	after := counter(page, "otelcol_processor_memory_limiter_refused_metric_points", `processor="memory_limiter"`)
 	assert.Greater(t, after, refused, "the limiter keeps refusing the scrapes that follow")
 	recv := counter(page, "otelcol_receiver_refused_metric_points", `receiver="container_stats"`)

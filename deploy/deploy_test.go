@@ -155,6 +155,13 @@ func TestManifestMatchesConfig(t *testing.T) {
 	require.NotNil(t, v.HostPath.Type)
 	assert.Equal(t, corev1.HostPathDirectoryOrCreate, *v.HostPath.Type)
 
+	// The OTLP push verifies the gateway (no insecure, no skipped
+	// verification) against a CA file from the Secret the manifest mounts,
+	// which must exist for the pod to start (optional: false).
+	assert.Nil(t, cfg.conf.Get("exporters::otlp::tls::insecure"), "the OTLP push must use TLS")
+	assert.Nil(t, cfg.conf.Get("exporters::otlp::tls::insecure_skip_verify"), "the OTLP push must verify the gateway")
+	assert.Equal(t, map[string]string{"exporters::otlp::tls::ca_file": "ca.crt"}, requireSecretFiles(t, cfg, c, volumes, TLSSecret))
+
 	// Every other mount is read-only (the root filesystem is too).
 	for _, vm := range c.VolumeMounts {
 		if vm.MountPath != queueDir {
@@ -215,6 +222,60 @@ func requireMemoryFor(t *testing.T, cfg collectorConfig, c corev1.Container, hea
 	require.False(t, mem.IsZero(), "no memory limit")
 	assert.Equal(t, (int64(limit)+headroom)<<20, mem.Value(), "%s: memory limit %s, want limit_mib %d + %d MiB", cfg.path, mem, limit, headroom)
 	assert.Equal(t, limit/4, spike, "%s: spike_limit_mib is a quarter of limit_mib", cfg.path)
+}
+
+// The Secrets of the TLS setups (docs/deploy.md, "TLS"): the CA of the
+// gateway's certificate for the OTLP push (deploy/daemonset.yaml), and the
+// pull endpoint's certificate and client CA (prometheus-pull/).
+const (
+	TLSSecret     = "otelcol-containerstats-tls"
+	PullTLSSecret = "otelcol-containerstats-pull-tls"
+)
+
+// tlsFiles returns every file a tls section of the config names (keys
+// ending in _file under a tls key), by key path.
+func tlsFiles(cfg collectorConfig) map[string]string {
+	out := map[string]string{}
+	for _, k := range cfg.conf.AllKeys() {
+		parts := strings.Split(k, "::")
+		if len(parts) >= 2 && parts[len(parts)-2] == "tls" && strings.HasSuffix(parts[len(parts)-1], "_file") {
+			if v, ok := cfg.conf.Get(k).(string); ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// requireSecretFiles checks that every file the config's tls sections
+// name is in a read-only mount of the container whose volume is the
+// Secret secret, required (optional: false) and with no items (every key
+// of the Secret is a file); it returns the Secret key each file reads, by
+// config key.
+func requireSecretFiles(t *testing.T, cfg collectorConfig, c corev1.Container, volumes map[string]corev1.Volume, secret string) map[string]string {
+	t.Helper()
+	files := tlsFiles(cfg)
+	require.NotEmpty(t, files, "%s names no TLS file", cfg.path)
+	out := map[string]string{}
+	for k, f := range files {
+		var vm *corev1.VolumeMount
+		for i := range c.VolumeMounts {
+			if path.Dir(f) == c.VolumeMounts[i].MountPath {
+				vm = &c.VolumeMounts[i]
+			}
+		}
+		require.NotNil(t, vm, "%s: %s = %s is in no mount of the container", cfg.path, k, f)
+		assert.True(t, vm.ReadOnly, "%s must be read-only", vm.MountPath)
+		v, ok := volumes[vm.Name]
+		require.True(t, ok, "mount %s names volume %q that does not exist", vm.MountPath, vm.Name)
+		require.NotNil(t, v.Secret, "%s: %s is not from a Secret", cfg.path, f)
+		assert.Equal(t, secret, v.Secret.SecretName, "%s: %s", cfg.path, f)
+		require.NotNil(t, v.Secret.Optional, "%s: the Secret must be required", cfg.path)
+		assert.False(t, *v.Secret.Optional, "%s: the Secret must be required", cfg.path)
+		assert.Empty(t, v.Secret.Items, "%s: every key of the Secret is a file", cfg.path)
+		out[k] = path.Base(f)
+	}
+	return out
 }
 
 // collectorConfig is a collector configuration file of the deployment.
@@ -386,7 +447,16 @@ func TestPrometheusPullPatch(t *testing.T) {
 	want := m.daemonSet.DeepCopy()
 	want.Spec.Template.Spec.Containers[0].Ports = c.Ports
 	want.Spec.Template.Spec.Containers[0].Resources.Limits = c.Resources.Limits
-	assert.Equal(t, want.Spec, ds.Spec, "the patch changes more than the container's ports and memory limit")
+	volumes := map[string]corev1.Volume{}
+	for i, v := range want.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == TLSSecret {
+			want.Spec.Template.Spec.Volumes[i].Secret.SecretName = PullTLSSecret
+		}
+	}
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	assert.Equal(t, want.Spec, ds.Spec, "the patch changes more than the container's ports, memory limit and the TLS volume's Secret")
 
 	for _, f := range []string{"prometheus-pull/config.yaml", "../config/cadvisor-compat.yaml"} {
 		cfg := readConfig(t, f)
@@ -402,5 +472,48 @@ func TestPrometheusPullPatch(t *testing.T) {
 		assert.True(t, found, "%s: the prometheus exporter listens on %s, the patched container's ports are %v", f, ep, c.Ports)
 		requireEnvSet(t, cfg, c)
 		requireMemoryFor(t, cfg, c, 280)
+
+		// Mutual TLS from the patched-in Secret: a server certificate
+		// and the CA that client certificates must chain to.
+		assert.Equal(t, map[string]string{
+			"exporters::prometheus::tls::cert_file":      "tls.crt",
+			"exporters::prometheus::tls::key_file":       "tls.key",
+			"exporters::prometheus::tls::client_ca_file": "client-ca.crt",
+		}, requireSecretFiles(t, cfg, c, volumes, PullTLSSecret), "%s: the pull endpoint's TLS", f)
+		assert.Nil(t, cfg.conf.Get("exporters::prometheus::tls::enabled"), "%s", f)
 	}
+}
+
+// TestGatewayConfig: deploy/gateway/config.yaml, the example gateway of the
+// OTLP push, receives OTLP/gRPC over TLS on the port the DaemonSet's
+// OTLP_ENDPOINT names, with its certificate and key from files (the
+// Secret otel-gateway-tls, kubernetes.io/tls keys), and exports what it
+// receives.
+func TestGatewayConfig(t *testing.T) {
+	raw, err := os.ReadFile("gateway/config.yaml")
+	require.NoError(t, err)
+	var whole map[string]any
+	require.NoError(t, yaml.Unmarshal(raw, &whole))
+	conf := confmap.NewFromStringMap(whole)
+	gw := collectorConfig{path: "gateway/config.yaml", raw: raw, conf: conf}
+	assert.Equal(t, map[string]string{
+		"receivers::otlp::protocols::grpc::tls::cert_file": "/etc/otelcol-tls/tls.crt",
+		"receivers::otlp::protocols::grpc::tls::key_file":  "/etc/otelcol-tls/tls.key",
+	}, tlsFiles(gw))
+	assert.Equal(t, []any{"otlp"}, conf.Get("service::pipelines::metrics::receivers"))
+	assert.NotEmpty(t, conf.Get("service::pipelines::metrics::exporters"))
+
+	m := load(t)
+	var endpoint string
+	for _, e := range m.daemonSet.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "OTLP_ENDPOINT" {
+			endpoint = e.Value
+		}
+	}
+	host, port, err := net.SplitHostPort(endpoint)
+	require.NoError(t, err, "OTLP_ENDPOINT %q", endpoint)
+	assert.Equal(t, "otel-gateway.containerstats.svc", host, "the host the gateway's certificate must name (docs/deploy.md)")
+	_, gwPort, err := net.SplitHostPort(conf.Get("receivers::otlp::protocols::grpc::endpoint").(string))
+	require.NoError(t, err)
+	assert.Equal(t, port, gwPort)
 }

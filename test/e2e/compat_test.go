@@ -33,12 +33,16 @@ const compatRules = "testdata/cadvisor-rules.yaml"
 // --config: maps merge, lists are replaced). It changes only what points
 // the file at this test: the host root and runtime socket, the scrape
 // interval (1 s, so that rate() has two samples within seconds), the
-// exporters' endpoints and the pipeline's exporter list (both exporters).
+// exporters' endpoints, the pull endpoint's TLS (off: this test's
+// Prometheus scrapes plain HTTP on loopback; the cluster test scrapes the
+// shipped mutual TLS) and the pipeline's exporter list (both exporters).
 // The processors, the receiver's other settings and the exporters'
 // translation settings are the file's own.
 const compatOverlay = receiverOverlay + `exporters:
   prometheus:
     endpoint: %[2]s
+    tls:
+      enabled: false
   prometheus_remote_write:
     endpoint: %[3]s
 service:
@@ -249,12 +253,18 @@ func TestCompatOverlayKeys(t *testing.T) {
 		"receivers::container_stats::runtime::cri_endpoint":        true,
 		"receivers::container_stats::runtime::containerd_endpoint": true,
 		"exporters::prometheus::endpoint":                          true,
+		"exporters::prometheus::tls::enabled":                      true,
 		"exporters::prometheus_remote_write::endpoint":             true,
 		"service::pipelines::metrics::exporters":                   true,
 	}
 	for _, k := range oc.AllKeys() {
 		assert.True(t, allowed[k], "the e2e overlay sets %s", k)
-		if k != "receivers::container_stats::initial_delay" {
+		switch k {
+		case "receivers::container_stats::initial_delay":
+		case "exporters::prometheus::tls::enabled":
+			// configoptional's switch: the file's tls section must exist.
+			assert.True(t, base.IsSet("exporters::prometheus::tls::cert_file"), "config/cadvisor-compat.yaml's pull endpoint has no TLS")
+		default:
 			assert.True(t, base.IsSet(k), "%s is not in config/cadvisor-compat.yaml", k)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // validation; deploy's unit tests check the receiver section, the manifest
 // and the patch. The environment is the DaemonSet's (deploy/daemonset.yaml
 // sets these two; the others have defaults in the files, but the
-// gateway's backend). A copy with an
+// gateway's backend; `validate` does not open the TLS files). A copy with an
 // unknown exporter key must fail, so the check can fail.
 func TestDeployConfigsValidate(t *testing.T) {
 	bin := collectorBin(t)

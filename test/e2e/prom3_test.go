@@ -40,7 +40,9 @@ func prometheus3Bin(t *testing.T) string {
 // layers (deploy/prometheus-pull/config.yaml, then
 // deploy/prometheus-otlp/config.yaml): this machine's root and runtime
 // socket, a 1 s interval, the pull endpoint on a free loopback port, and
-// both exporters in the pipeline. The OTLP endpoint comes from the file's
+// both exporters in the pipeline, the pull endpoint's TLS off (the
+// scraping Prometheus 2 uses plain HTTP on loopback; the cluster test
+// scrapes the shipped mutual TLS). The OTLP endpoint comes from the file's
 // own ${env:PROMETHEUS_OTLP_ENDPOINT}. And send_timestamps: the exporter
 // then serves each point with the receiver's timestamp, which the
 // scraping Prometheus keeps, so both servers hold the same points at the
@@ -50,6 +52,8 @@ func prometheus3Bin(t *testing.T) string {
 const prom3Overlay = receiverOverlay + `exporters:
   prometheus:
     endpoint: %[2]s
+    tls:
+      enabled: false
     send_timestamps: true
 service:
   pipelines:

@@ -15,6 +15,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +36,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -44,8 +47,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/containerstats/containerstatsreceiver/internal/podresources"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/certtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
 )
@@ -57,7 +62,7 @@ const (
 	gatewayName = "otel-gateway"
 	// gatewayService is the gateway's name in the DaemonSet's OTLP_ENDPOINT.
 	gatewayService = "otel-gateway.containerstats.svc"
-	dsName      = "otelcol-containerstats"
+	dsName         = "otelcol-containerstats"
 )
 
 // cluster is the running cluster of one test, with its backends.
@@ -67,11 +72,85 @@ type cluster struct {
 	cs   kubernetes.Interface
 	prom *prometheus
 	a    *kubetest.Applier
-	// gateway is the gateway collector pod's address (OTLP/gRPC on 4317).
+	// gateway is the gateway collector pod's address (OTLP/gRPC over TLS
+	// on 4317).
 	gateway string
 	// queueDir is the node's directory of the DaemonSet's persistent
 	// sending queue (its hostPath volume "queue").
 	queueDir string
+	pki      clusterPKI
+}
+
+// clusterPKI is the test's certificates (made in Go, internal/testing/certtest)
+// for the Secrets docs/deploy.md asks for: the gateway's server
+// certificate, the pull endpoint's server certificate and the CA its
+// clients must chain to, a client certificate of that CA (the scraping
+// Prometheus') and one of another CA (refused).
+type clusterPKI struct {
+	gatewayCA, pullCA, clientCA *certtest.CA
+	gateway, pull               certtest.Pair
+	client, wrongClient         certtest.Pair
+}
+
+// pullHost is the name the pull endpoint's certificate carries, which
+// Prometheus checks (deploy/prometheus-pull/prometheus.yml's server_name);
+// the gateway's carries gatewayService.
+const pullHost = "otelcol-containerstats.containerstats.svc"
+
+func newClusterPKI(t *testing.T) clusterPKI {
+	t.Helper()
+	var p clusterPKI
+	var err error
+	must := func(e error) {
+		t.Helper()
+		require.NoError(t, e)
+	}
+	p.gatewayCA, err = certtest.NewCA("kube-test gateway CA")
+	must(err)
+	p.pullCA, err = certtest.NewCA("kube-test pull endpoint CA")
+	must(err)
+	p.clientCA, err = certtest.NewCA("kube-test scraper CA")
+	must(err)
+	wrongCA, err := certtest.NewCA("kube-test wrong CA")
+	must(err)
+	p.gateway, err = p.gatewayCA.Server(gatewayService, gatewayService)
+	must(err)
+	p.pull, err = p.pullCA.Server(pullHost, pullHost)
+	must(err)
+	p.client, err = p.clientCA.Client("prometheus")
+	must(err)
+	p.wrongClient, err = wrongCA.Client("prometheus")
+	must(err)
+	return p
+}
+
+// gatewayCreds are the TLS credentials of a client of the gateway, as the
+// DaemonSet's: the gateway's CA, and the name its certificate carries
+// (the test dials the gateway's address).
+func (k *cluster) gatewayCreds(t *testing.T) credentials.TransportCredentials {
+	t.Helper()
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(k.pki.gatewayCA.CertPEM))
+	return credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: gatewayService, MinVersion: tls.VersionTLS12})
+}
+
+// createSecrets creates, through the API, the Secrets of docs/deploy.md's
+// TLS setups: the gateway's (otel-gateway-tls), the nodes' CA of the
+// gateway (otelcol-containerstats-tls, which deploy/daemonset.yaml
+// requires) and the pull endpoint's (otelcol-containerstats-pull-tls).
+func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Name: gatewayName + "-tls"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": k.pki.gateway.CertPEM, "tls.key": k.pki.gateway.KeyPEM}},
+		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-tls"},
+			Data: map[string][]byte{"ca.crt": k.pki.gatewayCA.CertPEM}},
+		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
+			Data: map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM}},
+	} {
+		_, err := k.cs.CoreV1().Secrets(collectorNS).Create(ctx, s, metav1.CreateOptions{})
+		require.NoError(t, err, "secret %s", s.Name)
+	}
 }
 
 // startCluster starts the cluster (control plane, node with the image of
@@ -103,13 +182,17 @@ func startCluster(t *testing.T) *cluster {
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy"))
+	k.pki = newClusterPKI(t)
 	k.gateway = k.startGateway(t, manifestImage(t, docs))
 	k.applyDeploy(t, docs, k.gateway, k.queueDir)
 	return k
 }
 
-// startGateway runs the gateway collector: a Deployment of the same image
-// (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP in, remote write to Prometheus
+// startGateway creates the collector's namespace and the TLS Secrets
+// (createSecrets), then runs the gateway collector: a Deployment of the
+// same image (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP over
+// TLS in, with deploy/gateway/config.yaml's tls section and the
+// certificate of the Secret otel-gateway-tls; remote write to Prometheus
 // out) in a ConfigMap. It runs in the node's network namespace, listening
 // on the node's address (kubetest.BridgeIP:4317), so that it keeps its
 // address when the outage test takes it away and brings it back (this
@@ -120,8 +203,28 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 	defer cancel()
 	cfg, err := os.ReadFile(filepath.Join("testdata", "kube-gateway.yaml"))
 	require.NoError(t, err)
+	shipped, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "gateway", "config.yaml"))
+	require.NoError(t, err)
+	tlsOf := func(b []byte) any {
+		var m struct {
+			Receivers struct {
+				OTLP struct {
+					Protocols struct {
+						GRPC struct {
+							TLS map[string]any `json:"tls"`
+						} `json:"grpc"`
+					} `json:"protocols"`
+				} `json:"otlp"`
+			} `json:"receivers"`
+		}
+		require.NoError(t, yaml.Unmarshal(b, &m))
+		return m.Receivers.OTLP.Protocols.GRPC.TLS
+	}
+	require.NotEmpty(t, tlsOf(shipped), "deploy/gateway/config.yaml's receiver has no tls")
+	require.Equal(t, tlsOf(shipped), tlsOf(cfg), "the test gateway's TLS is not deploy/gateway/config.yaml's")
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: collectorNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	k.createSecrets(t, ctx)
 	_, err = k.cs.CoreV1().ConfigMaps(collectorNS).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: gatewayName},
 		Data:       map[string]string{"config.yaml": string(cfg)},
@@ -145,10 +248,11 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 						Env: []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
 							{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")}},
 						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
-						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}, {Name: "tls", MountPath: "/etc/otelcol-tls", ReadOnly: true}},
 					}},
 					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
-						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: gatewayName}}}}},
+						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: gatewayName}}}},
+						{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: gatewayName + "-tls"}}}},
 				},
 			},
 		},
@@ -310,8 +414,10 @@ func (k *cluster) createPod(t *testing.T, name string, spec corev1.PodSpec) {
 // filesystem figures, so the steps share it): the DaemonSet runs, the
 // workloads are compared with the kubelet's figures, every query of the
 // dashboards we ship is evaluated (dashboards_test.go), a pod is resized in
-// place, the pod-resources socket answers, and the collector's DaemonSet
-// rolls.
+// place, the pod-resources socket answers, the collector's DaemonSet
+// rolls, the protected pull endpoint refuses scrapers without the right
+// client certificate and serves Prometheus with it, and the collector
+// without uid 0 is refused by the CRI socket.
 func TestClusterDaemonSet(t *testing.T) {
 	k := startCluster(t)
 	started := time.Now()
@@ -1151,8 +1257,237 @@ func checkPodConfinement(t *testing.T, pid int) {
 			opts[f[4]] = f[5]
 		}
 	}
-	for _, mp := range []string{"/", "/hostfs", "/run/containerd/containerd.sock", "/etc/otelcol"} {
+	for _, mp := range []string{"/", "/hostfs", "/run/containerd/containerd.sock", "/etc/otelcol", "/etc/otelcol-tls"} {
 		require.Contains(t, opts, mp, "mount %s in the collector pod", mp)
 		assert.Contains(t, strings.Split(opts[mp], ","), "ro", "mount %s options %s", mp, opts[mp])
 	}
+}
+
+// pullEndpoint switches the DaemonSet to the protected opt-in pull
+// endpoint as docs/deploy.md says (the ConfigMap's config.yaml replaced by
+// deploy/prometheus-pull/config.yaml, then deploy/prometheus-pull/daemonset-patch.yaml
+// applied as `kubectl patch` does: a strategic merge patch), and scrapes
+// the new pod with a real Prometheus whose job is
+// deploy/prometheus-pull/prometheus.yml's (static target instead of
+// Kubernetes service discovery, the test's files): with the client
+// certificate of the CA in the Secret the scrape succeeds and holds our
+// series; the same job without a client certificate, and with one of
+// another CA, is refused (the targets' health and error, as Prometheus
+// reports them). Then it restores the default setup (the ConfigMap and
+// the patch reverted) for the subtests after it.
+func (k *cluster) pullEndpoint(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(repoRoot(t), "deploy", "prometheus-pull")
+	sel := "app.kubernetes.io/name=" + dsName
+	setConfig := func(file string) {
+		t.Helper()
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		cm, err := k.cs.CoreV1().ConfigMaps(collectorNS).Get(ctx, dsName, metav1.GetOptions{})
+		require.NoError(t, err)
+		cm.Data["config.yaml"] = string(b)
+		_, err = k.cs.CoreV1().ConfigMaps(collectorNS).Update(ctx, cm, metav1.UpdateOptions{FieldManager: kubetest.FieldManager})
+		require.NoError(t, err)
+	}
+	patch := func(p []byte) *corev1.Pod {
+		t.Helper()
+		old := k.waitLabelled(t, collectorNS, sel, "")
+		_, err := k.cs.AppsV1().DaemonSets(collectorNS).Patch(ctx, dsName, types.StrategicMergePatchType, p, metav1.PatchOptions{FieldManager: kubetest.FieldManager})
+		require.NoError(t, err)
+		return k.waitLabelled(t, collectorNS, sel, old.UID)
+	}
+	ds0, err := k.cs.AppsV1().DaemonSets(collectorNS).Get(ctx, dsName, metav1.GetOptions{})
+	require.NoError(t, err)
+	mem := ds0.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().String()
+	t0 := time.Now()
+	setConfig(filepath.Join(dir, "config.yaml"))
+	raw, err := os.ReadFile(filepath.Join(dir, "daemonset-patch.yaml"))
+	require.NoError(t, err)
+	pj, err := yaml.YAMLToJSON(raw)
+	require.NoError(t, err)
+	p := patch(pj)
+	t.Logf("pull endpoint: pod %s Ready at %s %.1f s after the switch", p.Name, p.Status.PodIP, time.Since(t0).Seconds())
+	defer func() {
+		// Back to the default (push) setup: the ConfigMap, then the patch
+		// reverted (no port, the default memory limit, the tls volume
+		// from the push's Secret).
+		setConfig(filepath.Join(repoRoot(t), "deploy", "config.yaml"))
+		back := patch([]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"otelcol","ports":null,"resources":{"limits":{"memory":"` + mem +
+			`"}}}],"volumes":[{"name":"tls","secret":{"secretName":"` + dsName + `-tls"}}]}}}}`))
+		checkPodConfinement(t, containerPID(t, back))
+		t.Logf("pull endpoint: default setup restored, pod %s", back.Name)
+	}()
+
+	// Prometheus: the shipped job three times, with the right client
+	// certificate, without any, with one of another CA.
+	files := t.TempDir()
+	write := func(name string, b []byte) string {
+		f := filepath.Join(files, name)
+		require.NoError(t, os.WriteFile(f, b, 0o600))
+		return f
+	}
+	ca := write("ca.crt", k.pki.pullCA.CertPEM)
+	var shipped struct {
+		ScrapeConfigs []map[string]any `json:"scrape_configs"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "prometheus.yml"))
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(b, &shipped))
+	require.Len(t, shipped.ScrapeConfigs, 1)
+	addr := net.JoinHostPort(p.Status.PodIP, "9464")
+	job := func(name string, client *certtest.Pair) map[string]any {
+		j := map[string]any{}
+		for k, v := range shipped.ScrapeConfigs[0] {
+			j[k] = v
+		}
+		require.Equal(t, "https", j["scheme"])
+		tc := map[string]any{}
+		for k, v := range j["tls_config"].(map[string]any) {
+			tc[k] = v
+		}
+		require.Equal(t, pullHost, tc["server_name"], "the name of the test's server certificate")
+		tc["ca_file"] = ca
+		delete(tc, "cert_file")
+		delete(tc, "key_file")
+		if client != nil {
+			tc["cert_file"] = write(name+".crt", client.CertPEM)
+			tc["key_file"] = write(name+".key", client.KeyPEM)
+		}
+		j["tls_config"] = tc
+		j["job_name"] = name
+		delete(j, "kubernetes_sd_configs")
+		delete(j, "relabel_configs")
+		j["static_configs"] = []any{map[string]any{"targets": []any{addr}}}
+		return j
+	}
+	cfg, err := yaml.Marshal(map[string]any{
+		"global": map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s"},
+		"scrape_configs": []any{
+			job("otelcol-containerstats", &k.pki.client),
+			job("anonymous", nil),
+			job("wrong-ca", &k.pki.wrongClient),
+		},
+	})
+	require.NoError(t, err)
+	prom := startPrometheusWith(t, string(cfg))
+	burner := k.waitLabelled(t, workNS, "app=cpu-burner", "")
+	type target struct {
+		Labels    map[string]string `json:"labels"`
+		Health    string            `json:"health"`
+		LastError string            `json:"lastError"`
+	}
+	health := map[string]target{}
+	eventually(t, time.Minute, "the scrapes of the pull endpoint", func() error {
+		resp, err := http.Get("http://" + prom.addr + "/api/v1/targets?state=active")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Data struct {
+				ActiveTargets []target `json:"activeTargets"`
+			} `json:"data"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return err
+		}
+		for _, tg := range r.Data.ActiveTargets {
+			health[tg.Labels["job"]] = tg
+		}
+		for _, j := range []string{"otelcol-containerstats", "anonymous", "wrong-ca"} {
+			if health[j].Health == "" || health[j].Health == "unknown" {
+				return fmt.Errorf("job %s not scraped yet: %+v", j, health)
+			}
+		}
+		// Our series of a workload, through the protected endpoint.
+		s, err := prom.query(k.sel("container_cpu_time_seconds_total", burner, "burn"))
+		if err != nil {
+			return err
+		}
+		if len(s) == 0 {
+			return fmt.Errorf("no series of the burner yet; targets %+v", health)
+		}
+		return nil
+	})
+	for _, j := range []string{"otelcol-containerstats", "anonymous", "wrong-ca"} {
+		t.Logf("pull endpoint: Prometheus job %s: health %s, last error %q", j, health[j].Health, health[j].LastError)
+	}
+	require.Equal(t, "up", health["otelcol-containerstats"].Health, "the scrape with the right client certificate: %s", health["otelcol-containerstats"].LastError)
+	require.Equal(t, "down", health["anonymous"].Health, "a scrape without a client certificate was accepted")
+	require.Contains(t, health["anonymous"].LastError, "certificate required")
+	require.Equal(t, "down", health["wrong-ca"].Health, "a scrape with a client certificate of another CA was accepted")
+	require.Contains(t, health["wrong-ca"].LastError, "unknown certificate authority")
+	up, err := prom.one(`up{job="otelcol-containerstats"}`)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, up.Value)
+	n, err := prom.one(fmt.Sprintf(`count({job="otelcol-containerstats", k8s_node_name=%q})`, kubetest.NodeName))
+	require.NoError(t, err)
+	t.Logf("pull endpoint: the right certificate's scrape holds %.0f series of node %s, the burner's CPU time among them", n.Value, kubetest.NodeName)
+}
+
+// nonRoot runs the collector once without uid 0: a pod of the DaemonSet's
+// template on the node but as uid/gid 65534 (runAsNonRoot), its OTLP
+// pointed at no gateway so that its series stay out of Prometheus, its
+// sending queue in an emptyDir of its own. The CRI
+// socket (root:root 0660) refuses it, and it logs that; docs/deploy.md
+// ("What each privilege is for") quotes the line.
+func (k *cluster) nonRoot(t *testing.T) {
+	ctx := context.Background()
+	ds, err := k.cs.AppsV1().DaemonSets(collectorNS).Get(ctx, dsName, metav1.GetOptions{})
+	require.NoError(t, err)
+	spec := ds.Spec.Template.Spec.DeepCopy()
+	spec.NodeName = kubetest.NodeName
+	// Its own sending queue, in the pod: the node's queue directory is
+	// root's and the DaemonSet's collector holds its files.
+	n := 0
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == "queue" {
+			spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "the DaemonSet's queue volume")
+	c := &spec.Containers[0]
+	nobody, yes := int64(65534), true
+	c.SecurityContext.RunAsUser = &nobody
+	c.SecurityContext.RunAsGroup = &nobody
+	c.SecurityContext.RunAsNonRoot = &yes
+	for i := range c.Env {
+		if c.Env[i].Name == "OTLP_ENDPOINT" {
+			c.Env[i].Value = "127.0.0.1:4317"
+		}
+	}
+	const name = "otelcol-uid65534"
+	_, err = k.cs.CoreV1().Pods(collectorNS).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}}, Spec: *spec,
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		zero := int64(0)
+		_ = k.cs.CoreV1().Pods(collectorNS).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	p := k.waitLabelled(t, collectorNS, "app="+name, "")
+	pid := containerPID(t, p)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`, string(status), "the collector's uids")
+
+	logFile := k.node.Path(fmt.Sprintf("/var/log/pods/%s_%s_%s/%s/0.log", collectorNS, name, p.UID, c.Name))
+	const want = "dial unix /run/containerd/containerd.sock: connect: permission denied"
+	var line string
+	eventually(t, time.Minute, "the uid-65534 collector's CRI error", func() error {
+		b, err := os.ReadFile(logFile)
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "Container runtime not reachable") && strings.Contains(l, `"source": "cri"`) {
+				line = l
+				return nil
+			}
+		}
+		return fmt.Errorf("no CRI error logged yet (%d bytes of log)", len(b))
+	})
+	t.Logf("non-root: the collector as uid 65534 logs:\n%s", line)
+	require.Contains(t, line, want)
 }

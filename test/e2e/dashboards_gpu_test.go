@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -110,7 +109,7 @@ func (k *cluster) pushGPUMocks(t *testing.T) []string {
 	}
 	require.Positive(t, all.DataPointCount())
 
-	conn, err := grpc.NewClient(k.gateway+":4317", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(k.gateway+":4317", grpc.WithTransportCredentials(k.gatewayCreds(t)))
 	require.NoError(t, err)
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1417,6 +1417,10 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 	require.Contains(t, health["anonymous"].LastError, "certificate required")
 	require.Equal(t, "down", health["wrong-ca"].Health, "a scrape with a client certificate of another CA was accepted")
 	require.Contains(t, health["wrong-ca"].LastError, "unknown certificate authority")
+	// docs/deploy.md quotes both errors but for the target's address.
+	for _, j := range []string{"anonymous", "wrong-ca"} {
+		requireDocQuotes(t, j+": "+strings.ReplaceAll(health[j].LastError, addr, "<pod IP>:9464"))
+	}
 	up, err := prom.one(`up{job="otelcol-containerstats"}`)
 	require.NoError(t, err)
 	require.Equal(t, 1.0, up.Value)
@@ -1490,4 +1494,23 @@ func (k *cluster) nonRoot(t *testing.T) {
 	})
 	t.Logf("non-root: the collector as uid 65534 logs:\n%s", line)
 	require.Contains(t, line, want)
+	// docs/deploy.md quotes the error as logged (the JSON fields of the
+	// zap line, decoded).
+	var fields struct {
+		Error string `json:"error"`
+	}
+	i := strings.Index(line, "{")
+	require.Positive(t, i, "no fields in %q", line)
+	require.NoError(t, json.Unmarshal([]byte(line[i:]), &fields))
+	requireDocQuotes(t, "error: "+fields.Error)
+}
+
+// requireDocQuotes fails unless docs/deploy.md holds quote verbatim.
+func requireDocQuotes(t *testing.T, quote string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "deploy.md"))
+	require.NoError(t, err)
+	if !strings.Contains(string(doc), quote) {
+		t.Errorf("docs/deploy.md does not quote:\n%s", quote)
+	}
 }

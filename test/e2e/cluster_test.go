@@ -414,8 +414,8 @@ func (k *cluster) createPod(t *testing.T, name string, spec corev1.PodSpec) {
 // filesystem figures, so the steps share it): the DaemonSet runs, the
 // workloads are compared with the kubelet's figures, every query of the
 // dashboards we ship is evaluated (dashboards_test.go), a pod is resized in
-// place, the pod-resources socket answers, the collector's DaemonSet
-// rolls, the protected pull endpoint refuses scrapers without the right
+// place, the pod-resources socket answers, nothing is lost across a
+// gateway outage with the DaemonSet rolled in it, the protected pull endpoint refuses scrapers without the right
 // client certificate and serves Prometheus with it, and the collector
 // without uid 0 is refused by the CRI socket.
 func TestClusterDaemonSet(t *testing.T) {
@@ -427,6 +427,8 @@ func TestClusterDaemonSet(t *testing.T) {
 	t.Run("resize", func(t *testing.T) { k.resize(t) })
 	t.Run("pod-resources", func(t *testing.T) { k.podResources(t) })
 	t.Run("outage-and-restart", func(t *testing.T) { k.outageAndRestart(t, ws) })
+	t.Run("pull-endpoint-mtls", func(t *testing.T) { k.pullEndpoint(t) })
+	t.Run("non-root", func(t *testing.T) { k.nonRoot(t) })
 }
 
 // workload is one pod of startWorkloads, as the API reports it.

@@ -19,11 +19,12 @@ import (
 	"time"
 )
 
-// CA is a certificate authority: its certificate (PEM) and its key.
+// CA is a certificate authority: its certificate and its key (PEM), for
+// a signer that needs the key file (the cluster's controller-manager).
 type CA struct {
-	CertPEM []byte
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
+	CertPEM, KeyPEM []byte
+	cert            *x509.Certificate
+	key             *ecdsa.PrivateKey
 }
 
 // Pair is a certificate and its private key, both PEM.
@@ -49,7 +50,11 @@ func NewCA(cn string) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CA{CertPEM: pemBlock("CERTIFICATE", der), cert: cert, key: key}, nil
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{CertPEM: pemBlock("CERTIFICATE", der), KeyPEM: pemBlock("EC PRIVATE KEY", kder), cert: cert, key: key}, nil
 }
 
 // Server issues a server certificate for the DNS names and IP addresses

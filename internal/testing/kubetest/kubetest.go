@@ -33,11 +33,9 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -52,6 +50,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/certtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest/procnet"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
@@ -458,50 +457,12 @@ func randomHex(n int) string {
 // by the CA) and the service-account signing pair sa.key/sa.pub (ECDSA
 // P-256). It returns the CA certificate (PEM) for clients.
 func writePKI(dir string) ([]byte, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := certtest.NewCA("kubetest-ca")
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "kubetest-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-			"kubernetes.default.svc.cluster.local"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 96, 0, 1)},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
+	srv, err := ca.Server("kube-apiserver", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+		"kubernetes.default.svc.cluster.local", "127.0.0.1", "10.96.0.1")
 	if err != nil {
 		return nil, err
 	}
@@ -517,15 +478,11 @@ func writePKI(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	caKeyDER, err := x509.MarshalECPrivateKey(caKey)
-	if err != nil {
-		return nil, err
-	}
 	files := map[string][]byte{
-		"ca.crt":        caPEM,
-		"ca.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: caKeyDER}),
-		"apiserver.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-		"apiserver.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: srvKeyDER}),
+		"ca.crt":        ca.CertPEM,
+		"ca.key":        ca.KeyPEM,
+		"apiserver.crt": srv.CertPEM,
+		"apiserver.key": srv.KeyPEM,
 		"sa.key":        pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saKeyDER}),
 		"sa.pub":        pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPubDER}),
 	}
@@ -538,5 +495,5 @@ func writePKI(dir string) ([]byte, error) {
 	if _, err := tls.X509KeyPair(files["apiserver.crt"], files["apiserver.key"]); err != nil {
 		return nil, fmt.Errorf("serving pair: %w", err)
 	}
-	return caPEM, nil
+	return ca.CertPEM, nil
 }

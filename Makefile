@@ -140,13 +140,30 @@ cross: $(if $(CROSS_DIST),otelcol)
 # rely on $(OTELCOL_BIN), built by the otelcol prerequisite). The leftover
 # check runs last whatever happened before it (a failed step, a test
 # timeout): a run that leaves a process, cgroup or mount behind fails.
+# Each step's time is printed at the end (a step's time includes the
+# prerequisites it builds first: e2e builds the distribution's image and
+# Prometheus 3, kube-test the cluster's binaries), so a slow CI run names
+# its slow step. The first failing step ends the run, as make would.
+TEST_STEPS := check-generated check-dashboards vet unit race nocgo fuzz-smoke otelcol cross e2e kube-test v2-test
 test:
-	rc=0
-	$(MAKE) --no-print-directory test-steps || rc=$$?
+	rc=0 times=() t0=$$SECONDS
+	for s in $(TEST_STEPS); do
+	  t=$$SECONDS
+	  if ! $(MAKE) --no-print-directory $$s; then
+	    rc=2 times+=("$$(printf '%5ds  %s (failed)' $$((SECONDS - t)) $$s)")
+	    break
+	  fi
+	  times+=("$$(printf '%5ds  %s' $$((SECONDS - t)) $$s)")
+	done
+	t=$$SECONDS
 	$(MAKE) --no-print-directory leftovers || rc=1
+	times+=("$$(printf '%5ds  %s' $$((SECONDS - t)) leftovers)")
+	printf '\n=== make test: step timings\n'
+	printf '%s\n' "$${times[@]}"
+	printf '%5ds  total, exit %d\n' $$((SECONDS - t0)) $$rc
 	exit $$rc
 
-test-steps: check-generated check-dashboards vet unit race nocgo fuzz-smoke otelcol cross e2e kube-test v2-test
+test-steps: $(TEST_STEPS)
 
 # What real-machine tests left behind (internal/testing/leftovers): test
 # processes (containerd and its shims, containers, cgrouptest children,

@@ -158,9 +158,9 @@ func TestManifestMatchesConfig(t *testing.T) {
 	// The OTLP push verifies the gateway (no insecure, no skipped
 	// verification) against a CA file from the Secret the manifest mounts,
 	// which must exist for the pod to start (optional: false).
-	assert.Nil(t, cfg.conf.Get("exporters::otlp::tls::insecure"), "the OTLP push must use TLS")
-	assert.Nil(t, cfg.conf.Get("exporters::otlp::tls::insecure_skip_verify"), "the OTLP push must verify the gateway")
-	assert.Equal(t, map[string]string{"exporters::otlp::tls::ca_file": "ca.crt"}, requireSecretFiles(t, cfg, c, volumes, TLSSecret))
+	assert.Nil(t, cfg.conf.Get("exporters::otlp_grpc::tls::insecure"), "the OTLP push must use TLS")
+	assert.Nil(t, cfg.conf.Get("exporters::otlp_grpc::tls::insecure_skip_verify"), "the OTLP push must verify the gateway")
+	assert.Equal(t, map[string]string{"exporters::otlp_grpc::tls::ca_file": "ca.crt"}, requireSecretFiles(t, cfg, c, volumes, TLSSecret))
 
 	// Every other mount is read-only (the root filesystem is too).
 	for _, vm := range c.VolumeMounts {
@@ -180,8 +180,8 @@ func TestManifestMatchesConfig(t *testing.T) {
 	// The default pays only for what it uses: one OTLP push, nothing that
 	// converts for a reader who may not exist, nothing listening (no
 	// container port; the Prometheus setups are deploy/prometheus-*/).
-	assert.Equal(t, []string{"otlp"}, cfg.exporters(t), "exporters of the default config")
-	assert.Equal(t, []any{"otlp"}, cfg.conf.Get("service::pipelines::metrics::exporters"))
+	assert.Equal(t, []string{"otlp_grpc"}, cfg.exporters(t), "exporters of the default config")
+	assert.Equal(t, []any{"otlp_grpc"}, cfg.conf.Get("service::pipelines::metrics::exporters"))
 	assert.Nil(t, cfg.conf.Get("receivers::otlp"), "the default config receives nothing")
 	assert.Empty(t, c.Ports, "the default config listens on nothing: no container port")
 
@@ -395,7 +395,7 @@ func TestPrometheusVariants(t *testing.T) {
 	def := readConfig(t, "config.yaml")
 	for _, v := range []struct{ dir, exporter string }{
 		{"prometheus-pull", "prometheus"},
-		{"prometheus-otlp", "otlphttp"},
+		{"prometheus-otlp", "otlp_http"},
 	} {
 		t.Run(v.dir, func(t *testing.T) {
 			cfg := readConfig(t, path.Join(v.dir, "config.yaml"))
@@ -410,7 +410,7 @@ func TestPrometheusVariants(t *testing.T) {
 	}
 	// Prometheus 3's OTLP path: the exporter appends /v1/metrics to the
 	// endpoint; Prometheus serves /api/v1/otlp/v1/metrics.
-	ep, _ := readConfig(t, "prometheus-otlp/config.yaml").conf.Get("exporters::otlphttp::endpoint").(string)
+	ep, _ := readConfig(t, "prometheus-otlp/config.yaml").conf.Get("exporters::otlp_http::endpoint").(string)
 	assert.Regexp(t, `^\$\{env:[A-Z_]+:-http://[^}]+/api/v1/otlp\}$`, ep)
 }
 

@@ -48,7 +48,7 @@ func TestDeployConfigsValidate(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(root, "deploy/prometheus-otlp/config.yaml"))
 	require.NoError(t, err)
-	bad := strings.Replace(string(b), "  otlphttp:\n", "  otlphttp:\n    not_a_key: 1\n", 1)
+	bad := strings.Replace(string(b), "  otlp_http:\n", "  otlp_http:\n    not_a_key: 1\n", 1)
 	require.NotEqual(t, string(b), bad)
 	badPath := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(badPath, []byte(bad), 0o644))

@@ -58,7 +58,7 @@ const prom3Overlay = receiverOverlay + `exporters:
 service:
   pipelines:
     metrics:
-      exporters: [prometheus, otlphttp]
+      exporters: [prometheus, otlp_http]
 `
 
 // Tolerances of the PromQL comparison. Both backends hold the same points

@@ -401,7 +401,7 @@ func pushConfig(interval time.Duration, procs, exporter, settings, queueDir stri
 }
 
 func otlpConfig(interval time.Duration, procs string, sinkPort int, queueDir string) string {
-	return pushConfig(interval, procs, "otlp", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
+	return pushConfig(interval, procs, "otlp_grpc", fmt.Sprintf(`    endpoint: 127.0.0.1:%d
     tls:
       insecure: true
 `, sinkPort), queueDir)
@@ -410,7 +410,7 @@ func otlpConfig(interval time.Duration, procs string, sinkPort int, queueDir str
 // otlpHTTPConfig pushes into Prometheus 3's OTLP receiver as
 // deploy/prometheus-otlp/config.yaml does.
 func otlpHTTPConfig(interval time.Duration, procs, prom3Addr, queueDir string) string {
-	return pushConfig(interval, procs, "otlphttp", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr), queueDir)
+	return pushConfig(interval, procs, "otlp_http", fmt.Sprintf("    endpoint: http://%s/api/v1/otlp\n", prom3Addr), queueDir)
 }
 
 // sinkConfig: the OTLP sink logs each request's counts (debug) and

@@ -3723,6 +3723,46 @@ func (ms *K8sNodePagingFaultsMetricConfig) Validate() error {
 	return nil
 }
 
+// K8sNodePidsCountMetricConfig provides config for the k8s.node.pids.count metric.
+type K8sNodePidsCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodePidsCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodePidsLimitMetricConfig provides config for the k8s.node.pids.limit metric.
+type K8sNodePidsLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodePidsLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sNodePressureAvg10MetricAttributeKey specifies the key of an attribute for the k8s.node.pressure.avg10 metric.
 type K8sNodePressureAvg10MetricAttributeKey string
 
@@ -3916,6 +3956,26 @@ func (ms *K8sNodePressureStallTimeMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// K8sNodeUptimeMetricConfig provides config for the k8s.node.uptime metric.
+type K8sNodeUptimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -5117,6 +5177,26 @@ func (ms *K8sPodTasksMetricConfig) Validate() error {
 	return nil
 }
 
+// K8sPodUptimeMetricConfig provides config for the k8s.pod.uptime metric.
+type K8sPodUptimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // MetricsConfig provides config for container_stats metrics.
 type MetricsConfig struct {
 	ContainerAcceleratorDutyCycle          ContainerAcceleratorDutyCycleMetricConfig          `mapstructure:"container.accelerator.duty_cycle"`
@@ -5217,10 +5297,13 @@ type MetricsConfig struct {
 	K8sNodeNetworkPacketCount              K8sNodeNetworkPacketCountMetricConfig              `mapstructure:"k8s.node.network.packet.count"`
 	K8sNodeNetworkPacketDropped            K8sNodeNetworkPacketDroppedMetricConfig            `mapstructure:"k8s.node.network.packet.dropped"`
 	K8sNodePagingFaults                    K8sNodePagingFaultsMetricConfig                    `mapstructure:"k8s.node.paging.faults"`
+	K8sNodePidsCount                       K8sNodePidsCountMetricConfig                       `mapstructure:"k8s.node.pids.count"`
+	K8sNodePidsLimit                       K8sNodePidsLimitMetricConfig                       `mapstructure:"k8s.node.pids.limit"`
 	K8sNodePressureAvg10                   K8sNodePressureAvg10MetricConfig                   `mapstructure:"k8s.node.pressure.avg10"`
 	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
 	K8sNodePressureAvg60                   K8sNodePressureAvg60MetricConfig                   `mapstructure:"k8s.node.pressure.avg60"`
 	K8sNodePressureStallTime               K8sNodePressureStallTimeMetricConfig               `mapstructure:"k8s.node.pressure.stall_time"`
+	K8sNodeUptime                          K8sNodeUptimeMetricConfig                          `mapstructure:"k8s.node.uptime"`
 	K8sPodCPULimit                         K8sPodCPULimitMetricConfig                         `mapstructure:"k8s.pod.cpu.limit"`
 	K8sPodCPULoadAverage10s                K8sPodCPULoadAverage10sMetricConfig                `mapstructure:"k8s.pod.cpu.load_average.10s"`
 	K8sPodCPUShares                        K8sPodCPUSharesMetricConfig                        `mapstructure:"k8s.pod.cpu.shares"`
@@ -5258,6 +5341,7 @@ type MetricsConfig struct {
 	K8sPodPressureAvg60                    K8sPodPressureAvg60MetricConfig                    `mapstructure:"k8s.pod.pressure.avg60"`
 	K8sPodPressureStallTime                K8sPodPressureStallTimeMetricConfig                `mapstructure:"k8s.pod.pressure.stall_time"`
 	K8sPodTasks                            K8sPodTasksMetricConfig                            `mapstructure:"k8s.pod.tasks"`
+	K8sPodUptime                           K8sPodUptimeMetricConfig                           `mapstructure:"k8s.pod.uptime"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -5674,6 +5758,12 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 		},
+		K8sNodePidsCount: K8sNodePidsCountMetricConfig{
+			Enabled: true,
+		},
+		K8sNodePidsLimit: K8sNodePidsLimitMetricConfig{
+			Enabled: true,
+		},
 		K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -5693,6 +5783,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+		},
+		K8sNodeUptime: K8sNodeUptimeMetricConfig{
+			Enabled: true,
 		},
 		K8sPodCPULimit: K8sPodCPULimitMetricConfig{
 			Enabled: true,
@@ -5836,6 +5929,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []K8sPodTasksMetricAttributeKey{K8sPodTasksMetricAttributeKeyTaskState},
+		},
+		K8sPodUptime: K8sPodUptimeMetricConfig{
+			Enabled: true,
 		},
 	}
 }

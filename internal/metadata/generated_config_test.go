@@ -438,6 +438,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
+					K8sNodePidsCount: K8sNodePidsCountMetricConfig{
+						Enabled: true,
+					},
+					K8sNodePidsLimit: K8sNodePidsLimitMetricConfig{
+						Enabled: true,
+					},
 					K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -457,6 +463,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					K8sNodeUptime: K8sNodeUptimeMetricConfig{
+						Enabled: true,
 					},
 					K8sPodCPULimit: K8sPodCPULimitMetricConfig{
 						Enabled: true,
@@ -600,6 +609,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []K8sPodTasksMetricAttributeKey{K8sPodTasksMetricAttributeKeyTaskState},
+					},
+					K8sPodUptime: K8sPodUptimeMetricConfig{
+						Enabled: true,
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -1034,6 +1046,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodePagingFaultsMetricAttributeKey{K8sNodePagingFaultsMetricAttributeKeySystemPagingFaultType},
 					},
+					K8sNodePidsCount: K8sNodePidsCountMetricConfig{
+						Enabled: false,
+					},
+					K8sNodePidsLimit: K8sNodePidsLimitMetricConfig{
+						Enabled: false,
+					},
 					K8sNodePressureAvg10: K8sNodePressureAvg10MetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -1053,6 +1071,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+					},
+					K8sNodeUptime: K8sNodeUptimeMetricConfig{
+						Enabled: false,
 					},
 					K8sPodCPULimit: K8sPodCPULimitMetricConfig{
 						Enabled: false,
@@ -1197,6 +1218,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []K8sPodTasksMetricAttributeKey{K8sPodTasksMetricAttributeKeyTaskState},
 					},
+					K8sPodUptime: K8sPodUptimeMetricConfig{
+						Enabled: false,
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					ContainerID:              ResourceAttributeConfig{Enabled: false},
@@ -1218,7 +1242,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccLifetimeErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccLifetimeErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePidsCountMetricConfig{}, K8sNodePidsLimitMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sNodeUptimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, K8sPodUptimeMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

@@ -861,6 +861,12 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.node.paging.faults",
 		Attributes: []string{"system.paging.fault.type"},
 	},
+	K8sNodePidsCount: metricInfo{
+		Name: "k8s.node.pids.count",
+	},
+	K8sNodePidsLimit: metricInfo{
+		Name: "k8s.node.pids.limit",
+	},
 	K8sNodePressureAvg10: metricInfo{
 		Name:       "k8s.node.pressure.avg10",
 		Attributes: []string{"pressure.resource", "pressure.stall_type"},
@@ -876,6 +882,9 @@ var MetricsInfo = metricsInfo{
 	K8sNodePressureStallTime: metricInfo{
 		Name:       "k8s.node.pressure.stall_time",
 		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sNodeUptime: metricInfo{
+		Name: "k8s.node.uptime",
 	},
 	K8sPodCPULimit: metricInfo{
 		Name: "k8s.pod.cpu.limit",
@@ -1004,6 +1013,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.pod.tasks",
 		Attributes: []string{"task.state"},
 	},
+	K8sPodUptime: metricInfo{
+		Name: "k8s.pod.uptime",
+	},
 }
 
 type metricsInfo struct {
@@ -1105,10 +1117,13 @@ type metricsInfo struct {
 	K8sNodeNetworkPacketCount              metricInfo
 	K8sNodeNetworkPacketDropped            metricInfo
 	K8sNodePagingFaults                    metricInfo
+	K8sNodePidsCount                       metricInfo
+	K8sNodePidsLimit                       metricInfo
 	K8sNodePressureAvg10                   metricInfo
 	K8sNodePressureAvg300                  metricInfo
 	K8sNodePressureAvg60                   metricInfo
 	K8sNodePressureStallTime               metricInfo
+	K8sNodeUptime                          metricInfo
 	K8sPodCPULimit                         metricInfo
 	K8sPodCPULoadAverage10s                metricInfo
 	K8sPodCPUShares                        metricInfo
@@ -1146,6 +1161,7 @@ type metricsInfo struct {
 	K8sPodPressureAvg60                    metricInfo
 	K8sPodPressureStallTime                metricInfo
 	K8sPodTasks                            metricInfo
+	K8sPodUptime                           metricInfo
 }
 
 type metricInfo struct {
@@ -8732,6 +8748,106 @@ func newMetricK8sNodePagingFaults(cfg K8sNodePagingFaultsMetricConfig) metricK8s
 	return m
 }
 
+type metricK8sNodePidsCount struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   K8sNodePidsCountMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.pids.count metric with initial data.
+func (m *metricK8sNodePidsCount) init() {
+	m.data.SetName("k8s.node.pids.count")
+	m.data.SetDescription("Tasks (processes and threads, every state) that exist on the node: the total of /proc/loadavg's running/total field, the kernel's nr_threads; the kubelet's Summary API NodeStats.Rlimit.NumOfRunningProcesses (kubeletstats: k8s.node.pid.usage). No point when /proc/loadavg is missing.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodePidsCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePidsCount) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePidsCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePidsCount(cfg K8sNodePidsCountMetricConfig) metricK8sNodePidsCount {
+	m := metricK8sNodePidsCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodePidsLimit struct {
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   K8sNodePidsLimitMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.pids.limit metric with initial data.
+func (m *metricK8sNodePidsLimit) init() {
+	m.data.SetName("k8s.node.pids.limit")
+	m.data.SetDescription("Most tasks the kernel allows on the node: the lower of /proc/sys/kernel/pid_max and /proc/sys/kernel/threads-max (one alone when the other is missing); the kubelet's Summary API NodeStats.Rlimit.MaxPID (kubeletstats: k8s.node.pid.limit). No point when both are missing.")
+	m.data.SetUnit("{task}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodePidsLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodePidsLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodePidsLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodePidsLimit(cfg K8sNodePidsLimitMetricConfig) metricK8sNodePidsLimit {
+	m := metricK8sNodePidsLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodePressureAvg10 struct {
 	data          pmetric.Metric                   // data buffer for generated metric.
 	config        K8sNodePressureAvg10MetricConfig // metric config provided by user.
@@ -9094,6 +9210,56 @@ func (m *metricK8sNodePressureStallTime) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sNodePressureStallTime(cfg K8sNodePressureStallTimeMetricConfig) metricK8sNodePressureStallTime {
 	m := metricK8sNodePressureStallTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeUptime struct {
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   K8sNodeUptimeMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.uptime metric with initial data.
+func (m *metricK8sNodeUptime) init() {
+	m.data.SetName("k8s.node.uptime")
+	m.data.SetDescription("Time since the node booted, in whole seconds (a double, as the semantic conventions define it): scrape time − btime of /proc/stat, read at start (the kubelet's Summary API node startTime is the root cgroup's, the boot time). No point when btime cannot be read.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeUptime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeUptime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeUptime(cfg K8sNodeUptimeMetricConfig) metricK8sNodeUptime {
+	m := metricK8sNodeUptime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -11644,6 +11810,56 @@ func newMetricK8sPodTasks(cfg K8sPodTasksMetricConfig) metricK8sPodTasks {
 	return m
 }
 
+type metricK8sPodUptime struct {
+	data     pmetric.Metric           // data buffer for generated metric.
+	config   K8sPodUptimeMetricConfig // metric config provided by user.
+	capacity int                      // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.uptime metric with initial data.
+func (m *metricK8sPodUptime) init() {
+	m.data.SetName("k8s.pod.uptime")
+	m.data.SetDescription("Time since the pod's sandbox was created, in whole seconds (a double, as the semantic conventions define it), by the runtime's creation time (CRI PodSandbox CreatedAt, else containerd's); the kubelet's pod startTime is its admission, usually under a second earlier. The start time of every cumulative point of the pod is that same time. No point when no runtime names the pod.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sPodUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodUptime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodUptime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodUptime(cfg K8sPodUptimeMetricConfig) metricK8sPodUptime {
+	m := metricK8sPodUptime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
@@ -11752,10 +11968,13 @@ type MetricsBuilder struct {
 	metricK8sNodeNetworkPacketCount              metricK8sNodeNetworkPacketCount
 	metricK8sNodeNetworkPacketDropped            metricK8sNodeNetworkPacketDropped
 	metricK8sNodePagingFaults                    metricK8sNodePagingFaults
+	metricK8sNodePidsCount                       metricK8sNodePidsCount
+	metricK8sNodePidsLimit                       metricK8sNodePidsLimit
 	metricK8sNodePressureAvg10                   metricK8sNodePressureAvg10
 	metricK8sNodePressureAvg300                  metricK8sNodePressureAvg300
 	metricK8sNodePressureAvg60                   metricK8sNodePressureAvg60
 	metricK8sNodePressureStallTime               metricK8sNodePressureStallTime
+	metricK8sNodeUptime                          metricK8sNodeUptime
 	metricK8sPodCPULimit                         metricK8sPodCPULimit
 	metricK8sPodCPULoadAverage10s                metricK8sPodCPULoadAverage10s
 	metricK8sPodCPUShares                        metricK8sPodCPUShares
@@ -11793,6 +12012,7 @@ type MetricsBuilder struct {
 	metricK8sPodPressureAvg60                    metricK8sPodPressureAvg60
 	metricK8sPodPressureStallTime                metricK8sPodPressureStallTime
 	metricK8sPodTasks                            metricK8sPodTasks
+	metricK8sPodUptime                           metricK8sPodUptime
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -11916,10 +12136,13 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodeNetworkPacketCount:              newMetricK8sNodeNetworkPacketCount(mbc.Metrics.K8sNodeNetworkPacketCount),
 		metricK8sNodeNetworkPacketDropped:            newMetricK8sNodeNetworkPacketDropped(mbc.Metrics.K8sNodeNetworkPacketDropped),
 		metricK8sNodePagingFaults:                    newMetricK8sNodePagingFaults(mbc.Metrics.K8sNodePagingFaults),
+		metricK8sNodePidsCount:                       newMetricK8sNodePidsCount(mbc.Metrics.K8sNodePidsCount),
+		metricK8sNodePidsLimit:                       newMetricK8sNodePidsLimit(mbc.Metrics.K8sNodePidsLimit),
 		metricK8sNodePressureAvg10:                   newMetricK8sNodePressureAvg10(mbc.Metrics.K8sNodePressureAvg10),
 		metricK8sNodePressureAvg300:                  newMetricK8sNodePressureAvg300(mbc.Metrics.K8sNodePressureAvg300),
 		metricK8sNodePressureAvg60:                   newMetricK8sNodePressureAvg60(mbc.Metrics.K8sNodePressureAvg60),
 		metricK8sNodePressureStallTime:               newMetricK8sNodePressureStallTime(mbc.Metrics.K8sNodePressureStallTime),
+		metricK8sNodeUptime:                          newMetricK8sNodeUptime(mbc.Metrics.K8sNodeUptime),
 		metricK8sPodCPULimit:                         newMetricK8sPodCPULimit(mbc.Metrics.K8sPodCPULimit),
 		metricK8sPodCPULoadAverage10s:                newMetricK8sPodCPULoadAverage10s(mbc.Metrics.K8sPodCPULoadAverage10s),
 		metricK8sPodCPUShares:                        newMetricK8sPodCPUShares(mbc.Metrics.K8sPodCPUShares),
@@ -11957,6 +12180,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodPressureAvg60:                    newMetricK8sPodPressureAvg60(mbc.Metrics.K8sPodPressureAvg60),
 		metricK8sPodPressureStallTime:                newMetricK8sPodPressureStallTime(mbc.Metrics.K8sPodPressureStallTime),
 		metricK8sPodTasks:                            newMetricK8sPodTasks(mbc.Metrics.K8sPodTasks),
+		metricK8sPodUptime:                           newMetricK8sPodUptime(mbc.Metrics.K8sPodUptime),
 		resourceAttributeIncludeFilter:               make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:               make(map[string]filter.Filter),
 	}
@@ -12199,10 +12423,13 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodeNetworkPacketCount.emit(ils.Metrics())
 	mb.metricK8sNodeNetworkPacketDropped.emit(ils.Metrics())
 	mb.metricK8sNodePagingFaults.emit(ils.Metrics())
+	mb.metricK8sNodePidsCount.emit(ils.Metrics())
+	mb.metricK8sNodePidsLimit.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg10.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg300.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg60.emit(ils.Metrics())
 	mb.metricK8sNodePressureStallTime.emit(ils.Metrics())
+	mb.metricK8sNodeUptime.emit(ils.Metrics())
 	mb.metricK8sPodCPULimit.emit(ils.Metrics())
 	mb.metricK8sPodCPULoadAverage10s.emit(ils.Metrics())
 	mb.metricK8sPodCPUShares.emit(ils.Metrics())
@@ -12240,6 +12467,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodPressureAvg60.emit(ils.Metrics())
 	mb.metricK8sPodPressureStallTime.emit(ils.Metrics())
 	mb.metricK8sPodTasks.emit(ils.Metrics())
+	mb.metricK8sPodUptime.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -12761,6 +12989,16 @@ func (mb *MetricsBuilder) RecordK8sNodePagingFaultsDataPoint(ts pcommon.Timestam
 	mb.metricK8sNodePagingFaults.recordDataPoint(mb.startTime, ts, val, systemPagingFaultTypeAttributeValue.String())
 }
 
+// RecordK8sNodePidsCountDataPoint adds a data point to k8s.node.pids.count metric.
+func (mb *MetricsBuilder) RecordK8sNodePidsCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodePidsCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodePidsLimitDataPoint adds a data point to k8s.node.pids.limit metric.
+func (mb *MetricsBuilder) RecordK8sNodePidsLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodePidsLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sNodePressureAvg10DataPoint adds a data point to k8s.node.pressure.avg10 metric.
 func (mb *MetricsBuilder) RecordK8sNodePressureAvg10DataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
 	mb.metricK8sNodePressureAvg10.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
@@ -12779,6 +13017,11 @@ func (mb *MetricsBuilder) RecordK8sNodePressureAvg60DataPoint(ts pcommon.Timesta
 // RecordK8sNodePressureStallTimeDataPoint adds a data point to k8s.node.pressure.stall_time metric.
 func (mb *MetricsBuilder) RecordK8sNodePressureStallTimeDataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
 	mb.metricK8sNodePressureStallTime.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sNodeUptimeDataPoint adds a data point to k8s.node.uptime metric.
+func (mb *MetricsBuilder) RecordK8sNodeUptimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sNodeUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sPodCPULimitDataPoint adds a data point to k8s.pod.cpu.limit metric.
@@ -12964,6 +13207,11 @@ func (mb *MetricsBuilder) RecordK8sPodPressureStallTimeDataPoint(ts pcommon.Time
 // RecordK8sPodTasksDataPoint adds a data point to k8s.pod.tasks metric.
 func (mb *MetricsBuilder) RecordK8sPodTasksDataPoint(ts pcommon.Timestamp, val int64, taskStateAttributeValue AttributeTaskState) {
 	mb.metricK8sPodTasks.recordDataPoint(mb.startTime, ts, val, taskStateAttributeValue.String())
+}
+
+// RecordK8sPodUptimeDataPoint adds a data point to k8s.pod.uptime metric.
+func (mb *MetricsBuilder) RecordK8sPodUptimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sPodUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -625,6 +625,12 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sNodePagingFaultsDataPoint(ts, 3, AttributeSystemPagingFaultTypeMinor)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodePidsCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodePidsLimitDataPoint(ts, 1)
 
 			allMetricsCount++
 			mb.RecordK8sNodePressureAvg10DataPoint(ts, 1, AttributePressureResourceCPU, AttributePressureStallTypeSome)
@@ -649,6 +655,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sNodePressureStallTimeDataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodCPULimitDataPoint(ts, 1)
@@ -808,6 +817,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sPodTasksDataPoint(ts, 3, AttributeTaskStateSleeping)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodUptimeDataPoint(ts, 1)
 
 			rb := mb.NewResourceBuilder()
 			rb.SetContainerID("container.id-val")
@@ -4353,6 +4365,30 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.paging.fault.type")
 						assert.False(t, ok)
 					}
+				case "k8s.node.pids.count":
+					assert.False(t, validatedMetrics["k8s.node.pids.count"], "Found a duplicate in the metrics slice: k8s.node.pids.count")
+					validatedMetrics["k8s.node.pids.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Tasks (processes and threads, every state) that exist on the node: the total of /proc/loadavg's running/total field, the kernel's nr_threads; the kubelet's Summary API NodeStats.Rlimit.NumOfRunningProcesses (kubeletstats: k8s.node.pid.usage). No point when /proc/loadavg is missing.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.pids.limit":
+					assert.False(t, validatedMetrics["k8s.node.pids.limit"], "Found a duplicate in the metrics slice: k8s.node.pids.limit")
+					validatedMetrics["k8s.node.pids.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Most tasks the kernel allows on the node: the lower of /proc/sys/kernel/pid_max and /proc/sys/kernel/threads-max (one alone when the other is missing); the kubelet's Summary API NodeStats.Rlimit.MaxPID (kubeletstats: k8s.node.pid.limit). No point when both are missing.", mi.Description())
+					assert.Equal(t, "{task}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.node.pressure.avg10":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.node.pressure.avg10"], "Found a duplicate in the metrics slice: k8s.node.pressure.avg10")
@@ -4537,6 +4573,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("pressure.stall_type")
 						assert.False(t, ok)
 					}
+				case "k8s.node.uptime":
+					assert.False(t, validatedMetrics["k8s.node.uptime"], "Found a duplicate in the metrics slice: k8s.node.uptime")
+					validatedMetrics["k8s.node.uptime"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time since the node booted, in whole seconds (a double, as the semantic conventions define it): scrape time − btime of /proc/stat, read at start (the kubelet's Summary API node startTime is the root cgroup's, the boot time). No point when btime cannot be read.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.pod.cpu.limit":
 					assert.False(t, validatedMetrics["k8s.pod.cpu.limit"], "Found a duplicate in the metrics slice: k8s.pod.cpu.limit")
 					validatedMetrics["k8s.pod.cpu.limit"] = true
@@ -5537,6 +5585,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("task.state")
 						assert.False(t, ok)
 					}
+				case "k8s.pod.uptime":
+					assert.False(t, validatedMetrics["k8s.pod.uptime"], "Found a duplicate in the metrics slice: k8s.pod.uptime")
+					validatedMetrics["k8s.pod.uptime"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time since the pod's sandbox was created, in whole seconds (a double, as the semantic conventions define it), by the runtime's creation time (CRI PodSandbox CreatedAt, else containerd's); the kubelet's pod startTime is its admission, usually under a second earlier. The start time of every cumulative point of the pod is that same time. No point when no runtime names the pod.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				}
 			}
 		})

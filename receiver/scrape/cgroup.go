@@ -28,6 +28,9 @@ type entity struct {
 	standalone bool
 	// ct is a container's identity (nil for the node and pods).
 	ct *identity.Container
+	// podStart is a pod's creation time as the runtime gives it (its
+	// sandbox's); zero when unknown and for other kinds.
+	podStart time.Time
 
 	now time.Time         // the scrape's time
 	ts  pcommon.Timestamp // now as the points' timestamp

@@ -41,7 +41,7 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 		start = pcommon.NewTimestampFromTime(p.StartTime)
 	}
 	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pod.Path, start)
-	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, id: pod.PodUID, pod: pod.PodUID, st: st}, errs) {
+	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, id: pod.PodUID, pod: pod.PodUID, st: st, podStart: p.StartTime}, errs) {
 		return
 	}
 	rb := s.mb.NewResourceBuilder()

@@ -102,6 +102,8 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.memory.swap":          {"memory.usage_in_bytes", "memory.memsw.usage_in_bytes", "memory.swap.current", "meminfo"},
 		"k8s.node.paging.faults":        {"vmstat"},
 		"k8s.node.memory.oom_kills":     {"vmstat"},
+		"k8s.node.pids.count":           {"loadavg"},
+		"k8s.node.pids.limit":           {"pid_max", "threads-max"},
 		"container.disk.io":             blkioFiles,
 		"k8s.pod.disk.operations":       blkioFiles,
 		"k8s.node.disk.io":              {"diskstats", "uevent"},

@@ -4,7 +4,9 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -13,14 +15,17 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// pidsRecorders are the pids metrics of pods or containers, as method
-// expressions. The node has none: the root cgroup has no pids.current on
-// v1 and older v2 kernels.
+// pidsRecorders are the pids metrics of the node, pods and containers, as
+// method expressions. The node's come from /proc, not from the root
+// cgroup (which has no pids.current on v1 and older v2 kernels): the
+// kernel's task count and limit, as the kubelet's Summary API gives them
+// (NodeStats.Rlimit).
 type pidsRecorders struct {
 	count, limit func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 }
 
 var pidsRec = [...]pidsRecorders{
+	kindNode:      {mbT.RecordK8sNodePidsCountDataPoint, mbT.RecordK8sNodePidsLimitDataPoint},
 	kindPod:       {mbT.RecordK8sPodPidsCountDataPoint, mbT.RecordK8sPodPidsLimitDataPoint},
 	kindContainer: {mbT.RecordContainerPidsCountDataPoint, mbT.RecordContainerPidsLimitDataPoint},
 }
@@ -30,12 +35,17 @@ var pidsRec = [...]pidsRecorders{
 type pidsFamily struct {
 	s   *Scraper
 	pts [numKinds]int
-	cur cgroupfs.PidsStat
-	err error
+	// nodeCount and nodeLimit: which of the node's two /proc reads an
+	// enabled metric needs.
+	nodeCount, nodeLimit bool
+	cur                  cgroupfs.PidsStat
+	err                  error
 }
 
 func newPidsFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
 	f := &pidsFamily{s: s}
+	f.nodeCount, f.nodeLimit = m.K8sNodePidsCount.Enabled, m.K8sNodePidsLimit.Enabled
+	f.pts[kindNode] = count(f.nodeCount, f.nodeLimit)
 	f.pts[kindPod] = count(m.K8sPodPidsCount.Enabled, m.K8sPodPidsLimit.Enabled)
 	f.pts[kindContainer] = count(m.ContainerPidsCount.Enabled, m.ContainerPidsLimit.Enabled)
 	if f.pts == [numKinds]int{} {
@@ -46,9 +56,39 @@ func newPidsFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
 
 func (f *pidsFamily) read(e *entity) {
 	f.cur, f.err = cgroupfs.PidsStat{}, nil
-	if f.pts[e.kind] > 0 {
+	switch {
+	case f.pts[e.kind] == 0:
+	case e.kind == kindNode:
+		f.cur, f.err = f.readNode()
+	default:
 		f.cur, f.err = f.s.reader.Pids(e.rel)
 	}
+}
+
+// readNode reads the node's tasks (/proc/loadavg) and its limit (the lower
+// of kernel.pid_max and kernel.threads-max), each only when its metric is
+// on; a missing file is an absent value, never a 0.
+func (f *pidsFamily) readNode() (cgroupfs.PidsStat, error) {
+	var st cgroupfs.PidsStat
+	if f.nodeCount {
+		n, err := f.s.proc.Tasks()
+		switch {
+		case err == nil:
+			st.Current = cgroupfs.Some(n)
+		case !errors.Is(err, fs.ErrNotExist):
+			return st, err
+		}
+	}
+	if f.nodeLimit {
+		n, err := f.s.proc.TaskLimit()
+		switch {
+		case err == nil:
+			st.Max = cgroupfs.Limit{V: n, OK: true}
+		case !errors.Is(err, fs.ErrNotExist):
+			return st, err
+		}
+	}
+	return st, nil
 }
 
 func (f *pidsFamily) readErr() error { return f.err }

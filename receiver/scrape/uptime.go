@@ -6,36 +6,69 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 import (
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// uptimeFamily is container.uptime: the time since the runtime created the
-// container, from its identity; nothing is read.
-type uptimeFamily struct{ s *Scraper }
+// uptimeRec is k8s.node.uptime, k8s.pod.uptime and container.uptime, as
+// method expressions.
+var uptimeRec = [...]func(mbT, pcommon.Timestamp, float64){
+	kindNode:      mbT.RecordK8sNodeUptimeDataPoint,
+	kindPod:       mbT.RecordK8sPodUptimeDataPoint,
+	kindContainer: mbT.RecordContainerUptimeDataPoint,
+}
+
+// uptimeFamily is the time since the node booted (/proc/stat btime, read
+// once at Start), since the runtime created the pod's sandbox, and since
+// it created the container, from the identity; nothing is read per scrape.
+type uptimeFamily struct {
+	s  *Scraper
+	on [numKinds]bool
+}
 
 func newUptimeFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	if !m.ContainerUptime.Enabled {
+	f := uptimeFamily{s: s, on: [numKinds]bool{
+		kindNode: m.K8sNodeUptime.Enabled, kindPod: m.K8sPodUptime.Enabled, kindContainer: m.ContainerUptime.Enabled,
+	}}
+	if f.on == [numKinds]bool{} {
 		return nil
 	}
-	return uptimeFamily{s: s}
+	return f
 }
 
 func (uptimeFamily) read(*entity)   {}
 func (uptimeFamily) readErr() error { return nil }
 
-func (uptimeFamily) points(k cgroupKind, _ *series) int { return count(k == kindContainer) }
+func (f uptimeFamily) points(k cgroupKind, _ *series) int { return count(f.on[k]) }
 
-// record records the container's uptime in whole seconds, as a double (the
-// semantic conventions' value type); nothing when no runtime named it (the
-// first-seen time is not a start time) or the clocks disagree (creation in
-// the future).
+// record records the entity's uptime in whole seconds, as a double (the
+// semantic conventions' value type); nothing when the start is unknown (a
+// container or pod no runtime named: the first-seen time is not a start
+// time; a node whose boot time could not be read) or the clocks disagree
+// (a start in the future).
 func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
-	if e.ct == nil || e.ct.StartTime.IsZero() {
+	if !f.on[e.kind] {
 		return
 	}
-	if d := e.now.Sub(e.ct.StartTime); d >= 0 {
-		f.s.mb.RecordContainerUptimeDataPoint(e.ts, float64(d/time.Second))
+	var start time.Time
+	switch e.kind {
+	case kindNode:
+		if f.s.bootTime != 0 {
+			start = f.s.bootTime.AsTime()
+		}
+	case kindPod:
+		start = e.podStart
+	case kindContainer:
+		if e.ct != nil {
+			start = e.ct.StartTime
+		}
+	}
+	if start.IsZero() {
+		return
+	}
+	if d := e.now.Sub(start); d >= 0 {
+		uptimeRec[e.kind](f.s.mb, e.ts, float64(d/time.Second))
 	}
 }

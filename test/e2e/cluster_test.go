@@ -631,11 +631,20 @@ func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
 // summary is the part of the kubelet's /stats/summary the test reads.
 type summary struct {
+	Node struct {
+		StartTime time.Time `json:"startTime"`
+		Rlimit    *struct {
+			Time    time.Time `json:"time"`
+			MaxPID  *int64    `json:"maxpid"`
+			CurProc *int64    `json:"curproc"`
+		} `json:"rlimit"`
+	} `json:"node"`
 	Pods []struct {
 		PodRef struct {
 			Name, Namespace string
 		} `json:"podRef"`
-		Network *struct {
+		StartTime time.Time `json:"startTime"`
+		Network   *struct {
 			Interfaces []struct {
 				Name    string  `json:"name"`
 				RxBytes *uint64 `json:"rxBytes"`
@@ -893,12 +902,48 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	add(row{"writer/dd", "rootfs usage (B)", value(fs.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", used), "-",
 		"65536", within(fs.value, used, 65536)})
 
+	// Pod start times: ours is the point's time minus the pod's uptime
+	// (whole seconds, since the sandbox's creation); the kubelet's is the
+	// pod's admission, a moment before the sandbox.
+	for _, w := range ws {
+		p := sn.pods[w.pod]
+		var kst time.Time
+		for _, sp := range sn.sum.Pods {
+			if sp.PodRef.Name == p.Name && sp.PodRef.Namespace == workNS {
+				kst = sp.StartTime
+			}
+		}
+		require.False(t, kst.IsZero(), "%s: no startTime in /stats/summary", p.Name)
+		up, ok := k.ours(t, fmt.Sprintf(`k8s_pod_uptime_seconds{k8s_pod_uid=%q}`, p.UID))
+		require.True(t, ok, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
+		start := float64(up.at.UnixMilli())/1000 - up.value
+		add(row{p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-", fmt.Sprintf("%d (/stats/summary startTime)", kst.Unix()),
+			"2 s", within(start, float64(kst.Unix()), 2)})
+	}
+
+	// The node's start, tasks and task limit.
+	nup, ok := k.ours(t, fmt.Sprintf(`k8s_node_uptime_seconds{k8s_node_name=%q}`, kubetest.NodeName))
+	require.True(t, ok, "our node uptime")
+	nstart := float64(nup.at.UnixMilli())/1000 - nup.value
+	add(row{"node", "start time (unix s)", value(nstart, "s"), "-", fmt.Sprintf("%d (/stats/summary node startTime)", sn.sum.Node.StartTime.Unix()),
+		"2 s", within(nstart, float64(sn.sum.Node.StartTime.Unix()), 2)})
+	rl := sn.sum.Node.Rlimit
+	require.True(t, rl != nil && rl.MaxPID != nil && rl.CurProc != nil, "/stats/summary node rlimit: %+v", rl)
+	v, how := k.oursAt(t, fmt.Sprintf(`k8s_node_pids_count{k8s_node_name=%q}`, kubetest.NodeName), rl.Time, false)
+	tol := 64 + 0.05*float64(*rl.CurProc)
+	add(row{"node", "tasks", fmt.Sprintf("%.0f (%s)", v, how), "-", fmt.Sprintf("%d (/stats/summary rlimit.curproc)", *rl.CurProc),
+		fmt.Sprintf("%.0f", tol), within(v, float64(*rl.CurProc), tol)})
+	lim, ok := k.ours(t, fmt.Sprintf(`k8s_node_pids_limit{k8s_node_name=%q}`, kubetest.NodeName))
+	require.True(t, ok, "our node task limit")
+	add(row{"node", "task limit", fmt.Sprintf("%.0f", lim.value), "-", fmt.Sprintf("%d (/stats/summary rlimit.maxpid)", *rl.MaxPID),
+		"exact", lim.value == float64(*rl.MaxPID)})
+
 	// The node.
 	nres, ok := find(sn.res, "node_memory_working_set_bytes", nil)
 	require.True(t, ok, "kubelet node working set")
 	ncad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": "/"})
 	require.True(t, ok, "cadvisor root cgroup")
-	v, how := k.oursAt(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, false)
+	v, how = k.oursAt(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, false)
 	add(row{"node", "working set (B)", fmt.Sprintf("%s (%s)", value(v, "B"), how), value(nres.value, "B"), value(ncad.value, "B"),
 		"5 %", within(v, nres.value, 0.05*nres.value)})
 

@@ -41,6 +41,15 @@ const (
 	Bridge    = leftovers.LinkPrefix + "0"
 	PodSubnet = "10.88.217.0/24"
 	BridgeIP  = "10.88.217.1" // the node's IP and the pods' gateway
+
+	// KubeletCgroup and RuntimeCgroup are the node's system containers:
+	// the kubelet runs in the first (--kubelet-cgroups: it creates it and
+	// moves itself in), containerd in the second (the node moves it
+	// there, as systemd runs it in containerd.service; --runtime-cgroups
+	// names it to the kubelet), so that the Summary API reports both.
+	// leftovers knows them (leftovers.SystemCgroups).
+	KubeletCgroup = "/" + leftovers.SystemCgroupPrefix + "kubelet"
+	RuntimeCgroup = "/" + leftovers.SystemCgroupPrefix + "runtime"
 )
 
 // CNIBinDir is where Debian's containernetworking-plugins installs the
@@ -172,6 +181,7 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 		t.Fatal(err)
 	}
 	n.start(t, "containerd", "containerd", "--config", filepath.Join(ctrd, "config.toml"))
+	n.moveToCgroup(t, n.procs[len(n.procs)-1].cmd.Process.Pid, RuntimeCgroup)
 	n.waitSocket(t, 20*time.Second)
 	testbox := filepath.Join(n.dir, "testbox.tar")
 	if err := containerdtest.WriteImage(testbox); err != nil {
@@ -227,6 +237,8 @@ maxPods: 50
 		"--kubeconfig="+c.kubeconfig(t),
 		"--hostname-override="+NodeName,
 		"--node-ip="+BridgeIP,
+		"--kubelet-cgroups="+KubeletCgroup,
+		"--runtime-cgroups="+RuntimeCgroup,
 		"--v=1")
 	n.waitNodeReady(t, 3*time.Minute)
 	c.requireLoopbackOnly(t, n.procs[len(n.procs)-1])
@@ -289,6 +301,21 @@ read -r _ || true
 		t.Fatalf("the node's mount namespace is the test's (%s)", ns)
 	}
 	n.mntNS = ns
+}
+
+// moveToCgroup puts pid (before it has children) into the cgroup rel of
+// every hierarchy, creating it; stop removes it.
+func (n *Node) moveToCgroup(t testing.TB, pid int, rel string) {
+	t.Helper()
+	for _, h := range containerdtest.Hierarchies() {
+		d := filepath.Join(h, rel)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			t.Fatalf("moving pid %d into %s: %v", pid, d, err)
+		}
+	}
 }
 
 // start runs bin in the node's mount namespace (nsenter execs it: the
@@ -396,6 +423,9 @@ func (n *Node) stop() {
 		}
 	}
 	for _, h := range hs {
+		for _, rel := range []string{KubeletCgroup, RuntimeCgroup} {
+			containerdtest.RemoveCgroupTree(filepath.Join(h, rel))
+		}
 		for _, rel := range []string{"kubepods/burstable", "kubepods/besteffort", "kubepods"} {
 			d := filepath.Join(h, rel)
 			if !n.preCgroup[d] {

@@ -274,7 +274,7 @@ func (p proc) leftover(tmp string, realNode bool) string {
 // machine's own runs, else a pod with a test-marked UID.
 func testCgroup(rel string, realNode bool) bool {
 	parts := strings.Split(strings.Trim(rel, "/"), "/")
-	if len(parts) > 0 && parts[0] == StandaloneTop {
+	if len(parts) > 0 && (parts[0] == StandaloneTop || strings.HasPrefix(parts[0], SystemCgroupPrefix)) {
 		return true // the name is the test mark
 	}
 	if len(parts) == 0 || !isKubepods(parts[0]) {
@@ -295,6 +295,12 @@ func testCgroup(rel string, realNode bool) bool {
 // (non-Kubernetes) containers (cgrouptest.NewStandaloneContainer):
 // everything under it is a test's, on a real node too.
 const StandaloneTop = "containerstats-test"
+
+// SystemCgroupPrefix starts the name of the top-level cgroups a test node
+// runs its kubelet and container runtime in (internal/testing/kubetest's
+// system containers, /cstest-kubelet and /cstest-runtime): everything
+// under them is a test's, on a real node too.
+const SystemCgroupPrefix = LinkPrefix + "-"
 
 func isKubepods(name string) bool { return name == "kubepods" || name == "kubepods.slice" }
 
@@ -376,7 +382,15 @@ func hierarchies(root string) []string {
 func findCgroups(o Options, realNode bool) ([]Leftover, error) {
 	in := map[string][]string{}
 	for _, h := range hierarchies(o.Cgroup) {
-		for _, top := range []string{"kubepods", "kubepods.slice", StandaloneTop} {
+		tops := []string{"kubepods", "kubepods.slice", StandaloneTop}
+		if entries, err := os.ReadDir(h); err == nil {
+			for _, e := range entries {
+				if e.IsDir() && strings.HasPrefix(e.Name(), SystemCgroupPrefix) {
+					tops = append(tops, e.Name())
+				}
+			}
+		}
+		for _, top := range tops {
 			_ = filepath.WalkDir(filepath.Join(h, top), func(p string, d fs.DirEntry, err error) error {
 				if err != nil || !d.IsDir() {
 					return nil

@@ -90,6 +90,11 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		m.mkdir(filepath.Join("cgroup", h, ctr))
 	}
 	m.mkdir(filepath.Join("cgroup", "memory", "system.slice", "sshd.service"))
+	// A test node's system containers (kubetest) and a process left in one.
+	for _, h := range []string{"memory", "cpu,cpuacct"} {
+		m.mkdir(filepath.Join("cgroup", h, SystemCgroupPrefix+"runtime"))
+	}
+	m.proc("111", "S", []string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "def"}, hostCgroup("/"+SystemCgroupPrefix+"runtime"))
 	// Leftovers: a container process, a shim and a containerd of a test
 	// socket, a Prometheus of a test directory, an e2e collector, a
 	// cgrouptest child that never made it into its cgroup.
@@ -146,6 +151,8 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"cgroup /kubepods/burstable (in cpu,cpuacct, memory, unified)",
 		"cgroup " + pod + " (in cpu,cpuacct, memory, unified)",
 		"cgroup " + ctr + " (in cpu,cpuacct, memory, unified)",
+		"cgroup /" + SystemCgroupPrefix + "runtime (in cpu,cpuacct, memory)",
+		"process 111: in test cgroup /" + SystemCgroupPrefix + "runtime: /usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id def",
 		"mount " + tmp + "/ctrd-1/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs (overlay mount)",
 		"mount " + tmp + "/TestY/hostroot x (ext4 mount)",
 		"netns " + m.o.NetNS + "/cni-1234 (named network namespace)",

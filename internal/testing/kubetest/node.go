@@ -312,6 +312,15 @@ func (n *Node) moveToCgroup(t testing.TB, pid int, rel string) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		// A v1 cpuset cgroup takes no process before it has CPUs and
+		// memory nodes: its parent's.
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if b, err := os.ReadFile(filepath.Join(h, f)); err == nil {
+				if err := os.WriteFile(filepath.Join(d, f), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 			t.Fatalf("moving pid %d into %s: %v", pid, d, err)
 		}

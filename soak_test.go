@@ -189,7 +189,8 @@ const mib = 1 << 20
 // and removed through CRI continuously across three pods. Every scrape is
 // checked as it arrives (see soakLedger.check); goroutines and the live
 // heap are sampled every second and must not trend upward. The churn lasts
-// $SOAK_DURATION (make soak) or 30s.
+// $SOAK_DURATION (make soak) or 30s, up to three times that while fewer
+// than one container a second has been churned (a busy machine).
 func TestSoakChurn(t *testing.T) {
 	machine.Lock(t)
 	dur := soakDuration(t)
@@ -251,7 +252,11 @@ func TestSoakChurn(t *testing.T) {
 		}
 		return out
 	}
-	for time.Since(start) < dur {
+	// The churn lasts dur, longer (up to 3 dur) on a machine so busy that
+	// fewer than one container a second were churned by then: the check
+	// below is of the receiver under churn, not of the machine's speed.
+	want := int(dur / time.Second)
+	for time.Since(start) < dur || (churned < want && time.Since(start) < 3*dur) {
 		if time.Now().After(nextSample) {
 			samples = append(samples, sample(start))
 			nextSample = nextSample.Add(interval)
@@ -301,7 +306,7 @@ func TestSoakChurn(t *testing.T) {
 	assert.Zero(t, ledger.misses, "containers missing from a scrape: %v", ledger.problems)
 	assert.Zero(t, ledger.ghosts, "series of containers gone for an interval: %v", ledger.problems)
 	assert.Empty(t, ledger.problems)
-	assert.GreaterOrEqual(t, churned, int(dur/time.Second), "churn rate")
+	assert.GreaterOrEqual(t, churned, want, "churn rate (containers churned in up to 3 × %s)", dur)
 	assert.GreaterOrEqual(t, ledger.scrapes, int(dur/interval)*3/4, "scrapes kept their cadence")
 	// The receiver's own share of the cadence: no scrape longer than an
 	// interval. The gap between ticks also includes scheduling delays of a

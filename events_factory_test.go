@@ -100,7 +100,7 @@ func TestEventsBothSignals(t *testing.T) {
 	require.True(t, ok, "logs.enabled false: the events alone")
 	start(t, l)
 	start(t, m)
-	assert.Nil(t, ev.own, "the metrics scrape detects: no second reader")
+	assert.True(t, ev.own == nil, "the metrics scrape detects: no second reader")
 	require.Eventually(t, func() bool { return ms.DataPointCount() > 0 }, 10*time.Second, 5*time.Millisecond)
 
 	oomKillA1(t, cfg.RootPath, 5)

@@ -67,6 +67,11 @@ type Config struct {
 	// <root_path>/var/log/pods). Off by default.
 	Logs LogsConfig `mapstructure:"logs"`
 
+	// Events configures container events (OOM kills, restarts) on the
+	// logs signal: on by default, emitted only when a logs pipeline uses
+	// the receiver (docs/logs.md, "Events").
+	Events EventsConfig `mapstructure:"events"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -145,6 +150,17 @@ type LogsConfig struct {
 	// Storage is the ID of a storage extension keeping file offsets across
 	// restarts; unset keeps them in memory.
 	Storage *component.ID `mapstructure:"storage"`
+}
+
+// EventsConfig is the `events` section.
+type EventsConfig struct {
+	// Enabled emits OOM kills and container restarts as log records when
+	// a logs pipeline uses the receiver, whatever logs.enabled says (that
+	// key is the log files'). With no logs pipeline it does nothing.
+	Enabled bool `mapstructure:"enabled"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
 }
 
 // FiltersConfig holds include/exclude patterns for namespace, pod and

@@ -102,6 +102,19 @@ func TestConfigLogsDefaults(t *testing.T) {
 	assert.Equal(t, LogsConfig{StartAt: "end", MaxLogSize: 1024 * 1024}, cfg.Logs)
 }
 
+// Events are on by default (they reach only a logs pipeline) and switch
+// off independently of the log files.
+func TestConfigEvents(t *testing.T) {
+	cfg, err := loadConfig(t, "default.yaml")
+	require.NoError(t, err)
+	assert.True(t, cfg.Events.Enabled)
+	assert.False(t, cfg.Logs.Enabled)
+	cfg, err = loadConfig(t, "events.yaml")
+	require.NoError(t, err)
+	assert.False(t, cfg.Events.Enabled)
+	assert.True(t, cfg.Logs.Enabled)
+}
+
 func TestConfigLogs(t *testing.T) {
 	cfg, err := loadConfig(t, "logs.yaml")
 	require.NoError(t, err)
@@ -141,6 +154,7 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad_logs.yaml", `logs: start_at: must be "beginning" or "end", got "middle"`},
 		{"bad_logs.yaml", "; max_log_size: must be greater than 0, got 0"},
 		{"bad_logs.yaml", "logs::filters::namespaces::include::0: error parsing regexp: missing closing ]"},
+		{"bad_events.yaml", "'events.enabled'"},
 	}
 	for _, c := range cases {
 		t.Run(c.file+"/"+c.wantErr, func(t *testing.T) {

@@ -87,6 +87,7 @@ func createDefaultConfig() component.Config {
 			StartAt:    logs.DefaultStartAt,
 			MaxLogSize: logs.DefaultMaxLogSize,
 		},
+		Events: EventsConfig{Enabled: true},
 	}
 }
 
@@ -115,6 +116,14 @@ func createMetricsReceiver(
 	if c.Logs.Enabled {
 		discovered = ident.shared.cgroups.Update // the logs signal reuses the scrape's discovery
 	}
+	var events scrape.EventSink
+	if c.Events.Enabled {
+		// This scrape detects the events (the logs receiver only drains
+		// them); they are detected only if a logs receiver takes them
+		// (eventHub.Active, asked in Start).
+		ident.shared.events.setFeeder()
+		events = ident.shared.events
+	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
 		Host:                 ident.shared.host,
@@ -131,6 +140,7 @@ func createMetricsReceiver(
 		NoNodeSeries:         !c.NodeSeries,
 		PodLabels:            c.PodLabels,
 		Telemetry:            tb,
+		Events:               events,
 	})
 	sc, err := scraper.NewMetrics(s.Scrape, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
 	if err != nil {
@@ -153,9 +163,11 @@ func gpuOptions(c GPUConfig, nvml gpu.Library) scrape.GPUOptions {
 	return o
 }
 
-// createLogsReceiver tails container log files when logs.enabled is true.
-// Disabled (the default), it returns a receiver that starts nothing, so a
-// logs pipeline naming the receiver by mistake reads no file.
+// createLogsReceiver tails container log files when logs.enabled is true
+// (off by default: a logs pipeline naming the receiver reads no file) and
+// emits container events when events.enabled is true (the default; see
+// events.go for who detects them). With both off it returns a receiver
+// that starts nothing.
 func createLogsReceiver(
 	ctx context.Context,
 	set receiver.Settings,
@@ -167,10 +179,36 @@ func createLogsReceiver(
 	if !ok {
 		return nil, errors.New("container_stats: unexpected config type")
 	}
-	if !c.Logs.Enabled {
-		set.Logger.Warn("container_stats is in a logs pipeline but logs.enabled is false: no log file is read")
+	switch {
+	case !c.Logs.Enabled && !c.Events.Enabled:
+		set.Logger.Warn("container_stats is in a logs pipeline but logs.enabled and events.enabled are false: no log file is read and no container event is emitted")
 		return disabledLogs{}, nil
+	case !c.Logs.Enabled:
+		set.Logger.Info("container_stats is in a logs pipeline with logs.enabled false: it emits container events (events.enabled) and reads no log file")
 	}
+	var parts logsParts
+	if c.Logs.Enabled {
+		tail, err := createLogFiles(ctx, set, c, next, ids)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, tail)
+	}
+	if c.Events.Enabled {
+		ev, err := newEventsReceiver(set, c, next, ids)
+		if err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		parts = append(parts, ev)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return parts, nil
+}
+
+// createLogFiles is the file tailer (logs.enabled).
+func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next consumer.Logs, ids *sharedIdentities) (receiver.Logs, error) {
 	filter, err := c.Logs.Filters.compile()
 	if err != nil {
 		return nil, fmt.Errorf("logs: filters: %w", err)
@@ -191,7 +229,8 @@ func createLogsReceiver(
 	}, next)
 }
 
-// disabledLogs is the logs receiver when logs.enabled is false.
+// disabledLogs is the logs receiver when logs.enabled and events.enabled
+// are false.
 type disabledLogs struct{}
 
 func (disabledLogs) Start(context.Context, component.Host) error { return nil }

@@ -24,6 +24,9 @@ type runtimeIdentity struct {
 	root   string
 	cfg    RuntimeConfig
 	logger *zap.Logger
+	// exitStatus, when set and true at Start, makes the CRI listing read
+	// exited containers' exit status (the events need it: eventHub.Active).
+	exitStatus func() bool
 
 	mu    sync.RWMutex
 	cache *identity.Cache
@@ -46,7 +49,11 @@ func (r *runtimeIdentity) Start(ctx context.Context) error {
 			closeAll()
 			return err
 		}
-		resolvers = append(resolvers, cri.NewResolver(c))
+		res := cri.NewResolver(c)
+		if r.exitStatus != nil && r.exitStatus() {
+			res.SetExitStatus(true)
+		}
+		resolvers = append(resolvers, res)
 	} else if r.cfg.CRIEnabled {
 		r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
 			zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
@@ -135,6 +142,15 @@ func (r *runtimeIdentity) IsSandbox(id string) bool {
 	return false
 }
 
+// Instances lists every container the runtimes know (events: restarts and
+// the runtime's OOM kills); nil before Start and after Shutdown.
+func (r *runtimeIdentity) Instances() []identity.Container {
+	if c := r.get(); c != nil {
+		return c.Instances()
+	}
+	return nil
+}
+
 // ContainerByLog resolves a container log file for the logs signal.
 func (r *runtimeIdentity) ContainerByLog(ctx context.Context, k podlogs.Key) (identity.Container, bool) {
 	if c := r.get(); c != nil {
@@ -163,10 +179,13 @@ func (s *sharedIdentities) get(cfg *Config, logger *zap.Logger) *identityUser {
 	x, ok := s.m[cfg]
 	if !ok {
 		host := cgroupfs.NewHost(cfg.RootPath)
+		hub := newEventHub(logger)
 		x = &sharedIdentity{
 			runtimeIdentity: newRuntimeIdentity(cfg.RootPath, cfg.Runtime, logger), owner: s, key: cfg, host: host,
 			cgroups: logs.NewCgroupIndex(host, cfg.StandaloneContainers, nil, logger),
+			events:  hub,
 		}
+		x.runtimeIdentity.exitStatus = hub.Active
 		s.m[cfg] = x
 	}
 	return &identityUser{runtimeIdentity: x.runtimeIdentity, shared: x}
@@ -184,6 +203,9 @@ type sharedIdentity struct {
 	// cgroups is the logs signal's container -> cgroup index; with both
 	// signals on, the metrics scraper feeds it every discovered tree.
 	cgroups *logs.CgroupIndex
+	// events carries container events from the scrape that detects them
+	// to the logs receiver (events.go).
+	events *eventHub
 
 	mu    sync.Mutex
 	users int

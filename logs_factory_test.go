@@ -23,13 +23,16 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// Disabled (the default), the logs receiver reads nothing: even a file
-// that is there produces no record.
+// Log files are off by default: even a file that is there produces no
+// record. (Events, on by default, are off here: with both off the receiver
+// starts nothing; events_factory_test.go has the events.)
 func TestLogsDisabledByDefault(t *testing.T) {
 	root := logRoot(t)
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.False(t, cfg.Logs.Enabled)
 	cfg.RootPath = root
 	cfg.Logs.StartAt = "beginning"
+	cfg.Events.Enabled = false
 	sink := new(consumertest.LogsSink)
 	r, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)

@@ -7,7 +7,8 @@
 // of it: container identity (Resolver, an identity.Resolver) and
 // filesystem usage (FilesystemSource, an fsstats.Source). Only read-only
 // RPCs are called: Version, ListPodSandbox, ListContainers and
-// ContainerStatus for identity; ListContainerStats and ImageFsInfo for
+// ContainerStatus (image names; exit statuses when Resolver.SetExitStatus
+// is on) for identity; ListContainerStats and ImageFsInfo for
 // filesystems.
 package cri // import "github.com/containerstats/containerstatsreceiver/internal/cri"
 

@@ -30,8 +30,11 @@ type fakeCRI struct {
 	sandboxes  []*runtimeapi.PodSandbox
 	containers []*runtimeapi.Container
 	statusImg  map[string]string // container ID -> ContainerStatus image name
-	err        error
-	delay      time.Duration
+	// exits: container ID -> the ContainerStatus of an exited container
+	// (taking precedence over statusImg)
+	exits map[string]*runtimeapi.ContainerStatus
+	err   error
+	delay time.Duration
 
 	calls  map[string]*atomic.Int64
 	socket string
@@ -40,7 +43,7 @@ type fakeCRI struct {
 
 func startFake(t *testing.T) *fakeCRI {
 	t.Helper()
-	f := &fakeCRI{version: "1.7.20", name: "containerd", statusImg: map[string]string{}, calls: map[string]*atomic.Int64{}}
+	f := &fakeCRI{version: "1.7.20", name: "containerd", statusImg: map[string]string{}, exits: map[string]*runtimeapi.ContainerStatus{}, calls: map[string]*atomic.Int64{}}
 	for _, m := range []string{"Version", "ListPodSandbox", "ListContainers", "ContainerStatus"} {
 		f.calls[m] = &atomic.Int64{}
 	}
@@ -111,6 +114,9 @@ func (f *fakeCRI) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if st, ok := f.exits[req.GetContainerId()]; ok {
+		return &runtimeapi.ContainerStatusResponse{Status: st}, nil
+	}
 	img, ok := f.statusImg[req.GetContainerId()]
 	if !ok {
 		return nil, status.Error(codes.NotFound, "no such container")

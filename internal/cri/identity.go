@@ -6,6 +6,7 @@ package cri // import "github.com/containerstats/containerstatsreceiver/internal
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,36 @@ type Resolver struct {
 	mu      sync.Mutex
 	runtime string            // container.runtime.name, from Version
 	images  map[string]string // image ID -> image name reference
+	// exitStatus: read exited containers' exit status (SetExitStatus);
+	// exits caches them by container ID (an exited container's status is
+	// final), pruned to the listed containers.
+	exitStatus bool
+	exits      map[string]exitInfo
+}
+
+// exitInfo is what ContainerStatus tells about an exited container.
+type exitInfo struct {
+	code     int32
+	reason   string
+	finished time.Time
+	image    string // the image name reference, for the resource of its events
+}
+
+// MaxExitStatusPerList bounds the ContainerStatus calls one List makes for
+// exit statuses (newest exited containers first); the rest wait for the
+// next listing, so a node with many exited containers never makes a
+// listing outlast runtime.timeout.
+const MaxExitStatusPerList = 16
+
+// SetExitStatus makes List read the exit status (exit code, reason,
+// finish time) of every exited container, once per container, with the
+// read-only ContainerStatus: the events need it (the previous instance's
+// exit of a restart; "OOMKilled"). Off, exited containers carry no exit
+// status. Call it before the first List.
+func (r *Resolver) SetExitStatus(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exitStatus = on
 }
 
 // NewResolver lists through c; closing the resolver closes c.
@@ -110,6 +141,7 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 	}
 
 	used := map[string]bool{} // image keys of this listing
+	var exited []int          // snap.Containers indexes of exited containers
 	for _, c := range cs.GetContainers() {
 		md := c.GetMetadata()
 		ct := identity.Container{
@@ -151,7 +183,13 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 			}
 			ct.ImageName, ct.ImageTag = identity.SplitImage(name)
 		}
+		if ct.Exited && r.exitStatus {
+			exited = append(exited, len(snap.Containers))
+		}
 		snap.Containers = append(snap.Containers, ct)
+	}
+	if r.exitStatus {
+		snap.Errors = append(snap.Errors, r.exitStatuses(ctx, snap.Containers, exited)...)
 	}
 	// Forget the images no listed container uses any more: the map stays
 	// as small as the node's set of images in use.
@@ -161,6 +199,66 @@ func (r *Resolver) List(ctx context.Context) (identity.Snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// exitStatuses sets the exit status of the exited containers (indexes
+// into cts): cached ones from the cache, up to MaxExitStatusPerList others
+// (newest first) from ContainerStatus. A failed call is a detail error: the
+// container has no exit status in this listing and is asked again by the
+// next. The cache keeps only containers of this listing. Under mu.
+func (r *Resolver) exitStatuses(ctx context.Context, cts []identity.Container, exited []int) []error {
+	if r.exits == nil {
+		r.exits = map[string]exitInfo{}
+	}
+	var todo []int
+	listed := make(map[string]bool, len(exited))
+	for _, i := range exited {
+		listed[cts[i].ID] = true
+		if _, ok := r.exits[cts[i].ID]; !ok {
+			todo = append(todo, i)
+		}
+	}
+	for id := range r.exits {
+		if !listed[id] {
+			delete(r.exits, id)
+		}
+	}
+	sort.SliceStable(todo, func(a, b int) bool { return cts[todo[a]].StartTime.After(cts[todo[b]].StartTime) })
+	var errs []error
+	for n, i := range todo {
+		if n == MaxExitStatusPerList || ctx.Err() != nil {
+			break
+		}
+		st, err := r.client.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: cts[i].ID})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cri %s: ContainerStatus %s (exit status): %w", r.endpoint, cts[i].ID, err))
+			continue
+		}
+		s := st.GetStatus()
+		if s == nil || s.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue // no status, or not exited after all (a race with the listing): asked again next time
+		}
+		x := exitInfo{code: s.GetExitCode(), reason: s.GetReason(), finished: nsTime(s.GetFinishedAt())}
+		for _, ref := range []string{s.GetImage().GetUserSpecifiedImage(), s.GetImage().GetImage()} {
+			if n, _ := identity.SplitImage(ref); n != "" {
+				x.image = ref
+				break
+			}
+		}
+		r.exits[cts[i].ID] = x
+	}
+	for _, i := range exited {
+		x, ok := r.exits[cts[i].ID]
+		if !ok {
+			continue
+		}
+		ct := &cts[i]
+		ct.ExitStatus, ct.ExitCode, ct.Reason, ct.FinishedAt = true, x.code, x.reason, x.finished
+		if ct.ImageName == "" && x.image != "" {
+			ct.ImageName, ct.ImageTag = identity.SplitImage(x.image)
+		}
+	}
+	return errs
 }
 
 // imageName returns the image's name reference and the key it is cached

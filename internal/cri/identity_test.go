@@ -172,6 +172,7 @@ func TestRestartIsNewIDWithAttempt(t *testing.T) {
 	old, _ := c.Container(ctrNginx, "uid-web")
 	assert.True(t, old.Exited)
 	assert.Empty(t, old.ImageName, "exited containers are not looked up further")
+	assert.False(t, old.ExitStatus, "exit statuses are read only when asked for (SetExitStatus)")
 	nw, _ = c.Container(ctrNew, "uid-web")
 	assert.False(t, nw.Exited)
 	assert.Equal(t, "nginx", nw.ContainerName)
@@ -407,4 +408,100 @@ func TestReadySandboxWinsOverNewerNotReady(t *testing.T) {
 		p, _ := c.Pod("uid-web")
 		assert.Equal(t, "notready-newer", p.Labels["sandbox"])
 	})
+}
+
+// exitCache is newCache with exit statuses on.
+func exitCache(t *testing.T, f *fakeCRI) *identity.Cache {
+	t.Helper()
+	r, err := dialResolver(f.socket)
+	require.NoError(t, err)
+	r.SetExitStatus(true)
+	t.Cleanup(func() { _ = r.Close() })
+	now := time.Unix(1_800_000_000, 0)
+	return identity.NewCache(identity.CacheConfig{
+		Resolvers: []identity.Resolver{r}, Timeout: 5 * time.Second, MinRefresh: 5 * time.Second,
+		Now: func() time.Time { return now },
+	})
+}
+
+// With SetExitStatus, an exited container gets its exit code, reason,
+// finish time and image from ContainerStatus, read once; running ones are
+// not asked; a failed call is retried by the next listing.
+func TestExitStatus(t *testing.T) {
+	f := startFake(t)
+	webPod(f)
+	c := exitCache(t, f)
+	c.Refresh(context.Background())
+	calls := f.count("ContainerStatus") // the sidecar's image name
+	finished := created.Add(90 * time.Second)
+	f.set(func(f *fakeCRI) {
+		f.containers[0].State = runtimeapi.ContainerState_CONTAINER_EXITED
+		f.containers = append(f.containers, container(ctrNew, sbxWeb, "nginx", "docker.io/library/nginx:1.27", 1, created.Add(time.Hour), runtimeapi.ContainerState_CONTAINER_RUNNING))
+		f.exits[ctrNginx] = &runtimeapi.ContainerStatus{
+			Id: ctrNginx, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 137, Reason: "OOMKilled",
+			FinishedAt: finished.UnixNano(), Image: &runtimeapi.ImageSpec{Image: "docker.io/library/nginx:1.27"},
+		}
+	})
+	c.Refresh(context.Background())
+	assert.Equal(t, calls+1, f.count("ContainerStatus"), "the exited container only")
+	old, ok := c.Container(ctrNginx, "uid-web")
+	require.True(t, ok)
+	assert.True(t, old.Exited)
+	assert.True(t, old.ExitStatus)
+	assert.EqualValues(t, 137, old.ExitCode)
+	assert.Equal(t, "OOMKilled", old.Reason)
+	assert.Equal(t, finished.UnixNano(), old.FinishedAt.UnixNano())
+	assert.Equal(t, "docker.io/library/nginx", old.ImageName)
+	assert.Equal(t, "1.27", old.ImageTag)
+	nw, _ := c.Container(ctrNew, "uid-web")
+	assert.False(t, nw.ExitStatus)
+
+	c.Refresh(context.Background())
+	assert.Equal(t, calls+1, f.count("ContainerStatus"), "an exit status is read once")
+
+	// Instances lists running and exited containers, not sandboxes.
+	var ids []string
+	for _, ct := range c.Instances() {
+		ids = append(ids, ct.ID)
+	}
+	assert.ElementsMatch(t, []string{ctrNginx, ctrSide, ctrNew}, ids)
+
+	// A failed ContainerStatus: no exit status, asked again next time.
+	ctrGone := id64('5')
+	f.set(func(f *fakeCRI) {
+		f.containers = append(f.containers, container(ctrGone, sbxWeb, "job", "docker.io/library/busybox:1", 0, created, runtimeapi.ContainerState_CONTAINER_EXITED))
+	})
+	c.Refresh(context.Background())
+	gone, _ := c.Container(ctrGone, "uid-web")
+	assert.False(t, gone.ExitStatus)
+	n := f.count("ContainerStatus")
+	c.Refresh(context.Background())
+	assert.Equal(t, n+1, f.count("ContainerStatus"))
+}
+
+// At most MaxExitStatusPerList exit statuses per listing, newest first.
+func TestExitStatusBounded(t *testing.T) {
+	f := startFake(t)
+	c := exitCache(t, f)
+	const n = MaxExitStatusPerList + 4
+	f.set(func(f *fakeCRI) {
+		f.sandboxes = []*runtimeapi.PodSandbox{sandbox(sbxWeb, "uid-web", "web-0", "shop", nil)}
+		for i := 0; i < n; i++ {
+			id := strings.Repeat(string(rune('a'+i)), 64)
+			f.containers = append(f.containers, container(id, sbxWeb, "job", "docker.io/library/busybox:1", uint32(i), created.Add(time.Duration(i)*time.Minute), runtimeapi.ContainerState_CONTAINER_EXITED))
+			f.exits[id] = &runtimeapi.ContainerStatus{Id: id, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: int32(i)}
+		}
+	})
+	c.Refresh(context.Background())
+	assert.EqualValues(t, MaxExitStatusPerList, f.count("ContainerStatus"))
+	newest, _ := c.Container(strings.Repeat(string(rune('a'+n-1)), 64), "uid-web")
+	assert.True(t, newest.ExitStatus, "newest first")
+	assert.EqualValues(t, n-1, newest.ExitCode)
+	oldest, _ := c.Container(strings.Repeat("a", 64), "uid-web")
+	assert.False(t, oldest.ExitStatus)
+	c.Refresh(context.Background())
+	assert.EqualValues(t, n, f.count("ContainerStatus"))
+	oldest, _ = c.Container(strings.Repeat("a", 64), "uid-web")
+	assert.True(t, oldest.ExitStatus)
+	assert.EqualValues(t, 0, oldest.ExitCode)
 }

@@ -513,6 +513,25 @@ func (c *Cache) Pod(uid string) (Pod, bool) {
 	return Pod{UID: uid, Source: SourcePath}, false
 }
 
+// Instances returns every container the runtimes list, running or exited,
+// sandboxes left out, with their pod names filled as Container fills them;
+// in no particular order. The events (receiver/scrape/events.go) compare
+// one listing with the next: a new instance of a pod's container is a
+// restart, an exited one may have been OOM-killed. It only reads memory.
+func (c *Cache) Instances() []Container {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Container, 0, len(c.byID))
+	for id, ct := range c.byID {
+		if ct.Sandbox || c.sandbox[id] {
+			continue
+		}
+		c.fillPod(&ct)
+		out = append(out, ct)
+	}
+	return out
+}
+
 // IsSandbox reports whether id is a pod sandbox (pause) container.
 func (c *Cache) IsSandbox(id string) bool {
 	c.mu.RLock()

@@ -64,7 +64,16 @@ type Container struct {
 	// CONTAINER_EXITED, containerd task STOPPED). Created containers are
 	// not exited: their cgroup appears as they start.
 	Exited bool
-	Source Source
+	// ExitStatus: the runtime's exit status of an exited container was
+	// read (CRI ContainerStatus, fetched only when events are on); then
+	// ExitCode is the main process' exit code (0 is a value), Reason the
+	// runtime's reason ("OOMKilled", "Error", "Completed"; may be empty)
+	// and FinishedAt when it exited (zero when the runtime did not say).
+	ExitStatus bool
+	ExitCode   int32
+	Reason     string
+	FinishedAt time.Time
+	Source     Source
 }
 
 // Pod is what a runtime knows about one pod sandbox.

@@ -26,8 +26,10 @@ type entity struct {
 	// standalone: a container in no pod (neither its path nor the runtime
 	// names one); only those can have container-level network (network.go).
 	standalone bool
-	// ct is a container's identity (nil for the node and pods).
+	// ct is a container's identity (nil for the node and pods); cg its
+	// cgroup (nil for the node and pods).
 	ct *identity.Container
+	cg *cgroupfs.Cgroup
 	// podStart is a pod's creation time as the runtime gives it (its
 	// sandbox's); zero when unknown and for other kinds.
 	podStart time.Time
@@ -39,6 +41,11 @@ type entity struct {
 	// (absent when not read or failed); the thread-state read reuses it
 	// (tasks.go).
 	cpuUsage cgroupfs.U64
+	// oomTried: the memory family read the OOM kill counter in this scrape
+	// (oomKills, absent when the kernel has none or the read failed); the
+	// events reuse it (events.go).
+	oomTried bool
+	oomKills cgroupfs.U64
 }
 
 // scrapeCgroup reads an entity through every family, then records its

@@ -95,7 +95,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		st.start, st.runtimeStart = start, true
 	}
 	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
-		standalone: c.PodUID == "" && ct.PodUID == "", ct: ct}, errs) {
+		standalone: c.PodUID == "" && ct.PodUID == "", ct: ct, cg: c}, errs) {
 		return
 	}
 	s.sources[ct.Source]++

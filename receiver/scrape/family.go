@@ -104,6 +104,7 @@ func (s *Scraper) newFamilies(m *metadata.MetricsConfig) []family {
 		newFilesystemFamily,
 		newUptimeFamily,
 		newAcceleratorFamily,
+		newEventsFamily, // after memory: reuses its OOM kill read
 	} {
 		if f := mk(s, m, len(fs)); f != nil {
 			fs = append(fs, f)

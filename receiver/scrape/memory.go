@@ -170,6 +170,12 @@ func (f *memoryFamily) read(e *entity) {
 	f.cur, f.err = cgroupfs.MemoryStat{}, nil
 	if want := f.plan[e.kind].want; want.Any() {
 		f.cur, f.err = f.s.readMemory(e, want, f.slot)
+		if want.OOM && e.kind == kindContainer {
+			e.oomTried = true
+			if f.err == nil {
+				e.oomKills = f.cur.OOMKills
+			}
+		}
 	}
 }
 

@@ -68,6 +68,13 @@ type Options struct {
 	PodLabels bool
 	// Telemetry records the receiver's own metrics; nil records nothing.
 	Telemetry *metadata.TelemetryBuilder
+	// Events receives container events (OOM kills, restarts: events.go);
+	// nil, or not Active at Start, detects none.
+	Events EventSink
+	// EventsOnly reads what the events need and no metric: the logs
+	// receiver's own scraper when no metrics pipeline uses the
+	// configuration (Scrape then returns no data point).
+	EventsOnly bool
 }
 
 // Scraper scrapes one node. Scrape is called by one goroutine at a time
@@ -107,6 +114,8 @@ type Scraper struct {
 	// podThread: a thread of each pod's containers listed by this scrape
 	// (tasks.go), whose network namespace is the pod's (network.go).
 	podThread map[string]int
+	// events: the container events' state (events.go); nil when off.
+	events *eventState
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -118,6 +127,9 @@ func New(set receiver.Settings, opts Options) *Scraper {
 	ident := opts.Identity
 	if ident == nil {
 		ident = pathIdentity{}
+	}
+	if opts.EventsOnly {
+		opts.NoNodeSeries, opts.NoPodSeries, opts.GPU.Enabled, opts.Filesystem = true, true, false, nil
 	}
 	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now, ident: ident}
 }
@@ -167,6 +179,14 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 			return fmt.Errorf("filesystem stats: %w", err)
 		}
 	}
+	s.startEvents()
+	if s.opts.EventsOnly {
+		s.families = nil
+		if f := newEventsFamily(s, nil, 0); f != nil {
+			s.families = []family{f}
+		}
+		return nil
+	}
 	s.startGPU()
 	s.families = s.newFamilies(&s.opts.MetricsBuilderConfig.Metrics)
 	return nil
@@ -202,6 +222,9 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	defer s.recordTelemetry(ctx, now)
 	s.gen++
 	var errs scrapererror.ScrapeErrors
+	if s.events != nil && s.events.first {
+		s.events.start = now
+	}
 
 	tree, err := s.layout.Discover(s.opts.StandaloneContainers)
 	if err != nil {
@@ -248,6 +271,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.stopped(ctx, &tree, ci, pi, &errs)
 	}
 	s.evict(&tree, &errs)
+	s.detectInstances(now, &tree)
 	s.reader.Sweep() // close directory descriptors of cgroups not read in this scrape
 	md := s.mb.Emit()
 	if s.gpu != nil {

@@ -19,7 +19,7 @@ func Statfs(path string) (Space, error) {
 		return Space{}, fmt.Errorf("statfs %s: %w", path, err)
 	}
 	sp := spaceOf(uint64(st.Frsize), uint64(st.Bsize), st.Blocks, st.Bfree, st.Bavail, st.Files, st.Ffree)
-	sp.Type = uint32(st.Type) //nolint:gosec // f_type is a 32-bit magic number; 64-bit kernels sign-extend it
+	sp.Type = uint32(st.Type) // f_type: a 32-bit magic number in a long
 	return sp, nil
 }
 
@@ -31,8 +31,9 @@ func Lstat(path string) (FileStat, error) {
 		return FileStat{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	return FileStat{
-		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), //nolint:unconvert // their types differ between architectures
-		Blocks: uint64(st.Blocks), Size: st.Size, //nolint:gosec // st_blocks is never negative
+		// The field types differ between architectures.
+		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink),
+		Blocks: uint64(st.Blocks), Size: st.Size,
 		Dir: st.Mode&syscall.S_IFMT == syscall.S_IFDIR, Regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG,
 	}, nil
 }

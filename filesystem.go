@@ -14,18 +14,25 @@ import (
 // filesystemOption is the scraper's filesystem collection: nil when every
 // filesystem metric is disabled; without CRI calls when the writable-layer
 // (container.filesystem.*, k8s.container.ephemeral_storage.usage's rootfs
-// part) and image-filesystem metrics are; without the log walk when
-// k8s.container.ephemeral_storage.usage (its logs part) is.
+// part, k8s.pod.filesystem.usage) and image-filesystem metrics are;
+// without the log walk when k8s.container.ephemeral_storage.usage (its
+// logs part) and k8s.pod.filesystem.usage are; without the volumes when
+// k8s.pod.volume.* and k8s.pod.filesystem.* are.
 func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
 	m := &c.Metrics
 	eph := m.K8sContainerEphemeralStorageUsage.Enabled
-	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodeUsed.Enabled || eph ||
+	podUse := m.K8sPodFilesystemUsage.Enabled
+	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodeUsed.Enabled || eph || podUse ||
+		m.ContainerFilesystemCapacity.Enabled || m.ContainerFilesystemAvailable.Enabled ||
 		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodeUsed.Enabled ||
 		m.K8sNodeImageFilesystemCapacity.Enabled || m.K8sNodeImageFilesystemAvailable.Enabled
-	logs := eph
+	logs := eph || podUse
+	volumes := podUse || m.K8sPodFilesystemCapacity.Enabled || m.K8sPodFilesystemAvailable.Enabled ||
+		m.K8sPodVolumeAvailable.Enabled || m.K8sPodVolumeCapacity.Enabled || m.K8sPodVolumeUsage.Enabled ||
+		m.K8sPodVolumeInodeCount.Enabled || m.K8sPodVolumeInodeFree.Enabled || m.K8sPodVolumeInodeUsed.Enabled
 	node := m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
 		m.K8sNodeFilesystemInodeCount.Enabled || m.K8sNodeFilesystemInodeFree.Enabled
-	if !runtime && !logs && !node {
+	if !runtime && !logs && !node && !volumes {
 		return nil
 	}
 	f := newFilesystem(c, logger)
@@ -33,6 +40,7 @@ func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
 		f.cfg.Connect = nil
 	}
 	f.cfg.NoLogs = !logs
+	f.cfg.NoVolumes = !volumes
 	return f.build()
 }
 

@@ -94,7 +94,8 @@ func TestFilesystemRelativeEndpoint(t *testing.T) {
 
 // TestFilesystemOption: no collection when every filesystem metric is
 // off; the log walk with k8s.container.ephemeral_storage.usage (its logs
-// part) on; no log walk when it is off.
+// part) on; no log walk when it is off; the volumes only with a
+// k8s.pod.volume.* or k8s.pod.filesystem.* metric on.
 func TestFilesystemOption(t *testing.T) {
 	off := func(c *Config) {
 		m := &c.Metrics
@@ -104,6 +105,10 @@ func TestFilesystemOption(t *testing.T) {
 			&m.K8sNodeFilesystemInodeCount.Enabled, &m.K8sNodeFilesystemInodeFree.Enabled,
 			&m.K8sNodeImageFilesystemUsage.Enabled, &m.K8sNodeImageFilesystemInodeUsed.Enabled,
 			&m.K8sNodeImageFilesystemCapacity.Enabled, &m.K8sNodeImageFilesystemAvailable.Enabled,
+			&m.ContainerFilesystemCapacity.Enabled, &m.ContainerFilesystemAvailable.Enabled,
+			&m.K8sPodFilesystemCapacity.Enabled, &m.K8sPodFilesystemAvailable.Enabled, &m.K8sPodFilesystemUsage.Enabled,
+			&m.K8sPodVolumeAvailable.Enabled, &m.K8sPodVolumeCapacity.Enabled, &m.K8sPodVolumeUsage.Enabled,
+			&m.K8sPodVolumeInodeCount.Enabled, &m.K8sPodVolumeInodeFree.Enabled, &m.K8sPodVolumeInodeUsed.Enabled,
 		} {
 			*e = false
 		}
@@ -131,5 +136,27 @@ func TestFilesystemOption(t *testing.T) {
 	require.NoError(t, c.Start(context.Background()))
 	require.Eventually(t, func() bool { return c.Snapshot() != (&fsstats.Collector{}).Snapshot() }, 10*time.Second, 5*time.Millisecond)
 	assert.Nil(t, c.Snapshot().Logs, "no log walk")
+	assert.Nil(t, c.Snapshot().Volumes, "no volumes")
+	require.NoError(t, c.Shutdown(context.Background()))
+
+	cfg = fsConfig(t, func(c *Config) { off(c); c.Metrics.K8sPodVolumeUsage.Enabled = true })
+	vdir := filepath.Join(cfg.RootPath, "var/lib/kubelet/pods/uid-7/volumes/kubernetes.io~empty-dir/scratch")
+	require.NoError(t, os.MkdirAll(vdir, 0o755))
+	c = filesystemOption(cfg, zap.NewNop()).(*fsstats.Collector)
+	require.NoError(t, c.Start(context.Background()))
+	require.Eventually(t, func() bool { return c.Snapshot() != (&fsstats.Collector{}).Snapshot() }, 10*time.Second, 5*time.Millisecond)
+	assert.Nil(t, c.Snapshot().Logs, "no log walk")
+	require.Contains(t, c.Snapshot().Volumes, "uid-7")
+	require.Len(t, c.Snapshot().Volumes["uid-7"].Volumes, 1)
+	assert.Equal(t, "scratch", c.Snapshot().Volumes["uid-7"].Volumes[0].Name)
+	assert.True(t, c.Snapshot().Volumes["uid-7"].Volumes[0].Used.OK, "walked")
+	require.NoError(t, c.Shutdown(context.Background()))
+
+	cfg = fsConfig(t, func(c *Config) { off(c); c.Metrics.K8sPodFilesystemUsage.Enabled = true; c.Runtime.CRIEnabled = false })
+	c = filesystemOption(cfg, zap.NewNop()).(*fsstats.Collector)
+	require.NoError(t, c.Start(context.Background()))
+	require.Eventually(t, func() bool { return c.Snapshot() != (&fsstats.Collector{}).Snapshot() }, 10*time.Second, 5*time.Millisecond)
+	assert.NotNil(t, c.Snapshot().Logs, "the pod's ephemeral storage needs the log walk")
+	assert.NotNil(t, c.Snapshot().Volumes, "and the volumes")
 	require.NoError(t, c.Shutdown(context.Background()))
 }

@@ -34,10 +34,18 @@ type Config struct {
 	// layers and no image filesystems, logs still. A Source that is also
 	// an io.Closer is closed in Shutdown.
 	Connect func() (Source, error)
-	// NoLogs skips the log directory walk (its metric is disabled).
+	// NoLogs skips the log directory walk (its metrics are disabled).
 	NoLogs bool
+	// NoVolumes skips the pods' volumes (their metrics are disabled).
+	NoVolumes bool
+	// VolumeWalkBudget is the number of entries the volume walks of one
+	// collection may lstat; 0 means DefaultVolumeWalkBudget.
+	VolumeWalkBudget int
 	// Statfs is the statfs call; nil means Statfs.
 	Statfs func(path string) (Space, error)
+	// Lstat is the lstat call of the log and volume walks; nil means
+	// Lstat.
+	Lstat  func(path string) (FileStat, error)
 	Logger *zap.Logger
 }
 
@@ -45,10 +53,12 @@ type Config struct {
 // snapshot. Start returns at once; Shutdown stops the loop and waits for
 // it (bounded by its ctx), and is safe twice and without Start.
 type Collector struct {
-	cfg    Config
-	statfs func(string) (Space, error)
-	logger *zap.Logger
-	snap   atomic.Pointer[Snapshot]
+	cfg     Config
+	statfs  func(string) (Space, error)
+	lstat   func(string) (FileStat, error)
+	readDir func(string) ([]string, error)
+	logger  *zap.Logger
+	snap    atomic.Pointer[Snapshot]
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -56,16 +66,27 @@ type Collector struct {
 	src    Source
 
 	failing bool // the runtime's last call failed (loop goroutine only)
+
+	// The volume walks' state (loop goroutine only): the walker and its
+	// hard-link set, reused; where the next collection's walks start;
+	// whether the last collection ran over the budget.
+	walk       walker
+	walkNext   int
+	overBudget bool
 }
 
 var emptySnapshot = &Snapshot{}
 
 // New returns a collector; nothing runs until Start.
 func New(cfg Config) *Collector {
-	c := &Collector{cfg: cfg, statfs: cfg.Statfs, logger: cfg.Logger}
+	c := &Collector{cfg: cfg, statfs: cfg.Statfs, lstat: cfg.Lstat, readDir: readDirNames, logger: cfg.Logger}
 	if c.statfs == nil {
 		c.statfs = Statfs
 	}
+	if c.lstat == nil {
+		c.lstat = Lstat
+	}
+	c.walk = walker{lstat: c.lstat, readDir: c.readDir, seen: map[uint64]struct{}{}}
 	if c.logger == nil {
 		c.logger = zap.NewNop()
 	}
@@ -158,7 +179,10 @@ func (c *Collector) loop(ctx context.Context, src Source, done chan struct{}) {
 func (c *Collector) Collect(ctx context.Context, src Source) {
 	s := &Snapshot{}
 	if !c.cfg.NoLogs {
-		s.Logs = c.logSizes()
+		s.Logs, s.LogsAllocated, s.PodLogsAllocated = c.logSizes()
+	}
+	if !c.cfg.NoVolumes && ctx.Err() == nil {
+		s.Volumes = c.volumes(ctx, c.Snapshot().Volumes)
 	}
 	if src != nil && ctx.Err() == nil {
 		s.Layers, s.Images = c.fromRuntime(ctx, src)
@@ -224,15 +248,18 @@ func (c *Collector) runtimeFailed(err error) {
 }
 
 // logSizes sums the sizes of the regular files in every
-// <root>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ directory. Only
+// <root>/var/log/pods/<namespace>_<pod>_<uid>/<container>/ directory, and
+// the allocated blocks of its entries that are not directories (the
+// kubelet's count), and of those directly in the pod's directory. Only
 // directory listings and lstat: nothing is opened. Unreadable directories
 // and names that do not parse are skipped.
-func (c *Collector) logSizes() map[LogDir]uint64 {
+func (c *Collector) logSizes() (sizes, alloc map[LogDir]uint64, podAlloc map[string]uint64) {
 	out := map[LogDir]uint64{}
+	alloc, podAlloc = map[LogDir]uint64{}, map[string]uint64{}
 	base := filepath.Join(c.cfg.Root, "var/log/pods")
 	pods, err := os.ReadDir(base)
 	if err != nil {
-		return out
+		return out, alloc, podAlloc
 	}
 	for _, p := range pods {
 		if !p.IsDir() {
@@ -246,25 +273,36 @@ func (c *Collector) logSizes() map[LogDir]uint64 {
 		if err != nil {
 			continue
 		}
+		var podSum uint64
 		for _, ct := range ctrs {
 			if !ct.IsDir() {
+				if st, err := c.lstat(filepath.Join(base, p.Name(), ct.Name())); err == nil && !st.Dir {
+					podSum += st.Blocks * 512
+				}
 				continue
 			}
 			files, err := os.ReadDir(filepath.Join(base, p.Name(), ct.Name()))
 			if err != nil {
 				continue
 			}
-			var sum uint64
+			var sum, blocks uint64
 			for _, f := range files {
-				if !f.Type().IsRegular() {
+				if f.IsDir() {
 					continue
 				}
-				if fi, err := f.Info(); err == nil && fi.Size() > 0 {
-					sum += uint64(fi.Size())
+				st, err := c.lstat(filepath.Join(base, p.Name(), ct.Name(), f.Name()))
+				if err != nil {
+					continue
+				}
+				blocks += st.Blocks * 512
+				if st.Regular && st.Size > 0 {
+					sum += uint64(st.Size)
 				}
 			}
-			out[LogDir{PodUID: lp.UID, Container: ct.Name()}] = sum
+			ld := LogDir{PodUID: lp.UID, Container: ct.Name()}
+			out[ld], alloc[ld] = sum, blocks
 		}
+		podAlloc[lp.UID] = podSum
 	}
-	return out
+	return out, alloc, podAlloc
 }

@@ -5,7 +5,9 @@
 // it, so that no scrape waits on a container runtime: each container's
 // writable layer and the image filesystems (from the runtime, through a
 // Source such as CRI), the sizes of the containers' log files under
-// <root>/var/log/pods, and the capacity of the image filesystems (statfs).
+// <root>/var/log/pods, the capacity of the image filesystems (statfs), and
+// the pods' volumes under <root>/var/lib/kubelet/pods (statfs, and a
+// bounded directory walk, volumes.go).
 // The node filesystem's statfs is cheap and is taken at scrape time
 // (Collector.NodeFS).
 package fsstats // import "github.com/containerstats/containerstatsreceiver/internal/fsstats"
@@ -44,6 +46,7 @@ type Source interface {
 // Space is one filesystem's statfs: bytes and inodes. Inodes are absent
 // on filesystems that report no inode table (f_files 0, e.g. btrfs).
 type Space struct {
+	Type       uint32 // f_type, the filesystem's magic number (TmpfsMagic, ...)
 	Capacity   uint64 // f_blocks x fragment size
 	Available  uint64 // f_bavail x fragment size (unprivileged users)
 	Used       uint64 // (f_blocks - f_bfree) x fragment size
@@ -76,4 +79,14 @@ type Snapshot struct {
 	// Logs is the sum of the sizes of the regular files in each
 	// container's log directory.
 	Logs map[LogDir]uint64
+	// LogsAllocated is, for the same directories, the kubelet's count of
+	// them (its logs.usedBytes): the allocated blocks (st_blocks x 512) of
+	// every entry that is not a directory. PodLogsAllocated is the same for
+	// the files directly in a pod's log directory, by pod UID (the
+	// kubelet's pod-level logs). Both nil when the logs are not walked.
+	LogsAllocated    map[LogDir]uint64
+	PodLogsAllocated map[string]uint64
+	// Volumes is every pod's volumes, by pod UID; nil when the volumes are
+	// not collected.
+	Volumes map[string]*PodVolumes
 }

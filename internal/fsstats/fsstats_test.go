@@ -52,7 +52,7 @@ func (f *fakeSource) ImageFilesystems(context.Context) ([]ImageFS, error) {
 
 func (f *fakeSource) Close() error { f.closed.Store(true); return nil }
 
-func writeFile(t *testing.T, p string, n int) {
+func writeFile(t testing.TB, p string, n int) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	require.NoError(t, os.WriteFile(p, make([]byte, n), 0o644))
@@ -72,14 +72,27 @@ func TestLogSizes(t *testing.T) {
 	writeFile(t, filepath.Join(pods, "ns2_db_uid-2/db/0.log"), 0)
 	writeFile(t, filepath.Join(pods, "ns2_db_uid-2/stray.log"), 13)
 
-	c := New(Config{Root: root})
+	c := New(Config{Root: root, Lstat: fakeBlocks()})
+	sizes, alloc, podAlloc := c.logSizes()
 	assert.Equal(t, map[LogDir]uint64{
 		{PodUID: "uid-1", Container: "app"}:   1031 + 2053 + 307,
 		{PodUID: "uid-1", Container: "side"}:  4099,
 		{PodUID: "uid-1", Container: "empty"}: 0,
 		{PodUID: "uid-2", Container: "db"}:    0,
-	}, c.logSizes())
-	assert.Empty(t, New(Config{Root: filepath.Join(root, "none")}).logSizes())
+	}, sizes)
+	// The kubelet's count: allocated blocks of every entry but directories
+	// (fakeBlocks: whole 4 KiB blocks, none for a link).
+	assert.Equal(t, map[LogDir]uint64{
+		{PodUID: "uid-1", Container: "app"}:   3 * 4096,
+		{PodUID: "uid-1", Container: "side"}:  2 * 4096,
+		{PodUID: "uid-1", Container: "empty"}: 0,
+		{PodUID: "uid-2", Container: "db"}:    0,
+	}, alloc)
+	assert.Equal(t, map[string]uint64{"uid-1": 0, "uid-2": 4096}, podAlloc, "files directly in the pod's directory")
+	sizes, alloc, podAlloc = New(Config{Root: filepath.Join(root, "none")}).logSizes()
+	assert.Empty(t, sizes)
+	assert.Empty(t, alloc)
+	assert.Empty(t, podAlloc)
 }
 
 func TestNodeFSPrefersKubeletDir(t *testing.T) {

@@ -581,6 +581,46 @@ func (ms *ContainerFileDescriptorCountMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
+// ContainerFilesystemAvailableMetricConfig provides config for the container.filesystem.available metric.
+type ContainerFilesystemAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerFilesystemAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ContainerFilesystemCapacityMetricConfig provides config for the container.filesystem.capacity metric.
+type ContainerFilesystemCapacityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerFilesystemCapacityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerFilesystemInodeUsedMetricConfig provides config for the container.filesystem.inode.used metric.
 type ContainerFilesystemInodeUsedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -4353,6 +4393,66 @@ func (ms *K8sPodDiskOperationsMetricConfig) Validate() error {
 	return nil
 }
 
+// K8sPodFilesystemAvailableMetricConfig provides config for the k8s.pod.filesystem.available metric.
+type K8sPodFilesystemAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodFilesystemAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodFilesystemCapacityMetricConfig provides config for the k8s.pod.filesystem.capacity metric.
+type K8sPodFilesystemCapacityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodFilesystemCapacityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sPodFilesystemUsageMetricConfig provides config for the k8s.pod.filesystem.usage metric.
+type K8sPodFilesystemUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodMemoryAvailableMetricConfig provides config for the k8s.pod.memory.available metric.
 type K8sPodMemoryAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -5197,6 +5297,300 @@ func (ms *K8sPodUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodVolumeAvailableMetricAttributeKey specifies the key of an attribute for the k8s.pod.volume.available metric.
+type K8sPodVolumeAvailableMetricAttributeKey string
+
+const (
+	K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeName K8sPodVolumeAvailableMetricAttributeKey = "k8s.volume.name"
+	K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeType K8sPodVolumeAvailableMetricAttributeKey = "k8s.volume.type"
+)
+
+// K8sPodVolumeAvailableMetricConfig provides config for the k8s.pod.volume.available metric.
+type K8sPodVolumeAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodVolumeAvailableMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodVolumeAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodVolumeAvailableMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeName, K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeType:
+		default:
+			return fmt.Errorf("metric k8s.pod.volume.available doesn't have an attribute %v, valid attributes: [k8s.volume.name, k8s.volume.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodVolumeCapacityMetricAttributeKey specifies the key of an attribute for the k8s.pod.volume.capacity metric.
+type K8sPodVolumeCapacityMetricAttributeKey string
+
+const (
+	K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeName K8sPodVolumeCapacityMetricAttributeKey = "k8s.volume.name"
+	K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeType K8sPodVolumeCapacityMetricAttributeKey = "k8s.volume.type"
+)
+
+// K8sPodVolumeCapacityMetricConfig provides config for the k8s.pod.volume.capacity metric.
+type K8sPodVolumeCapacityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodVolumeCapacityMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodVolumeCapacityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodVolumeCapacityMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeName, K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeType:
+		default:
+			return fmt.Errorf("metric k8s.pod.volume.capacity doesn't have an attribute %v, valid attributes: [k8s.volume.name, k8s.volume.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodVolumeInodeCountMetricAttributeKey specifies the key of an attribute for the k8s.pod.volume.inode.count metric.
+type K8sPodVolumeInodeCountMetricAttributeKey string
+
+const (
+	K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeName K8sPodVolumeInodeCountMetricAttributeKey = "k8s.volume.name"
+	K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeType K8sPodVolumeInodeCountMetricAttributeKey = "k8s.volume.type"
+)
+
+// K8sPodVolumeInodeCountMetricConfig provides config for the k8s.pod.volume.inode.count metric.
+type K8sPodVolumeInodeCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodVolumeInodeCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodVolumeInodeCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodVolumeInodeCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeType:
+		default:
+			return fmt.Errorf("metric k8s.pod.volume.inode.count doesn't have an attribute %v, valid attributes: [k8s.volume.name, k8s.volume.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodVolumeInodeFreeMetricAttributeKey specifies the key of an attribute for the k8s.pod.volume.inode.free metric.
+type K8sPodVolumeInodeFreeMetricAttributeKey string
+
+const (
+	K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeName K8sPodVolumeInodeFreeMetricAttributeKey = "k8s.volume.name"
+	K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeType K8sPodVolumeInodeFreeMetricAttributeKey = "k8s.volume.type"
+)
+
+// K8sPodVolumeInodeFreeMetricConfig provides config for the k8s.pod.volume.inode.free metric.
+type K8sPodVolumeInodeFreeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodVolumeInodeFreeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodVolumeInodeFreeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodVolumeInodeFreeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeType:
+		default:
+			return fmt.Errorf("metric k8s.pod.volume.inode.free doesn't have an attribute %v, valid attributes: [k8s.volume.name, k8s.volume.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodVolumeInodeUsedMetricAttributeKey specifies the key of an attribute for the k8s.pod.volume.inode.used metric.
+type K8sPodVolumeInodeUsedMetricAttributeKey string
+
+const (
+	K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeName K8sPodVolumeInodeUsedMetricAttributeKey = "k8s.volume.name"
+	K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeType K8sPodVolumeInodeUsedMetricAttributeKey = "k8s.volume.type"
+)
+
+// K8sPodVolumeInodeUsedMetricConfig provides config for the k8s.pod.volume.inode.used metric.
+type K8sPodVolumeInodeUsedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodVolumeInodeUsedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodVolumeInodeUsedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodVolumeInodeUsedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeType:
+		default:
+			return fmt.Errorf("metric k8s.pod.volume.inode.used doesn't have an attribute %v, valid attributes: [k8s.volume.name, k8s.volume.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// K8sPodVolumeUsageMetricAttributeKey specifies the key of an attribute for the k8s.pod.volume.usage metric.
+type K8sPodVolumeUsageMetricAttributeKey string
+
+const (
+	K8sPodVolumeUsageMetricAttributeKeyK8sVolumeName K8sPodVolumeUsageMetricAttributeKey = "k8s.volume.name"
+	K8sPodVolumeUsageMetricAttributeKeyK8sVolumeType K8sPodVolumeUsageMetricAttributeKey = "k8s.volume.type"
+)
+
+// K8sPodVolumeUsageMetricConfig provides config for the k8s.pod.volume.usage metric.
+type K8sPodVolumeUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodVolumeUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodVolumeUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodVolumeUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodVolumeUsageMetricAttributeKeyK8sVolumeName, K8sPodVolumeUsageMetricAttributeKeyK8sVolumeType:
+		default:
+			return fmt.Errorf("metric k8s.pod.volume.usage doesn't have an attribute %v, valid attributes: [k8s.volume.name, k8s.volume.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for container_stats metrics.
 type MetricsConfig struct {
 	ContainerAcceleratorDutyCycle          ContainerAcceleratorDutyCycleMetricConfig          `mapstructure:"container.accelerator.duty_cycle"`
@@ -5216,6 +5610,8 @@ type MetricsConfig struct {
 	ContainerDiskIo                        ContainerDiskIoMetricConfig                        `mapstructure:"container.disk.io"`
 	ContainerDiskOperations                ContainerDiskOperationsMetricConfig                `mapstructure:"container.disk.operations"`
 	ContainerFileDescriptorCount           ContainerFileDescriptorCountMetricConfig           `mapstructure:"container.file_descriptor.count"`
+	ContainerFilesystemAvailable           ContainerFilesystemAvailableMetricConfig           `mapstructure:"container.filesystem.available"`
+	ContainerFilesystemCapacity            ContainerFilesystemCapacityMetricConfig            `mapstructure:"container.filesystem.capacity"`
 	ContainerFilesystemInodeUsed           ContainerFilesystemInodeUsedMetricConfig           `mapstructure:"container.filesystem.inode.used"`
 	ContainerFilesystemUsage               ContainerFilesystemUsageMetricConfig               `mapstructure:"container.filesystem.usage"`
 	ContainerMemoryAvailable               ContainerMemoryAvailableMetricConfig               `mapstructure:"container.memory.available"`
@@ -5317,6 +5713,9 @@ type MetricsConfig struct {
 	K8sPodDiskDiscardOperations            K8sPodDiskDiscardOperationsMetricConfig            `mapstructure:"k8s.pod.disk.discard.operations"`
 	K8sPodDiskIo                           K8sPodDiskIoMetricConfig                           `mapstructure:"k8s.pod.disk.io"`
 	K8sPodDiskOperations                   K8sPodDiskOperationsMetricConfig                   `mapstructure:"k8s.pod.disk.operations"`
+	K8sPodFilesystemAvailable              K8sPodFilesystemAvailableMetricConfig              `mapstructure:"k8s.pod.filesystem.available"`
+	K8sPodFilesystemCapacity               K8sPodFilesystemCapacityMetricConfig               `mapstructure:"k8s.pod.filesystem.capacity"`
+	K8sPodFilesystemUsage                  K8sPodFilesystemUsageMetricConfig                  `mapstructure:"k8s.pod.filesystem.usage"`
 	K8sPodMemoryAvailable                  K8sPodMemoryAvailableMetricConfig                  `mapstructure:"k8s.pod.memory.available"`
 	K8sPodMemoryCache                      K8sPodMemoryCacheMetricConfig                      `mapstructure:"k8s.pod.memory.cache"`
 	K8sPodMemoryHugetlbLimit               K8sPodMemoryHugetlbLimitMetricConfig               `mapstructure:"k8s.pod.memory.hugetlb.limit"`
@@ -5342,6 +5741,12 @@ type MetricsConfig struct {
 	K8sPodPressureStallTime                K8sPodPressureStallTimeMetricConfig                `mapstructure:"k8s.pod.pressure.stall_time"`
 	K8sPodTasks                            K8sPodTasksMetricConfig                            `mapstructure:"k8s.pod.tasks"`
 	K8sPodUptime                           K8sPodUptimeMetricConfig                           `mapstructure:"k8s.pod.uptime"`
+	K8sPodVolumeAvailable                  K8sPodVolumeAvailableMetricConfig                  `mapstructure:"k8s.pod.volume.available"`
+	K8sPodVolumeCapacity                   K8sPodVolumeCapacityMetricConfig                   `mapstructure:"k8s.pod.volume.capacity"`
+	K8sPodVolumeInodeCount                 K8sPodVolumeInodeCountMetricConfig                 `mapstructure:"k8s.pod.volume.inode.count"`
+	K8sPodVolumeInodeFree                  K8sPodVolumeInodeFreeMetricConfig                  `mapstructure:"k8s.pod.volume.inode.free"`
+	K8sPodVolumeInodeUsed                  K8sPodVolumeInodeUsedMetricConfig                  `mapstructure:"k8s.pod.volume.inode.used"`
+	K8sPodVolumeUsage                      K8sPodVolumeUsageMetricConfig                      `mapstructure:"k8s.pod.volume.usage"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -5412,6 +5817,12 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 			Enabled: false,
+		},
+		ContainerFilesystemAvailable: ContainerFilesystemAvailableMetricConfig{
+			Enabled: true,
+		},
+		ContainerFilesystemCapacity: ContainerFilesystemCapacityMetricConfig{
+			Enabled: true,
 		},
 		ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 			Enabled: true,
@@ -5834,6 +6245,15 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sPodDiskOperationsMetricAttributeKey{K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection},
 		},
+		K8sPodFilesystemAvailable: K8sPodFilesystemAvailableMetricConfig{
+			Enabled: true,
+		},
+		K8sPodFilesystemCapacity: K8sPodFilesystemCapacityMetricConfig{
+			Enabled: true,
+		},
+		K8sPodFilesystemUsage: K8sPodFilesystemUsageMetricConfig{
+			Enabled: true,
+		},
 		K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
 			Enabled: true,
 		},
@@ -5932,6 +6352,36 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sPodUptime: K8sPodUptimeMetricConfig{
 			Enabled: true,
+		},
+		K8sPodVolumeAvailable: K8sPodVolumeAvailableMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodVolumeAvailableMetricAttributeKey{K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeName, K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeType},
+		},
+		K8sPodVolumeCapacity: K8sPodVolumeCapacityMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodVolumeCapacityMetricAttributeKey{K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeName, K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeType},
+		},
+		K8sPodVolumeInodeCount: K8sPodVolumeInodeCountMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodVolumeInodeCountMetricAttributeKey{K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeType},
+		},
+		K8sPodVolumeInodeFree: K8sPodVolumeInodeFreeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodVolumeInodeFreeMetricAttributeKey{K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeType},
+		},
+		K8sPodVolumeInodeUsed: K8sPodVolumeInodeUsedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodVolumeInodeUsedMetricAttributeKey{K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeType},
+		},
+		K8sPodVolumeUsage: K8sPodVolumeUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodVolumeUsageMetricAttributeKey{K8sPodVolumeUsageMetricAttributeKeyK8sVolumeName, K8sPodVolumeUsageMetricAttributeKeyK8sVolumeType},
 		},
 	}
 }

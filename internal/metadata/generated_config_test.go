@@ -93,6 +93,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 						Enabled: true,
 					},
+					ContainerFilesystemAvailable: ContainerFilesystemAvailableMetricConfig{
+						Enabled: true,
+					},
+					ContainerFilesystemCapacity: ContainerFilesystemCapacityMetricConfig{
+						Enabled: true,
+					},
 					ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 						Enabled: true,
 					},
@@ -514,6 +520,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sPodDiskOperationsMetricAttributeKey{K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
+					K8sPodFilesystemAvailable: K8sPodFilesystemAvailableMetricConfig{
+						Enabled: true,
+					},
+					K8sPodFilesystemCapacity: K8sPodFilesystemCapacityMetricConfig{
+						Enabled: true,
+					},
+					K8sPodFilesystemUsage: K8sPodFilesystemUsageMetricConfig{
+						Enabled: true,
+					},
 					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
 						Enabled: true,
 					},
@@ -612,6 +627,36 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					K8sPodUptime: K8sPodUptimeMetricConfig{
 						Enabled: true,
+					},
+					K8sPodVolumeAvailable: K8sPodVolumeAvailableMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeAvailableMetricAttributeKey{K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeName, K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeCapacity: K8sPodVolumeCapacityMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeCapacityMetricAttributeKey{K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeName, K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeInodeCount: K8sPodVolumeInodeCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeInodeCountMetricAttributeKey{K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeInodeFree: K8sPodVolumeInodeFreeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeInodeFreeMetricAttributeKey{K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeInodeUsed: K8sPodVolumeInodeUsedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeInodeUsedMetricAttributeKey{K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeUsage: K8sPodVolumeUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeUsageMetricAttributeKey{K8sPodVolumeUsageMetricAttributeKeyK8sVolumeName, K8sPodVolumeUsageMetricAttributeKeyK8sVolumeType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -701,6 +746,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerFileDescriptorCount: ContainerFileDescriptorCountMetricConfig{
 						Enabled: false,
 					},
+					ContainerFilesystemAvailable: ContainerFilesystemAvailableMetricConfig{
+						Enabled: false,
+					},
+					ContainerFilesystemCapacity: ContainerFilesystemCapacityMetricConfig{
+						Enabled: false,
+					},
 					ContainerFilesystemInodeUsed: ContainerFilesystemInodeUsedMetricConfig{
 						Enabled: false,
 					},
@@ -1122,6 +1173,15 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []K8sPodDiskOperationsMetricAttributeKey{K8sPodDiskOperationsMetricAttributeKeySystemDevice, K8sPodDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
+					K8sPodFilesystemAvailable: K8sPodFilesystemAvailableMetricConfig{
+						Enabled: false,
+					},
+					K8sPodFilesystemCapacity: K8sPodFilesystemCapacityMetricConfig{
+						Enabled: false,
+					},
+					K8sPodFilesystemUsage: K8sPodFilesystemUsageMetricConfig{
+						Enabled: false,
+					},
 					K8sPodMemoryAvailable: K8sPodMemoryAvailableMetricConfig{
 						Enabled: false,
 					},
@@ -1221,6 +1281,36 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					K8sPodUptime: K8sPodUptimeMetricConfig{
 						Enabled: false,
 					},
+					K8sPodVolumeAvailable: K8sPodVolumeAvailableMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeAvailableMetricAttributeKey{K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeName, K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeCapacity: K8sPodVolumeCapacityMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeCapacityMetricAttributeKey{K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeName, K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeInodeCount: K8sPodVolumeInodeCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeInodeCountMetricAttributeKey{K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeInodeFree: K8sPodVolumeInodeFreeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeInodeFreeMetricAttributeKey{K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeInodeUsed: K8sPodVolumeInodeUsedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeInodeUsedMetricAttributeKey{K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeName, K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeType},
+					},
+					K8sPodVolumeUsage: K8sPodVolumeUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []K8sPodVolumeUsageMetricAttributeKey{K8sPodVolumeUsageMetricAttributeKeyK8sVolumeName, K8sPodVolumeUsageMetricAttributeKeyK8sVolumeType},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					ContainerID:              ResourceAttributeConfig{Enabled: false},
@@ -1242,7 +1332,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccLifetimeErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePidsCountMetricConfig{}, K8sNodePidsLimitMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sNodeUptimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, K8sPodUptimeMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerAcceleratorDutyCycleMetricConfig{}, ContainerAcceleratorMemoryTotalMetricConfig{}, ContainerAcceleratorMemoryUsedMetricConfig{}, ContainerCPULimitMetricConfig{}, ContainerCPULoadAverage10sMetricConfig{}, ContainerCPUSharesMetricConfig{}, ContainerCPUThrottlingPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledPeriodsMetricConfig{}, ContainerCPUThrottlingThrottledTimeMetricConfig{}, ContainerCPUTimeMetricConfig{}, ContainerCPUUsageMetricConfig{}, ContainerCPUWeightMetricConfig{}, ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerFileDescriptorCountMetricConfig{}, ContainerFilesystemAvailableMetricConfig{}, ContainerFilesystemCapacityMetricConfig{}, ContainerFilesystemInodeUsedMetricConfig{}, ContainerFilesystemUsageMetricConfig{}, ContainerMemoryAvailableMetricConfig{}, ContainerMemoryCacheMetricConfig{}, ContainerMemoryHugetlbLimitMetricConfig{}, ContainerMemoryHugetlbUsageMetricConfig{}, ContainerMemoryLimitMetricConfig{}, ContainerMemoryMappedFileMetricConfig{}, ContainerMemoryOomKillsMetricConfig{}, ContainerMemoryPeakMetricConfig{}, ContainerMemoryRssMetricConfig{}, ContainerMemorySwapMetricConfig{}, ContainerMemoryUsageMetricConfig{}, ContainerMemoryWorkingSetMetricConfig{}, ContainerNetworkErrorsMetricConfig{}, ContainerNetworkIoMetricConfig{}, ContainerNetworkPacketCountMetricConfig{}, ContainerNetworkPacketDroppedMetricConfig{}, ContainerPagingFaultsMetricConfig{}, ContainerPidsCountMetricConfig{}, ContainerPidsLimitMetricConfig{}, ContainerPressureAvg10MetricConfig{}, ContainerPressureAvg300MetricConfig{}, ContainerPressureAvg60MetricConfig{}, ContainerPressureStallTimeMetricConfig{}, ContainerTasksMetricConfig{}, ContainerUptimeMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwFanSpeedRatioMetricConfig{}, HwGpuActivityMetricConfig{}, HwGpuClockEventReasonsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuClockFrequencyLimitMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuMemoryEccLifetimeErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryRemapRowsMetricConfig{}, HwGpuMemoryRemapStatusMetricConfig{}, HwGpuMemoryTemperatureMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuPcieReplaysMetricConfig{}, HwGpuPcieThroughputMetricConfig{}, HwGpuPerformanceStateMetricConfig{}, HwGpuPowerLimitMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwGpuXidErrorsMetricConfig{}, HwPowerMetricConfig{}, HwTemperatureMetricConfig{}, K8sContainerEphemeralStorageUsageMetricConfig{}, K8sNodeCPUTimeMetricConfig{}, K8sNodeCPUUsageMetricConfig{}, K8sNodeDiskDiscardIoMetricConfig{}, K8sNodeDiskDiscardOperationsMetricConfig{}, K8sNodeDiskIoMetricConfig{}, K8sNodeDiskOperationsMetricConfig{}, K8sNodeFilesystemAvailableMetricConfig{}, K8sNodeFilesystemCapacityMetricConfig{}, K8sNodeFilesystemInodeCountMetricConfig{}, K8sNodeFilesystemInodeFreeMetricConfig{}, K8sNodeFilesystemUsageMetricConfig{}, K8sNodeImageFilesystemAvailableMetricConfig{}, K8sNodeImageFilesystemCapacityMetricConfig{}, K8sNodeImageFilesystemInodeUsedMetricConfig{}, K8sNodeImageFilesystemUsageMetricConfig{}, K8sNodeMemoryAvailableMetricConfig{}, K8sNodeMemoryCacheMetricConfig{}, K8sNodeMemoryHugetlbUsageMetricConfig{}, K8sNodeMemoryMappedFileMetricConfig{}, K8sNodeMemoryOomKillsMetricConfig{}, K8sNodeMemoryRssMetricConfig{}, K8sNodeMemorySwapMetricConfig{}, K8sNodeMemoryUsageMetricConfig{}, K8sNodeMemoryWorkingSetMetricConfig{}, K8sNodeNetworkErrorsMetricConfig{}, K8sNodeNetworkIoMetricConfig{}, K8sNodeNetworkPacketCountMetricConfig{}, K8sNodeNetworkPacketDroppedMetricConfig{}, K8sNodePagingFaultsMetricConfig{}, K8sNodePidsCountMetricConfig{}, K8sNodePidsLimitMetricConfig{}, K8sNodePressureAvg10MetricConfig{}, K8sNodePressureAvg300MetricConfig{}, K8sNodePressureAvg60MetricConfig{}, K8sNodePressureStallTimeMetricConfig{}, K8sNodeUptimeMetricConfig{}, K8sPodCPULimitMetricConfig{}, K8sPodCPULoadAverage10sMetricConfig{}, K8sPodCPUSharesMetricConfig{}, K8sPodCPUThrottlingPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledPeriodsMetricConfig{}, K8sPodCPUThrottlingThrottledTimeMetricConfig{}, K8sPodCPUTimeMetricConfig{}, K8sPodCPUUsageMetricConfig{}, K8sPodCPUWeightMetricConfig{}, K8sPodDiskDiscardIoMetricConfig{}, K8sPodDiskDiscardOperationsMetricConfig{}, K8sPodDiskIoMetricConfig{}, K8sPodDiskOperationsMetricConfig{}, K8sPodFilesystemAvailableMetricConfig{}, K8sPodFilesystemCapacityMetricConfig{}, K8sPodFilesystemUsageMetricConfig{}, K8sPodMemoryAvailableMetricConfig{}, K8sPodMemoryCacheMetricConfig{}, K8sPodMemoryHugetlbLimitMetricConfig{}, K8sPodMemoryHugetlbUsageMetricConfig{}, K8sPodMemoryLimitMetricConfig{}, K8sPodMemoryMappedFileMetricConfig{}, K8sPodMemoryOomKillsMetricConfig{}, K8sPodMemoryPeakMetricConfig{}, K8sPodMemoryRssMetricConfig{}, K8sPodMemorySwapMetricConfig{}, K8sPodMemoryUsageMetricConfig{}, K8sPodMemoryWorkingSetMetricConfig{}, K8sPodNetworkErrorsMetricConfig{}, K8sPodNetworkIoMetricConfig{}, K8sPodNetworkPacketCountMetricConfig{}, K8sPodNetworkPacketDroppedMetricConfig{}, K8sPodPagingFaultsMetricConfig{}, K8sPodPidsCountMetricConfig{}, K8sPodPidsLimitMetricConfig{}, K8sPodPressureAvg10MetricConfig{}, K8sPodPressureAvg300MetricConfig{}, K8sPodPressureAvg60MetricConfig{}, K8sPodPressureStallTimeMetricConfig{}, K8sPodTasksMetricConfig{}, K8sPodUptimeMetricConfig{}, K8sPodVolumeAvailableMetricConfig{}, K8sPodVolumeCapacityMetricConfig{}, K8sPodVolumeInodeCountMetricConfig{}, K8sPodVolumeInodeFreeMetricConfig{}, K8sPodVolumeInodeUsedMetricConfig{}, K8sPodVolumeUsageMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -2191,6 +2281,78 @@ func TestK8sPodTasksMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.tasks doesn't have an attribute invalid, valid attributes: [task.state]")
 
 	cfg = DefaultMetricsConfig().K8sPodTasks
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodVolumeAvailableMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodVolumeAvailable
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodVolumeAvailableMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.volume.available doesn't have an attribute invalid, valid attributes: [k8s.volume.name, k8s.volume.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodVolumeAvailable
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodVolumeCapacityMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodVolumeCapacity
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodVolumeCapacityMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.volume.capacity doesn't have an attribute invalid, valid attributes: [k8s.volume.name, k8s.volume.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodVolumeCapacity
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodVolumeInodeCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodVolumeInodeCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodVolumeInodeCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.volume.inode.count doesn't have an attribute invalid, valid attributes: [k8s.volume.name, k8s.volume.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodVolumeInodeCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodVolumeInodeFreeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodVolumeInodeFree
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodVolumeInodeFreeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.volume.inode.free doesn't have an attribute invalid, valid attributes: [k8s.volume.name, k8s.volume.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodVolumeInodeFree
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodVolumeInodeUsedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodVolumeInodeUsed
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodVolumeInodeUsedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.volume.inode.used doesn't have an attribute invalid, valid attributes: [k8s.volume.name, k8s.volume.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodVolumeInodeUsed
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestK8sPodVolumeUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().K8sPodVolumeUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []K8sPodVolumeUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric k8s.pod.volume.usage doesn't have an attribute invalid, valid attributes: [k8s.volume.name, k8s.volume.type]")
+
+	cfg = DefaultMetricsConfig().K8sPodVolumeUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

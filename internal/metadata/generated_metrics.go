@@ -357,6 +357,48 @@ var MapAttributeK8sContainerEphemeralStorageFsType = map[string]AttributeK8sCont
 	"logs":   AttributeK8sContainerEphemeralStorageFsTypeLogs,
 }
 
+// AttributeK8sVolumeType specifies the value k8s.volume.type attribute.
+type AttributeK8sVolumeType int
+
+const (
+	_ AttributeK8sVolumeType = iota
+	AttributeK8sVolumeTypePersistentVolumeClaim
+	AttributeK8sVolumeTypeConfigMap
+	AttributeK8sVolumeTypeDownwardAPI
+	AttributeK8sVolumeTypeEmptyDir
+	AttributeK8sVolumeTypeSecret
+	AttributeK8sVolumeTypeLocal
+)
+
+// String returns the string representation of the AttributeK8sVolumeType.
+func (av AttributeK8sVolumeType) String() string {
+	switch av {
+	case AttributeK8sVolumeTypePersistentVolumeClaim:
+		return "persistentVolumeClaim"
+	case AttributeK8sVolumeTypeConfigMap:
+		return "configMap"
+	case AttributeK8sVolumeTypeDownwardAPI:
+		return "downwardAPI"
+	case AttributeK8sVolumeTypeEmptyDir:
+		return "emptyDir"
+	case AttributeK8sVolumeTypeSecret:
+		return "secret"
+	case AttributeK8sVolumeTypeLocal:
+		return "local"
+	}
+	return ""
+}
+
+// MapAttributeK8sVolumeType is a helper map of string to AttributeK8sVolumeType attribute value.
+var MapAttributeK8sVolumeType = map[string]AttributeK8sVolumeType{
+	"persistentVolumeClaim": AttributeK8sVolumeTypePersistentVolumeClaim,
+	"configMap":             AttributeK8sVolumeTypeConfigMap,
+	"downwardAPI":           AttributeK8sVolumeTypeDownwardAPI,
+	"emptyDir":              AttributeK8sVolumeTypeEmptyDir,
+	"secret":                AttributeK8sVolumeTypeSecret,
+	"local":                 AttributeK8sVolumeTypeLocal,
+}
+
 // AttributeNetworkIoDirection specifies the value network.io.direction attribute.
 type AttributeNetworkIoDirection int
 
@@ -566,6 +608,12 @@ var MetricsInfo = metricsInfo{
 	},
 	ContainerFileDescriptorCount: metricInfo{
 		Name: "container.file_descriptor.count",
+	},
+	ContainerFilesystemAvailable: metricInfo{
+		Name: "container.filesystem.available",
+	},
+	ContainerFilesystemCapacity: metricInfo{
+		Name: "container.filesystem.capacity",
 	},
 	ContainerFilesystemInodeUsed: metricInfo{
 		Name: "container.filesystem.inode.used",
@@ -929,6 +977,15 @@ var MetricsInfo = metricsInfo{
 		Name:       "k8s.pod.disk.operations",
 		Attributes: []string{"system.device", "disk.io.direction"},
 	},
+	K8sPodFilesystemAvailable: metricInfo{
+		Name: "k8s.pod.filesystem.available",
+	},
+	K8sPodFilesystemCapacity: metricInfo{
+		Name: "k8s.pod.filesystem.capacity",
+	},
+	K8sPodFilesystemUsage: metricInfo{
+		Name: "k8s.pod.filesystem.usage",
+	},
 	K8sPodMemoryAvailable: metricInfo{
 		Name: "k8s.pod.memory.available",
 	},
@@ -1016,6 +1073,30 @@ var MetricsInfo = metricsInfo{
 	K8sPodUptime: metricInfo{
 		Name: "k8s.pod.uptime",
 	},
+	K8sPodVolumeAvailable: metricInfo{
+		Name:       "k8s.pod.volume.available",
+		Attributes: []string{"k8s.volume.name", "k8s.volume.type"},
+	},
+	K8sPodVolumeCapacity: metricInfo{
+		Name:       "k8s.pod.volume.capacity",
+		Attributes: []string{"k8s.volume.name", "k8s.volume.type"},
+	},
+	K8sPodVolumeInodeCount: metricInfo{
+		Name:       "k8s.pod.volume.inode.count",
+		Attributes: []string{"k8s.volume.name", "k8s.volume.type"},
+	},
+	K8sPodVolumeInodeFree: metricInfo{
+		Name:       "k8s.pod.volume.inode.free",
+		Attributes: []string{"k8s.volume.name", "k8s.volume.type"},
+	},
+	K8sPodVolumeInodeUsed: metricInfo{
+		Name:       "k8s.pod.volume.inode.used",
+		Attributes: []string{"k8s.volume.name", "k8s.volume.type"},
+	},
+	K8sPodVolumeUsage: metricInfo{
+		Name:       "k8s.pod.volume.usage",
+		Attributes: []string{"k8s.volume.name", "k8s.volume.type"},
+	},
 }
 
 type metricsInfo struct {
@@ -1036,6 +1117,8 @@ type metricsInfo struct {
 	ContainerDiskIo                        metricInfo
 	ContainerDiskOperations                metricInfo
 	ContainerFileDescriptorCount           metricInfo
+	ContainerFilesystemAvailable           metricInfo
+	ContainerFilesystemCapacity            metricInfo
 	ContainerFilesystemInodeUsed           metricInfo
 	ContainerFilesystemUsage               metricInfo
 	ContainerMemoryAvailable               metricInfo
@@ -1137,6 +1220,9 @@ type metricsInfo struct {
 	K8sPodDiskDiscardOperations            metricInfo
 	K8sPodDiskIo                           metricInfo
 	K8sPodDiskOperations                   metricInfo
+	K8sPodFilesystemAvailable              metricInfo
+	K8sPodFilesystemCapacity               metricInfo
+	K8sPodFilesystemUsage                  metricInfo
 	K8sPodMemoryAvailable                  metricInfo
 	K8sPodMemoryCache                      metricInfo
 	K8sPodMemoryHugetlbLimit               metricInfo
@@ -1162,6 +1248,12 @@ type metricsInfo struct {
 	K8sPodPressureStallTime                metricInfo
 	K8sPodTasks                            metricInfo
 	K8sPodUptime                           metricInfo
+	K8sPodVolumeAvailable                  metricInfo
+	K8sPodVolumeCapacity                   metricInfo
+	K8sPodVolumeInodeCount                 metricInfo
+	K8sPodVolumeInodeFree                  metricInfo
+	K8sPodVolumeInodeUsed                  metricInfo
+	K8sPodVolumeUsage                      metricInfo
 }
 
 type metricInfo struct {
@@ -1188,6 +1280,12 @@ func WithHwModelMetricAttribute(hwModelAttributeValue string) MetricAttributeOpt
 func WithHwParentMetricAttribute(hwParentAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	})
+}
+
+func WithK8sVolumeTypeMetricAttribute(k8sVolumeTypeAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("k8s.volume.type", k8sVolumeTypeAttributeValue)
 	})
 }
 
@@ -2385,6 +2483,110 @@ func (m *metricContainerFileDescriptorCount) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerFileDescriptorCount(cfg ContainerFileDescriptorCountMetricConfig) metricContainerFileDescriptorCount {
 	m := metricContainerFileDescriptorCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerFilesystemAvailable struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   ContainerFilesystemAvailableMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills container.filesystem.available metric with initial data.
+func (m *metricContainerFilesystemAvailable) init() {
+	m.data.SetName("container.filesystem.available")
+	m.data.SetDescription("Bytes available to unprivileged users on the filesystem of the container's writable layer: statfs f_bavail x f_frsize of the runtime's first image filesystem (CRI ImageFsInfo image_filesystems[0].fs_id.mountpoint under <root_path>), taken in the background every filesystem_collection_interval, as the kubelet's containers[].rootfs.availableBytes (its image filesystem). Absent without a CRI endpoint, for a container the runtime lists no writable layer for, or when that mountpoint cannot be statted under <root_path>.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerFilesystemAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerFilesystemAvailable) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerFilesystemAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerFilesystemAvailable(cfg ContainerFilesystemAvailableMetricConfig) metricContainerFilesystemAvailable {
+	m := metricContainerFilesystemAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerFilesystemCapacity struct {
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   ContainerFilesystemCapacityMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
+}
+
+// init fills container.filesystem.capacity metric with initial data.
+func (m *metricContainerFilesystemCapacity) init() {
+	m.data.SetName("container.filesystem.capacity")
+	m.data.SetDescription("Size of the filesystem of the container's writable layer: statfs f_blocks x f_frsize of the runtime's first image filesystem, as container.filesystem.available (kubelet /stats/summary: containers[].rootfs.capacityBytes). Absent as container.filesystem.available.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerFilesystemCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerFilesystemCapacity) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerFilesystemCapacity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerFilesystemCapacity(cfg ContainerFilesystemCapacityMetricConfig) metricContainerFilesystemCapacity {
+	m := metricContainerFilesystemCapacity{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -10096,6 +10298,162 @@ func newMetricK8sPodDiskOperations(cfg K8sPodDiskOperationsMetricConfig) metricK
 	return m
 }
 
+type metricK8sPodFilesystemAvailable struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   K8sPodFilesystemAvailableMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.filesystem.available metric with initial data.
+func (m *metricK8sPodFilesystemAvailable) init() {
+	m.data.SetName("k8s.pod.filesystem.available")
+	m.data.SetDescription("Bytes available on the filesystem of the pod's ephemeral storage, the node filesystem: statfs f_bavail x f_frsize of <root_path>/var/lib/kubelet (as k8s.node.filesystem.available), taken at scrape time. kubelet /stats/summary: pods[].ephemeral-storage.availableBytes. Absent before the first background collection of the volumes, or when the statfs fails (the node's points carry the error).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodFilesystemAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodFilesystemAvailable) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodFilesystemAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodFilesystemAvailable(cfg K8sPodFilesystemAvailableMetricConfig) metricK8sPodFilesystemAvailable {
+	m := metricK8sPodFilesystemAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodFilesystemCapacity struct {
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   K8sPodFilesystemCapacityMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.filesystem.capacity metric with initial data.
+func (m *metricK8sPodFilesystemCapacity) init() {
+	m.data.SetName("k8s.pod.filesystem.capacity")
+	m.data.SetDescription("Size of the filesystem of the pod's ephemeral storage, the node filesystem: statfs f_blocks x f_frsize of <root_path>/var/lib/kubelet (as k8s.node.filesystem.capacity). kubelet /stats/summary: pods[].ephemeral-storage.capacityBytes. Absent as k8s.pod.filesystem.available.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodFilesystemCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodFilesystemCapacity) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodFilesystemCapacity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodFilesystemCapacity(cfg K8sPodFilesystemCapacityMetricConfig) metricK8sPodFilesystemCapacity {
+	m := metricK8sPodFilesystemCapacity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodFilesystemUsage struct {
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   K8sPodFilesystemUsageMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.filesystem.usage metric with initial data.
+func (m *metricK8sPodFilesystemUsage) init() {
+	m.data.SetName("k8s.pod.filesystem.usage")
+	m.data.SetDescription("The pod's ephemeral storage use, counted as the kubelet counts it (pods[].ephemeral-storage.usedBytes, what ephemeral-storage eviction compares with the pod's limits): the writable layers of its running containers (CRI writable_layer.used_bytes), their log files and the files directly in the pod's log directory (allocated blocks, <root_path>/var/log/pods/<namespace>_<pod>_<uid>/), its local ephemeral volumes (disk-backed emptyDir, configMap, downwardAPI and gitRepo volumes: k8s.pod.volume.usage) and its etc-hosts file (allocated blocks), from the background collection. Memory-backed volumes (tmpfs: secrets, projected, medium Memory emptyDirs) count as memory, not here. Absent when a part is unknown: no CRI, a container the runtime has not measured or whose name is unknown, a volume walk that failed or has never fit the walk budget.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodFilesystemUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodFilesystemUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodFilesystemUsage(cfg K8sPodFilesystemUsageMetricConfig) metricK8sPodFilesystemUsage {
+	m := metricK8sPodFilesystemUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryAvailable struct {
 	data     pmetric.Metric                    // data buffer for generated metric.
 	config   K8sPodMemoryAvailableMetricConfig // metric config provided by user.
@@ -11860,6 +12218,570 @@ func newMetricK8sPodUptime(cfg K8sPodUptimeMetricConfig) metricK8sPodUptime {
 	return m
 }
 
+type metricK8sPodVolumeAvailable struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sPodVolumeAvailableMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.volume.available metric with initial data.
+func (m *metricK8sPodVolumeAvailable) init() {
+	m.data.SetName("k8s.pod.volume.available")
+	m.data.SetDescription("Bytes available to unprivileged users on the volume's filesystem: statfs f_bavail x f_frsize of <root_path>/var/lib/kubelet/pods/<uid>/volumes/<plugin>/<name> (a CSI volume: its mount subdirectory), taken in the background every filesystem_collection_interval. kubelet /stats/summary: pods[].volume[].availableBytes. Absent when the volume's path cannot be statted (a CSI volume not mounted, an unreported plugin: docs/filesystem.md).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodVolumeAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodVolumeAvailableMetricAttributeKeyK8sVolumeName) {
+		dp.Attributes().PutStr("k8s.volume.name", k8sVolumeNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodVolumeAvailable) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodVolumeAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodVolumeAvailable(cfg K8sPodVolumeAvailableMetricConfig) metricK8sPodVolumeAvailable {
+	m := metricK8sPodVolumeAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodVolumeCapacity struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sPodVolumeCapacityMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.volume.capacity metric with initial data.
+func (m *metricK8sPodVolumeCapacity) init() {
+	m.data.SetName("k8s.pod.volume.capacity")
+	m.data.SetDescription("Size of the volume's filesystem: statfs f_blocks x f_frsize of the volume's path, as k8s.pod.volume.available. kubelet /stats/summary: pods[].volume[].capacityBytes.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodVolumeCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodVolumeCapacityMetricAttributeKeyK8sVolumeName) {
+		dp.Attributes().PutStr("k8s.volume.name", k8sVolumeNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodVolumeCapacity) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodVolumeCapacity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodVolumeCapacity(cfg K8sPodVolumeCapacityMetricConfig) metricK8sPodVolumeCapacity {
+	m := metricK8sPodVolumeCapacity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodVolumeInodeCount struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        K8sPodVolumeInodeCountMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.volume.inode.count metric with initial data.
+func (m *metricK8sPodVolumeInodeCount) init() {
+	m.data.SetName("k8s.pod.volume.inode.count")
+	m.data.SetDescription("Inodes of the volume's filesystem: statfs f_files of the volume's path, as k8s.pod.volume.available. kubelet /stats/summary: pods[].volume[].inodes. Absent on filesystems that report 0 (no fixed inode table).")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodVolumeInodeCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodVolumeInodeCountMetricAttributeKeyK8sVolumeName) {
+		dp.Attributes().PutStr("k8s.volume.name", k8sVolumeNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodVolumeInodeCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodVolumeInodeCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodVolumeInodeCount(cfg K8sPodVolumeInodeCountMetricConfig) metricK8sPodVolumeInodeCount {
+	m := metricK8sPodVolumeInodeCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodVolumeInodeFree struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sPodVolumeInodeFreeMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.volume.inode.free metric with initial data.
+func (m *metricK8sPodVolumeInodeFree) init() {
+	m.data.SetName("k8s.pod.volume.inode.free")
+	m.data.SetDescription("Free inodes of the volume's filesystem: statfs f_ffree of the volume's path, as k8s.pod.volume.inode.count. kubelet /stats/summary: pods[].volume[].inodesFree.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodVolumeInodeFree) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodVolumeInodeFreeMetricAttributeKeyK8sVolumeName) {
+		dp.Attributes().PutStr("k8s.volume.name", k8sVolumeNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodVolumeInodeFree) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodVolumeInodeFree) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodVolumeInodeFree(cfg K8sPodVolumeInodeFreeMetricConfig) metricK8sPodVolumeInodeFree {
+	m := metricK8sPodVolumeInodeFree{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodVolumeInodeUsed struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        K8sPodVolumeInodeUsedMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.volume.inode.used metric with initial data.
+func (m *metricK8sPodVolumeInodeUsed) init() {
+	m.data.SetName("k8s.pod.volume.inode.used")
+	m.data.SetDescription("Inodes the volume uses, as the kubelet counts them (pods[].volume[].inodesUsed): for emptyDir, configMap, secret, downwardAPI, projected and gitRepo volumes the entries of a walk of the volume's directory (itself included, hard links once, symbolic links not followed, other filesystems not entered); for CSI, local and other volumes with their own filesystem statfs f_files - f_ffree. Walks run in the background within a budget of entries per collection: a walk that failed or has never fit has no point; one cut by the budget keeps its last value.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodVolumeInodeUsed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodVolumeInodeUsedMetricAttributeKeyK8sVolumeName) {
+		dp.Attributes().PutStr("k8s.volume.name", k8sVolumeNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodVolumeInodeUsed) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodVolumeInodeUsed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodVolumeInodeUsed(cfg K8sPodVolumeInodeUsedMetricConfig) metricK8sPodVolumeInodeUsed {
+	m := metricK8sPodVolumeInodeUsed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sPodVolumeUsage struct {
+	data          pmetric.Metric                // data buffer for generated metric.
+	config        K8sPodVolumeUsageMetricConfig // metric config provided by user.
+	capacity      int                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.volume.usage metric with initial data.
+func (m *metricK8sPodVolumeUsage) init() {
+	m.data.SetName("k8s.pod.volume.usage")
+	m.data.SetDescription("Bytes the volume uses, as the kubelet counts them (pods[].volume[].usedBytes): for emptyDir, configMap, secret, downwardAPI, projected and gitRepo volumes the allocated blocks (st_blocks x 512, du) of a walk of the volume's directory, as k8s.pod.volume.inode.used; for CSI, local and other volumes with their own filesystem statfs (f_blocks - f_bfree) x f_frsize. Absent as k8s.pod.volume.inode.used.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodVolumeUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodVolumeUsageMetricAttributeKeyK8sVolumeName) {
+		dp.Attributes().PutStr("k8s.volume.name", k8sVolumeNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodVolumeUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodVolumeUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodVolumeUsage(cfg K8sPodVolumeUsageMetricConfig) metricK8sPodVolumeUsage {
+	m := metricK8sPodVolumeUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
@@ -11887,6 +12809,8 @@ type MetricsBuilder struct {
 	metricContainerDiskIo                        metricContainerDiskIo
 	metricContainerDiskOperations                metricContainerDiskOperations
 	metricContainerFileDescriptorCount           metricContainerFileDescriptorCount
+	metricContainerFilesystemAvailable           metricContainerFilesystemAvailable
+	metricContainerFilesystemCapacity            metricContainerFilesystemCapacity
 	metricContainerFilesystemInodeUsed           metricContainerFilesystemInodeUsed
 	metricContainerFilesystemUsage               metricContainerFilesystemUsage
 	metricContainerMemoryAvailable               metricContainerMemoryAvailable
@@ -11988,6 +12912,9 @@ type MetricsBuilder struct {
 	metricK8sPodDiskDiscardOperations            metricK8sPodDiskDiscardOperations
 	metricK8sPodDiskIo                           metricK8sPodDiskIo
 	metricK8sPodDiskOperations                   metricK8sPodDiskOperations
+	metricK8sPodFilesystemAvailable              metricK8sPodFilesystemAvailable
+	metricK8sPodFilesystemCapacity               metricK8sPodFilesystemCapacity
+	metricK8sPodFilesystemUsage                  metricK8sPodFilesystemUsage
 	metricK8sPodMemoryAvailable                  metricK8sPodMemoryAvailable
 	metricK8sPodMemoryCache                      metricK8sPodMemoryCache
 	metricK8sPodMemoryHugetlbLimit               metricK8sPodMemoryHugetlbLimit
@@ -12013,6 +12940,12 @@ type MetricsBuilder struct {
 	metricK8sPodPressureStallTime                metricK8sPodPressureStallTime
 	metricK8sPodTasks                            metricK8sPodTasks
 	metricK8sPodUptime                           metricK8sPodUptime
+	metricK8sPodVolumeAvailable                  metricK8sPodVolumeAvailable
+	metricK8sPodVolumeCapacity                   metricK8sPodVolumeCapacity
+	metricK8sPodVolumeInodeCount                 metricK8sPodVolumeInodeCount
+	metricK8sPodVolumeInodeFree                  metricK8sPodVolumeInodeFree
+	metricK8sPodVolumeInodeUsed                  metricK8sPodVolumeInodeUsed
+	metricK8sPodVolumeUsage                      metricK8sPodVolumeUsage
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -12055,6 +12988,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerDiskIo:                        newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
 		metricContainerDiskOperations:                newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
 		metricContainerFileDescriptorCount:           newMetricContainerFileDescriptorCount(mbc.Metrics.ContainerFileDescriptorCount),
+		metricContainerFilesystemAvailable:           newMetricContainerFilesystemAvailable(mbc.Metrics.ContainerFilesystemAvailable),
+		metricContainerFilesystemCapacity:            newMetricContainerFilesystemCapacity(mbc.Metrics.ContainerFilesystemCapacity),
 		metricContainerFilesystemInodeUsed:           newMetricContainerFilesystemInodeUsed(mbc.Metrics.ContainerFilesystemInodeUsed),
 		metricContainerFilesystemUsage:               newMetricContainerFilesystemUsage(mbc.Metrics.ContainerFilesystemUsage),
 		metricContainerMemoryAvailable:               newMetricContainerMemoryAvailable(mbc.Metrics.ContainerMemoryAvailable),
@@ -12156,6 +13091,9 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodDiskDiscardOperations:            newMetricK8sPodDiskDiscardOperations(mbc.Metrics.K8sPodDiskDiscardOperations),
 		metricK8sPodDiskIo:                           newMetricK8sPodDiskIo(mbc.Metrics.K8sPodDiskIo),
 		metricK8sPodDiskOperations:                   newMetricK8sPodDiskOperations(mbc.Metrics.K8sPodDiskOperations),
+		metricK8sPodFilesystemAvailable:              newMetricK8sPodFilesystemAvailable(mbc.Metrics.K8sPodFilesystemAvailable),
+		metricK8sPodFilesystemCapacity:               newMetricK8sPodFilesystemCapacity(mbc.Metrics.K8sPodFilesystemCapacity),
+		metricK8sPodFilesystemUsage:                  newMetricK8sPodFilesystemUsage(mbc.Metrics.K8sPodFilesystemUsage),
 		metricK8sPodMemoryAvailable:                  newMetricK8sPodMemoryAvailable(mbc.Metrics.K8sPodMemoryAvailable),
 		metricK8sPodMemoryCache:                      newMetricK8sPodMemoryCache(mbc.Metrics.K8sPodMemoryCache),
 		metricK8sPodMemoryHugetlbLimit:               newMetricK8sPodMemoryHugetlbLimit(mbc.Metrics.K8sPodMemoryHugetlbLimit),
@@ -12181,6 +13119,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodPressureStallTime:                newMetricK8sPodPressureStallTime(mbc.Metrics.K8sPodPressureStallTime),
 		metricK8sPodTasks:                            newMetricK8sPodTasks(mbc.Metrics.K8sPodTasks),
 		metricK8sPodUptime:                           newMetricK8sPodUptime(mbc.Metrics.K8sPodUptime),
+		metricK8sPodVolumeAvailable:                  newMetricK8sPodVolumeAvailable(mbc.Metrics.K8sPodVolumeAvailable),
+		metricK8sPodVolumeCapacity:                   newMetricK8sPodVolumeCapacity(mbc.Metrics.K8sPodVolumeCapacity),
+		metricK8sPodVolumeInodeCount:                 newMetricK8sPodVolumeInodeCount(mbc.Metrics.K8sPodVolumeInodeCount),
+		metricK8sPodVolumeInodeFree:                  newMetricK8sPodVolumeInodeFree(mbc.Metrics.K8sPodVolumeInodeFree),
+		metricK8sPodVolumeInodeUsed:                  newMetricK8sPodVolumeInodeUsed(mbc.Metrics.K8sPodVolumeInodeUsed),
+		metricK8sPodVolumeUsage:                      newMetricK8sPodVolumeUsage(mbc.Metrics.K8sPodVolumeUsage),
 		resourceAttributeIncludeFilter:               make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:               make(map[string]filter.Filter),
 	}
@@ -12342,6 +13286,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerDiskIo.emit(ils.Metrics())
 	mb.metricContainerDiskOperations.emit(ils.Metrics())
 	mb.metricContainerFileDescriptorCount.emit(ils.Metrics())
+	mb.metricContainerFilesystemAvailable.emit(ils.Metrics())
+	mb.metricContainerFilesystemCapacity.emit(ils.Metrics())
 	mb.metricContainerFilesystemInodeUsed.emit(ils.Metrics())
 	mb.metricContainerFilesystemUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryAvailable.emit(ils.Metrics())
@@ -12443,6 +13389,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodDiskDiscardOperations.emit(ils.Metrics())
 	mb.metricK8sPodDiskIo.emit(ils.Metrics())
 	mb.metricK8sPodDiskOperations.emit(ils.Metrics())
+	mb.metricK8sPodFilesystemAvailable.emit(ils.Metrics())
+	mb.metricK8sPodFilesystemCapacity.emit(ils.Metrics())
+	mb.metricK8sPodFilesystemUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryAvailable.emit(ils.Metrics())
 	mb.metricK8sPodMemoryCache.emit(ils.Metrics())
 	mb.metricK8sPodMemoryHugetlbLimit.emit(ils.Metrics())
@@ -12468,6 +13417,12 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodPressureStallTime.emit(ils.Metrics())
 	mb.metricK8sPodTasks.emit(ils.Metrics())
 	mb.metricK8sPodUptime.emit(ils.Metrics())
+	mb.metricK8sPodVolumeAvailable.emit(ils.Metrics())
+	mb.metricK8sPodVolumeCapacity.emit(ils.Metrics())
+	mb.metricK8sPodVolumeInodeCount.emit(ils.Metrics())
+	mb.metricK8sPodVolumeInodeFree.emit(ils.Metrics())
+	mb.metricK8sPodVolumeInodeUsed.emit(ils.Metrics())
+	mb.metricK8sPodVolumeUsage.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -12582,6 +13537,16 @@ func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Time
 // RecordContainerFileDescriptorCountDataPoint adds a data point to container.file_descriptor.count metric.
 func (mb *MetricsBuilder) RecordContainerFileDescriptorCountDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerFileDescriptorCount.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerFilesystemAvailableDataPoint adds a data point to container.filesystem.available metric.
+func (mb *MetricsBuilder) RecordContainerFilesystemAvailableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFilesystemAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerFilesystemCapacityDataPoint adds a data point to container.filesystem.capacity metric.
+func (mb *MetricsBuilder) RecordContainerFilesystemCapacityDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerFilesystemCapacity.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordContainerFilesystemInodeUsedDataPoint adds a data point to container.filesystem.inode.used metric.
@@ -13089,6 +14054,21 @@ func (mb *MetricsBuilder) RecordK8sPodDiskOperationsDataPoint(ts pcommon.Timesta
 	mb.metricK8sPodDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
+// RecordK8sPodFilesystemAvailableDataPoint adds a data point to k8s.pod.filesystem.available metric.
+func (mb *MetricsBuilder) RecordK8sPodFilesystemAvailableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodFilesystemAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodFilesystemCapacityDataPoint adds a data point to k8s.pod.filesystem.capacity metric.
+func (mb *MetricsBuilder) RecordK8sPodFilesystemCapacityDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodFilesystemCapacity.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodFilesystemUsageDataPoint adds a data point to k8s.pod.filesystem.usage metric.
+func (mb *MetricsBuilder) RecordK8sPodFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodFilesystemUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sPodMemoryAvailableDataPoint adds a data point to k8s.pod.memory.available metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryAvailableDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryAvailable.recordDataPoint(mb.startTime, ts, val)
@@ -13212,6 +14192,36 @@ func (mb *MetricsBuilder) RecordK8sPodTasksDataPoint(ts pcommon.Timestamp, val i
 // RecordK8sPodUptimeDataPoint adds a data point to k8s.pod.uptime metric.
 func (mb *MetricsBuilder) RecordK8sPodUptimeDataPoint(ts pcommon.Timestamp, val float64) {
 	mb.metricK8sPodUptime.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodVolumeAvailableDataPoint adds a data point to k8s.pod.volume.available metric.
+func (mb *MetricsBuilder) RecordK8sPodVolumeAvailableDataPoint(ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricK8sPodVolumeAvailable.recordDataPoint(mb.startTime, ts, val, k8sVolumeNameAttributeValue, options...)
+}
+
+// RecordK8sPodVolumeCapacityDataPoint adds a data point to k8s.pod.volume.capacity metric.
+func (mb *MetricsBuilder) RecordK8sPodVolumeCapacityDataPoint(ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricK8sPodVolumeCapacity.recordDataPoint(mb.startTime, ts, val, k8sVolumeNameAttributeValue, options...)
+}
+
+// RecordK8sPodVolumeInodeCountDataPoint adds a data point to k8s.pod.volume.inode.count metric.
+func (mb *MetricsBuilder) RecordK8sPodVolumeInodeCountDataPoint(ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricK8sPodVolumeInodeCount.recordDataPoint(mb.startTime, ts, val, k8sVolumeNameAttributeValue, options...)
+}
+
+// RecordK8sPodVolumeInodeFreeDataPoint adds a data point to k8s.pod.volume.inode.free metric.
+func (mb *MetricsBuilder) RecordK8sPodVolumeInodeFreeDataPoint(ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricK8sPodVolumeInodeFree.recordDataPoint(mb.startTime, ts, val, k8sVolumeNameAttributeValue, options...)
+}
+
+// RecordK8sPodVolumeInodeUsedDataPoint adds a data point to k8s.pod.volume.inode.used metric.
+func (mb *MetricsBuilder) RecordK8sPodVolumeInodeUsedDataPoint(ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricK8sPodVolumeInodeUsed.recordDataPoint(mb.startTime, ts, val, k8sVolumeNameAttributeValue, options...)
+}
+
+// RecordK8sPodVolumeUsageDataPoint adds a data point to k8s.pod.volume.usage metric.
+func (mb *MetricsBuilder) RecordK8sPodVolumeUsageDataPoint(ts pcommon.Timestamp, val int64, k8sVolumeNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricK8sPodVolumeUsage.recordDataPoint(mb.startTime, ts, val, k8sVolumeNameAttributeValue, options...)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -146,6 +146,12 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["k8s.pod.pressure.avg60"] = mb.metricK8sPodPressureAvg60.config.AggregationStrategy
 			aggMap["k8s.pod.pressure.stall_time"] = mb.metricK8sPodPressureStallTime.config.AggregationStrategy
 			aggMap["k8s.pod.tasks"] = mb.metricK8sPodTasks.config.AggregationStrategy
+			aggMap["k8s.pod.volume.available"] = mb.metricK8sPodVolumeAvailable.config.AggregationStrategy
+			aggMap["k8s.pod.volume.capacity"] = mb.metricK8sPodVolumeCapacity.config.AggregationStrategy
+			aggMap["k8s.pod.volume.inode.count"] = mb.metricK8sPodVolumeInodeCount.config.AggregationStrategy
+			aggMap["k8s.pod.volume.inode.free"] = mb.metricK8sPodVolumeInodeFree.config.AggregationStrategy
+			aggMap["k8s.pod.volume.inode.used"] = mb.metricK8sPodVolumeInodeUsed.config.AggregationStrategy
+			aggMap["k8s.pod.volume.usage"] = mb.metricK8sPodVolumeUsage.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -229,6 +235,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			allMetricsCount++
 			mb.RecordContainerFileDescriptorCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerFilesystemAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerFilesystemCapacityDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerFilesystemInodeUsedDataPoint(ts, 1)
@@ -711,6 +723,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordK8sPodFilesystemAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodFilesystemCapacityDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodFilesystemUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordK8sPodMemoryAvailableDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -820,6 +841,42 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodUptimeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodVolumeAvailableDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodVolumeAvailableDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodVolumeCapacityDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodVolumeCapacityDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodVolumeInodeCountDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodVolumeInodeCountDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodVolumeInodeFreeDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodVolumeInodeFreeDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodVolumeInodeUsedDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodVolumeInodeUsedDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sPodVolumeUsageDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodVolumeUsageDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetContainerID("container.id-val")
@@ -916,6 +973,12 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricK8sPodPressureAvg60.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodPressureStallTime.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodTasks.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodVolumeAvailable.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodVolumeCapacity.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodVolumeInodeCount.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodVolumeInodeFree.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodVolumeInodeUsed.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodVolumeUsage.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -1427,6 +1490,34 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "Open file descriptors of the container's processes: the sum over the PIDs in cgroup.procs (sub-cgroups included) of the open descriptors of <root_path>/proc/<pid>/fd: on a procfs of Linux 6.2+ the size stat(2) reports for that directory (the kernel's count, no listing), elsewhere the number of its entries (needs the host's /proc, i.e. hostPID, and ptrace-read access to the processes). A process that exits while being counted is left out; when a process's directory cannot be read (permission) there is no point and a partial error names the container. Cost per process in BENCHMARKS.md. Optional, off by default. cAdvisor: container_file_descriptors.", mi.Description())
 					assert.Equal(t, "{file_descriptor}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.filesystem.available":
+					assert.False(t, validatedMetrics["container.filesystem.available"], "Found a duplicate in the metrics slice: container.filesystem.available")
+					validatedMetrics["container.filesystem.available"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Bytes available to unprivileged users on the filesystem of the container's writable layer: statfs f_bavail x f_frsize of the runtime's first image filesystem (CRI ImageFsInfo image_filesystems[0].fs_id.mountpoint under <root_path>), taken in the background every filesystem_collection_interval, as the kubelet's containers[].rootfs.availableBytes (its image filesystem). Absent without a CRI endpoint, for a container the runtime lists no writable layer for, or when that mountpoint cannot be statted under <root_path>.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.filesystem.capacity":
+					assert.False(t, validatedMetrics["container.filesystem.capacity"], "Found a duplicate in the metrics slice: container.filesystem.capacity")
+					validatedMetrics["container.filesystem.capacity"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Size of the filesystem of the container's writable layer: statfs f_blocks x f_frsize of the runtime's first image filesystem, as container.filesystem.available (kubelet /stats/summary: containers[].rootfs.capacityBytes). Absent as container.filesystem.available.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -4887,6 +4978,48 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
+				case "k8s.pod.filesystem.available":
+					assert.False(t, validatedMetrics["k8s.pod.filesystem.available"], "Found a duplicate in the metrics slice: k8s.pod.filesystem.available")
+					validatedMetrics["k8s.pod.filesystem.available"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Bytes available on the filesystem of the pod's ephemeral storage, the node filesystem: statfs f_bavail x f_frsize of <root_path>/var/lib/kubelet (as k8s.node.filesystem.available), taken at scrape time. kubelet /stats/summary: pods[].ephemeral-storage.availableBytes. Absent before the first background collection of the volumes, or when the statfs fails (the node's points carry the error).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.filesystem.capacity":
+					assert.False(t, validatedMetrics["k8s.pod.filesystem.capacity"], "Found a duplicate in the metrics slice: k8s.pod.filesystem.capacity")
+					validatedMetrics["k8s.pod.filesystem.capacity"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Size of the filesystem of the pod's ephemeral storage, the node filesystem: statfs f_blocks x f_frsize of <root_path>/var/lib/kubelet (as k8s.node.filesystem.capacity). kubelet /stats/summary: pods[].ephemeral-storage.capacityBytes. Absent as k8s.pod.filesystem.available.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.filesystem.usage":
+					assert.False(t, validatedMetrics["k8s.pod.filesystem.usage"], "Found a duplicate in the metrics slice: k8s.pod.filesystem.usage")
+					validatedMetrics["k8s.pod.filesystem.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "The pod's ephemeral storage use, counted as the kubelet counts it (pods[].ephemeral-storage.usedBytes, what ephemeral-storage eviction compares with the pod's limits): the writable layers of its running containers (CRI writable_layer.used_bytes), their log files and the files directly in the pod's log directory (allocated blocks, <root_path>/var/log/pods/<namespace>_<pod>_<uid>/), its local ephemeral volumes (disk-backed emptyDir, configMap, downwardAPI and gitRepo volumes: k8s.pod.volume.usage) and its etc-hosts file (allocated blocks), from the background collection. Memory-backed volumes (tmpfs: secrets, projected, medium Memory emptyDirs) count as memory, not here. Absent when a part is unknown: no CRI, a container the runtime has not measured or whose name is unknown, a volume walk that failed or has never fit the walk budget.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.pod.memory.available":
 					assert.False(t, validatedMetrics["k8s.pod.memory.available"], "Found a duplicate in the metrics slice: k8s.pod.memory.available")
 					validatedMetrics["k8s.pod.memory.available"] = true
@@ -5597,6 +5730,288 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.pod.volume.available":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.volume.available"], "Found a duplicate in the metrics slice: k8s.pod.volume.available")
+						validatedMetrics["k8s.pod.volume.available"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes available to unprivileged users on the volume's filesystem: statfs f_bavail x f_frsize of <root_path>/var/lib/kubelet/pods/<uid>/volumes/<plugin>/<name> (a CSI volume: its mount subdirectory), taken in the background every filesystem_collection_interval. kubelet /stats/summary: pods[].volume[].availableBytes. Absent when the volume's path cannot be statted (a CSI volume not mounted, an unreported plugin: docs/filesystem.md).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sVolumeNameAttrVal, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
+						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
+						assert.True(t, ok)
+						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.volume.available"], "Found a duplicate in the metrics slice: k8s.pod.volume.available")
+						validatedMetrics["k8s.pod.volume.available"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes available to unprivileged users on the volume's filesystem: statfs f_bavail x f_frsize of <root_path>/var/lib/kubelet/pods/<uid>/volumes/<plugin>/<name> (a CSI volume: its mount subdirectory), taken in the background every filesystem_collection_interval. kubelet /stats/summary: pods[].volume[].availableBytes. Absent when the volume's path cannot be statted (a CSI volume not mounted, an unreported plugin: docs/filesystem.md).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.volume.available"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.volume.capacity":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.volume.capacity"], "Found a duplicate in the metrics slice: k8s.pod.volume.capacity")
+						validatedMetrics["k8s.pod.volume.capacity"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the volume's filesystem: statfs f_blocks x f_frsize of the volume's path, as k8s.pod.volume.available. kubelet /stats/summary: pods[].volume[].capacityBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sVolumeNameAttrVal, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
+						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
+						assert.True(t, ok)
+						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.volume.capacity"], "Found a duplicate in the metrics slice: k8s.pod.volume.capacity")
+						validatedMetrics["k8s.pod.volume.capacity"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the volume's filesystem: statfs f_blocks x f_frsize of the volume's path, as k8s.pod.volume.available. kubelet /stats/summary: pods[].volume[].capacityBytes.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.volume.capacity"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.volume.inode.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.volume.inode.count"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.count")
+						validatedMetrics["k8s.pod.volume.inode.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes of the volume's filesystem: statfs f_files of the volume's path, as k8s.pod.volume.available. kubelet /stats/summary: pods[].volume[].inodes. Absent on filesystems that report 0 (no fixed inode table).", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sVolumeNameAttrVal, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
+						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
+						assert.True(t, ok)
+						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.volume.inode.count"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.count")
+						validatedMetrics["k8s.pod.volume.inode.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes of the volume's filesystem: statfs f_files of the volume's path, as k8s.pod.volume.available. kubelet /stats/summary: pods[].volume[].inodes. Absent on filesystems that report 0 (no fixed inode table).", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.volume.inode.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.volume.inode.free":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.volume.inode.free"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.free")
+						validatedMetrics["k8s.pod.volume.inode.free"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Free inodes of the volume's filesystem: statfs f_ffree of the volume's path, as k8s.pod.volume.inode.count. kubelet /stats/summary: pods[].volume[].inodesFree.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sVolumeNameAttrVal, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
+						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
+						assert.True(t, ok)
+						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.volume.inode.free"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.free")
+						validatedMetrics["k8s.pod.volume.inode.free"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Free inodes of the volume's filesystem: statfs f_ffree of the volume's path, as k8s.pod.volume.inode.count. kubelet /stats/summary: pods[].volume[].inodesFree.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.volume.inode.free"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.volume.inode.used":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.volume.inode.used"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.used")
+						validatedMetrics["k8s.pod.volume.inode.used"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes the volume uses, as the kubelet counts them (pods[].volume[].inodesUsed): for emptyDir, configMap, secret, downwardAPI, projected and gitRepo volumes the entries of a walk of the volume's directory (itself included, hard links once, symbolic links not followed, other filesystems not entered); for CSI, local and other volumes with their own filesystem statfs f_files - f_ffree. Walks run in the background within a budget of entries per collection: a walk that failed or has never fit has no point; one cut by the budget keeps its last value.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sVolumeNameAttrVal, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
+						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
+						assert.True(t, ok)
+						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.volume.inode.used"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.used")
+						validatedMetrics["k8s.pod.volume.inode.used"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes the volume uses, as the kubelet counts them (pods[].volume[].inodesUsed): for emptyDir, configMap, secret, downwardAPI, projected and gitRepo volumes the entries of a walk of the volume's directory (itself included, hard links once, symbolic links not followed, other filesystems not entered); for CSI, local and other volumes with their own filesystem statfs f_files - f_ffree. Walks run in the background within a budget of entries per collection: a walk that failed or has never fit has no point; one cut by the budget keeps its last value.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.volume.inode.used"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.False(t, ok)
+					}
+				case "k8s.pod.volume.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.volume.usage"], "Found a duplicate in the metrics slice: k8s.pod.volume.usage")
+						validatedMetrics["k8s.pod.volume.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the volume uses, as the kubelet counts them (pods[].volume[].usedBytes): for emptyDir, configMap, secret, downwardAPI, projected and gitRepo volumes the allocated blocks (st_blocks x 512, du) of a walk of the volume's directory, as k8s.pod.volume.inode.used; for CSI, local and other volumes with their own filesystem statfs (f_blocks - f_bfree) x f_frsize. Absent as k8s.pod.volume.inode.used.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sVolumeNameAttrVal, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
+						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
+						assert.True(t, ok)
+						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.volume.usage"], "Found a duplicate in the metrics slice: k8s.pod.volume.usage")
+						validatedMetrics["k8s.pod.volume.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the volume uses, as the kubelet counts them (pods[].volume[].usedBytes): for emptyDir, configMap, secret, downwardAPI, projected and gitRepo volumes the allocated blocks (st_blocks x 512, du) of a walk of the volume's directory, as k8s.pod.volume.inode.used; for CSI, local and other volumes with their own filesystem statfs (f_blocks - f_bfree) x f_frsize. Absent as k8s.pod.volume.inode.used.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.volume.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.volume.name")
+						assert.False(t, ok)
+					}
 				}
 			}
 		})

@@ -47,6 +47,13 @@ var readmeNameExceptions = map[string]string{
 	"k8s_pod_memory_hugetlb_usage_bytes":       "as container_memory_hugetlb_usage_bytes",
 	"k8s_pod_memory_hugetlb_limit_bytes":       "as container_memory_hugetlb_usage_bytes",
 	"k8s_node_memory_hugetlb_usage_bytes":      "as container_memory_hugetlb_usage_bytes (and the node's hugetlb is in the unified tree here, whose root has no hugetlb files)",
+	"k8s_pod_volume_available_bytes":           "no kubelet in the e2e: no <root>/var/lib/kubelet/pods, so no volumes (TestScrapeGoldenFilesystem's fixtures and internal/fsstats' tests cover them)",
+	"k8s_pod_volume_capacity_bytes":            "as k8s_pod_volume_available_bytes",
+	"k8s_pod_volume_usage_bytes":               "as k8s_pod_volume_available_bytes",
+	"k8s_pod_volume_inode_count":               "as k8s_pod_volume_available_bytes",
+	"k8s_pod_volume_inode_free":                "as k8s_pod_volume_available_bytes",
+	"k8s_pod_volume_inode_used":                "as k8s_pod_volume_available_bytes",
+	"k8s_pod_filesystem_usage_bytes":           "as k8s_pod_volume_available_bytes: without the kubelet's pod directory the pod's volumes and etc-hosts are unknown",
 }
 
 // readmeName is one name of the table's third column: a full name, or an

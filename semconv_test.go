@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 )
 
 // semconvFile lists the semantic-conventions entries metadata.yaml claims
@@ -30,6 +32,10 @@ type semconvList struct {
 	Ours                 struct {
 		Omitted    map[string]map[string]string `json:"omitted"` // metric -> convention attribute -> why ours leaves it out
 		Extra      map[string]map[string]string `json:"extra"`   // metric -> our attribute -> why
+		// EnumInCode: attributes metadata.yaml declares a plain string
+		// although the conventions list their values, with why; their
+		// values are the code's (enumInCode), held to the conventions'.
+		EnumInCode map[string]string `json:"enum_in_code"`
 		NotDefined struct {
 			Metrics    map[string]string `json:"metrics"`
 			Attributes map[string]string `json:"attributes"`
@@ -69,6 +75,15 @@ type mdAttribute struct {
 	NameOverride string   `json:"name_override"`
 	Type         string   `json:"type"`
 	Enum         []string `json:"enum"`
+	// enumInCode are the values the code emits for an attribute of
+	// ours.enum_in_code (codeEnums), checked in Enum's place.
+	enumInCode []string
+}
+
+// codeEnums are the values the code gives the attributes of
+// ours.enum_in_code.
+var codeEnums = map[string][]string{
+	"k8s.volume.type": fsstats.VolumeTypes(),
 }
 
 type mdMetric struct {
@@ -147,6 +162,20 @@ func semconvProblems(sc *semconvList, md *mdFile) []string {
 	}
 	for k, a := range md.ResourceAttributes {
 		attrs[k] = a
+	}
+	for _, name := range sortedKeys(sc.Ours.EnumInCode) {
+		a, ok := attrs[name]
+		switch {
+		case !ok:
+			bad("ours.enum_in_code: attribute %s is not in metadata.yaml", name)
+		case len(a.Enum) > 0:
+			bad("ours.enum_in_code: attribute %s is an enum in metadata.yaml: check it there", name)
+		case codeEnums[name] == nil:
+			bad("ours.enum_in_code: attribute %s has no values in codeEnums", name)
+		default:
+			a.enumInCode = codeEnums[name]
+			attrs[name] = a
+		}
 	}
 
 	for _, name := range sortedKeys(sc.Metrics) {
@@ -272,6 +301,9 @@ func semconvProblems(sc *semconvList, md *mdFile) []string {
 // valueProblems: an attribute whose values the conventions list must be an
 // enum of some of them.
 func valueProblems(what string, a mdAttribute, values []string, version string) []string {
+	if len(a.Enum) == 0 && a.enumInCode != nil {
+		a.Enum = a.enumInCode
+	}
 	if len(a.Enum) == 0 {
 		return []string{fmt.Sprintf("%s: not an enum, semconv %s lists its values %v", what, version, values)}
 	}

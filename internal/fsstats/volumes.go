@@ -37,6 +37,14 @@ const (
 	TypeLocal                 = "local"
 )
 
+// VolumeTypes are every k8s.volume.type value a Volume can have. metadata.yaml
+// declares the attribute a plain string (mdatagen v0.159 generates a test
+// that does not compile for an optional enum attribute), so TestSemconv
+// holds this list to the conventions' values instead.
+func VolumeTypes() []string {
+	return []string{TypePersistentVolumeClaim, TypeConfigMap, TypeDownwardAPI, TypeEmptyDir, TypeSecret, TypeLocal}
+}
+
 // DefaultVolumeWalkBudget is the number of directory entries the volume
 // walks of one collection may lstat when Config.VolumeWalkBudget is 0.
 const DefaultVolumeWalkBudget = 1_000_000

@@ -357,48 +357,6 @@ var MapAttributeK8sContainerEphemeralStorageFsType = map[string]AttributeK8sCont
 	"logs":   AttributeK8sContainerEphemeralStorageFsTypeLogs,
 }
 
-// AttributeK8sVolumeType specifies the value k8s.volume.type attribute.
-type AttributeK8sVolumeType int
-
-const (
-	_ AttributeK8sVolumeType = iota
-	AttributeK8sVolumeTypePersistentVolumeClaim
-	AttributeK8sVolumeTypeConfigMap
-	AttributeK8sVolumeTypeDownwardAPI
-	AttributeK8sVolumeTypeEmptyDir
-	AttributeK8sVolumeTypeSecret
-	AttributeK8sVolumeTypeLocal
-)
-
-// String returns the string representation of the AttributeK8sVolumeType.
-func (av AttributeK8sVolumeType) String() string {
-	switch av {
-	case AttributeK8sVolumeTypePersistentVolumeClaim:
-		return "persistentVolumeClaim"
-	case AttributeK8sVolumeTypeConfigMap:
-		return "configMap"
-	case AttributeK8sVolumeTypeDownwardAPI:
-		return "downwardAPI"
-	case AttributeK8sVolumeTypeEmptyDir:
-		return "emptyDir"
-	case AttributeK8sVolumeTypeSecret:
-		return "secret"
-	case AttributeK8sVolumeTypeLocal:
-		return "local"
-	}
-	return ""
-}
-
-// MapAttributeK8sVolumeType is a helper map of string to AttributeK8sVolumeType attribute value.
-var MapAttributeK8sVolumeType = map[string]AttributeK8sVolumeType{
-	"persistentVolumeClaim": AttributeK8sVolumeTypePersistentVolumeClaim,
-	"configMap":             AttributeK8sVolumeTypeConfigMap,
-	"downwardAPI":           AttributeK8sVolumeTypeDownwardAPI,
-	"emptyDir":              AttributeK8sVolumeTypeEmptyDir,
-	"secret":                AttributeK8sVolumeTypeSecret,
-	"local":                 AttributeK8sVolumeTypeLocal,
-}
-
 // AttributeNetworkIoDirection specifies the value network.io.direction attribute.
 type AttributeNetworkIoDirection int
 

@@ -843,39 +843,39 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordK8sPodUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodVolumeAvailableDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			mb.RecordK8sPodVolumeAvailableDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodVolumeAvailableDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+				mb.RecordK8sPodVolumeAvailableDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodVolumeCapacityDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			mb.RecordK8sPodVolumeCapacityDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodVolumeCapacityDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+				mb.RecordK8sPodVolumeCapacityDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodVolumeInodeCountDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			mb.RecordK8sPodVolumeInodeCountDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodVolumeInodeCountDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+				mb.RecordK8sPodVolumeInodeCountDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodVolumeInodeFreeDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			mb.RecordK8sPodVolumeInodeFreeDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodVolumeInodeFreeDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+				mb.RecordK8sPodVolumeInodeFreeDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodVolumeInodeUsedDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			mb.RecordK8sPodVolumeInodeUsedDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodVolumeInodeUsedDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+				mb.RecordK8sPodVolumeInodeUsedDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordK8sPodVolumeUsageDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+			mb.RecordK8sPodVolumeUsageDataPoint(ts, 1, "k8s.volume.name-val", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordK8sPodVolumeUsageDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute(AttributeK8sVolumeTypePersistentVolumeClaim))
+				mb.RecordK8sPodVolumeUsageDataPoint(ts, 3, "k8s.volume.name-val-2", WithK8sVolumeTypeMetricAttribute("k8s.volume.type-val"))
 			}
 
 			rb := mb.NewResourceBuilder()
@@ -5750,7 +5750,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
 						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
 						assert.True(t, ok)
-						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+						assert.Equal(t, "k8s.volume.type-val", k8sVolumeTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["k8s.pod.volume.available"], "Found a duplicate in the metrics slice: k8s.pod.volume.available")
 						validatedMetrics["k8s.pod.volume.available"] = true
@@ -5797,7 +5797,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
 						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
 						assert.True(t, ok)
-						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+						assert.Equal(t, "k8s.volume.type-val", k8sVolumeTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["k8s.pod.volume.capacity"], "Found a duplicate in the metrics slice: k8s.pod.volume.capacity")
 						validatedMetrics["k8s.pod.volume.capacity"] = true
@@ -5844,7 +5844,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
 						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
 						assert.True(t, ok)
-						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+						assert.Equal(t, "k8s.volume.type-val", k8sVolumeTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["k8s.pod.volume.inode.count"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.count")
 						validatedMetrics["k8s.pod.volume.inode.count"] = true
@@ -5891,7 +5891,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
 						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
 						assert.True(t, ok)
-						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+						assert.Equal(t, "k8s.volume.type-val", k8sVolumeTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["k8s.pod.volume.inode.free"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.free")
 						validatedMetrics["k8s.pod.volume.inode.free"] = true
@@ -5938,7 +5938,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
 						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
 						assert.True(t, ok)
-						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+						assert.Equal(t, "k8s.volume.type-val", k8sVolumeTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["k8s.pod.volume.inode.used"], "Found a duplicate in the metrics slice: k8s.pod.volume.inode.used")
 						validatedMetrics["k8s.pod.volume.inode.used"] = true
@@ -5985,7 +5985,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, "k8s.volume.name-val", k8sVolumeNameAttrVal.Str())
 						k8sVolumeTypeAttrVal, ok := dp.Attributes().Get("k8s.volume.type")
 						assert.True(t, ok)
-						assert.Equal(t, "persistentVolumeClaim", k8sVolumeTypeAttrVal.Str())
+						assert.Equal(t, "k8s.volume.type-val", k8sVolumeTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["k8s.pod.volume.usage"], "Found a duplicate in the metrics slice: k8s.pod.volume.usage")
 						validatedMetrics["k8s.pod.volume.usage"] = true

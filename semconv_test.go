@@ -30,8 +30,8 @@ type semconvList struct {
 	DeprecatedMetrics    map[string]semconvDeprecated `json:"deprecated_metrics"`
 	DeprecatedAttributes map[string]semconvDeprecated `json:"deprecated_attributes"`
 	Ours                 struct {
-		Omitted    map[string]map[string]string `json:"omitted"` // metric -> convention attribute -> why ours leaves it out
-		Extra      map[string]map[string]string `json:"extra"`   // metric -> our attribute -> why
+		Omitted map[string]map[string]string `json:"omitted"` // metric -> convention attribute -> why ours leaves it out
+		Extra   map[string]map[string]string `json:"extra"`   // metric -> our attribute -> why
 		// EnumInCode: attributes metadata.yaml declares a plain string
 		// although the conventions list their values, with why; their
 		// values are the code's (enumInCode), held to the conventions'.

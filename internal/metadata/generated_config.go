@@ -2737,6 +2737,26 @@ func (ms *HwTemperatureMetricConfig) Validate() error {
 	return nil
 }
 
+// K8sContainerCPULimitUtilizationMetricConfig provides config for the k8s.container.cpu.limit.utilization metric.
+type K8sContainerCPULimitUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sContainerCPULimitUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sContainerEphemeralStorageUsageMetricAttributeKey specifies the key of an attribute for the k8s.container.ephemeral_storage.usage metric.
 type K8sContainerEphemeralStorageUsageMetricAttributeKey string
 
@@ -5743,6 +5763,7 @@ type MetricsConfig struct {
 	HwGpuXidErrors                         HwGpuXidErrorsMetricConfig                         `mapstructure:"hw.gpu.xid.errors"`
 	HwPower                                HwPowerMetricConfig                                `mapstructure:"hw.power"`
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
+	K8sContainerCPULimitUtilization        K8sContainerCPULimitUtilizationMetricConfig        `mapstructure:"k8s.container.cpu.limit.utilization"`
 	K8sContainerEphemeralStorageUsage      K8sContainerEphemeralStorageUsageMetricConfig      `mapstructure:"k8s.container.ephemeral_storage.usage"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
@@ -6132,6 +6153,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
+		},
+		K8sContainerCPULimitUtilization: K8sContainerCPULimitUtilizationMetricConfig{
+			Enabled: false,
 		},
 		K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 			Enabled:             true,

@@ -762,6 +762,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.temperature",
 		Attributes: []string{"hw.id", "hw.parent"},
 	},
+	K8sContainerCPULimitUtilization: metricInfo{
+		Name: "k8s.container.cpu.limit.utilization",
+	},
 	K8sContainerEphemeralStorageUsage: metricInfo{
 		Name:       "k8s.container.ephemeral_storage.usage",
 		Attributes: []string{"k8s.container.ephemeral_storage.fs_type"},
@@ -1140,6 +1143,7 @@ type metricsInfo struct {
 	HwGpuXidErrors                         metricInfo
 	HwPower                                metricInfo
 	HwTemperature                          metricInfo
+	K8sContainerCPULimitUtilization        metricInfo
 	K8sContainerEphemeralStorageUsage      metricInfo
 	K8sNodeCPUTime                         metricInfo
 	K8sNodeCPUUsage                        metricInfo
@@ -6763,6 +6767,56 @@ func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
 	m := metricHwTemperature{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sContainerCPULimitUtilization struct {
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   K8sContainerCPULimitUtilizationMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.container.cpu.limit.utilization metric with initial data.
+func (m *metricK8sContainerCPULimitUtilization) init() {
+	m.data.SetName("k8s.container.cpu.limit.utilization")
+	m.data.SetDescription("CPU usage of the container over its CPU limit, a ratio: container.cpu.usage (the total CPU time's increase over the real time between two scrapes) divided by container.cpu.limit (the cgroup's CFS quota / period: v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), the limit applied to the container. 1 is the whole limit; a container can exceed it briefly (the quota is enforced per period, the rate is measured between scrapes), which is not clamped. No point without a finite quota (-1, max), on the first scrape of the container, or after a counter reset.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sContainerCPULimitUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sContainerCPULimitUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sContainerCPULimitUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sContainerCPULimitUtilization(cfg K8sContainerCPULimitUtilizationMetricConfig) metricK8sContainerCPULimitUtilization {
+	m := metricK8sContainerCPULimitUtilization{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -13042,6 +13096,7 @@ type MetricsBuilder struct {
 	metricHwGpuXidErrors                         metricHwGpuXidErrors
 	metricHwPower                                metricHwPower
 	metricHwTemperature                          metricHwTemperature
+	metricK8sContainerCPULimitUtilization        metricK8sContainerCPULimitUtilization
 	metricK8sContainerEphemeralStorageUsage      metricK8sContainerEphemeralStorageUsage
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
@@ -13225,6 +13280,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwGpuXidErrors:                         newMetricHwGpuXidErrors(mbc.Metrics.HwGpuXidErrors),
 		metricHwPower:                                newMetricHwPower(mbc.Metrics.HwPower),
 		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricK8sContainerCPULimitUtilization:        newMetricK8sContainerCPULimitUtilization(mbc.Metrics.K8sContainerCPULimitUtilization),
 		metricK8sContainerEphemeralStorageUsage:      newMetricK8sContainerEphemeralStorageUsage(mbc.Metrics.K8sContainerEphemeralStorageUsage),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
@@ -13533,6 +13589,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwGpuXidErrors.emit(ils.Metrics())
 	mb.metricHwPower.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
+	mb.metricK8sContainerCPULimitUtilization.emit(ils.Metrics())
 	mb.metricK8sContainerEphemeralStorageUsage.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
@@ -14000,6 +14057,11 @@ func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float
 // RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
 func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, options ...MetricAttributeOption) {
 	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, options...)
+}
+
+// RecordK8sContainerCPULimitUtilizationDataPoint adds a data point to k8s.container.cpu.limit.utilization metric.
+func (mb *MetricsBuilder) RecordK8sContainerCPULimitUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sContainerCPULimitUtilization.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sContainerEphemeralStorageUsageDataPoint adds a data point to k8s.container.ephemeral_storage.usage metric.

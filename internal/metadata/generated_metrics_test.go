@@ -502,6 +502,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", WithHwParentMetricAttribute("hw.parent-val"))
 			}
+
+			allMetricsCount++
+			mb.RecordK8sContainerCPULimitUtilizationDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 1, AttributeK8sContainerEphemeralStorageFsTypeRootfs)
@@ -3581,6 +3584,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
 					}
+				case "k8s.container.cpu.limit.utilization":
+					assert.False(t, validatedMetrics["k8s.container.cpu.limit.utilization"], "Found a duplicate in the metrics slice: k8s.container.cpu.limit.utilization")
+					validatedMetrics["k8s.container.cpu.limit.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU usage of the container over its CPU limit, a ratio: container.cpu.usage (the total CPU time's increase over the real time between two scrapes) divided by container.cpu.limit (the cgroup's CFS quota / period: v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), the limit applied to the container. 1 is the whole limit; a container can exceed it briefly (the quota is enforced per period, the rate is measured between scrapes), which is not clamped. No point without a finite quota (-1, max), on the first scrape of the container, or after a counter reset.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.container.ephemeral_storage.usage":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")

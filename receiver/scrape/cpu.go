@@ -64,6 +64,10 @@ func newCPUFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 		f.pts[k] = count(e[0]) + count(e[1]) // time: one point, the total
 	}
 	f.pts[kindContainer] += count(m.ContainerCPUTime.Enabled) // a container's time: two, user and system
+	// The limit utilization (bandwidth.go) is the usage rate over the
+	// limit: the CPU time is read for it too (its point is the bandwidth
+	// family's).
+	f.on[kindContainer] = f.on[kindContainer] || m.K8sContainerCPULimitUtilization.Enabled
 	if f.on == [numKinds]bool{} {
 		return nil
 	}
@@ -109,7 +113,8 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	cur := calc.Sample{Value: cpu.Usage.V, At: e.now}
 	if st.hasLast {
 		if cores, ok := calc.CPUCores(st.last, cur); ok {
-			rec.usage(mb, e.ts, cores)
+			rec.usage(mb, e.ts, cores) // a no-op when the metric is off
+			e.cpuCores, e.cpuCoresOK = cores, true
 		}
 	}
 	st.last, st.hasLast = cur, true

@@ -83,15 +83,17 @@ var blkioFiles = []string{"io.stat", "blkio.throttle.io_service_bytes_recursive"
 
 func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 	cases := map[string][]string{
-		"container.memory.usage":        {"memory.current", "memory.usage_in_bytes"},
-		"container.memory.working_set":  {"memory.current", "memory.usage_in_bytes", "memory.stat"},
-		"container.memory.swap":         {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
-		"container.memory.limit":        {"memory.max", "memory.limit_in_bytes"},
-		"container.memory.oom_kills":    {"memory.events", "memory.oom_control"},
-		"container.memory.peak":         {"memory.peak"}, // v2 only: nothing on v1 and hybrid
-		"container.paging.faults":       {"memory.stat"},
-		"container.cpu.time":            {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
-		"container.cpu.limit":           {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
+		"container.memory.usage":       {"memory.current", "memory.usage_in_bytes"},
+		"container.memory.working_set": {"memory.current", "memory.usage_in_bytes", "memory.stat"},
+		"container.memory.swap":        {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
+		"container.memory.limit":       {"memory.max", "memory.limit_in_bytes"},
+		"container.memory.oom_kills":   {"memory.events", "memory.oom_control"},
+		"container.memory.peak":        {"memory.peak"}, // v2 only: nothing on v1 and hybrid
+		"container.paging.faults":      {"memory.stat"},
+		"container.cpu.time":           {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"container.cpu.limit":          {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
+		"k8s.container.cpu.limit.utilization": {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
+			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
 		"container.cpu.shares":          {"cpu.weight", "cpu.shares"},
 		"container.pressure.stall_time": {"cpu.pressure", "memory.pressure", "io.pressure"},
 		"container.tasks":               {"cgroup.threads", "tasks", "stat"},

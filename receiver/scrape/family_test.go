@@ -83,17 +83,15 @@ var blkioFiles = []string{"io.stat", "blkio.throttle.io_service_bytes_recursive"
 
 func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 	cases := map[string][]string{
-		"container.memory.usage":       {"memory.current", "memory.usage_in_bytes"},
-		"container.memory.working_set": {"memory.current", "memory.usage_in_bytes", "memory.stat"},
-		"container.memory.swap":        {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
-		"container.memory.limit":       {"memory.max", "memory.limit_in_bytes"},
-		"container.memory.oom_kills":   {"memory.events", "memory.oom_control"},
-		"container.memory.peak":        {"memory.peak"}, // v2 only: nothing on v1 and hybrid
-		"container.paging.faults":      {"memory.stat"},
-		"container.cpu.time":           {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
-		"container.cpu.limit":          {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
-		"k8s.container.cpu.limit.utilization": {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
-			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"container.memory.usage":        {"memory.current", "memory.usage_in_bytes"},
+		"container.memory.working_set":  {"memory.current", "memory.usage_in_bytes", "memory.stat"},
+		"container.memory.swap":         {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
+		"container.memory.limit":        {"memory.max", "memory.limit_in_bytes"},
+		"container.memory.oom_kills":    {"memory.events", "memory.oom_control"},
+		"container.memory.peak":         {"memory.peak"}, // v2 only: nothing on v1 and hybrid
+		"container.paging.faults":       {"memory.stat"},
+		"container.cpu.time":            {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"container.cpu.limit":           {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
 		"container.cpu.shares":          {"cpu.weight", "cpu.shares"},
 		"container.pressure.stall_time": {"cpu.pressure", "memory.pressure", "io.pressure"},
 		"container.tasks":               {"cgroup.threads", "tasks", "stat"},
@@ -121,6 +119,10 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.system_container.cpu.time":           {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
 		"k8s.node.system_container.memory.usage":       {"memory.current", "memory.usage_in_bytes"},
 		"k8s.node.system_container.memory.working_set": {"memory.current", "memory.usage_in_bytes", "memory.stat"},
+
+		// The usage over the limit: CPU time and the quota.
+		"k8s.container.cpu.limit.utilization": {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
+			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
 	}
 	for name, allowed := range cases {
 		t.Run(name, func(t *testing.T) {

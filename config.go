@@ -6,6 +6,7 @@ package containerstatsreceiver // import "github.com/containerstats/containersta
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
 // Config is the receiver's configuration. Every field's YAML key is named in
@@ -47,6 +49,10 @@ type Config struct {
 
 	// Filters select the pods and containers reported.
 	Filters FiltersConfig `mapstructure:"filters"`
+
+	// SystemContainers sets the cgroups of the node's system containers
+	// (k8s.node.system_container.*, docs/system-containers.md).
+	SystemContainers SystemContainersConfig `mapstructure:"system_containers"`
 
 	// PodSeries and NodeSeries switch the pod-level and node-level series.
 	PodSeries  bool `mapstructure:"pod_series"`
@@ -104,6 +110,58 @@ type PodResourcesConfig struct {
 
 // defaultPodResourcesEndpoint is where the kubelet serves pod-resources.
 const defaultPodResourcesEndpoint = "/var/lib/kubelet/pod-resources/kubelet.sock"
+
+// SystemContainersConfig is the `system_containers` section: the cgroup
+// paths (as in /proc/<pid>/cgroup, from the hierarchy's root, e.g.
+// /system.slice/kubelet.service) of the node's system containers, as the
+// kubelet's --kubelet-cgroups, --runtime-cgroups and --system-cgroups name
+// them. An empty kubelet or runtime path is detected from where the
+// kubelet's and the runtime's processes run; an empty misc path reports no
+// misc system container. The pods' root cgroup is always the one discovery
+// finds (kubepods, kubepods.slice).
+type SystemContainersConfig struct {
+	KubeletCgroup string `mapstructure:"kubelet_cgroup"`
+	RuntimeCgroup string `mapstructure:"runtime_cgroup"`
+	MiscCgroup    string `mapstructure:"misc_cgroup"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Validate checks that each set path is an absolute, clean cgroup path
+// below the root: the root cgroup is the node's own (k8s.node.*).
+func (c *SystemContainersConfig) Validate() error {
+	var errs []error
+	for _, k := range []struct{ key, v string }{
+		{"kubelet_cgroup", c.KubeletCgroup}, {"runtime_cgroup", c.RuntimeCgroup}, {"misc_cgroup", c.MiscCgroup},
+	} {
+		if err := validCgroupPath(k.v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k.key, err))
+		}
+	}
+	return joinKeys(errs...)
+}
+
+// cgroups is the section as the scraper takes it.
+func (c *SystemContainersConfig) cgroups() scrape.SystemCgroups {
+	return scrape.SystemCgroups{Kubelet: c.KubeletCgroup, Runtime: c.RuntimeCgroup, Misc: c.MiscCgroup}
+}
+
+// validCgroupPath accepts "" (not set) and a clean absolute path other
+// than "/".
+func validCgroupPath(p string) error {
+	switch {
+	case p == "":
+		return nil
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("must be an absolute cgroup path such as /system.slice/kubelet.service, got %q", p)
+	case p == "/":
+		return errors.New(`must not be the root cgroup "/", which is the node's own (k8s.node.*)`)
+	case path.Clean(p) != p || strings.ContainsAny(p, "\x00\n"):
+		return fmt.Errorf("must be a clean cgroup path (no trailing slash, no \".\" or \"..\" elements), got %q", p)
+	}
+	return nil
+}
 
 // RuntimeConfig configures the runtime resolvers.
 type RuntimeConfig struct {

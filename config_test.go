@@ -96,6 +96,17 @@ func TestConfigIdentity(t *testing.T) {
 	assert.False(t, f.AllowContainer("default", "web", "app"))
 }
 
+func TestConfigSystemContainers(t *testing.T) {
+	cfg, err := loadConfig(t, "default.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, SystemContainersConfig{}, cfg.SystemContainers, "detected by default")
+	cfg, err = loadConfig(t, "system_containers.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "/system.slice/kubelet.service", cfg.SystemContainers.KubeletCgroup)
+	assert.Equal(t, "/system.slice/containerd.service", cfg.SystemContainers.RuntimeCgroup)
+	assert.Equal(t, "/system.slice", cfg.SystemContainers.MiscCgroup)
+}
+
 func TestConfigLogsDefaults(t *testing.T) {
 	cfg, err := loadConfig(t, "default.yaml")
 	require.NoError(t, err)
@@ -155,6 +166,9 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad_logs.yaml", "; max_log_size: must be greater than 0, got 0"},
 		{"bad_logs.yaml", "logs::filters::namespaces::include::0: error parsing regexp: missing closing ]"},
 		{"bad_events.yaml", "'events.enabled'"},
+		{"bad_system_containers.yaml", `system_containers: kubelet_cgroup: must be an absolute cgroup path such as /system.slice/kubelet.service, got "system.slice/kubelet.service"`},
+		{"bad_system_containers.yaml", `; runtime_cgroup: must not be the root cgroup "/"`},
+		{"bad_system_containers.yaml", `; misc_cgroup: must be a clean cgroup path (no trailing slash, no "." or ".." elements), got "/system.slice/../x"`},
 	}
 	for _, c := range cases {
 		t.Run(c.file+"/"+c.wantErr, func(t *testing.T) {

@@ -136,6 +136,7 @@ func createMetricsReceiver(
 		Identity:             ident,
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
+		SystemContainers:     c.SystemContainers.cgroups(),
 		NoPodSeries:          !c.PodSeries,
 		NoNodeSeries:         !c.NodeSeries,
 		PodLabels:            c.PodLabels,

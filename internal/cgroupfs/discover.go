@@ -18,7 +18,11 @@ const standaloneMaxDepth = 5
 
 // Tree is the result of one discovery pass.
 type Tree struct {
-	Driver     Driver
+	Driver Driver
+	// Kubepods is the cgroup path of the pods' root ("/kubepods" or
+	// "/kubepods.slice"; the kubelet's pod cgroup root), "" when the node
+	// has none.
+	Kubepods   string
 	Pods       []Cgroup
 	Containers []Cgroup // one per container ID, pod containers first
 	// Unlisted are the directories that could not be listed (EACCES, EIO,
@@ -81,6 +85,9 @@ func (l *Layout) Discover(standalone bool) (Tree, error) {
 		}
 		kp, _ := ParsePath("/" + name)
 		t.Driver = kp.Driver
+		if t.Kubepods == "" {
+			t.Kubepods = kp.Path
+		}
 		l.walkKubepods(root, kp, &t, add)
 	}
 	if standalone {

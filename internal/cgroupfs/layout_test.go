@@ -51,6 +51,7 @@ func TestDetect(t *testing.T) {
 			tree, err := l.Discover(false)
 			require.NoError(t, err)
 			assert.Equal(t, c.driver, tree.Driver)
+			assert.Equal(t, map[Driver]string{DriverCgroupfs: "/kubepods", DriverSystemd: "/kubepods.slice"}[c.driver], tree.Kubepods, "the pods' root cgroup")
 			assert.Len(t, tree.Pods, c.pods)
 			assert.Len(t, tree.Containers, c.ctrs)
 			for _, ctr := range tree.Containers {

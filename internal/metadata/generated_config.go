@@ -2737,6 +2737,26 @@ func (ms *HwTemperatureMetricConfig) Validate() error {
 	return nil
 }
 
+// K8sContainerCPULimitUtilizationMetricConfig provides config for the k8s.container.cpu.limit.utilization metric.
+type K8sContainerCPULimitUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sContainerCPULimitUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sContainerEphemeralStorageUsageMetricAttributeKey specifies the key of an attribute for the k8s.container.ephemeral_storage.usage metric.
 type K8sContainerEphemeralStorageUsageMetricAttributeKey string
 
@@ -3996,6 +4016,86 @@ func (ms *K8sNodePressureStallTimeMetricConfig) Validate() error {
 		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
 	}
 
+	return nil
+}
+
+// K8sNodeSystemContainerCPUTimeMetricConfig provides config for the k8s.node.system_container.cpu.time metric.
+type K8sNodeSystemContainerCPUTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeSystemContainerCPUTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeSystemContainerCPUUsageMetricConfig provides config for the k8s.node.system_container.cpu.usage metric.
+type K8sNodeSystemContainerCPUUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeSystemContainerCPUUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeSystemContainerMemoryUsageMetricConfig provides config for the k8s.node.system_container.memory.usage metric.
+type K8sNodeSystemContainerMemoryUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeSystemContainerMemoryUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// K8sNodeSystemContainerMemoryWorkingSetMetricConfig provides config for the k8s.node.system_container.memory.working_set metric.
+type K8sNodeSystemContainerMemoryWorkingSetMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeSystemContainerMemoryWorkingSetMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
 	return nil
 }
 
@@ -5663,6 +5763,7 @@ type MetricsConfig struct {
 	HwGpuXidErrors                         HwGpuXidErrorsMetricConfig                         `mapstructure:"hw.gpu.xid.errors"`
 	HwPower                                HwPowerMetricConfig                                `mapstructure:"hw.power"`
 	HwTemperature                          HwTemperatureMetricConfig                          `mapstructure:"hw.temperature"`
+	K8sContainerCPULimitUtilization        K8sContainerCPULimitUtilizationMetricConfig        `mapstructure:"k8s.container.cpu.limit.utilization"`
 	K8sContainerEphemeralStorageUsage      K8sContainerEphemeralStorageUsageMetricConfig      `mapstructure:"k8s.container.ephemeral_storage.usage"`
 	K8sNodeCPUTime                         K8sNodeCPUTimeMetricConfig                         `mapstructure:"k8s.node.cpu.time"`
 	K8sNodeCPUUsage                        K8sNodeCPUUsageMetricConfig                        `mapstructure:"k8s.node.cpu.usage"`
@@ -5699,6 +5800,10 @@ type MetricsConfig struct {
 	K8sNodePressureAvg300                  K8sNodePressureAvg300MetricConfig                  `mapstructure:"k8s.node.pressure.avg300"`
 	K8sNodePressureAvg60                   K8sNodePressureAvg60MetricConfig                   `mapstructure:"k8s.node.pressure.avg60"`
 	K8sNodePressureStallTime               K8sNodePressureStallTimeMetricConfig               `mapstructure:"k8s.node.pressure.stall_time"`
+	K8sNodeSystemContainerCPUTime          K8sNodeSystemContainerCPUTimeMetricConfig          `mapstructure:"k8s.node.system_container.cpu.time"`
+	K8sNodeSystemContainerCPUUsage         K8sNodeSystemContainerCPUUsageMetricConfig         `mapstructure:"k8s.node.system_container.cpu.usage"`
+	K8sNodeSystemContainerMemoryUsage      K8sNodeSystemContainerMemoryUsageMetricConfig      `mapstructure:"k8s.node.system_container.memory.usage"`
+	K8sNodeSystemContainerMemoryWorkingSet K8sNodeSystemContainerMemoryWorkingSetMetricConfig `mapstructure:"k8s.node.system_container.memory.working_set"`
 	K8sNodeUptime                          K8sNodeUptimeMetricConfig                          `mapstructure:"k8s.node.uptime"`
 	K8sPodCPULimit                         K8sPodCPULimitMetricConfig                         `mapstructure:"k8s.pod.cpu.limit"`
 	K8sPodCPULoadAverage10s                K8sPodCPULoadAverage10sMetricConfig                `mapstructure:"k8s.pod.cpu.load_average.10s"`
@@ -6049,6 +6154,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwParent},
 		},
+		K8sContainerCPULimitUtilization: K8sContainerCPULimitUtilizationMetricConfig{
+			Enabled: false,
+		},
 		K8sContainerEphemeralStorageUsage: K8sContainerEphemeralStorageUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -6194,6 +6302,18 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []K8sNodePressureStallTimeMetricAttributeKey{K8sNodePressureStallTimeMetricAttributeKeyPressureResource, K8sNodePressureStallTimeMetricAttributeKeyPressureStallType},
+		},
+		K8sNodeSystemContainerCPUTime: K8sNodeSystemContainerCPUTimeMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeSystemContainerCPUUsage: K8sNodeSystemContainerCPUUsageMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeSystemContainerMemoryUsage: K8sNodeSystemContainerMemoryUsageMetricConfig{
+			Enabled: true,
+		},
+		K8sNodeSystemContainerMemoryWorkingSet: K8sNodeSystemContainerMemoryWorkingSetMetricConfig{
+			Enabled: true,
 		},
 		K8sNodeUptime: K8sNodeUptimeMetricConfig{
 			Enabled: true,
@@ -6414,18 +6534,19 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for container_stats resource attributes.
 type ResourceAttributesConfig struct {
-	ContainerID              ResourceAttributeConfig `mapstructure:"container.id"`
-	ContainerImageName       ResourceAttributeConfig `mapstructure:"container.image.name"`
-	ContainerImageTags       ResourceAttributeConfig `mapstructure:"container.image.tags"`
-	ContainerName            ResourceAttributeConfig `mapstructure:"container.name"`
-	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
-	K8sContainerName         ResourceAttributeConfig `mapstructure:"k8s.container.name"`
-	K8sContainerRestartCount ResourceAttributeConfig `mapstructure:"k8s.container.restart_count"`
-	K8sNamespaceName         ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
-	K8sNodeName              ResourceAttributeConfig `mapstructure:"k8s.node.name"`
-	K8sPodName               ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
-	K8sPodQosClass           ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
-	K8sPodUID                ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	ContainerID                ResourceAttributeConfig `mapstructure:"container.id"`
+	ContainerImageName         ResourceAttributeConfig `mapstructure:"container.image.name"`
+	ContainerImageTags         ResourceAttributeConfig `mapstructure:"container.image.tags"`
+	ContainerName              ResourceAttributeConfig `mapstructure:"container.name"`
+	ContainerRuntimeName       ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	K8sContainerName           ResourceAttributeConfig `mapstructure:"k8s.container.name"`
+	K8sContainerRestartCount   ResourceAttributeConfig `mapstructure:"k8s.container.restart_count"`
+	K8sNamespaceName           ResourceAttributeConfig `mapstructure:"k8s.namespace.name"`
+	K8sNodeName                ResourceAttributeConfig `mapstructure:"k8s.node.name"`
+	K8sNodeSystemContainerName ResourceAttributeConfig `mapstructure:"k8s.node.system_container.name"`
+	K8sPodName                 ResourceAttributeConfig `mapstructure:"k8s.pod.name"`
+	K8sPodQosClass             ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
+	K8sPodUID                  ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -6455,6 +6576,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		K8sNodeName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sNodeSystemContainerName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sPodName: ResourceAttributeConfig{

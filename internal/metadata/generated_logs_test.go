@@ -29,6 +29,7 @@ func TestLogsBuilderAppendLogRecord(t *testing.T) {
 	rb.SetK8sContainerRestartCount(27)
 	rb.SetK8sNamespaceName("k8s.namespace.name-val")
 	rb.SetK8sNodeName("k8s.node.name-val")
+	rb.SetK8sNodeSystemContainerName("k8s.node.system_container.name-val")
 	rb.SetK8sPodName("k8s.pod.name-val")
 	rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
 	rb.SetK8sPodUID("k8s.pod.uid-val")

@@ -762,6 +762,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.temperature",
 		Attributes: []string{"hw.id", "hw.parent"},
 	},
+	K8sContainerCPULimitUtilization: metricInfo{
+		Name: "k8s.container.cpu.limit.utilization",
+	},
 	K8sContainerEphemeralStorageUsage: metricInfo{
 		Name:       "k8s.container.ephemeral_storage.usage",
 		Attributes: []string{"k8s.container.ephemeral_storage.fs_type"},
@@ -888,6 +891,18 @@ var MetricsInfo = metricsInfo{
 	K8sNodePressureStallTime: metricInfo{
 		Name:       "k8s.node.pressure.stall_time",
 		Attributes: []string{"pressure.resource", "pressure.stall_type"},
+	},
+	K8sNodeSystemContainerCPUTime: metricInfo{
+		Name: "k8s.node.system_container.cpu.time",
+	},
+	K8sNodeSystemContainerCPUUsage: metricInfo{
+		Name: "k8s.node.system_container.cpu.usage",
+	},
+	K8sNodeSystemContainerMemoryUsage: metricInfo{
+		Name: "k8s.node.system_container.memory.usage",
+	},
+	K8sNodeSystemContainerMemoryWorkingSet: metricInfo{
+		Name: "k8s.node.system_container.memory.working_set",
 	},
 	K8sNodeUptime: metricInfo{
 		Name: "k8s.node.uptime",
@@ -1128,6 +1143,7 @@ type metricsInfo struct {
 	HwGpuXidErrors                         metricInfo
 	HwPower                                metricInfo
 	HwTemperature                          metricInfo
+	K8sContainerCPULimitUtilization        metricInfo
 	K8sContainerEphemeralStorageUsage      metricInfo
 	K8sNodeCPUTime                         metricInfo
 	K8sNodeCPUUsage                        metricInfo
@@ -1164,6 +1180,10 @@ type metricsInfo struct {
 	K8sNodePressureAvg300                  metricInfo
 	K8sNodePressureAvg60                   metricInfo
 	K8sNodePressureStallTime               metricInfo
+	K8sNodeSystemContainerCPUTime          metricInfo
+	K8sNodeSystemContainerCPUUsage         metricInfo
+	K8sNodeSystemContainerMemoryUsage      metricInfo
+	K8sNodeSystemContainerMemoryWorkingSet metricInfo
 	K8sNodeUptime                          metricInfo
 	K8sPodCPULimit                         metricInfo
 	K8sPodCPULoadAverage10s                metricInfo
@@ -6755,6 +6775,56 @@ func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
 	return m
 }
 
+type metricK8sContainerCPULimitUtilization struct {
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   K8sContainerCPULimitUtilizationMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
+}
+
+// init fills k8s.container.cpu.limit.utilization metric with initial data.
+func (m *metricK8sContainerCPULimitUtilization) init() {
+	m.data.SetName("k8s.container.cpu.limit.utilization")
+	m.data.SetDescription("CPU usage of the container over its CPU limit, a ratio: container.cpu.usage (the total CPU time's increase over the real time between two scrapes) divided by container.cpu.limit (the cgroup's CFS quota / period: v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), the limit applied to the container. 1 is the whole limit; a container can exceed it briefly (the quota is enforced per period, the rate is measured between scrapes), which is not clamped. No point without a finite quota (-1, max), on the first scrape of the container, or after a counter reset.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sContainerCPULimitUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sContainerCPULimitUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sContainerCPULimitUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sContainerCPULimitUtilization(cfg K8sContainerCPULimitUtilizationMetricConfig) metricK8sContainerCPULimitUtilization {
+	m := metricK8sContainerCPULimitUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sContainerEphemeralStorageUsage struct {
 	data          pmetric.Metric                                // data buffer for generated metric.
 	config        K8sContainerEphemeralStorageUsageMetricConfig // metric config provided by user.
@@ -9370,6 +9440,212 @@ func (m *metricK8sNodePressureStallTime) emit(metrics pmetric.MetricSlice) {
 
 func newMetricK8sNodePressureStallTime(cfg K8sNodePressureStallTimeMetricConfig) metricK8sNodePressureStallTime {
 	m := metricK8sNodePressureStallTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeSystemContainerCPUTime struct {
+	data     pmetric.Metric                            // data buffer for generated metric.
+	config   K8sNodeSystemContainerCPUTimeMetricConfig // metric config provided by user.
+	capacity int                                       // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.system_container.cpu.time metric with initial data.
+func (m *metricK8sNodeSystemContainerCPUTime) init() {
+	m.data.SetName("k8s.node.system_container.cpu.time")
+	m.data.SetDescription("CPU time consumed by a node system container, the kubelet's systemContainers[].cpu.usageCoreNanoSeconds in seconds. One resource per system container (k8s.node.system_container.name: kubelet, runtime, pods, misc; docs/system-containers.md), read from that cgroup as a container's: the total, v1 cpuacct.usage, v2 cpu.stat usage_usec, without a mode. No point for a name whose cgroup is not known (not configured and no such process, or the process runs in the root cgroup) or whose file is missing.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sNodeSystemContainerCPUTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeSystemContainerCPUTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeSystemContainerCPUTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeSystemContainerCPUTime(cfg K8sNodeSystemContainerCPUTimeMetricConfig) metricK8sNodeSystemContainerCPUTime {
+	m := metricK8sNodeSystemContainerCPUTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeSystemContainerCPUUsage struct {
+	data     pmetric.Metric                             // data buffer for generated metric.
+	config   K8sNodeSystemContainerCPUUsageMetricConfig // metric config provided by user.
+	capacity int                                        // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.system_container.cpu.usage metric with initial data.
+func (m *metricK8sNodeSystemContainerCPUUsage) init() {
+	m.data.SetName("k8s.node.system_container.cpu.usage")
+	m.data.SetDescription("CPU used by a node system container in cores: the change of k8s.node.system_container.cpu.time over the real time elapsed between two scrapes (as container.cpu.usage). No point on the first scrape of the cgroup, after it moved (the kubelet restarted into another cgroup) or after its process restarted.")
+	m.data.SetUnit("{cpu}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricK8sNodeSystemContainerCPUUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeSystemContainerCPUUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeSystemContainerCPUUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeSystemContainerCPUUsage(cfg K8sNodeSystemContainerCPUUsageMetricConfig) metricK8sNodeSystemContainerCPUUsage {
+	m := metricK8sNodeSystemContainerCPUUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeSystemContainerMemoryUsage struct {
+	data     pmetric.Metric                                // data buffer for generated metric.
+	config   K8sNodeSystemContainerMemoryUsageMetricConfig // metric config provided by user.
+	capacity int                                           // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.system_container.memory.usage metric with initial data.
+func (m *metricK8sNodeSystemContainerMemoryUsage) init() {
+	m.data.SetName("k8s.node.system_container.memory.usage")
+	m.data.SetDescription("Memory used by a node system container, the kubelet's systemContainers[].memory.usageBytes. One resource per system container (k8s.node.system_container.name: kubelet, runtime, pods, misc; docs/system-containers.md), read from that cgroup as a container's: v1 memory.usage_in_bytes, v2 memory.current. No point when the cgroup is not known or the file is missing.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sNodeSystemContainerMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeSystemContainerMemoryUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeSystemContainerMemoryUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeSystemContainerMemoryUsage(cfg K8sNodeSystemContainerMemoryUsageMetricConfig) metricK8sNodeSystemContainerMemoryUsage {
+	m := metricK8sNodeSystemContainerMemoryUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricK8sNodeSystemContainerMemoryWorkingSet struct {
+	data     pmetric.Metric                                     // data buffer for generated metric.
+	config   K8sNodeSystemContainerMemoryWorkingSetMetricConfig // metric config provided by user.
+	capacity int                                                // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.system_container.memory.working_set metric with initial data.
+func (m *metricK8sNodeSystemContainerMemoryWorkingSet) init() {
+	m.data.SetName("k8s.node.system_container.memory.working_set")
+	m.data.SetDescription("Working set of a node system container, the kubelet's systemContainers[].memory.workingSetBytes: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 inactive_file), floored at 0, the definition of container.memory.working_set. No point when either file or key is missing.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sNodeSystemContainerMemoryWorkingSet) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeSystemContainerMemoryWorkingSet) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeSystemContainerMemoryWorkingSet) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeSystemContainerMemoryWorkingSet(cfg K8sNodeSystemContainerMemoryWorkingSetMetricConfig) metricK8sNodeSystemContainerMemoryWorkingSet {
+	m := metricK8sNodeSystemContainerMemoryWorkingSet{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -12820,6 +13096,7 @@ type MetricsBuilder struct {
 	metricHwGpuXidErrors                         metricHwGpuXidErrors
 	metricHwPower                                metricHwPower
 	metricHwTemperature                          metricHwTemperature
+	metricK8sContainerCPULimitUtilization        metricK8sContainerCPULimitUtilization
 	metricK8sContainerEphemeralStorageUsage      metricK8sContainerEphemeralStorageUsage
 	metricK8sNodeCPUTime                         metricK8sNodeCPUTime
 	metricK8sNodeCPUUsage                        metricK8sNodeCPUUsage
@@ -12856,6 +13133,10 @@ type MetricsBuilder struct {
 	metricK8sNodePressureAvg300                  metricK8sNodePressureAvg300
 	metricK8sNodePressureAvg60                   metricK8sNodePressureAvg60
 	metricK8sNodePressureStallTime               metricK8sNodePressureStallTime
+	metricK8sNodeSystemContainerCPUTime          metricK8sNodeSystemContainerCPUTime
+	metricK8sNodeSystemContainerCPUUsage         metricK8sNodeSystemContainerCPUUsage
+	metricK8sNodeSystemContainerMemoryUsage      metricK8sNodeSystemContainerMemoryUsage
+	metricK8sNodeSystemContainerMemoryWorkingSet metricK8sNodeSystemContainerMemoryWorkingSet
 	metricK8sNodeUptime                          metricK8sNodeUptime
 	metricK8sPodCPULimit                         metricK8sPodCPULimit
 	metricK8sPodCPULoadAverage10s                metricK8sPodCPULoadAverage10s
@@ -12999,6 +13280,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwGpuXidErrors:                         newMetricHwGpuXidErrors(mbc.Metrics.HwGpuXidErrors),
 		metricHwPower:                                newMetricHwPower(mbc.Metrics.HwPower),
 		metricHwTemperature:                          newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricK8sContainerCPULimitUtilization:        newMetricK8sContainerCPULimitUtilization(mbc.Metrics.K8sContainerCPULimitUtilization),
 		metricK8sContainerEphemeralStorageUsage:      newMetricK8sContainerEphemeralStorageUsage(mbc.Metrics.K8sContainerEphemeralStorageUsage),
 		metricK8sNodeCPUTime:                         newMetricK8sNodeCPUTime(mbc.Metrics.K8sNodeCPUTime),
 		metricK8sNodeCPUUsage:                        newMetricK8sNodeCPUUsage(mbc.Metrics.K8sNodeCPUUsage),
@@ -13035,6 +13317,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodePressureAvg300:                  newMetricK8sNodePressureAvg300(mbc.Metrics.K8sNodePressureAvg300),
 		metricK8sNodePressureAvg60:                   newMetricK8sNodePressureAvg60(mbc.Metrics.K8sNodePressureAvg60),
 		metricK8sNodePressureStallTime:               newMetricK8sNodePressureStallTime(mbc.Metrics.K8sNodePressureStallTime),
+		metricK8sNodeSystemContainerCPUTime:          newMetricK8sNodeSystemContainerCPUTime(mbc.Metrics.K8sNodeSystemContainerCPUTime),
+		metricK8sNodeSystemContainerCPUUsage:         newMetricK8sNodeSystemContainerCPUUsage(mbc.Metrics.K8sNodeSystemContainerCPUUsage),
+		metricK8sNodeSystemContainerMemoryUsage:      newMetricK8sNodeSystemContainerMemoryUsage(mbc.Metrics.K8sNodeSystemContainerMemoryUsage),
+		metricK8sNodeSystemContainerMemoryWorkingSet: newMetricK8sNodeSystemContainerMemoryWorkingSet(mbc.Metrics.K8sNodeSystemContainerMemoryWorkingSet),
 		metricK8sNodeUptime:                          newMetricK8sNodeUptime(mbc.Metrics.K8sNodeUptime),
 		metricK8sPodCPULimit:                         newMetricK8sPodCPULimit(mbc.Metrics.K8sPodCPULimit),
 		metricK8sPodCPULoadAverage10s:                newMetricK8sPodCPULoadAverage10s(mbc.Metrics.K8sPodCPULoadAverage10s),
@@ -13139,6 +13425,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.K8sNodeName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["k8s.node.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sNodeName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.K8sNodeSystemContainerName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.node.system_container.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sNodeSystemContainerName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sNodeSystemContainerName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.node.system_container.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sNodeSystemContainerName.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.K8sPodName.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["k8s.pod.name"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodName.MetricsInclude)
@@ -13297,6 +13589,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwGpuXidErrors.emit(ils.Metrics())
 	mb.metricHwPower.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
+	mb.metricK8sContainerCPULimitUtilization.emit(ils.Metrics())
 	mb.metricK8sContainerEphemeralStorageUsage.emit(ils.Metrics())
 	mb.metricK8sNodeCPUTime.emit(ils.Metrics())
 	mb.metricK8sNodeCPUUsage.emit(ils.Metrics())
@@ -13333,6 +13626,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodePressureAvg300.emit(ils.Metrics())
 	mb.metricK8sNodePressureAvg60.emit(ils.Metrics())
 	mb.metricK8sNodePressureStallTime.emit(ils.Metrics())
+	mb.metricK8sNodeSystemContainerCPUTime.emit(ils.Metrics())
+	mb.metricK8sNodeSystemContainerCPUUsage.emit(ils.Metrics())
+	mb.metricK8sNodeSystemContainerMemoryUsage.emit(ils.Metrics())
+	mb.metricK8sNodeSystemContainerMemoryWorkingSet.emit(ils.Metrics())
 	mb.metricK8sNodeUptime.emit(ils.Metrics())
 	mb.metricK8sPodCPULimit.emit(ils.Metrics())
 	mb.metricK8sPodCPULoadAverage10s.emit(ils.Metrics())
@@ -13762,6 +14059,11 @@ func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val
 	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, options...)
 }
 
+// RecordK8sContainerCPULimitUtilizationDataPoint adds a data point to k8s.container.cpu.limit.utilization metric.
+func (mb *MetricsBuilder) RecordK8sContainerCPULimitUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sContainerCPULimitUtilization.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sContainerEphemeralStorageUsageDataPoint adds a data point to k8s.container.ephemeral_storage.usage metric.
 func (mb *MetricsBuilder) RecordK8sContainerEphemeralStorageUsageDataPoint(ts pcommon.Timestamp, val int64, k8sContainerEphemeralStorageFsTypeAttributeValue AttributeK8sContainerEphemeralStorageFsType) {
 	mb.metricK8sContainerEphemeralStorageUsage.recordDataPoint(mb.startTime, ts, val, k8sContainerEphemeralStorageFsTypeAttributeValue.String())
@@ -13940,6 +14242,26 @@ func (mb *MetricsBuilder) RecordK8sNodePressureAvg60DataPoint(ts pcommon.Timesta
 // RecordK8sNodePressureStallTimeDataPoint adds a data point to k8s.node.pressure.stall_time metric.
 func (mb *MetricsBuilder) RecordK8sNodePressureStallTimeDataPoint(ts pcommon.Timestamp, val float64, pressureResourceAttributeValue AttributePressureResource, pressureStallTypeAttributeValue AttributePressureStallType) {
 	mb.metricK8sNodePressureStallTime.recordDataPoint(mb.startTime, ts, val, pressureResourceAttributeValue.String(), pressureStallTypeAttributeValue.String())
+}
+
+// RecordK8sNodeSystemContainerCPUTimeDataPoint adds a data point to k8s.node.system_container.cpu.time metric.
+func (mb *MetricsBuilder) RecordK8sNodeSystemContainerCPUTimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sNodeSystemContainerCPUTime.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeSystemContainerCPUUsageDataPoint adds a data point to k8s.node.system_container.cpu.usage metric.
+func (mb *MetricsBuilder) RecordK8sNodeSystemContainerCPUUsageDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricK8sNodeSystemContainerCPUUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeSystemContainerMemoryUsageDataPoint adds a data point to k8s.node.system_container.memory.usage metric.
+func (mb *MetricsBuilder) RecordK8sNodeSystemContainerMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeSystemContainerMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint adds a data point to k8s.node.system_container.memory.working_set metric.
+func (mb *MetricsBuilder) RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeSystemContainerMemoryWorkingSet.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sNodeUptimeDataPoint adds a data point to k8s.node.uptime metric.

@@ -502,6 +502,9 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", WithHwParentMetricAttribute("hw.parent-val"))
 			}
+
+			allMetricsCount++
+			mb.RecordK8sContainerCPULimitUtilizationDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, 1, AttributeK8sContainerEphemeralStorageFsTypeRootfs)
@@ -667,6 +670,18 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordK8sNodePressureStallTimeDataPoint(ts, 3, AttributePressureResourceMemory, AttributePressureStallTypeFull)
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeSystemContainerCPUTimeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeSystemContainerCPUUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeSystemContainerMemoryUsageDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeUptimeDataPoint(ts, 1)
@@ -888,6 +903,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetK8sContainerRestartCount(27)
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sNodeName("k8s.node.name-val")
+			rb.SetK8sNodeSystemContainerName("k8s.node.system_container.name-val")
 			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
@@ -3568,6 +3584,18 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
 					}
+				case "k8s.container.cpu.limit.utilization":
+					assert.False(t, validatedMetrics["k8s.container.cpu.limit.utilization"], "Found a duplicate in the metrics slice: k8s.container.cpu.limit.utilization")
+					validatedMetrics["k8s.container.cpu.limit.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU usage of the container over its CPU limit, a ratio: container.cpu.usage (the total CPU time's increase over the real time between two scrapes) divided by container.cpu.limit (the cgroup's CFS quota / period: v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), the limit applied to the container. 1 is the whole limit; a container can exceed it briefly (the quota is enforced per period, the rate is measured between scrapes), which is not clamped. No point without a finite quota (-1, max), on the first scrape of the container, or after a counter reset.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "k8s.container.ephemeral_storage.usage":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["k8s.container.ephemeral_storage.usage"], "Found a duplicate in the metrics slice: k8s.container.ephemeral_storage.usage")
@@ -4664,6 +4692,60 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("pressure.stall_type")
 						assert.False(t, ok)
 					}
+				case "k8s.node.system_container.cpu.time":
+					assert.False(t, validatedMetrics["k8s.node.system_container.cpu.time"], "Found a duplicate in the metrics slice: k8s.node.system_container.cpu.time")
+					validatedMetrics["k8s.node.system_container.cpu.time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "CPU time consumed by a node system container, the kubelet's systemContainers[].cpu.usageCoreNanoSeconds in seconds. One resource per system container (k8s.node.system_container.name: kubelet, runtime, pods, misc; docs/system-containers.md), read from that cgroup as a container's: the total, v1 cpuacct.usage, v2 cpu.stat usage_usec, without a mode. No point for a name whose cgroup is not known (not configured and no such process, or the process runs in the root cgroup) or whose file is missing.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.node.system_container.cpu.usage":
+					assert.False(t, validatedMetrics["k8s.node.system_container.cpu.usage"], "Found a duplicate in the metrics slice: k8s.node.system_container.cpu.usage")
+					validatedMetrics["k8s.node.system_container.cpu.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "CPU used by a node system container in cores: the change of k8s.node.system_container.cpu.time over the real time elapsed between two scrapes (as container.cpu.usage). No point on the first scrape of the cgroup, after it moved (the kubelet restarted into another cgroup) or after its process restarted.", mi.Description())
+					assert.Equal(t, "{cpu}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "k8s.node.system_container.memory.usage":
+					assert.False(t, validatedMetrics["k8s.node.system_container.memory.usage"], "Found a duplicate in the metrics slice: k8s.node.system_container.memory.usage")
+					validatedMetrics["k8s.node.system_container.memory.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Memory used by a node system container, the kubelet's systemContainers[].memory.usageBytes. One resource per system container (k8s.node.system_container.name: kubelet, runtime, pods, misc; docs/system-containers.md), read from that cgroup as a container's: v1 memory.usage_in_bytes, v2 memory.current. No point when the cgroup is not known or the file is missing.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.system_container.memory.working_set":
+					assert.False(t, validatedMetrics["k8s.node.system_container.memory.working_set"], "Found a duplicate in the metrics slice: k8s.node.system_container.memory.working_set")
+					validatedMetrics["k8s.node.system_container.memory.working_set"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Working set of a node system container, the kubelet's systemContainers[].memory.workingSetBytes: usage minus inactive file cache (v1 memory.stat total_inactive_file, v2 inactive_file), floored at 0, the definition of container.memory.working_set. No point when either file or key is missing.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.node.uptime":
 					assert.False(t, validatedMetrics["k8s.node.uptime"], "Found a duplicate in the metrics slice: k8s.node.uptime")
 					validatedMetrics["k8s.node.uptime"] = true

@@ -84,6 +84,13 @@ func (rb *ResourceBuilder) SetK8sNodeName(val string) {
 	}
 }
 
+// SetK8sNodeSystemContainerName sets provided value as "k8s.node.system_container.name" attribute.
+func (rb *ResourceBuilder) SetK8sNodeSystemContainerName(val string) {
+	if rb.config.K8sNodeSystemContainerName.Enabled {
+		rb.res.Attributes().PutStr("k8s.node.system_container.name", val)
+	}
+}
+
 // SetK8sPodName sets provided value as "k8s.pod.name" attribute.
 func (rb *ResourceBuilder) SetK8sPodName(val string) {
 	if rb.config.K8sPodName.Enabled {

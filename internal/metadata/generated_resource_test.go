@@ -22,6 +22,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetK8sContainerRestartCount(27)
 			rb.SetK8sNamespaceName("k8s.namespace.name-val")
 			rb.SetK8sNodeName("k8s.node.name-val")
+			rb.SetK8sNodeSystemContainerName("k8s.node.system_container.name-val")
 			rb.SetK8sPodName("k8s.pod.name-val")
 			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
@@ -31,9 +32,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 12, res.Attributes().Len())
+				assert.Equal(t, 13, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 12, res.Attributes().Len())
+				assert.Equal(t, 13, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -84,6 +85,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "k8s.node.name-val", k8sNodeNameAttrVal.Str())
+			}
+			k8sNodeSystemContainerNameAttrVal, ok := res.Attributes().Get("k8s.node.system_container.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.node.system_container.name-val", k8sNodeSystemContainerNameAttrVal.Str())
 			}
 			k8sPodNameAttrVal, ok := res.Attributes().Get("k8s.pod.name")
 			assert.True(t, ok)

@@ -19,15 +19,18 @@ type bandwidthRecorders struct {
 	periods, throttledPeriods func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 	throttledTime, limit      func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
 	shares, weight            func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+	// utilization is the usage over the limit; containers only (the
+	// semantic conventions define it for k8s.container).
+	utilization func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
 }
 
 var bandwidthRec = [...]bandwidthRecorders{
 	kindPod: {mbT.RecordK8sPodCPUThrottlingPeriodsDataPoint, mbT.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint,
 		mbT.RecordK8sPodCPUThrottlingThrottledTimeDataPoint, mbT.RecordK8sPodCPULimitDataPoint,
-		mbT.RecordK8sPodCPUSharesDataPoint, mbT.RecordK8sPodCPUWeightDataPoint},
+		mbT.RecordK8sPodCPUSharesDataPoint, mbT.RecordK8sPodCPUWeightDataPoint, nil},
 	kindContainer: {mbT.RecordContainerCPUThrottlingPeriodsDataPoint, mbT.RecordContainerCPUThrottlingThrottledPeriodsDataPoint,
 		mbT.RecordContainerCPUThrottlingThrottledTimeDataPoint, mbT.RecordContainerCPULimitDataPoint,
-		mbT.RecordContainerCPUSharesDataPoint, mbT.RecordContainerCPUWeightDataPoint},
+		mbT.RecordContainerCPUSharesDataPoint, mbT.RecordContainerCPUWeightDataPoint, mbT.RecordK8sContainerCPULimitUtilizationDataPoint},
 }
 
 // bandwidthFamily is CFS bandwidth control: CPU throttling counters, the
@@ -46,13 +49,13 @@ type bandwidthFamily struct {
 
 func newBandwidthFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
 	f := &bandwidthFamily{s: s}
-	for k, e := range [numKinds][6]bool{
+	for k, e := range [numKinds][7]bool{
 		kindPod: {m.K8sPodCPUThrottlingPeriods.Enabled, m.K8sPodCPUThrottlingThrottledPeriods.Enabled, m.K8sPodCPUThrottlingThrottledTime.Enabled,
 			m.K8sPodCPULimit.Enabled, m.K8sPodCPUShares.Enabled, m.K8sPodCPUWeight.Enabled},
 		kindContainer: {m.ContainerCPUThrottlingPeriods.Enabled, m.ContainerCPUThrottlingThrottledPeriods.Enabled, m.ContainerCPUThrottlingThrottledTime.Enabled,
-			m.ContainerCPULimit.Enabled, m.ContainerCPUShares.Enabled, m.ContainerCPUWeight.Enabled},
+			m.ContainerCPULimit.Enabled, m.ContainerCPUShares.Enabled, m.ContainerCPUWeight.Enabled, m.K8sContainerCPULimitUtilization.Enabled},
 	} {
-		f.want[k] = cgroupfs.CPUWant{Throttling: e[0] || e[1] || e[2], Limit: e[3], Shares: e[4] || e[5]}
+		f.want[k] = cgroupfs.CPUWant{Throttling: e[0] || e[1] || e[2], Limit: e[3] || e[6], Shares: e[4] || e[5]}
 		f.pts[k] = count(e[:]...)
 	}
 	if f.pts == [numKinds]int{} {
@@ -73,8 +76,10 @@ func (f *bandwidthFamily) readErr() error { return f.err }
 func (f *bandwidthFamily) points(k cgroupKind, _ *series) int { return f.pts[k] }
 
 // record records throttling counters (time in seconds on v1 and v2), the
-// limit in cores only when a finite quota is set, and the raw shares (v1)
-// or weight (v2), each only when its file or key exists.
+// limit in cores only when a finite quota is set, a container's usage over
+// that limit when the CPU family computed its usage in this scrape (it
+// records first), and the raw shares (v1) or weight (v2), each only when
+// its file or key exists.
 func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	switch {
 	case f.err != nil:
@@ -94,7 +99,10 @@ func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		rec.throttledTime(mb, ts, float64(bw.ThrottledTime.V)/1e9)
 	}
 	if cores, ok := bw.CPULimitCores(); ok {
-		rec.limit(mb, ts, cores)
+		rec.limit(mb, ts, cores) // no-ops for a metric that is off
+		if rec.utilization != nil && e.cpuCoresOK {
+			rec.utilization(mb, ts, e.cpuCores/cores)
+		}
 	}
 	if bw.Shares.OK {
 		rec.shares(mb, ts, clampInt64(bw.Shares.V))

@@ -46,6 +46,11 @@ type entity struct {
 	// events reuse it (events.go).
 	oomTried bool
 	oomKills cgroupfs.U64
+	// cpuCores is the CPU usage in cores the CPU family recorded in this
+	// scrape (cpuCoresOK: one was computed); the bandwidth family divides
+	// it by the CPU limit (k8s.container.cpu.limit.utilization).
+	cpuCores   float64
+	cpuCoresOK bool
 }
 
 // scrapeCgroup reads an entity through every family, then records its

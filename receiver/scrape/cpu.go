@@ -17,9 +17,10 @@ import (
 // cpuRecorders are the CPU metrics of one entity kind, as method
 // expressions of the MetricsBuilder: the node, pods and containers share
 // one recording path, and a static table needs no binding and no cache.
-// Containers have CPU time by mode (modeTime); the node and pods have the
-// total (time), as the semantic conventions define k8s.node.cpu.time and
-// k8s.pod.cpu.time: without cpu.mode.
+// Containers have CPU time by mode (modeTime); the node, pods and system
+// containers have the total (time), as the semantic conventions define
+// k8s.node.cpu.time, k8s.pod.cpu.time and
+// k8s.node.system_container.cpu.time: without cpu.mode.
 type cpuRecorders struct {
 	modeTime func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributeCPUMode)
 	time     func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
@@ -30,6 +31,7 @@ var cpuRec = [...]cpuRecorders{
 	kindNode:      {time: mbT.RecordK8sNodeCPUTimeDataPoint, usage: mbT.RecordK8sNodeCPUUsageDataPoint},
 	kindPod:       {time: mbT.RecordK8sPodCPUTimeDataPoint, usage: mbT.RecordK8sPodCPUUsageDataPoint},
 	kindContainer: {modeTime: mbT.RecordContainerCPUTimeDataPoint, usage: mbT.RecordContainerCPUUsageDataPoint},
+	kindSystem:    {time: mbT.RecordK8sNodeSystemContainerCPUTimeDataPoint, usage: mbT.RecordK8sNodeSystemContainerCPUUsageDataPoint},
 }
 
 // cpuFamily is CPU time (by mode for containers) and usage:
@@ -56,11 +58,16 @@ func newCPUFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 		kindNode:      {m.K8sNodeCPUTime.Enabled, m.K8sNodeCPUUsage.Enabled},
 		kindPod:       {m.K8sPodCPUTime.Enabled, m.K8sPodCPUUsage.Enabled},
 		kindContainer: {m.ContainerCPUTime.Enabled, m.ContainerCPUUsage.Enabled},
+		kindSystem:    {m.K8sNodeSystemContainerCPUTime.Enabled, m.K8sNodeSystemContainerCPUUsage.Enabled},
 	} {
 		f.on[k] = e[0] || e[1]
 		f.pts[k] = count(e[0]) + count(e[1]) // time: one point, the total
 	}
 	f.pts[kindContainer] += count(m.ContainerCPUTime.Enabled) // a container's time: two, user and system
+	// The limit utilization (bandwidth.go) is the usage rate over the
+	// limit: the CPU time is read for it too (its point is the bandwidth
+	// family's).
+	f.on[kindContainer] = f.on[kindContainer] || m.K8sContainerCPULimitUtilization.Enabled
 	if f.on == [numKinds]bool{} {
 		return nil
 	}
@@ -106,7 +113,8 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	cur := calc.Sample{Value: cpu.Usage.V, At: e.now}
 	if st.hasLast {
 		if cores, ok := calc.CPUCores(st.last, cur); ok {
-			rec.usage(mb, e.ts, cores)
+			rec.usage(mb, e.ts, cores) // a no-op when the metric is off
+			e.cpuCores, e.cpuCoresOK = cores, true
 		}
 	}
 	st.last, st.hasLast = cur, true

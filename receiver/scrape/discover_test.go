@@ -160,7 +160,7 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
-	containers := len(s.series) - 1 - 3 // the node and 3 pods
+	containers := len(s.series) - 1 - 3 - 3 // the node, its 3 system containers and 3 pods
 	require.Equal(t, 4, containers)
 	starts := startTimes(m, "container.id", v2Ctr3)
 
@@ -185,7 +185,7 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 		assert.True(t, strings.HasPrefix(p, filepath.Join(root, victimDir)+"/") || strings.HasPrefix(p, filepath.Join(root, "proc")+"/"),
 			"only the container being read finishes: %s", p)
 	}
-	assert.Len(t, s.series, 1+3+4, "nothing evicted")
+	assert.Len(t, s.series, 1+3+3+4, "nothing evicted")
 
 	clk.now = t0.Add(20 * time.Second)
 	cancel = nil

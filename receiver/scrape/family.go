@@ -10,7 +10,8 @@ import (
 )
 
 // A family is one group of metrics the scrape reads and records together
-// for an entity (the node, a pod, a container): CPU time, memory, CFS
+// for an entity (the node, a pod, a container, a system container of the
+// node): CPU time, memory, CFS
 // throttling, thread states, PSI, pids, network, block I/O, hugetlb, file
 // descriptors, filesystems, uptime, accelerators. Every family follows one
 // protocol:
@@ -49,8 +50,11 @@ type family interface {
 	points(k cgroupKind, st *series) int
 }
 
-// numKinds is the number of entity kinds.
-const numKinds = 3
+// numKinds is the number of entity kinds: the node, pods, containers and
+// the node's system containers (kindSystem). A family's per-kind arrays
+// are [numKinds] with keyed elements, so a kind a family has no metric for
+// is its zero value there: nothing read, nothing recorded, no points.
+const numKinds = 4
 
 // famState is one family's part of an entity's series.
 type famState struct {

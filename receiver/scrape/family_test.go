@@ -114,6 +114,15 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.memory.hugetlb.usage":   {"hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
 		"container.file_descriptor.count": {"cgroup.procs"}, // and /proc/<pid>/fd, a directory
 		"container.network.io":            {"cgroup.procs", "net", "dev"},
+		// The node's system containers: the cgroups' files only (their
+		// processes are looked at in Start, and again once a minute).
+		"k8s.node.system_container.cpu.time":           {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"k8s.node.system_container.memory.usage":       {"memory.current", "memory.usage_in_bytes"},
+		"k8s.node.system_container.memory.working_set": {"memory.current", "memory.usage_in_bytes", "memory.stat"},
+
+		// The usage over the limit: CPU time and the quota.
+		"k8s.container.cpu.limit.utilization": {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
+			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
 	}
 	for name, allowed := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -324,7 +333,9 @@ func TestEntityPointsCoverEveryPoint(t *testing.T) {
 				rm := m.ResourceMetrics().At(i)
 				attrs := rm.Resource().Attributes()
 				key := seriesKey{kind: kindNode}
-				if v, ok := attrs.Get("container.id"); ok {
+				if v, ok := attrs.Get("k8s.node.system_container.name"); ok {
+					key = seriesKey{kind: kindSystem, id: v.Str()}
+				} else if v, ok := attrs.Get("container.id"); ok {
 					key = seriesKey{kind: kindContainer, id: v.Str()}
 				} else if v, ok := attrs.Get("k8s.pod.uid"); ok {
 					key = seriesKey{kind: kindPod, id: v.Str()}
@@ -341,7 +352,7 @@ func TestEntityPointsCoverEveryPoint(t *testing.T) {
 				assert.GreaterOrEqual(t, seriesPoints(s, key.kind, key.id), had, "%+v", key)
 				seen++
 			}
-			assert.Greater(t, seen, 3, "the node, pods and containers")
+			assert.Greater(t, seen, 6, "the node, its system containers, pods and containers")
 		})
 	}
 }

@@ -48,7 +48,7 @@ func TestHeapSteadyConstantTree(t *testing.T) {
 	after1000 := heapAfterGC()
 	t.Logf("live heap after 10 scrapes: %d B, after 1000: %d B", after10, after1000)
 	assert.Less(t, int64(after1000)-int64(after10), int64(64<<10), "heap grew by more than 64 KiB over 990 scrapes")
-	assert.Len(t, s.series, 1+20+40, "one state entry per node, pod and container")
+	assert.Len(t, s.series, 1+1+20+40, "one state entry per node, system container (the pods' root: no kubelet process here), pod and container")
 }
 
 // A churning tree (every container replaced by a new one each scrape) keeps
@@ -80,5 +80,5 @@ func TestHeapBoundedUnderChurn(t *testing.T) {
 	after500 := heapAfterGC()
 	t.Logf("live heap after 50 churn scrapes: %d B, after 500: %d B (%d containers replaced)", after50, after500, 500*20)
 	assert.Less(t, int64(after500)-int64(after50), int64(256<<10), "heap grows with churn")
-	assert.Equal(t, 1+10+20, len(s.series), "state holds only what the last scrape saw: node, 10 pods, 20 containers")
+	assert.Equal(t, 1+1+10+20, len(s.series), "state holds only what the last scrape saw: node, the pods' root system container, 10 pods, 20 containers")
 }

@@ -20,9 +20,10 @@ import (
 type gaugeFn func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 
 // memoryRecorders are the memory metrics of one entity kind, as method
-// expressions: the node, pods and containers share one recording path and
-// one set of definitions. limit is nil for the node: the root cgroup has
-// no limit.
+// expressions: the node, pods, containers and system containers share one
+// recording path and one set of definitions. limit is nil for the node:
+// the root cgroup has no limit; a system container has usage and working
+// set only (a nil recorder records nothing).
 type memoryRecorders struct {
 	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills gaugeFn
 	faults                                                                  func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
@@ -50,6 +51,8 @@ var memoryRec = [...]memoryRecorders{
 		limit: mbT.RecordContainerMemoryLimitDataPoint, available: mbT.RecordContainerMemoryAvailableDataPoint,
 		oomKills: mbT.RecordContainerMemoryOomKillsDataPoint, faults: mbT.RecordContainerPagingFaultsDataPoint,
 	},
+	// A system container has the two the kubelet's summary has for it.
+	kindSystem: {usage: mbT.RecordK8sNodeSystemContainerMemoryUsageDataPoint, workingSet: mbT.RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint},
 }
 
 // memoryMetrics are the memory metrics of one kind that are enabled.
@@ -75,6 +78,8 @@ func memoryEnabled(k cgroupKind, m *metadata.MetricsConfig) memoryMetrics {
 			limit: m.K8sPodMemoryLimit.Enabled, available: m.K8sPodMemoryAvailable.Enabled,
 			oomKills: m.K8sPodMemoryOomKills.Enabled, faults: m.K8sPodPagingFaults.Enabled,
 		}
+	case kindSystem:
+		return memoryMetrics{usage: m.K8sNodeSystemContainerMemoryUsage.Enabled, workingSet: m.K8sNodeSystemContainerMemoryWorkingSet.Enabled}
 	default:
 		return memoryMetrics{
 			usage: m.ContainerMemoryUsage.Enabled, workingSet: m.ContainerMemoryWorkingSet.Enabled,
@@ -284,7 +289,7 @@ func (s *Scraper) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat
 	if rec.limit != nil && mem.Limit.Finite() {
 		rec.limit(mb, ts, clampInt64(mem.Limit.V))
 	}
-	if mem.PgFault.OK && mem.PgMajFault.OK {
+	if rec.faults != nil && mem.PgFault.OK && mem.PgMajFault.OK {
 		rec.faults(mb, ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
 		// The kernel's pgfault counts major faults too.
 		rec.faults(mb, ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
@@ -294,7 +299,7 @@ func (s *Scraper) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat
 	}
 	ws := calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)
 	rec.workingSet(mb, ts, clampInt64(ws))
-	if capacity.Finite() {
+	if rec.available != nil && capacity.Finite() {
 		rec.available(mb, ts, clampInt64(calc.Available(capacity.V, ws)))
 	}
 }

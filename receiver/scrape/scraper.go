@@ -61,7 +61,12 @@ type Options struct {
 	Filter identity.Filter
 	// IncludeSandboxes reports pause/sandbox containers too.
 	IncludeSandboxes bool
-	// NoPodSeries and NoNodeSeries drop the pod-level and node-level series.
+	// SystemContainers are the configured cgroups of the node's system
+	// containers (system.go); the zero value detects the kubelet's and the
+	// runtime's.
+	SystemContainers SystemCgroups
+	// NoPodSeries and NoNodeSeries drop the pod-level and node-level series
+	// (the node's system containers are node-level).
 	NoPodSeries  bool
 	NoNodeSeries bool
 	// PodLabels sets k8s.pod.label.<key> on pod and container resources.
@@ -100,6 +105,7 @@ type Scraper struct {
 	ent      entity             // the entity being read and recorded (scrapeCgroup)
 	ctr      identity.Container // the identity of the container being scraped (scrapeContainer)
 	gpu      *gpuState          // nil when GPU metrics are off
+	sys      *systemContainers  // the node's system containers (system.go); nil when off
 
 	fsSnap *fsstats.Snapshot // the filesystem snapshot of the current scrape
 
@@ -189,6 +195,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	}
 	s.startGPU()
 	s.families = s.newFamilies(&s.opts.MetricsBuilderConfig.Metrics)
+	s.sys = s.newSystemContainers(&s.opts.MetricsBuilderConfig.Metrics)
 	return nil
 }
 
@@ -246,6 +253,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if !s.opts.NoNodeSeries {
 		s.scrapeNode(now, &errs)
 	}
+	s.scrapeSystem(now, &tree, &errs)
 	// GPUs first: containers' accelerator points come from this snapshot.
 	s.scrapeGPU(ctx, now, &tree, &errs)
 	// Containers before pods: a pod's load average and task counts are the

@@ -13,7 +13,7 @@ import (
 // seriesKey identifies one reported entity across scrapes.
 type seriesKey struct {
 	kind cgroupKind
-	id   string // pod UID or container ID; "" for the node
+	id   string // pod UID or container ID; "" for the node; a system container's name
 }
 
 type cgroupKind uint8
@@ -22,6 +22,12 @@ const (
 	kindNode cgroupKind = iota
 	kindPod
 	kindContainer
+	// kindSystem is one of the node's system containers (system.go): the
+	// kubelet's, the runtime's, the pods' root and misc cgroups. Only the
+	// CPU and memory families have metrics for it; every other family's
+	// tables have no entry at its index, so it records and costs nothing
+	// there.
+	kindSystem
 )
 
 // series is what the scraper remembers about an entity between scrapes:

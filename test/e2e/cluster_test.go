@@ -78,7 +78,11 @@ type cluster struct {
 	// queueDir is the node's directory of the DaemonSet's persistent
 	// sending queue (its hostPath volume "queue").
 	queueDir string
-	pki      clusterPKI
+	// eventsDir is the node's directory where the gateway's file exporter
+	// writes the log records it receives (the receiver's events), one
+	// JSON-encoded ExportLogsServiceRequest per line, events.json.
+	eventsDir string
+	pki       clusterPKI
 }
 
 // clusterPKI is the test's certificates (made in Go, internal/testing/certtest)
@@ -163,6 +167,7 @@ func startCluster(t *testing.T) *cluster {
 	k := &cluster{}
 	// Made before the cluster starts, so removed after it stops.
 	k.queueDir = t.TempDir()
+	k.eventsDir = t.TempDir()
 	k.c = kubetest.Start(t, bin)
 	k.c.StartControllers(t, bin)
 	k.node = k.c.StartNode(t, bin, imageArchive(t))
@@ -248,11 +253,13 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 						Env: []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
 							{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")}},
 						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
-						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}, {Name: "tls", MountPath: "/etc/otelcol-tls", ReadOnly: true}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}, {Name: "tls", MountPath: "/etc/otelcol-tls", ReadOnly: true},
+							{Name: "events", MountPath: "/events"}},
 					}},
 					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
 						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: gatewayName}}}},
-						{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: gatewayName + "-tls"}}}},
+						{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: gatewayName + "-tls"}}},
+						{Name: "events", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: k.eventsDir}}}},
 				},
 			},
 		},
@@ -281,8 +288,15 @@ func manifestImage(t *testing.T, docs []kubetest.Doc) string {
 	return ""
 }
 
+// eventsPipeline is what the test adds to the DaemonSet's config: a logs
+// pipeline of the receiver, which then sends its events (docs/logs.md,
+// "Events") to the gateway, whose logs pipeline writes them to
+// k.eventsDir.
+const eventsPipeline = "    logs:\n      receivers: [container_stats]\n      exporters: [otlp_grpc]\n"
+
 // applyDeploy applies every document of deploy/ (docs) by server-side apply with
-// strict field validation, as it is but for two things of the DaemonSet's
+// strict field validation, as it is but for the events pipeline
+// (eventsPipeline) in the collector's config and two things of the DaemonSet's
 // pod, as a user's overlay would set them: the gateway's Service name
 // (otel-gateway.containerstats.svc, in OTLP_ENDPOINT) resolves to the
 // gateway's address through the pod's /etc/hosts (hostAliases: this
@@ -295,6 +309,17 @@ func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, gatewayIP, queu
 	defer cancel()
 	for _, d := range docs {
 		raw := d.Raw
+		if d.Obj.GetKind() == "ConfigMap" && d.Obj.GetName() == dsName {
+			obj := d.Obj.DeepCopy()
+			cfg, _, err := unstructured.NestedString(obj.Object, "data", "config.yaml")
+			require.NoError(t, err)
+			withLogs := strings.Replace(cfg, "  pipelines:\n", "  pipelines:\n"+eventsPipeline, 1)
+			require.NotEqual(t, cfg, withLogs, "the DaemonSet's config has no service::pipelines")
+			require.NoError(t, unstructured.SetNestedField(obj.Object, withLogs, "data", "config.yaml"))
+			b, err := obj.MarshalJSON()
+			require.NoError(t, err)
+			raw = b
+		}
 		if d.Obj.GetKind() == "DaemonSet" {
 			obj := d.Obj.DeepCopy()
 			require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
@@ -423,6 +448,7 @@ func TestClusterDaemonSet(t *testing.T) {
 	started := time.Now()
 	ws := k.startWorkloads(t)
 	t.Run("side-by-side", func(t *testing.T) { k.sideBySide(t, ws) })
+	t.Run("oom-event", func(t *testing.T) { k.oomEvent(t) })
 	t.Run("dashboards", func(t *testing.T) { k.dashboards(t, ws, started) })
 	t.Run("resize", func(t *testing.T) { k.resize(t) })
 	t.Run("pod-resources", func(t *testing.T) { k.podResources(t) })
@@ -476,6 +502,7 @@ func (k *cluster) startWorkloads(t *testing.T) []workload {
 	k.createPod(t, "writer", workloadPod("dd", resources("cpu=50m,memory=32Mi", "cpu=500m,memory=64Mi"),
 		"dd if=/dev/zero of=/data.bin bs=1M count=20 && sync && exec sleep 3600"))
 	k.createPod(t, "idle", workloadPod("sleep", corev1.ResourceRequirements{}, "exec sleep 3600"))
+	k.startVolsPod(t)
 	var out []workload
 	for _, w := range []struct {
 		app, container string
@@ -487,6 +514,7 @@ func (k *cluster) startWorkloads(t *testing.T) []workload {
 	for _, w := range out {
 		t.Logf("workload %s/%s (uid %s, QoS %s, IP %s)", w.pod, w.container, w.pod0.UID, w.pod0.Status.QOSClass, w.pod0.Status.PodIP)
 	}
+	k.waitLabelled(t, workNS, "app="+volsPod, "")
 	return out
 }
 
@@ -946,6 +974,9 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	v, how = k.oursAt(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, false)
 	add(row{"node", "working set (B)", fmt.Sprintf("%s (%s)", value(v, "B"), how), value(nres.value, "B"), value(ncad.value, "B"),
 		"5 %", within(v, nres.value, 0.05*nres.value)})
+
+	// What kubeletstats reads from the Summary API (kubeletparity_test.go).
+	k.parityRows(t, add)
 
 	var b strings.Builder
 	b.WriteString("| what | metric | ours | kubelet /metrics/resource | kubelet /metrics/cadvisor (or as named) | tolerance | ok |\n|---|---|---|---|---|---|---|\n")

@@ -43,10 +43,10 @@ const (
 	BridgeIP  = "10.88.217.1" // the node's IP and the pods' gateway
 
 	// KubeletCgroup and RuntimeCgroup are the node's system containers:
-	// the kubelet runs in the first (--kubelet-cgroups: it creates it and
-	// moves itself in), containerd in the second (the node moves it
-	// there, as systemd runs it in containerd.service; --runtime-cgroups
-	// names it to the kubelet), so that the Summary API reports both.
+	// the kubelet runs in the first, containerd in the second (the node
+	// moves them there, as systemd runs them in kubelet.service and
+	// containerd.service; --kubelet-cgroups and --runtime-cgroups name
+	// them to the kubelet), so that the Summary API reports both.
 	// leftovers knows them (leftovers.SystemCgroups).
 	KubeletCgroup = "/" + leftovers.SystemCgroupPrefix + "kubelet"
 	RuntimeCgroup = "/" + leftovers.SystemCgroupPrefix + "runtime"
@@ -232,6 +232,15 @@ maxPods: 50
 		t.Fatal(err)
 	}
 	n.ReadOnlyURL = fmt.Sprintf("http://127.0.0.1:%d", roPort)
+	// The kubelet's cgroup is made first, so that the kubelet's cAdvisor,
+	// which only follows cgroups that exist when it starts, has it (else
+	// /stats/summary has no kubelet system container: "unknown
+	// container"). The kubelet does not move itself there: it leaves a
+	// process of another mount namespace than PID 1's alone
+	// (ensureProcessInContainerWithOOMScore), and ours runs in the
+	// node's; the node moves it, as systemd runs a kubelet in
+	// kubelet.service.
+	n.makeCgroup(t, KubeletCgroup)
 	n.start(t, "kubelet", filepath.Join(binDir, "kubelet"),
 		"--config="+kcfg,
 		"--kubeconfig="+c.kubeconfig(t),
@@ -240,6 +249,7 @@ maxPods: 50
 		"--kubelet-cgroups="+KubeletCgroup,
 		"--runtime-cgroups="+RuntimeCgroup,
 		"--v=1")
+	n.moveToCgroup(t, n.procs[len(n.procs)-1].cmd.Process.Pid, KubeletCgroup)
 	n.waitNodeReady(t, 3*time.Minute)
 	c.requireLoopbackOnly(t, n.procs[len(n.procs)-1])
 	return n
@@ -304,9 +314,21 @@ read -r _ || true
 }
 
 // moveToCgroup puts pid (before it has children) into the cgroup rel of
-// every hierarchy, creating it; stop removes it.
+// every hierarchy, creating it (makeCgroup); stop removes it.
 func (n *Node) moveToCgroup(t testing.TB, pid int, rel string) {
 	t.Helper()
+	for _, d := range n.makeCgroup(t, rel) {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			t.Fatalf("moving pid %d into %s: %v", pid, d, err)
+		}
+	}
+}
+
+// makeCgroup creates the cgroup rel in every hierarchy and returns its
+// directories; stop removes them.
+func (n *Node) makeCgroup(t testing.TB, rel string) []string {
+	t.Helper()
+	var out []string
 	for _, h := range containerdtest.Hierarchies() {
 		d := filepath.Join(h, rel)
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -321,10 +343,9 @@ func (n *Node) moveToCgroup(t testing.TB, pid int, rel string) {
 				}
 			}
 		}
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			t.Fatalf("moving pid %d into %s: %v", pid, d, err)
-		}
+		out = append(out, d)
 	}
+	return out
 }
 
 // start runs bin in the node's mount namespace (nsenter execs it: the

@@ -1,0 +1,329 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e && kube
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+)
+
+// What kubeletstats reads from the Summary API and we read from the node
+// (docs/kubeletstats.md): the node's system containers, a pod's volumes
+// and its ephemeral storage, side by side with the kubelet's
+// /stats/summary. The test kubelet runs with --kubelet-cgroups and
+// --runtime-cgroups (kubetest.KubeletCgroup, RuntimeCgroup), so its
+// summary has the kubelet and runtime system containers; ours are found
+// from where the kubelet and containerd processes run.
+
+// volsPod is the pod whose volumes are compared: an emptyDir on the node's
+// disk holding a written 10 MiB file and a configMap volume.
+const (
+	volsPod       = "vols"
+	volsConfigMap = "vols-settings"
+	volsScratch   = "scratch"
+	volsSettings  = "settings"
+)
+
+// startVolsPod creates the configMap and the pod (startWorkloads).
+func (k *cluster) startVolsPod(t *testing.T) {
+	t.Helper()
+	_, err := k.cs.CoreV1().ConfigMaps(workNS).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: volsConfigMap},
+		Data:       map[string]string{"a.conf": "alpha=1\n", "b.conf": "beta=22\nbeta2=333\n"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	spec := workloadPod("dd", resources("cpu=20m,memory=16Mi", "cpu=200m,memory=48Mi"),
+		"dd if=/dev/urandom of=/scratch/blob bs=1M count=10 && sync && exec sleep 3600")
+	spec.Volumes = []corev1.Volume{
+		{Name: volsScratch, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: volsSettings, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: volsConfigMap}}}},
+	}
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: volsScratch, MountPath: "/scratch"}, {Name: volsSettings, MountPath: "/etc/settings"}}
+	k.createPod(t, volsPod, spec)
+}
+
+// paritySummary is the part of /stats/summary these rows read.
+type paritySummary struct {
+	Node struct {
+		SystemContainers []struct {
+			Name string `json:"name"`
+			CPU  *struct {
+				Time                 time.Time `json:"time"`
+				UsageCoreNanoSeconds *uint64   `json:"usageCoreNanoSeconds"`
+			} `json:"cpu"`
+			Memory *struct {
+				Time            time.Time `json:"time"`
+				UsageBytes      *uint64   `json:"usageBytes"`
+				WorkingSetBytes *uint64   `json:"workingSetBytes"`
+			} `json:"memory"`
+		} `json:"systemContainers"`
+	} `json:"node"`
+	Pods []struct {
+		PodRef struct {
+			Name, Namespace, UID string
+		} `json:"podRef"`
+		Volumes []struct {
+			Name           string    `json:"name"`
+			Time           time.Time `json:"time"`
+			UsedBytes      *uint64   `json:"usedBytes"`
+			CapacityBytes  *uint64   `json:"capacityBytes"`
+			AvailableBytes *uint64   `json:"availableBytes"`
+			Inodes         *uint64   `json:"inodes"`
+			InodesFree     *uint64   `json:"inodesFree"`
+			InodesUsed     *uint64   `json:"inodesUsed"`
+		} `json:"volume"`
+		Ephemeral *struct {
+			Time           time.Time `json:"time"`
+			UsedBytes      *uint64   `json:"usedBytes"`
+			CapacityBytes  *uint64   `json:"capacityBytes"`
+			AvailableBytes *uint64   `json:"availableBytes"`
+		} `json:"ephemeral-storage"`
+	} `json:"pods"`
+}
+
+func (k *cluster) paritySummary(t *testing.T) paritySummary {
+	t.Helper()
+	var s paritySummary
+	require.NoError(t, json.Unmarshal(k.kubeletGet(t, "/stats/summary"), &s))
+	return s
+}
+
+func u64(p *uint64) float64 {
+	if p == nil {
+		return -1
+	}
+	return float64(*p)
+}
+
+// parityRows adds the rows of the system containers, the vols pod's
+// volumes and its ephemeral storage. Tolerances: system containers' CPU
+// time 50 ms + 2 % (ours interpolated to the kubelet's sample time, which
+// cAdvisor takes every 10-15 s), memory 2 MiB + 5 % (the kubelet's own
+// heap moves between the two samples); volume usage 64 KiB (the kubelet's
+// du and our walk count the same blocks), inodes used exact, capacity and
+// available 1 % (the node's disk is shared with the test); the pod's
+// ephemeral storage 256 KiB (its log file grows by the kubelet's own
+// lines).
+func (k *cluster) parityRows(t *testing.T, add func(row)) {
+	t.Helper()
+	ps := k.paritySummaryReady(t)
+	k.volumeRows(t, ps, add)
+	k.systemContainerRows(t, ps, add)
+}
+
+// paritySummaryReady is the kubelet's summary once it has the system
+// containers and the vols pod's volumes and ephemeral storage.
+func (k *cluster) paritySummaryReady(t *testing.T) paritySummary {
+	t.Helper()
+	var ps paritySummary
+	eventually(t, 2*time.Minute, "the kubelet's summary has the system containers and the vols pod's volumes and ephemeral storage", func() error {
+		ps = k.paritySummary(t)
+		names := map[string]bool{}
+		for _, c := range ps.Node.SystemContainers {
+			names[c.Name] = true
+		}
+		for _, want := range []string{"kubelet", "runtime", "pods"} {
+			if !names[want] {
+				return fmt.Errorf("system containers %v, no %s", names, want)
+			}
+		}
+		for _, p := range ps.Pods {
+			if p.PodRef.Name == volsPod && p.PodRef.Namespace == workNS {
+				if len(p.Volumes) < 2 || p.Ephemeral == nil || p.Ephemeral.UsedBytes == nil || *p.Ephemeral.UsedBytes < 10<<20 {
+					return fmt.Errorf("vols pod: %d volumes, ephemeral %+v", len(p.Volumes), p.Ephemeral)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no vols pod in the summary")
+	})
+	return ps
+}
+
+// systemContainerRows: kubelet, runtime and pods (kubepods), CPU time,
+// memory usage and working set.
+func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(row)) {
+	t.Helper()
+	node := fmt.Sprintf(`k8s_node_name=%q`, kubetest.NodeName)
+	for _, c := range ps.Node.SystemContainers {
+		if c.Name != "kubelet" && c.Name != "runtime" && c.Name != "pods" {
+			continue
+		}
+		sel := fmt.Sprintf(`{%s, k8s_node_system_container_name=%q}`, node, c.Name)
+		eventually(t, 30*time.Second, "our series of system container "+c.Name, func() error {
+			if _, ok := k.ours(t, "k8s_node_system_container_cpu_time_seconds_total"+sel); !ok {
+				return fmt.Errorf("none; the collector logged:\n%s", k.collectorLog(t, "system container"))
+			}
+			return nil
+		})
+		require.True(t, c.CPU != nil && c.CPU.UsageCoreNanoSeconds != nil, "%s: no CPU in the summary", c.Name)
+		kv := float64(*c.CPU.UsageCoreNanoSeconds) / 1e9
+		v, how := k.oursAt(t, "k8s_node_system_container_cpu_time_seconds_total"+sel, c.CPU.Time, true)
+		tol := 0.05 + 0.02*kv
+		add(row{"system container " + c.Name, "CPU time (s)", fmt.Sprintf("%s (%s)", value(v, "s"), how), "-", value(kv, "s") + " (/stats/summary)",
+			fmt.Sprintf("%.3f", tol), within(v, kv, tol)})
+		require.True(t, c.Memory != nil && c.Memory.UsageBytes != nil && c.Memory.WorkingSetBytes != nil, "%s: no memory in the summary", c.Name)
+		for _, m := range []struct {
+			what, metric string
+			kubelet      float64
+		}{
+			{"memory usage (B)", "k8s_node_system_container_memory_usage_bytes", float64(*c.Memory.UsageBytes)},
+			{"working set (B)", "k8s_node_system_container_memory_working_set_bytes", float64(*c.Memory.WorkingSetBytes)},
+		} {
+			v, how := k.oursAt(t, m.metric+sel, c.Memory.Time, false)
+			tol := 2<<20 + 0.05*m.kubelet
+			add(row{"system container " + c.Name, m.what, fmt.Sprintf("%s (%s)", value(v, "B"), how), "-", value(m.kubelet, "B") + " (/stats/summary)",
+				fmt.Sprintf("%.0f", tol), within(v, m.kubelet, tol)})
+		}
+	}
+}
+
+// volumeRows: the vols pod's emptyDir and configMap volumes, and its
+// ephemeral storage.
+func (k *cluster) volumeRows(t *testing.T, ps paritySummary, add func(row)) {
+	t.Helper()
+	for _, p := range ps.Pods {
+		if p.PodRef.Name != volsPod || p.PodRef.Namespace != workNS {
+			continue
+		}
+		pod := fmt.Sprintf(`k8s_pod_uid=%q`, p.PodRef.UID)
+		for _, vol := range p.Volumes {
+			if vol.Name != volsScratch && vol.Name != volsSettings {
+				continue
+			}
+			sel := fmt.Sprintf(`{%s, k8s_volume_name=%q}`, pod, vol.Name)
+			for _, m := range []struct {
+				what, metric string
+				kubelet      float64
+				tol          float64
+			}{
+				{"usage (B)", "k8s_pod_volume_usage_bytes", u64(vol.UsedBytes), 64 << 10},
+				{"inodes used", "k8s_pod_volume_inode_used", u64(vol.InodesUsed), 0},
+				{"capacity (B)", "k8s_pod_volume_capacity_bytes", u64(vol.CapacityBytes), 0.01 * u64(vol.CapacityBytes)},
+				{"available (B)", "k8s_pod_volume_available_bytes", u64(vol.AvailableBytes), 0.01 * u64(vol.CapacityBytes)},
+			} {
+				v, how := k.oursAt(t, m.metric+sel, vol.Time, false)
+				add(row{volsPod + " volume " + vol.Name, m.what, fmt.Sprintf("%.0f (%s)", v, how), "-", fmt.Sprintf("%.0f (/stats/summary)", m.kubelet),
+					fmt.Sprintf("%.0f", m.tol), m.kubelet >= 0 && within(v, m.kubelet, m.tol)})
+			}
+		}
+		e := p.Ephemeral
+		v, how := k.oursAt(t, "k8s_pod_filesystem_usage_bytes{"+pod+"}", e.Time, false)
+		add(row{volsPod + " (pod)", "ephemeral storage used (B)", fmt.Sprintf("%.0f (%s)", v, how), "-", fmt.Sprintf("%.0f (/stats/summary)", u64(e.UsedBytes)),
+			"262144", within(v, u64(e.UsedBytes), 256<<10)})
+	}
+}
+
+// event is one log record of the gateway's events file.
+type event struct {
+	name string
+	res  map[string]any
+	attr map[string]any
+	at   time.Time
+}
+
+// events reads the log records the gateway wrote to k.eventsDir.
+func (k *cluster) events(t *testing.T) []event {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(k.eventsDir, "events.json"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var out []event
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(sc.Bytes())
+		require.NoError(t, err)
+		for i := 0; i < ld.ResourceLogs().Len(); i++ {
+			rl := ld.ResourceLogs().At(i)
+			for j := 0; j < rl.ScopeLogs().Len(); j++ {
+				lrs := rl.ScopeLogs().At(j).LogRecords()
+				for n := 0; n < lrs.Len(); n++ {
+					lr := lrs.At(n)
+					out = append(out, event{lr.EventName(), rl.Resource().Attributes().AsRaw(), lr.Attributes().AsRaw(), lr.Timestamp().AsTime()})
+				}
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// oomEvent: the oom pod's container, OOM-killed once (restartCount 1, last
+// state OOMKilled), is exactly one k8s.container.oom_kill record that
+// names it, through the DaemonSet's logs pipeline (eventsPipeline) and the
+// gateway; no other container of the workloads has one.
+func (k *cluster) oomEvent(t *testing.T) {
+	var ooms []event
+	eventually(t, 2*time.Minute, "an oom_kill event of the oom pod at the gateway", func() error {
+		ooms = ooms[:0]
+		for _, e := range k.events(t) {
+			if e.name == "k8s.container.oom_kill" && e.res["k8s.namespace.name"] == workNS {
+				ooms = append(ooms, e)
+			}
+		}
+		if len(ooms) == 0 {
+			return fmt.Errorf("no k8s.container.oom_kill record of namespace %s yet", workNS)
+		}
+		return nil
+	})
+	// A second record would come within a scrape or an identity refresh.
+	time.Sleep(12 * time.Second)
+	ooms = ooms[:0]
+	for _, e := range k.events(t) {
+		if e.name == "k8s.container.oom_kill" && e.res["k8s.namespace.name"] == workNS {
+			ooms = append(ooms, e)
+		}
+	}
+	for _, e := range ooms {
+		t.Logf("oom-event: %s at %s, resource %v, attributes %v", e.name, e.at.Format(time.RFC3339Nano), e.res, e.attr)
+	}
+	require.Len(t, ooms, 1, "k8s.container.oom_kill records of namespace %s", workNS)
+	e := ooms[0]
+	require.Equal(t, "oom", e.res["k8s.pod.name"])
+	require.Equal(t, "hog", e.res["k8s.container.name"])
+	require.NotEmpty(t, e.res["container.id"])
+	require.NotEmpty(t, e.res["k8s.pod.uid"])
+}
+
+// collectorLog is the lines of the DaemonSet collector's log (the
+// kubelet's file of its container on the node) that contain substr.
+func (k *cluster) collectorLog(t *testing.T, substr string) string {
+	t.Helper()
+	files, err := filepath.Glob(k.node.Path(fmt.Sprintf("/var/log/pods/%s_%s-*/*/*.log", collectorNS, dsName)))
+	require.NoError(t, err)
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, substr) {
+				out = append(out, l)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -252,7 +252,7 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 						Args: []string{"--config", "/etc/otelcol/config.yaml"},
 						Env: []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
 							{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")}},
-						Ports:        []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
+						Ports: []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}, {Name: "tls", MountPath: "/etc/otelcol-tls", ReadOnly: true},
 							{Name: "events", MountPath: "/events"}},
 					}},

@@ -99,18 +99,25 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		return
 	}
 	s.sources[ct.Source]++
-	var labels map[string]string
-	if s.opts.PodLabels {
-		podUID := c.PodUID
-		if podUID == "" {
-			podUID = ct.PodUID
-		}
-		if p, ok := s.ident.Pod(podUID); ok && podUID != "" {
-			labels = p.Labels
-		}
-	}
-	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, labels)
+	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, s.podLabels(c, ct))
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
+}
+
+// podLabels are the labels of the pod of container c (its path's pod UID,
+// else its identity's) when pod_labels is on; nil otherwise or when the
+// pod is unknown.
+func (s *Scraper) podLabels(c *cgroupfs.Cgroup, ct *identity.Container) map[string]string {
+	if !s.opts.PodLabels {
+		return nil
+	}
+	uid := c.PodUID
+	if uid == "" {
+		uid = ct.PodUID
+	}
+	if p, ok := s.ident.Pod(uid); ok && uid != "" {
+		return p.Labels
+	}
+	return nil
 }
 
 // ContainerResource builds the resource of one container: the cgroup c

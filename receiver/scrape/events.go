@@ -407,18 +407,8 @@ func (s *Scraper) restartEvent(now time.Time, cg *cgroupfs.Cgroup, ct, prev *ide
 // time and observed time are the scrape's.
 func (s *Scraper) appendEvent(now time.Time, cg *cgroupfs.Cgroup, ct *identity.Container, name string, sev plog.SeverityNumber) plog.LogRecord {
 	ev := s.events
-	var labels map[string]string
-	if s.opts.PodLabels {
-		pod := cg.PodUID
-		if pod == "" {
-			pod = ct.PodUID
-		}
-		if p, ok := s.ident.Pod(pod); ok && pod != "" {
-			labels = p.Labels
-		}
-	}
 	rl := ev.out.ResourceLogs().AppendEmpty()
-	ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, cg, ct, labels).MoveTo(rl.Resource())
+	ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, cg, ct, s.podLabels(cg, ct)).MoveTo(rl.Resource())
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(metadata.ScopeName)
 	sl.Scope().SetVersion(s.set.BuildInfo.Version)

@@ -405,13 +405,16 @@ kube-bins:
 # Prometheus, workloads, our figures side by side with the kubelet's (the
 # table also goes to $(KUBE_SIDE_BY_SIDE)), an in-place resize, the
 # pod-resources socket, a rolling update. Root; in CI (CI set) a missing
-# prerequisite fails a test instead of skipping it.
+# prerequisite fails a test instead of skipping it. The deploy and kubetest
+# packages' clusters start one after the other (-p 1): their ports are
+# picked free and bound later, and two clusters starting at once raced for
+# one (a CI run's etcd: "bind: address already in use").
 KUBE_TIMEOUT      ?= 20m
 KUBE_SIDE_BY_SIDE ?= bin/kube-side-by-side.md
 kube-test: kube-bins image
 	$(GO) vet -tags kube ./deploy/ ./internal/testing/kubetest/
 	$(GO) vet -tags e2e,kube ./test/e2e/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
+	  $(GO) test -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
 	  $(GO) test -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition)$$' $(GOTESTFLAGS) ./test/e2e/

@@ -48,14 +48,16 @@ type filesystemFamily struct {
 	nodeOK bool
 	err    error
 
-	// The pods' ephemeral storage in this scrape: the node filesystem's
-	// statfs (taken once, for the first pod) and each pod's containers'
+	// The node filesystem's statfs of scrape statGen (Scraper.gen): taken
+	// once, for the node or else the first pod (their ephemeral storage's
+	// capacity and available).
+	statGen uint64
+	stat    fsstats.Space
+	statErr error
+	// The pods' ephemeral storage in this scrape: each pod's containers'
 	// parts.
-	podFS     fsstats.Space
-	podFSOK   bool
-	podFSDone bool
-	pods      map[string]*podEphemeral
-	typeOpts  map[string][]metadata.MetricAttributeOption
+	pods     map[string]*podEphemeral
+	typeOpts map[string][]metadata.MetricAttributeOption
 }
 
 // volumeMetrics is which k8s.pod.volume.* metrics are enabled.
@@ -96,10 +98,17 @@ func newFilesystemFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family
 	}
 }
 
-// beginScrape forgets the last scrape's pod sums and node statfs.
-func (f *filesystemFamily) beginScrape() {
-	clear(f.pods)
-	f.podFS, f.podFSOK, f.podFSDone = fsstats.Space{}, false, false
+// beginScrape forgets the last scrape's pod sums.
+func (f *filesystemFamily) beginScrape() { clear(f.pods) }
+
+// nodeFS is the node filesystem's statfs of this scrape, taken on first
+// use in it.
+func (f *filesystemFamily) nodeFS() (fsstats.Space, error) {
+	if f.statGen != f.s.gen {
+		f.statGen = f.s.gen
+		f.stat, f.statErr = f.s.opts.Filesystem.NodeFS()
+	}
+	return f.stat, f.statErr
 }
 
 // read takes the node filesystem's statfs (one syscall); containers read
@@ -109,7 +118,7 @@ func (f *filesystemFamily) read(e *entity) {
 	if e.kind != kindNode || f.nodePts == 0 {
 		return
 	}
-	f.node, f.err = f.s.opts.Filesystem.NodeFS()
+	f.node, f.err = f.nodeFS()
 	f.nodeOK = f.err == nil
 }
 
@@ -243,15 +252,9 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, uid string) int {
 		n += f.recordVolumes(ts, pv)
 	}
 	if f.podCap {
-		if !f.podFSDone {
-			f.podFSDone = true
-			var err error
-			f.podFS, err = f.s.opts.Filesystem.NodeFS()
-			f.podFSOK = err == nil
-		}
-		if f.podFSOK {
-			mb.RecordK8sPodFilesystemCapacityDataPoint(ts, clampInt64(f.podFS.Capacity))
-			mb.RecordK8sPodFilesystemAvailableDataPoint(ts, clampInt64(f.podFS.Available))
+		if sp, err := f.nodeFS(); err == nil {
+			mb.RecordK8sPodFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
+			mb.RecordK8sPodFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
 			n += 2
 		}
 	}

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/filter"
@@ -20,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 )
 
@@ -416,4 +420,78 @@ func TestEventsFiltered(t *testing.T) {
 	setOOM(t, root, "v2-systemd", oomFiles["v2-systemd"].a1, 40)
 	scrapeAt(t, s, clk, t0.Add(10*time.Second))
 	assert.Empty(t, sink.drain())
+}
+
+// TestEventsGoldenLayouts: on every layout, with the layout's identity
+// (identityFor), every container's OOM kill counter (v1
+// memory.oom_control, v2 memory.events) goes up by a distinct amount
+// between two scrapes: one k8s.container.oom_kill record per container
+// (the v1-cgroupfs sandbox d4 excluded) with its metrics' resource,
+// matching testdata/golden/logs/events-<layout>.yaml.
+func TestEventsGoldenLayouts(t *testing.T) {
+	for _, lt := range layouts {
+		t.Run(lt.name, func(t *testing.T) {
+			root := copyFixture(t, lt.name)
+			l, err := cgroupfs.Detect(root)
+			require.NoError(t, err)
+			tree, err := l.Discover(lt.standalone)
+			require.NoError(t, err)
+			cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
+			sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
+			setKills := func(i int, c cgroupfs.Cgroup, kills int) bool {
+				dir := l.Dir(cgroupfs.CtrlMemory, c.Path)
+				if _, err := os.Stat(dir); err != nil {
+					return false
+				}
+				file, body := "memory.events", fmt.Sprintf("low 0\nhigh %d\nmax 21\noom 3\noom_kill %d\noom_group_kill 0\n", i, kills)
+				if l.StatsV1() {
+					file, body = "memory.oom_control", fmt.Sprintf("oom_kill_disable 0\nunder_oom 0\noom_kill %d\n", kills)
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644))
+				return true
+			}
+			for i, c := range cts {
+				setKills(i, c, 1+i)
+			}
+			clk := &fakeClock{now: t0}
+			sink := &eventSink{active: true}
+			fi := identityFor(t, lt.name, root, lt.standalone)
+			s := startScraper(t, root, lt.standalone, clk, func(o *Options) { o.Identity, o.Events = fi, sink })
+			scrapeAt(t, s, clk, t0)
+			require.Empty(t, sink.drain(), "the first scrape is the baseline")
+
+			want := map[string]int64{}
+			for i, c := range cts {
+				if setKills(i, c, 1+i+2+3*i) && !fi.IsSandbox(c.ContainerID) {
+					want[c.ContainerID] = int64(2 + 3*i)
+				}
+			}
+			require.NotEmpty(t, want)
+			m := scrapeAt(t, s, clk, t0.Add(10*time.Second))
+			got := plog.NewLogs()
+			for _, ld := range sink.got {
+				ld.ResourceLogs().MoveAndAppendTo(got.ResourceLogs())
+			}
+			evs := 0
+			for i := 0; i < got.ResourceLogs().Len(); i++ {
+				rl := got.ResourceLogs().At(i)
+				id, _ := rl.Resource().Attributes().Get("container.id")
+				lr := rl.ScopeLogs().At(0).LogRecords().At(0)
+				assert.Equal(t, EventOOMKill, lr.EventName())
+				assert.Equal(t, want[id.Str()], lr.Attributes().AsRaw()[AttrOOMKillCount], id.Str())
+				if mr := findContainer(m, id.Str()); assert.NotNil(t, mr, id.Str()) {
+					assert.Equal(t, mr.AsRaw(), rl.Resource().Attributes().AsRaw(), "the container's metrics resource")
+				}
+				evs += rl.ScopeLogs().At(0).LogRecords().Len()
+			}
+			assert.Equal(t, len(want), evs, "one record per container")
+			path := filepath.Join("..", "..", "testdata", "golden", "logs", "events-"+lt.name+".yaml")
+			if os.Getenv("UPDATE_GOLDEN") != "" {
+				require.NoError(t, golden.WriteLogsToFile(path, got))
+			}
+			exp, err := golden.ReadLogs(path)
+			require.NoError(t, err)
+			require.NoError(t, plogtest.CompareLogs(exp, got, plogtest.IgnoreResourceLogsOrder()))
+		})
+	}
 }

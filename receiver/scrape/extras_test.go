@@ -76,19 +76,22 @@ func onlyExtras(m pmetric.Metrics) pmetric.Metrics {
 	return out
 }
 
-// With every optional metric on, every layout matches its extras golden
-// file: hugetlb per page size at container, pod and (v1 root) node level,
-// finite limits only; fd counts of the containers whose cgroup.procs lists
+// With every optional metric on, every layout's second scrape (10 s after
+// the first, CPU counters advanced) matches its extras golden file:
+// hugetlb per page size at container, pod and (v1 root) node level, finite
+// limits only; fd counts of the containers whose cgroup.procs lists
 // processes; container network for the hybrid fixture's standalone docker
-// container in its own namespace.
+// container in its own namespace; CPU limit utilization of the containers
+// with a CPU quota.
 func TestScrapeGoldenExtras(t *testing.T) {
 	for _, lt := range layouts {
 		t.Run(lt.name, func(t *testing.T) {
-			s := scraperWith(t, copyFixture(t, lt.name), allExtras(), &fakeClock{now: t0}, nil)
-			m, err := s.Scrape(context.Background())
-			require.NoError(t, err)
-			got := onlyExtras(m)
+			root := copyFixture(t, lt.name)
+			clk := &fakeClock{now: t0}
+			s := scraperWith(t, root, allExtras(), clk, nil)
+			got := onlyExtras(twoScrapes(t, s, root, clk))
 			names := metricNames(got)
+			assert.True(t, names["k8s.container.cpu.limit.utilization"], "a container with a CPU quota, second scrape")
 			assert.True(t, names["container.memory.hugetlb.usage"], "container hugetlb")
 			assert.True(t, names["k8s.pod.memory.hugetlb.usage"], "pod hugetlb")
 			assert.True(t, names["container.file_descriptor.count"], "fds")

@@ -6,6 +6,7 @@ package scrape
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -63,7 +64,8 @@ func onlyMetrics(m pmetric.Metrics, parts ...string) pmetric.Metrics {
 // fixtureFS gives every container of the layout a writable layer with
 // distinct values, in sorted ID order: the first has bytes only (its
 // runtime had not measured inodes), the second nothing at all (0 with
-// timestamp 0: absent), the rest both. Two image filesystems: one statted,
+// timestamp 0: absent; so its pod's ephemeral storage is absent too) where
+// the layout has more than two containers, the rest both. Two image filesystems: one statted,
 // one whose mountpoint cannot be statted (usage only). The pods' volumes
 // are the real collection's of the layout's
 // var/lib/kubelet/pods (fixtureVolumes).
@@ -74,17 +76,41 @@ func fixtureFS(t *testing.T, root string, standalone bool) *fakeFS {
 	tree, err := l.Discover(standalone)
 	require.NoError(t, err)
 	var ids []string
+	podOf := map[string]string{}
 	for _, c := range tree.Containers {
 		ids = append(ids, c.ContainerID)
+		podOf[c.ContainerID] = c.PodUID
 	}
 	sort.Strings(ids)
+	logs := map[fsstats.LogDir]uint64{
+		{PodUID: uidBu, Container: "nginx"}:   1543,
+		{PodUID: uidBu, Container: "sidecar"}: 0,
+		{PodUID: uidBe, Container: "other"}:   991,
+	}
+	logsAlloc := map[fsstats.LogDir]uint64{
+		{PodUID: uidBu, Container: "nginx"}:   4096,
+		{PodUID: uidBu, Container: "sidecar"}: 0,
+		{PodUID: uidBe, Container: "other"}:   1024 * 3,
+	}
+	// The log directories of layoutIdentity's names (ctr-<i>, in the same
+	// order), from the third container on: the first two have none.
+	for i, id := range ids {
+		if podOf[id] != "" && i >= 2 {
+			d := fsstats.LogDir{PodUID: podOf[id], Container: fmt.Sprintf("ctr-%d", i)}
+			logs[d], logsAlloc[d] = uint64(2000+17*i), uint64(4096*(i+1))
+		}
+	}
 	layers := map[string]fsstats.Usage{}
 	for i, id := range ids {
 		switch i {
 		case 0:
 			layers[id] = fsstats.Usage{Bytes: u(4096*1031 + 7)}
 		case 1:
-			layers[id] = fsstats.Usage{}
+			if len(ids) > 2 {
+				layers[id] = fsstats.Usage{}
+				break
+			}
+			layers[id] = fsstats.Usage{Bytes: u(4096*2063 + 5), Inodes: u(29)}
 		default:
 			layers[id] = fsstats.Usage{Bytes: u(uint64(8388608*i + 11*i)), Inodes: u(uint64(37 + i))}
 		}
@@ -97,16 +123,8 @@ func fixtureFS(t *testing.T, root string, standalone bool) *fakeFS {
 					Space: opt.Some(fsstats.Space{Capacity: 53687091201, Available: 21474836483})},
 				{ImageFS: fsstats.ImageFS{Mountpoint: "/mnt/images", Usage: fsstats.Usage{Bytes: u(1073741831)}}},
 			},
-			Logs: map[fsstats.LogDir]uint64{
-				{PodUID: uidBu, Container: "nginx"}:   1543,
-				{PodUID: uidBu, Container: "sidecar"}: 0,
-				{PodUID: uidBe, Container: "other"}:   991,
-			},
-			LogsAllocated: map[fsstats.LogDir]uint64{
-				{PodUID: uidBu, Container: "nginx"}:   4096,
-				{PodUID: uidBu, Container: "sidecar"}: 0,
-				{PodUID: uidBe, Container: "other"}:   1024 * 3,
-			},
+			Logs:             logs,
+			LogsAllocated:    logsAlloc,
 			PodLogsAllocated: map[string]uint64{uidBu: 512 * 3, uidBe: 0},
 			Volumes:          fixtureVolumes(t, root),
 		},
@@ -173,7 +191,7 @@ func fixtureVolumes(t *testing.T, root string) map[string]*fsstats.PodVolumes {
 // TestScrapeGoldenFilesystem: the filesystem metrics of every layout
 // (only they are in the golden files) with a fake background snapshot:
 // writable layers by container ID, log sizes by pod UID and container
-// name (v1-cgroupfs, whose identity names containers), node and image
+// name (the layout's identity, identityFor, names containers), node and image
 // filesystems. The scraper starts and stops the collection.
 func TestScrapeGoldenFilesystem(t *testing.T) {
 	for _, lt := range layouts {
@@ -183,9 +201,7 @@ func TestScrapeGoldenFilesystem(t *testing.T) {
 			ffs := fixtureFS(t, root, lt.standalone)
 			s := startScraper(t, root, lt.standalone, clk, func(o *Options) {
 				o.Filesystem = ffs
-				if lt.name == "v1-cgroupfs" {
-					o.Identity = fullIdentity()
-				}
+				o.Identity = identityFor(t, lt.name, root, lt.standalone)
 			})
 			assert.Equal(t, 1, ffs.started)
 			got := twoScrapes(t, s, root, clk)

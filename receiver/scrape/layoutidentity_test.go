@@ -1,0 +1,100 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scrape
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/identity"
+)
+
+// layoutIdentity is a runtime identity for every container and pod the
+// scraper discovers in a fixture layout, every field distinct: container
+// i (sorted ID order, as fixtureFS's layers) is named ctr-<i> with image
+// registry.example/img-<i>:v<i>, restart count i, created at tStart + 10s
+// + i; pod j (sorted UID order) is pod-<j> in namespace ns-<j>, labels
+// app=app-<j>, created at tStart + 100s + j. A container keeps the pod its
+// cgroup path gives; a standalone one has none. v1-cgroupfs has its own,
+// richer one (fullIdentity).
+func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
+	t.Helper()
+	l, err := cgroupfs.Detect(root)
+	require.NoError(t, err)
+	tree, err := l.Discover(standalone)
+	require.NoError(t, err)
+	fi := &fakeIdentity{containers: map[string]identity.Container{}, pods: map[string]identity.Pod{}, sandboxes: map[string]bool{}}
+	var uids []string
+	for _, p := range tree.Pods {
+		uids = append(uids, p.PodUID)
+	}
+	sort.Strings(uids)
+	for j, uid := range uids {
+		fi.pods[uid] = identity.Pod{UID: uid, Name: fmt.Sprintf("pod-%d", j), Namespace: fmt.Sprintf("ns-%d", j),
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", j)}, StartTime: tStart.Add(time.Duration(100+j) * time.Second), Source: identity.SourceCRI}
+	}
+	cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
+	sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
+	for i, c := range cts {
+		ct := identity.Container{ID: c.ContainerID, Name: fmt.Sprintf("ctr-%d", i), ContainerName: fmt.Sprintf("ctr-%d", i),
+			ImageName: fmt.Sprintf("registry.example/img-%d", i), ImageTag: fmt.Sprintf("v%d", i), Runtime: "containerd",
+			RestartCount: int64(i), HasRestart: true, StartTime: tStart.Add(time.Duration(10+i) * time.Second), Source: identity.SourceCRI}
+		if p, ok := fi.pods[c.PodUID]; ok {
+			ct.PodUID, ct.PodName, ct.Namespace = p.UID, p.Name, p.Namespace
+		} else {
+			ct.Source = identity.SourceContainerd
+		}
+		fi.containers[c.ContainerID] = ct
+	}
+	require.NotEmpty(t, fi.containers, "the layout has containers")
+	return fi
+}
+
+// identityFor is the identity of layout's goldens: fullIdentity on
+// v1-cgroupfs (identity-v1-cgroupfs.yaml), layoutIdentity elsewhere.
+func identityFor(t testing.TB, layout, root string, standalone bool) *fakeIdentity {
+	if layout == "v1-cgroupfs" {
+		return fullIdentity()
+	}
+	return layoutIdentity(t, root, standalone)
+}
+
+// TestScrapeGoldenIdentityLayouts: every other layout with a full runtime
+// identity (layoutIdentity), pod labels on, two scrapes: the runtime's
+// names, images and restart counts on the resources, container.uptime and
+// k8s.pod.uptime from the runtime's creation times, cumulative start
+// times the runtime's. v1-cgroupfs is TestScrapeGoldenIdentity.
+func TestScrapeGoldenIdentityLayouts(t *testing.T) {
+	for _, lt := range layouts {
+		if lt.name == "v1-cgroupfs" {
+			continue
+		}
+		t.Run(lt.name, func(t *testing.T) {
+			root := copyFixture(t, lt.name)
+			clk := &fakeClock{now: t0}
+			fi := layoutIdentity(t, root, lt.standalone)
+			s := startScraper(t, root, lt.standalone, clk, func(o *Options) { o.Identity = fi; o.PodLabels = true })
+			got := twoScrapes(t, s, root, clk)
+			names := metricNames(got)
+			require.True(t, names["container.uptime"], "container uptime")
+			require.True(t, names["k8s.pod.uptime"], "pod uptime")
+			for _, ct := range fi.containers {
+				res := findContainer(got, ct.ID)
+				require.NotNil(t, res, "container %s", ct.ID)
+				v, ok := res.Get("k8s.container.name")
+				if ct.PodUID != "" {
+					require.True(t, ok)
+					require.Equal(t, ct.ContainerName, v.Str())
+				}
+			}
+			requireGolden(t, filepath.Join("..", "..", "testdata", "golden", "identity-"+lt.name+".yaml"), got)
+		})
+	}
+}

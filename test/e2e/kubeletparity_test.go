@@ -239,6 +239,7 @@ type event struct {
 	res  map[string]any
 	attr map[string]any
 	at   time.Time
+	sev  string
 }
 
 // events reads the log records the gateway wrote to k.eventsDir.
@@ -261,7 +262,7 @@ func (k *cluster) events(t *testing.T) []event {
 				lrs := rl.ScopeLogs().At(j).LogRecords()
 				for n := 0; n < lrs.Len(); n++ {
 					lr := lrs.At(n)
-					out = append(out, event{lr.EventName(), rl.Resource().Attributes().AsRaw(), lr.Attributes().AsRaw(), lr.Timestamp().AsTime()})
+					out = append(out, event{lr.EventName(), rl.Resource().Attributes().AsRaw(), lr.Attributes().AsRaw(), lr.Timestamp().AsTime(), lr.SeverityText()})
 				}
 			}
 		}
@@ -270,33 +271,39 @@ func (k *cluster) events(t *testing.T) []event {
 	return out
 }
 
+// workEvents is the records named name of the workloads' namespace that
+// the gateway has written so far.
+func (k *cluster) workEvents(t *testing.T, name string) []event {
+	t.Helper()
+	var out []event
+	for _, e := range k.events(t) {
+		if e.name == name && e.res["k8s.namespace.name"] == workNS {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // oomEvent: the oom pod's container, OOM-killed once (restartCount 1, last
 // state OOMKilled), is exactly one k8s.container.oom_kill record that
 // names it, through the DaemonSet's logs pipeline (eventsPipeline) and the
-// gateway; no other container of the workloads has one.
+// gateway, and its second instance exactly one k8s.container.restart
+// record (restart count 1, the previous instance OOMKilled with exit code
+// 137, WARN); no other container of the workloads has either.
 func (k *cluster) oomEvent(t *testing.T) {
-	var ooms []event
-	eventually(t, 2*time.Minute, "an oom_kill event of the oom pod at the gateway", func() error {
-		ooms = ooms[:0]
-		for _, e := range k.events(t) {
-			if e.name == "k8s.container.oom_kill" && e.res["k8s.namespace.name"] == workNS {
-				ooms = append(ooms, e)
+	eventually(t, 2*time.Minute, "an oom_kill and a restart event of the oom pod at the gateway", func() error {
+		for _, name := range []string{"k8s.container.oom_kill", "k8s.container.restart"} {
+			if len(k.workEvents(t, name)) == 0 {
+				return fmt.Errorf("no %s record of namespace %s yet", name, workNS)
 			}
-		}
-		if len(ooms) == 0 {
-			return fmt.Errorf("no k8s.container.oom_kill record of namespace %s yet", workNS)
 		}
 		return nil
 	})
 	// A second record would come within a scrape or an identity refresh.
 	time.Sleep(12 * time.Second)
-	ooms = ooms[:0]
-	for _, e := range k.events(t) {
-		if e.name == "k8s.container.oom_kill" && e.res["k8s.namespace.name"] == workNS {
-			ooms = append(ooms, e)
-		}
-	}
-	for _, e := range ooms {
+	ooms := k.workEvents(t, "k8s.container.oom_kill")
+	restarts := k.workEvents(t, "k8s.container.restart")
+	for _, e := range append(append([]event(nil), ooms...), restarts...) {
 		t.Logf("oom-event: %s at %s, resource %v, attributes %v", e.name, e.at.Format(time.RFC3339Nano), e.res, e.attr)
 	}
 	require.Len(t, ooms, 1, "k8s.container.oom_kill records of namespace %s", workNS)
@@ -305,6 +312,17 @@ func (k *cluster) oomEvent(t *testing.T) {
 	require.Equal(t, "hog", e.res["k8s.container.name"])
 	require.NotEmpty(t, e.res["container.id"])
 	require.NotEmpty(t, e.res["k8s.pod.uid"])
+
+	require.Len(t, restarts, 1, "k8s.container.restart records of namespace %s", workNS)
+	r := restarts[0]
+	require.Equal(t, "oom", r.res["k8s.pod.name"])
+	require.Equal(t, "hog", r.res["k8s.container.name"])
+	require.Equal(t, e.res["k8s.pod.uid"], r.res["k8s.pod.uid"])
+	require.NotEqual(t, e.res["container.id"], r.res["container.id"], "the restart record names the new instance")
+	require.EqualValues(t, 1, r.res["k8s.container.restart_count"])
+	require.Equal(t, "OOMKilled", r.attr["k8s.container.status.last_terminated_reason"])
+	require.EqualValues(t, 137, r.attr["k8s.container.status.last_terminated_exit_code"])
+	require.Equal(t, "WARN", r.sev)
 }
 
 // collectorLog is the lines of the DaemonSet collector's log (the

@@ -65,8 +65,9 @@ func onlyMetrics(m pmetric.Metrics, parts ...string) pmetric.Metrics {
 // distinct values, in sorted ID order: the first has bytes only (its
 // runtime had not measured inodes), the second nothing at all (0 with
 // timestamp 0: absent; so its pod's ephemeral storage is absent too) where
-// the layout has more than two containers, the rest both. Two image filesystems: one statted,
-// one whose mountpoint cannot be statted (usage only). The pods' volumes
+// the layout has more than two containers, the rest both. Two image
+// filesystems: one statted, one whose mountpoint cannot be statted (usage
+// only). The pods' volumes
 // are the real collection's of the layout's
 // var/lib/kubelet/pods (fixtureVolumes).
 func fixtureFS(t *testing.T, root string, standalone bool) *fakeFS {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -432,12 +431,7 @@ func TestEventsGoldenLayouts(t *testing.T) {
 	for _, lt := range layouts {
 		t.Run(lt.name, func(t *testing.T) {
 			root := copyFixture(t, lt.name)
-			l, err := cgroupfs.Detect(root)
-			require.NoError(t, err)
-			tree, err := l.Discover(lt.standalone)
-			require.NoError(t, err)
-			cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
-			sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
+			l, cts, _ := layoutContainers(t, root, lt.standalone)
 			setKills := func(i int, c cgroupfs.Cgroup, kills int) bool {
 				dir := l.Dir(cgroupfs.CtrlMemory, c.Path)
 				if _, err := os.Stat(dir); err != nil {

@@ -6,12 +6,10 @@ package scrape
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/opt"
 )
@@ -72,17 +69,11 @@ func onlyMetrics(m pmetric.Metrics, parts ...string) pmetric.Metrics {
 // var/lib/kubelet/pods (fixtureVolumes).
 func fixtureFS(t *testing.T, root string, standalone bool) *fakeFS {
 	t.Helper()
-	l, err := cgroupfs.Detect(root)
-	require.NoError(t, err)
-	tree, err := l.Discover(standalone)
-	require.NoError(t, err)
-	var ids []string
-	podOf := map[string]string{}
-	for _, c := range tree.Containers {
-		ids = append(ids, c.ContainerID)
-		podOf[c.ContainerID] = c.PodUID
+	_, cts, _ := layoutContainers(t, root, standalone)
+	ids := make([]string, len(cts))
+	for i, c := range cts {
+		ids[i] = c.ContainerID
 	}
-	sort.Strings(ids)
 	logs := map[fsstats.LogDir]uint64{
 		{PodUID: uidBu, Container: "nginx"}:   1543,
 		{PodUID: uidBu, Container: "sidecar"}: 0,
@@ -95,9 +86,9 @@ func fixtureFS(t *testing.T, root string, standalone bool) *fakeFS {
 	}
 	// The log directories of layoutIdentity's names (ctr-<i>, in the same
 	// order), from the third container on: the first two have none.
-	for i, id := range ids {
-		if podOf[id] != "" && i >= 2 {
-			d := fsstats.LogDir{PodUID: podOf[id], Container: fmt.Sprintf("ctr-%d", i)}
+	for i, c := range cts {
+		if c.PodUID != "" && i >= 2 {
+			d := fsstats.LogDir{PodUID: c.PodUID, Container: layoutName(i)}
 			logs[d], logsAlloc[d] = uint64(2000+17*i), uint64(4096*(i+1))
 		}
 	}

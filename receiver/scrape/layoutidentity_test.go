@@ -16,6 +16,28 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 )
 
+// layoutContainers discovers root's layout as the scraper does: the layout
+// and its containers in sorted ID order (the order layoutIdentity names
+// them in and fixtureFS gives them layers in), and its pods' UIDs, sorted.
+func layoutContainers(t testing.TB, root string, standalone bool) (*cgroupfs.Layout, []cgroupfs.Cgroup, []string) {
+	t.Helper()
+	l, err := cgroupfs.Detect(root)
+	require.NoError(t, err)
+	tree, err := l.Discover(standalone)
+	require.NoError(t, err)
+	cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
+	sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
+	var uids []string
+	for _, p := range tree.Pods {
+		uids = append(uids, p.PodUID)
+	}
+	sort.Strings(uids)
+	return l, cts, uids
+}
+
+// layoutName is layoutIdentity's name of the layout's i-th container.
+func layoutName(i int) string { return fmt.Sprintf("ctr-%d", i) }
+
 // layoutIdentity is a runtime identity for every container and pod the
 // scraper discovers in a fixture layout, every field distinct: container
 // i (sorted ID order, as fixtureFS's layers) is named ctr-<i> with image
@@ -26,24 +48,14 @@ import (
 // richer one (fullIdentity).
 func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
 	t.Helper()
-	l, err := cgroupfs.Detect(root)
-	require.NoError(t, err)
-	tree, err := l.Discover(standalone)
-	require.NoError(t, err)
+	_, cts, uids := layoutContainers(t, root, standalone)
 	fi := &fakeIdentity{containers: map[string]identity.Container{}, pods: map[string]identity.Pod{}, sandboxes: map[string]bool{}}
-	var uids []string
-	for _, p := range tree.Pods {
-		uids = append(uids, p.PodUID)
-	}
-	sort.Strings(uids)
 	for j, uid := range uids {
 		fi.pods[uid] = identity.Pod{UID: uid, Name: fmt.Sprintf("pod-%d", j), Namespace: fmt.Sprintf("ns-%d", j),
 			Labels: map[string]string{"app": fmt.Sprintf("app-%d", j)}, StartTime: tStart.Add(time.Duration(100+j) * time.Second), Source: identity.SourceCRI}
 	}
-	cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
-	sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
 	for i, c := range cts {
-		ct := identity.Container{ID: c.ContainerID, Name: fmt.Sprintf("ctr-%d", i), ContainerName: fmt.Sprintf("ctr-%d", i),
+		ct := identity.Container{ID: c.ContainerID, Name: layoutName(i), ContainerName: layoutName(i),
 			ImageName: fmt.Sprintf("registry.example/img-%d", i), ImageTag: fmt.Sprintf("v%d", i), Runtime: "containerd",
 			RestartCount: int64(i), HasRestart: true, StartTime: tStart.Add(time.Duration(10+i) * time.Second), Source: identity.SourceCRI}
 		if p, ok := fi.pods[c.PodUID]; ok {

@@ -42,6 +42,10 @@ OTELCOL_BIN := bin/otelcol-containerstats
 # differently, e.g. make otelcol OTELCOL_BUILDFLAGS='-race -trimpath'
 OTELCOL_BUILDFLAGS ?= -trimpath -ldflags='-s -w'
 RUN_CONFIG ?= config/local.yaml
+# First line of a build recipe that `make test` may also run in the
+# background (TEST_BG): holds build/.lock-<target> for the rest of the
+# recipe, so two invocations of one target run one after the other.
+LOCK = mkdir -p "$(CURDIR)/build" && exec 9>"$(CURDIR)/build/.lock-$@" && flock 9
 
 # `make image`: the distribution as an OCI image archive, built with bash,
 # tar and sha256sum (deploy/image/). Import: ctr -n k8s.io images import $(IMAGE_ARCHIVE)
@@ -130,6 +134,7 @@ nocgo:
 CROSS_GOOS ?= darwin windows
 CROSS_DIST ?=
 cross: $(if $(CROSS_DIST),otelcol)
+	$(LOCK)
 	for os in $(CROSS_GOOS); do
 	  echo "=== GOOS=$$os: module$(if $(CROSS_DIST), and $(DIST_DIR))"
 	  GOOS=$$os CGO_ENABLED=0 $(GO) build ./...
@@ -144,17 +149,46 @@ cross: $(if $(CROSS_DIST),otelcol)
 # prerequisites it builds first: e2e builds the distribution's image and
 # Prometheus 3, kube-test the cluster's binaries), so a slow CI run names
 # its slow step. The first failing step ends the run, as make would.
+#
+# TEST_BG are builds that later steps need, started in the background when
+# `make test` starts, one after the other at the lowest CPU priority (nice
+# 19): they take the CPU the steps leave idle (real-machine tests waiting
+# on containers, a cluster, the TCG guest) instead of running in their
+# steps' time. Each of them holds a lock for its whole recipe ($(LOCK),
+# build/.lock-<target>), which its step's own invocation takes too: a step
+# that needs a binary still being built waits for it, then finds the Go
+# build cache warm (seconds). A background build that fails only says so
+# (build/test-background.log); its step builds it again and fails there.
+# TEST_BG= builds everything in its step. The distribution is built
+# without -trimpath in `make test` (TEST_OTELCOL_BUILDFLAGS), so its
+# compile reuses what the test builds compiled; `make otelcol` and the
+# image users build keep OTELCOL_BUILDFLAGS.
 TEST_STEPS := check-generated check-dashboards vet unit race nocgo fuzz-smoke otelcol cross e2e kube-test v2-test
+TEST_BG    ?= cross prometheus3 cadvisor-peer kube-bins
+TEST_OTELCOL_BUILDFLAGS ?= -ldflags='-s -w'
 test:
-	rc=0 times=() t0=$$SECONDS
+	rc=0 times=() t0=$$SECONDS bg=
+	mkdir -p build
+	if [ -n "$(strip $(TEST_BG))" ]; then
+	  setsid bash -c 'for s in $(TEST_BG); do t=$$SECONDS; nice -n 19 $(MAKE) --no-print-directory $$s || echo "background: $$s failed (its step builds it again)"; echo "background: $$s done after $$((SECONDS - t)) s"; done' \
+	    > build/test-background.log 2>&1 </dev/null &
+	  bg=$$!
+	  trap "kill -TERM -- -$$bg 2>/dev/null || true" EXIT
+	  echo "background builds (build/test-background.log): $(TEST_BG)"
+	fi
 	for s in $(TEST_STEPS); do
 	  t=$$SECONDS
-	  if ! $(MAKE) --no-print-directory $$s; then
+	  if ! $(MAKE) --no-print-directory $$s OTELCOL_BUILDFLAGS="$(TEST_OTELCOL_BUILDFLAGS)"; then
 	    rc=2 times+=("$$(printf '%5ds  %s (failed)' $$((SECONDS - t)) $$s)")
 	    break
 	  fi
 	  times+=("$$(printf '%5ds  %s' $$((SECONDS - t)) $$s)")
 	done
+	if [ -n "$$bg" ]; then
+	  kill -TERM -- -$$bg 2>/dev/null || true
+	  wait $$bg 2>/dev/null || true
+	  sed 's/^/  /' build/test-background.log | grep '^  background:' || true
+	fi
 	t=$$SECONDS
 	$(MAKE) --no-print-directory leftovers || rc=1
 	times+=("$$(printf '%5ds  %s' $$((SECONDS - t)) leftovers)")
@@ -237,6 +271,7 @@ BENCH_PEER_BASELINE_BIN ?=
 BENCH_PEER_BASELINE_ENV ?=
 BENCH_PEER_OURS_ENV     ?=
 cadvisor-peer:
+	$(LOCK)
 	mkdir -p $(dir $(CADVISOR_PEER_BIN))
 	cd tools/cadvisorpeer
 	$(GO) vet .
@@ -270,6 +305,7 @@ PROMETHEUS3_MODULE  := v0.316.0
 PROMETHEUS3_VERSION := 3.16.0
 .PHONY: prometheus3
 prometheus3:
+	$(LOCK)
 	mkdir -p $(dir $(PROMETHEUS3_BIN))
 	cd tools/prometheus3
 	v=$$($(GO) list -m -f '{{.Version}}' github.com/prometheus/prometheus)
@@ -376,6 +412,7 @@ KUBE_LDFLAGS := -s -w \
 # kube-test is a step of `make test`.
 .PHONY: kube-bins kube-test
 kube-bins:
+	$(LOCK)
 	mkdir -p $(KUBE_BIN_DIR)
 	out=$$(cd $(KUBE_BIN_DIR) && pwd)
 	cd tools/kube

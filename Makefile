@@ -154,7 +154,9 @@ cross: $(if $(CROSS_DIST),otelcol)
 # `make test` starts, one after the other at the lowest CPU priority (nice
 # 19): they take the CPU the steps leave idle (real-machine tests waiting
 # on containers, a cluster, the TCG guest) instead of running in their
-# steps' time. Each of them holds a lock for its whole recipe ($(LOCK),
+# steps' time. They stay in make's session: with the kernel's autogroups
+# (sched_autogroup_enabled) a new session (setsid) would be a scheduling
+# group of its own and take half the CPU whatever its nice value. Each of them holds a lock for its whole recipe ($(LOCK),
 # build/.lock-<target>), which its step's own invocation takes too: a step
 # that needs a binary still being built waits for it, then finds the Go
 # build cache warm (seconds). A background build that fails only says so
@@ -170,9 +172,11 @@ test:
 	rc=0 times=() t0=$$SECONDS bg=
 	mkdir -p build
 	if [ -n "$(strip $(TEST_BG))" ]; then
-	  setsid bash -c 'for s in $(TEST_BG); do t=$$SECONDS; nice -n 19 $(MAKE) --no-print-directory $$s || echo "background: $$s failed (its step builds it again)"; echo "background: $$s done after $$((SECONDS - t)) s"; done' \
+	  set -m # its own process group (killed as one below), in this session
+	  bash -c 'for s in $(TEST_BG); do t=$$SECONDS; nice -n 19 $(MAKE) --no-print-directory $$s || echo "background: $$s failed (its step builds it again)"; echo "background: $$s done after $$((SECONDS - t)) s"; done' \
 	    > build/test-background.log 2>&1 </dev/null &
 	  bg=$$!
+	  set +m
 	  trap "kill -TERM -- -$$bg 2>/dev/null || true" EXIT
 	  echo "background builds (build/test-background.log): $(TEST_BG)"
 	fi

@@ -2,11 +2,13 @@
 # otelcol-containerstats collector distribution.
 #
 #   make run     build the collector and run it with config/local.yaml
-#   make test    everything CI checks (generated code and dashboards, vet, unit + race tests,
-#                the no-cgo build and tests, the darwin/windows builds, the
-#                distribution build, the end-to-end test), then the
-#                leftover check (make leftovers), which runs even when a
-#                step failed
+#   make test    everything CI checks (generated code and dashboards, vet,
+#                the unit tests under the race detector, the distribution
+#                build, the end-to-end test, the real cluster, the cgroup v2
+#                guest, the fuzz smoke, the no-cgo build and tests, the
+#                darwin/windows builds), then the leftover check (make
+#                leftovers), which runs even when a step failed
+#   make unit    the unit tests without the race detector (quicker)
 #   make dashboards  the Grafana dashboards (dashboards/, tools/dashboards)
 #   make image   the collector as an OCI image archive (no docker engine)
 #   make e2e     the end-to-end test (root; containerd, runc, prometheus;
@@ -60,12 +62,18 @@ GOTESTFLAGS ?=
 # Packages run under the race detector. All of them for now; narrow this if
 # the race run ever gets too slow for CI.
 RACE_PKGS ?= ./...
+# Build flags of vet and of the real-machine steps' test binaries (e2e,
+# kube-test, v2-test): race-instrumented like the race step's, so a package
+# is compiled once for all of them, not once plain and once with -race
+# (go vet accepts -race and compiles the packages it checks against that
+# way). Needs cgo (gcc); TEST_BUILDFLAGS= builds them plain.
+TEST_BUILDFLAGS ?= -race
 
 # Pathspecs of what mdatagen writes (quoted: git matches them, so a deleted
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol image e2e run clean gpu-check
+.PHONY: all generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke fuzz-build bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -107,8 +115,8 @@ check-dashboards:
 	$(GO) run . -root "$(CURDIR)" -check
 
 vet:
-	$(GO) vet ./...
-	$(GO) vet -tags peerbench ./test/peer/
+	$(GO) vet $(TEST_BUILDFLAGS) ./...
+	$(GO) vet $(TEST_BUILDFLAGS) -tags peerbench ./test/peer/
 
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
@@ -121,6 +129,7 @@ race:
 # cgo/no-cgo split run their tests (gpu_nocgo_test.go among them).
 NOCGO_PKGS ?= ./internal/gpu/... ./receiver/scrape/ .
 nocgo:
+	$(LOCK)
 	CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) test -timeout $(TEST_TIMEOUT) -run 'GPU|Gpu|Nvml|NVML|Factory' $(GOTESTFLAGS) $(NOCGO_PKGS)
 
@@ -132,13 +141,17 @@ nocgo:
 # compile instead of 1415 (go list -deps, GOOS=windows, 2026-11-26); with
 # the distribution the step took 569 s of a quiet cold CI run.
 CROSS_GOOS ?= darwin windows
+# Nothing runs what cross compiles, so it compiles without inlining (all=-l):
+# a third less compile time (Go's std: 44 s instead of 67 s on 2 cores) and
+# the same type and build-tag errors.
+CROSS_GCFLAGS ?= all=-l
 CROSS_DIST ?=
 cross: $(if $(CROSS_DIST),otelcol)
 	$(LOCK)
 	for os in $(CROSS_GOOS); do
 	  echo "=== GOOS=$$os: module$(if $(CROSS_DIST), and $(DIST_DIR))"
-	  GOOS=$$os CGO_ENABLED=0 $(GO) build ./...
-	  $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .))
+	  GOOS=$$os CGO_ENABLED=0 $(GO) build -gcflags='$(CROSS_GCFLAGS)' ./...
+	  $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -gcflags='$(CROSS_GCFLAGS)' -buildvcs=false -o /dev/null .))
 	done
 
 # Add end-to-end pieces as further prerequisites of test-steps (they can
@@ -146,57 +159,67 @@ cross: $(if $(CROSS_DIST),otelcol)
 # check runs last whatever happened before it (a failed step, a test
 # timeout): a run that leaves a process, cgroup or mount behind fails.
 # Each step's time is printed at the end (a step's time includes the
-# prerequisites it builds first: e2e builds the distribution's image and
-# Prometheus 3, kube-test the cluster's binaries), so a slow CI run names
-# its slow step. The first failing step ends the run, as make would.
+# prerequisites it builds first and any wait for its background build,
+# below), with the CPU the machine left idle during it (core-seconds, from
+# /proc/stat), so a slow CI run names its slow step and says whether the
+# cores were busy. The first failing step ends the run, as make would.
 #
-# TEST_BG are builds that later steps need, started in the background when
-# `make test` starts, one after the other at the lowest CPU priority (nice
-# 19): they take the CPU the steps leave idle (real-machine tests waiting
-# on containers, a cluster, the TCG guest) instead of running in their
-# steps' time. They stay in make's session: with the kernel's autogroups
-# (sched_autogroup_enabled) a new session (setsid) would be a scheduling
-# group of its own and take half the CPU whatever its nice value. Each of them holds a lock for its whole recipe ($(LOCK),
-# build/.lock-<target>), which its step's own invocation takes too: a step
-# that needs a binary still being built waits for it, then finds the Go
-# build cache warm (seconds). A background build that fails only says so
-# (build/test-background.log); its step builds it again and fails there.
-# TEST_BG= builds everything in its step. The distribution is built
-# without -trimpath in `make test` (TEST_OTELCOL_BUILDFLAGS), so its
-# compile reuses what the test builds compiled; `make otelcol` and the
-# image users build keep OTELCOL_BUILDFLAGS.
-TEST_STEPS := check-generated check-dashboards vet unit race nocgo fuzz-smoke otelcol cross e2e kube-test v2-test
-TEST_BG    ?= cross prometheus3 cadvisor-peer kube-bins
-TEST_OTELCOL_BUILDFLAGS ?= -ldflags='-s -w'
+# The unit tests run once, under the race detector (race; make unit runs
+# them without it). Every test binary and vet of make test is built with
+# $(TEST_BUILDFLAGS), so each package is compiled once for all of them
+# (CONTRIBUTING.md, "CI time").
+#
+# TEST_BG are builds and checks that do not depend on the steps before
+# them. They start in the background when `make test` starts, one after the
+# other, at the lowest CPU priority (nice 19): they take the CPU the steps
+# leave idle (real-machine tests waiting on containers, the cluster, the
+# outage) instead of running in their steps' time. They stay in make's
+# session (set -m: a process group of their own, killed as one at the
+# end): with the kernel's autogroups (sched_autogroup_enabled) a new
+# session (setsid) is a scheduling group of its own and takes half the CPU
+# whatever its nice value. Each of their targets holds a lock for its whole
+# recipe ($(LOCK), build/.lock-<target>), which its step's own invocation
+# takes too: a step whose target is still running in the background waits
+# for it, then runs it again on a warm Go cache (seconds; go test and go
+# vet print their cached results). A background target that fails only
+# says so (build/test-background.log); its step runs it again and fails
+# there with its output. The checks that need nothing built (fuzz-smoke,
+# nocgo, cross) are the last steps, so their background runs have the
+# real-machine steps' idle time. TEST_BG= runs everything in its step.
+TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test v2-test fuzz-smoke nocgo cross
+TEST_BG    ?= prometheus3 kube-bins cadvisor-peer nocgo cross fuzz-build
 test:
 	rc=0 times=() t0=$$SECONDS bg=
+	hz=$$(getconf CLK_TCK)
+	idle() { awk -v hz=$$hz '/^cpu /{printf "%d", ($$5 + $$6) / hz}' /proc/stat; }
 	mkdir -p build
 	if [ -n "$(strip $(TEST_BG))" ]; then
 	  set -m # its own process group (killed as one below), in this session
-	  bash -c 'for s in $(TEST_BG); do t=$$SECONDS; nice -n 19 $(MAKE) --no-print-directory $$s || echo "background: $$s failed (its step builds it again)"; echo "background: $$s done after $$((SECONDS - t)) s"; done' \
+	  bash -c 'for s in $(TEST_BG); do t=$$SECONDS; nice -n 19 $(MAKE) --no-print-directory $$s || echo "background: $$s failed (its step runs it again)"; echo "background: $$s done after $$((SECONDS - t)) s, at $$SECONDS s"; done' \
 	    > build/test-background.log 2>&1 </dev/null &
 	  bg=$$!
 	  set +m
 	  trap "kill -TERM -- -$$bg 2>/dev/null || true" EXIT
-	  echo "background builds (build/test-background.log): $(TEST_BG)"
+	  echo "background (build/test-background.log): $(TEST_BG)"
 	fi
 	for s in $(TEST_STEPS); do
-	  t=$$SECONDS
-	  if ! $(MAKE) --no-print-directory $$s OTELCOL_BUILDFLAGS="$(TEST_OTELCOL_BUILDFLAGS)"; then
-	    rc=2 times+=("$$(printf '%5ds  %s (failed)' $$((SECONDS - t)) $$s)")
+	  t=$$SECONDS i=$$(idle)
+	  if ! $(MAKE) --no-print-directory $$s; then
+	    rc=2 times+=("$$(printf '%5ds %6d  %s (failed)' $$((SECONDS - t)) $$(($$(idle) - i)) $$s)")
 	    break
 	  fi
-	  times+=("$$(printf '%5ds  %s' $$((SECONDS - t)) $$s)")
+	  times+=("$$(printf '%5ds %6d  %s' $$((SECONDS - t)) $$(($$(idle) - i)) $$s)")
 	done
 	if [ -n "$$bg" ]; then
 	  kill -TERM -- -$$bg 2>/dev/null || true
 	  wait $$bg 2>/dev/null || true
-	  sed 's/^/  /' build/test-background.log | grep '^  background:' || true
+	  printf '\n=== make test: background (build/test-background.log)\n'
+	  grep '^background:' build/test-background.log || true
 	fi
-	t=$$SECONDS
+	t=$$SECONDS i=$$(idle)
 	$(MAKE) --no-print-directory leftovers || rc=1
-	times+=("$$(printf '%5ds  %s' $$((SECONDS - t)) leftovers)")
-	printf '\n=== make test: step timings\n'
+	times+=("$$(printf '%5ds %6d  %s' $$((SECONDS - t)) $$(($$(idle) - i)) leftovers)")
+	printf '\n=== make test: step timings (wall, idle core-seconds)\n'
 	printf '%s\n' "$${times[@]}"
 	printf '%5ds  total, exit %d\n' $$((SECONDS - t0)) $$rc
 	exit $$rc
@@ -218,6 +241,7 @@ FUZZTIME ?= 30s
 # Only the packages with a Fuzz function in a test file: `go test -list`
 # builds and links a test binary: not worth it for the packages without one.
 fuzz:
+	$(LOCK)
 	for pkg in $$(grep -rl --include='*_test.go' --exclude-dir=tools --exclude-dir=build --exclude-dir=bin '^func Fuzz' . | xargs -n1 dirname | sort -u); do
 	  for f in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do
 	    echo "=== $$f ($$pkg, $(FUZZTIME))"
@@ -232,6 +256,12 @@ fuzz:
 FUZZ_SMOKE ?= 2000x
 fuzz-smoke:
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE)
+
+# Every fuzz target once (compiles the instrumented test binaries, which
+# fuzz-smoke then finds in the Go cache): what make test runs in the
+# background.
+fuzz-build:
+	$(MAKE) --no-print-directory fuzz FUZZTIME=1x
 
 # Benchmarks (scrape vs raw-read floor at N=10..5000 per layout, per-stage
 # ones) and the table BENCHMARKS.md records. BENCH_MAX_N caps the sizes.
@@ -307,6 +337,9 @@ bench-peer: otelcol cadvisor-peer prometheus3
 PROMETHEUS3_BIN     := bin/prometheus3/prometheus
 PROMETHEUS3_MODULE  := v0.316.0
 PROMETHEUS3_VERSION := 3.16.0
+# Compiled without inlining: a third less compile time; the e2e's OTLP sink
+# does not need the speed (CONTRIBUTING.md, "CI time").
+PROMETHEUS3_GCFLAGS ?= all=-l
 .PHONY: prometheus3
 prometheus3:
 	$(LOCK)
@@ -317,7 +350,7 @@ prometheus3:
 	  echo "tools/prometheus3/go.mod requires github.com/prometheus/prometheus $$v, not $(PROMETHEUS3_MODULE)" >&2
 	  exit 1
 	fi
-	CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd,netgo \
+	CGO_ENABLED=0 $(GO) build -trimpath -gcflags='$(PROMETHEUS3_GCFLAGS)' -tags remove_all_sd,netgo \
 	  -ldflags='-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS3_VERSION)' \
 	  -o "$(CURDIR)/$(PROMETHEUS3_BIN)" github.com/prometheus/prometheus/cmd/prometheus
 
@@ -327,10 +360,10 @@ prometheus3:
 # over OTLP) and over OTLP to a second collector. Needs root; in CI (CI set)
 # a missing prerequisite fails it instead of skipping.
 e2e: otelcol image prometheus3
-	$(GO) vet -tags e2e ./test/e2e/
+	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e ./test/e2e/
 	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
 	  PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
-	  $(GO) test -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
+	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
 
 # The cgroup v2 node (docs/v2-node.md): internal/testing/vmnode builds a
 # QEMU guest from Debian packages (kernel, systemd, containerd, runc; cached
@@ -344,14 +377,14 @@ VMNODE_CACHE   ?= $(HOME)/.cache/containerstats-vmnode
 V2NODE_OUT     ?= bin/v2node
 V2NODE_TIMEOUT ?= 40m
 v2-test: cadvisor-peer kube-bins
-	$(GO) vet -tags vmnode ./internal/testing/vmnode/
-	$(GO) vet -tags v2node ./test/v2node/
-	$(GO) vet -tags v2guest ./test/v2node/
+	$(GO) vet $(TEST_BUILDFLAGS) -tags vmnode ./internal/testing/vmnode/
+	$(GO) vet $(TEST_BUILDFLAGS) -tags v2node ./test/v2node/
+	$(GO) vet $(TEST_BUILDFLAGS) -tags v2guest ./test/v2node/
 	VMNODE_CACHE="$(VMNODE_CACHE)" \
-	  $(GO) test -tags vmnode -count=1 -v -timeout 10m -run '^TestBoot$$' $(GOTESTFLAGS) ./internal/testing/vmnode/
+	  $(GO) test $(TEST_BUILDFLAGS) -tags vmnode -count=1 -v -timeout 10m -run '^TestBoot$$' $(GOTESTFLAGS) ./internal/testing/vmnode/
 	VMNODE_CACHE="$(VMNODE_CACHE)" V2NODE_OUT="$(CURDIR)/$(V2NODE_OUT)" \
 	  CADVISOR_PEER_BIN="$(CURDIR)/$(CADVISOR_PEER_BIN)" KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test -tags v2node -count=1 -v -timeout $(V2NODE_TIMEOUT) -run '^TestV2Node$$' $(GOTESTFLAGS) ./test/v2node/
+	  $(GO) test $(TEST_BUILDFLAGS) -tags v2node -count=1 -v -timeout $(V2NODE_TIMEOUT) -run '^TestV2Node$$' $(GOTESTFLAGS) ./test/v2node/
 
 # Long soak under container churn on real containerd (root; containerd, runc,
 # busybox-static): make soak SOAK_DURATION=10m. A 30 s form runs in `unit`.
@@ -412,6 +445,11 @@ KUBE_LDFLAGS := -s -w \
   -X k8s.io/component-base/version.gitMajor=1 \
   -X k8s.io/component-base/version.gitMinor=34 \
   -X k8s.io/component-base/version.gitTreeState=clean
+# The cluster's binaries are test infrastructure: compiled without inlining
+# (all=-l), a third less compile time for a few percent more CPU in the
+# cluster (CONTRIBUTING.md, "CI time"). KUBE_GCFLAGS= builds them as
+# Kubernetes releases them.
+KUBE_GCFLAGS ?= all=-l
 # The cold build of kube-bins takes ~4.5 min on 2 cores (docs/kube.md), so
 # kube-test is a step of `make test`.
 .PHONY: kube-bins kube-test
@@ -435,7 +473,7 @@ kube-bins:
 	  echo "tools/kube/go.mod requires k8s.io/kubernetes $$v, not $(KUBE_VERSION)" >&2
 	  exit 1
 	fi
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(KUBE_LDFLAGS)' -o "$$out/" \
+	CGO_ENABLED=0 $(GO) build -trimpath -gcflags='$(KUBE_GCFLAGS)' -ldflags='$(KUBE_LDFLAGS)' -o "$$out/" \
 	  ./etcd $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_CMDS))
 
 # The test cluster (internal/testing/kubetest; docs/kube.md): the manifests
@@ -453,9 +491,9 @@ kube-bins:
 KUBE_TIMEOUT      ?= 20m
 KUBE_SIDE_BY_SIDE ?= bin/kube-side-by-side.md
 kube-test: kube-bins image
-	$(GO) vet -tags kube ./deploy/ ./internal/testing/kubetest/
-	$(GO) vet -tags e2e,kube ./test/e2e/
+	$(GO) vet $(TEST_BUILDFLAGS) -tags kube ./deploy/ ./internal/testing/kubetest/
+	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e,kube ./test/e2e/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
+	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
-	  $(GO) test -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition)$$' $(GOTESTFLAGS) ./test/e2e/
+	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition)$$' $(GOTESTFLAGS) ./test/e2e/

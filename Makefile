@@ -471,8 +471,9 @@ KUBE_LDFLAGS := -s -w \
 # cluster (CONTRIBUTING.md, "CI time"). KUBE_GCFLAGS= builds them as
 # Kubernetes releases them.
 KUBE_GCFLAGS ?= all=-l
-# The cold build of kube-bins takes ~4.5 min on 2 cores (docs/kube.md), so
-# kube-test is a step of `make test`.
+# The cold build of kube-bins took ~4.5 min on 2 cores before -l
+# (docs/kube.md), so kube-test is a step of `make test`, which starts it in
+# the background (TEST_BG).
 .PHONY: kube-bins kube-test
 kube-bins:
 	$(LOCK)

@@ -4,9 +4,9 @@
 #   make run     build the collector and run it with config/local.yaml
 #   make test    everything CI checks (generated code and dashboards, vet,
 #                the unit tests under the race detector, the distribution
-#                build, the end-to-end test, the real cluster, the cgroup v2
-#                guest, the fuzz smoke, the no-cgo build and tests, the
-#                darwin/windows builds), then the leftover check (make
+#                build, the end-to-end test, the real cluster, the fuzz
+#                smoke, the no-cgo build and tests, the darwin/windows
+#                builds, the cgroup v2 guest), then the leftover check (make
 #                leftovers), which runs even when a step failed
 #   make unit    the unit tests without the race detector (quicker)
 #   make dashboards  the Grafana dashboards (dashboards/, tools/dashboards)

@@ -44,6 +44,8 @@ func TestV2Node(t *testing.T) {
 	}
 	share, results := t.TempDir(), t.TempDir()
 	t0 := time.Now()
+	// make v2guest-build runs these two builds ahead with the same flags
+	// (make test, in the background): keep them the same.
 	gobuild(t, "test", "-c", "-tags", "v2guest", "-o", filepath.Join(share, "v2guest.test"), ".")
 	gobuild(t, "build", "-o", filepath.Join(share, "workload"), "../../internal/testing/cmd/workload")
 	for env, name := range map[string]string{"CADVISOR_PEER_BIN": "cadvisorpeer", "KUBE_BIN_DIR": "kubelet"} {

@@ -73,7 +73,7 @@ TEST_BUILDFLAGS ?= -race
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol image e2e run clean gpu-check
+.PHONY: all generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -125,38 +125,40 @@ race:
 	CGO_ENABLED=1 $(GO) test -race -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
 
 # Without cgo (go-nvml needs it) GPU metrics are off (internal/gpu/nocgo.go):
-# vet compiles every package a collector links, and its tests, that way
-# (NOCGO_VET_PKGS: not the test harnesses under internal/testing/ and
-# test/, nor deploy/'s manifest tests, which only CI runs, with cgo; 735
-# packages to compile instead of 1178), then the packages with a
-# cgo/no-cgo split run their tests (gpu_nocgo_test.go among them).
+# tools/crosscheck type-checks every package of the module and its tests
+# from source that way (CGO_ENABLED=0: the !cgo files in, the cgo ones
+# out; 1178 packages in about 10 s, compiling nothing; it replaced a
+# no-cgo `go vet` that compiled 735 packages), then the packages with a
+# cgo/no-cgo split run their tests without cgo (gpu_nocgo_test.go among
+# them).
 NOCGO_PKGS ?= ./internal/gpu/... ./receiver/scrape/ .
-NOCGO_VET_PKGS ?= $$($(GO) list ./... | grep -v -e /internal/testing/ -e /internal/testing$$ -e /test/ -e /deploy$$)
 nocgo:
 	$(LOCK)
-	CGO_ENABLED=0 $(GO) vet $(NOCGO_VET_PKGS)
+	$(GO) run -C tools ./crosscheck -goos linux -tests -C "$(CURDIR)" ./...
 	CGO_ENABLED=0 $(GO) test -timeout $(TEST_TIMEOUT) -run 'GPU|Gpu|Nvml|NVML|Factory' $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The module builds where the collector builds: darwin and windows too,
-# without cgo (the receiver refuses to start there, naming root_path). The
-# distribution is our module plus core and contrib components that their own
-# projects build for those systems, so CI builds only the module
-# (CROSS_DIST=1 builds $(DIST_DIR) too). Per system that is 654 packages to
-# compile instead of 1415 (go list -deps, GOOS=windows, 2026-11-26); with
-# the distribution the step took 569 s of a quiet cold CI run.
-CROSS_GOOS ?= darwin windows
-# Nothing runs what cross compiles, so it compiles without inlining (all=-l):
-# a third less compile time (Go's std: 44 s instead of 67 s on 2 cores) and
-# the same type and build-tag errors.
-CROSS_GCFLAGS ?= all=-l
-CROSS_DIST ?=
+# without cgo (the receiver refuses to start there, naming root_path).
+# tools/crosscheck type-checks it for each system from source, compiling
+# nothing: go list picks each package's files for that GOOS as go build
+# does, and go/types is the compiler's own type checker, so a type or
+# build-tag error (a name a !linux file lacks, a stub missing) fails here as
+# `GOOS=<os> go build` fails; only back-end errors (assembly, the linker)
+# need a real build (CROSS_BUILD=1). 663 packages per system in about 10 s
+# warm, where the build compiled 654 packages per system (647 s of a cold
+# CI run's background, CONTRIBUTING.md "CI time"). The distribution is our
+# module plus core and contrib components that their own projects build
+# for those systems, so CI checks only the module (CROSS_DIST=1 checks
+# $(DIST_DIR) too).
+CROSS_GOOS  ?= darwin windows
+CROSS_DIST  ?=
+CROSS_BUILD ?=
 cross: $(if $(CROSS_DIST),otelcol)
 	$(LOCK)
-	for os in $(CROSS_GOOS); do
-	  echo "=== GOOS=$$os: module$(if $(CROSS_DIST), and $(DIST_DIR))"
-	  GOOS=$$os CGO_ENABLED=0 $(GO) build -gcflags='$(CROSS_GCFLAGS)' ./...
-	  $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -gcflags='$(CROSS_GCFLAGS)' -buildvcs=false -o /dev/null .))
-	done
+	$(GO) test -C tools ./crosscheck
+	$(GO) run -C tools ./crosscheck -goos "$(CROSS_GOOS)" -C "$(CURDIR)" ./...
+	$(if $(CROSS_DIST),$(GO) run -C tools ./crosscheck -goos "$(CROSS_GOOS)" -C "$(CURDIR)/$(DIST_DIR)" .)
+	$(if $(CROSS_BUILD),for os in $(CROSS_GOOS); do GOOS=$$os CGO_ENABLED=0 $(GO) build ./...; $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .);) done)
 
 # Add end-to-end pieces as further prerequisites of test-steps (they can
 # rely on $(OTELCOL_BIN), built by the otelcol prerequisite). The leftover
@@ -196,7 +198,7 @@ cross: $(if $(CROSS_DIST),otelcol)
 # and memory bandwidth), and its tests time what runs in the guest. TEST_BG=
 # runs everything in its step.
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross v2-test
-TEST_BG    ?= prometheus3 kube-bins cadvisor-peer v2guest-build fuzz-build nocgo cross
+TEST_BG    ?= prometheus3 kube-bins cadvisor-peer v2guest-build fuzz-build nocgo cross v2guest-image
 test:
 	rc=0 times=() t0=$$SECONDS bg=
 	hz=$$(getconf CLK_TCK)
@@ -247,12 +249,15 @@ leftovers:
 # Every Fuzz target of every package, FUZZTIME each (make fuzz FUZZTIME=5m).
 # The seed corpora also run as plain tests in `unit`.
 FUZZTIME ?= 30s
-# Only the packages with a Fuzz function in a test file: `go test -list`
-# builds and links a test binary: not worth it for the packages without one.
+# The targets are found without compiling: go list names the test files
+# this build selects (build tags count), and their `func FuzzX(` lines name
+# the targets (`go test -list` would build and link a plain test binary of
+# each package: a compile of 404 packages nothing else in make test uses).
 fuzz:
 	$(LOCK)
 	for pkg in $$(grep -rl --include='*_test.go' --exclude-dir=tools --exclude-dir=build --exclude-dir=bin '^func Fuzz' . | xargs -n1 dirname | sort -u); do
-	  for f in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do
+	  files=$$($(GO) list -f '{{range .TestGoFiles}}{{$$.Dir}}/{{.}} {{end}}{{range .XTestGoFiles}}{{$$.Dir}}/{{.}} {{end}}' "$$pkg")
+	  for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$files | sort -u); do
 	    echo "=== $$f ($$pkg, $(FUZZTIME))"
 	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$pkg"
 	  done
@@ -385,7 +390,7 @@ e2e: otelcol image prometheus3
 VMNODE_CACHE   ?= $(HOME)/.cache/containerstats-vmnode
 V2NODE_OUT     ?= bin/v2node
 V2NODE_TIMEOUT ?= 40m
-v2-test: cadvisor-peer kube-bins v2guest-build
+v2-test: cadvisor-peer kube-bins v2guest-build v2guest-image
 	$(GO) vet $(TEST_BUILDFLAGS) -tags vmnode ./internal/testing/vmnode/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags v2node ./test/v2node/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags v2guest ./test/v2node/
@@ -406,6 +411,16 @@ v2guest-build:
 	cd test/v2node
 	$(GO) test -c -tags v2guest -o "$(CURDIR)/build/v2guest/v2guest.test" .
 	CGO_ENABLED=0 $(GO) build -o "$(CURDIR)/build/v2guest/workload" ../../internal/testing/cmd/workload
+
+# The guest itself (kernel, initramfs, root filesystem from Debian
+# packages; internal/testing/vmnode), built into $(VMNODE_CACHE) or found
+# there, booting nothing: make test runs this in the background too, where
+# its apt and dpkg work overlaps the compiles (it was 1m36s of a cold
+# v2-test, with a core idle). It takes the machine lock, as the v2 tests do.
+v2guest-image:
+	$(LOCK)
+	VMNODE_CACHE="$(VMNODE_CACHE)" \
+	  $(GO) test $(TEST_BUILDFLAGS) -tags vmnode -count=1 -v -timeout 10m -run '^TestPrepareGuest$$' $(GOTESTFLAGS) ./internal/testing/vmnode/
 
 # Long soak under container churn on real containerd (root; containerd, runc,
 # busybox-static): make soak SOAK_DURATION=10m. A 30 s form runs in `unit`.

@@ -7,6 +7,8 @@ tool (
 	go.opentelemetry.io/collector/cmd/mdatagen
 )
 
+require golang.org/x/tools v0.51.0
+
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
@@ -49,5 +51,4 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
-	golang.org/x/tools v0.51.0 // indirect
 )

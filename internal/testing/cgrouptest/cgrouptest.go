@@ -132,6 +132,13 @@ func (c *Container) create(t testing.TB, shared int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.remove)
+	// Under sharedMu, which removeShared holds too: a parallel subtest's
+	// cleanup must not remove a shared level between this container's mkdir
+	// of it (EEXIST) and of the level below (ENOENT, seen in a CI run's
+	// TestRuntimeOutages). Once the container exists, its pod keeps the
+	// shared levels from being removed.
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
 	for _, h := range hs {
 		// Record each level we create so cleanup removes only ours.
 		parts := strings.Split(strings.Trim(c.Rel, "/"), "/")

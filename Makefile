@@ -398,7 +398,7 @@ e2e: otelcol image prometheus3
 VMNODE_CACHE   ?= $(HOME)/.cache/containerstats-vmnode
 V2NODE_OUT     ?= bin/v2node
 V2NODE_TIMEOUT ?= 40m
-v2-test: cadvisor-peer kube-bins v2guest-build v2guest-image
+v2-test: cadvisor-peer kube-bins v2guest-build
 	$(GO) vet $(TEST_BUILDFLAGS) -tags vmnode ./internal/testing/vmnode/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags v2node ./test/v2node/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags v2guest ./test/v2node/
@@ -425,6 +425,9 @@ v2guest-build:
 # there, booting nothing: make test runs this in the background too, where
 # its apt and dpkg work overlaps the compiles (it was 1m36s of a cold
 # v2-test, with a core idle). It takes the machine lock, as the v2 tests do.
+# Not a prerequisite of v2-test: TestBoot builds the guest the same way if
+# the cache has none, and waits (machine lock, the cache's lock) for a
+# build in progress.
 v2guest-image:
 	$(LOCK)
 	VMNODE_CACHE="$(VMNODE_CACHE)" \

@@ -24,6 +24,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
 // startCAdvisor runs tools/cadvisorpeer (cAdvisor v0.60.6 as the kubelet
@@ -107,9 +108,20 @@ func testFieldNote1(t *testing.T, n *node) {
 	url, log := startCAdvisor(t, "-enable-load-reader")
 	cgroup := strings.TrimPrefix(c.Dir, cgRoot)
 	// Ours: a scraper whose first sample sees the shell asleep (load 0).
-	s := newScraper(t, n.ids, allMetrics(), nil)
-	p := values(scrapeOwn(t, s, c.own()...), "container.id", c.ID)
-	require.Equal(t, 0.0, p["container.tasks/running"], "the waiting shell")
+	// The shell wakes once a second to look for /tmp/go, and a sample taken
+	// then rightly counts it running (a cold CI run's guest saw 1): start
+	// from a fresh scraper until one sample saw it asleep, as
+	// testTasksAndLoad does.
+	var s *scrape.Scraper
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		s = newScraper(t, n.ids, allMetrics(), nil)
+		p := values(scrapeOwn(t, s, c.own()...), "container.id", c.ID)
+		if p["container.tasks/running"] == 0 {
+			require.Equal(t, 0.0, p["container.cpu.load_average.10s"], "the first sample of the waiting shell")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
+	}
 	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
 	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond)
 	start := time.Now()

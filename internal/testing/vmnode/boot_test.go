@@ -15,17 +15,25 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
-// TestPrepareGuest builds the guest, or finds it in the cache, and boots
-// nothing: make test runs it in the background (make v2guest-image) while
-// other steps compile, so that TestBoot and TestV2Node find it built (a
-// cold build is mostly apt and dpkg: 1m36s of a cold CI run's v2-test).
-func TestPrepareGuest(t *testing.T) {
+// prepare takes the machine lock and returns the guest, built or from the
+// cache.
+func prepare(t *testing.T) *Assets {
+	t.Helper()
 	machine.Lock(t) // before the build: the leftover check waits for it
 	machine.Need(t, Available())
 	a, err := Prepare(CacheDir(), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+// TestPrepareGuest builds the guest, or finds it in the cache, and boots
+// nothing: make test runs it in the background (make v2guest-image) while
+// other steps compile, so that TestBoot and TestV2Node find it built (a
+// cold build is mostly apt and dpkg: 1m36s of a cold CI run's v2-test).
+func TestPrepareGuest(t *testing.T) {
+	a := prepare(t)
 	for _, f := range []string{a.Kernel, a.Initrd, a.Rootfs} {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("guest file %s: %v (empty: %v)", f, err, err == nil)
@@ -38,12 +46,7 @@ func TestPrepareGuest(t *testing.T) {
 // as PID 1 on a pure cgroup v2 tree with every controller, the 9p shares
 // both ways, an extra disk.
 func TestBoot(t *testing.T) {
-	machine.Lock(t) // before the build: the leftover check waits for it
-	machine.Need(t, Available())
-	a, err := Prepare(CacheDir(), t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := prepare(t)
 	share, results := t.TempDir(), t.TempDir()
 	script := `#!/bin/sh
 set -e

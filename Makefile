@@ -37,6 +37,9 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 TOOL     := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 MDATAGEN := $(TOOL) mdatagen
 BUILDER  := $(TOOL) builder
+# tools/crosscheck (type checks from source for another GOOS or without cgo:
+# make cross, make nocgo), a package of the tools module.
+CROSSCHECK := $(GO) run -C "$(CURDIR)/tools" ./crosscheck
 
 DIST_DIR    := build/otelcol
 OTELCOL_BIN := bin/otelcol-containerstats
@@ -142,7 +145,7 @@ NOCGO_RUN     ?= .
 NOCGO_GCFLAGS ?= all=-l
 nocgo:
 	$(LOCK)
-	$(GO) run -C tools ./crosscheck -goos linux -tests -C "$(CURDIR)" ./...
+	$(CROSSCHECK) -goos linux -tests -C "$(CURDIR)" ./...
 	CGO_ENABLED=0 $(GO) test -gcflags='$(NOCGO_GCFLAGS)' -timeout $(TEST_TIMEOUT) -run '$(NOCGO_RUN)' $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The module builds where the collector builds: darwin and windows too,
@@ -164,8 +167,8 @@ CROSS_BUILD ?=
 cross: $(if $(CROSS_DIST),otelcol)
 	$(LOCK)
 	$(GO) test -C tools ./crosscheck
-	$(GO) run -C tools ./crosscheck -goos "$(CROSS_GOOS)" -C "$(CURDIR)" ./...
-	$(if $(CROSS_DIST),$(GO) run -C tools ./crosscheck -goos "$(CROSS_GOOS)" -C "$(CURDIR)/$(DIST_DIR)" .)
+	$(CROSSCHECK) -goos "$(CROSS_GOOS)" -C "$(CURDIR)" ./...
+	$(if $(CROSS_DIST),$(CROSSCHECK) -goos "$(CROSS_GOOS)" -C "$(CURDIR)/$(DIST_DIR)" .)
 	$(if $(CROSS_BUILD),for os in $(CROSS_GOOS); do GOOS=$$os CGO_ENABLED=0 $(GO) build ./...; $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .);) done)
 
 # Add end-to-end pieces as further prerequisites of test-steps (they can

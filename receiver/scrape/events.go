@@ -5,8 +5,11 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
@@ -48,6 +51,12 @@ const (
 	EventRestart = "k8s.container.restart"
 
 	// Record attributes (ours unless noted).
+
+	// AttrRecordUID is the conventions' log.record.uid (development): the
+	// event's identity (recordUID). Every copy of a record has the same
+	// one, so a backend drops the copies an at-least-once export sent
+	// again; two events do not share one (but in recordUID's corner).
+	AttrRecordUID     = "log.record.uid"
 	AttrOOMKillCount  = "k8s.container.oom_kill.count"  // int: kills since the last observation (>= 1)
 	AttrOOMKillSource = "k8s.container.oom_kill.source" // "cgroup" or "runtime"
 	// AttrLastTerminatedReason is the conventions'
@@ -218,6 +227,7 @@ func (f *eventsFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	st.oomReported += kills
 	lr := f.s.appendEvent(e.now, st.cg, st.ct, EventOOMKill, plog.SeverityNumberWarn)
 	lr.Body().SetStr(fmt.Sprintf("%s: %d OOM kill(s)", describe(st.ct), kills))
+	lr.Attributes().PutStr(AttrRecordUID, recordUID(EventOOMKill, st.ct, OOMSourceCgroup, strconv.FormatUint(cur, 10)))
 	lr.Attributes().PutInt(AttrOOMKillCount, clampInt64(kills))
 	lr.Attributes().PutStr(AttrOOMKillSource, OOMSourceCgroup)
 }
@@ -361,6 +371,7 @@ func (s *Scraper) instanceEvents(now time.Time, ct *identity.Container, byName m
 	}
 	lr := s.appendEvent(now, cg, &res, EventOOMKill, plog.SeverityNumberWarn)
 	lr.Body().SetStr(fmt.Sprintf("%s: OOM killed (exit code %d)", describe(&res), ct.ExitCode))
+	lr.Attributes().PutStr(AttrRecordUID, recordUID(EventOOMKill, &res, OOMSourceRuntime))
 	lr.Attributes().PutInt(AttrOOMKillCount, 1)
 	lr.Attributes().PutStr(AttrOOMKillSource, OOMSourceRuntime)
 	lr.Attributes().PutStr(AttrLastTerminatedReason, ct.Reason)
@@ -389,6 +400,7 @@ func (s *Scraper) restartEvent(now time.Time, cg *cgroupfs.Cgroup, ct, prev *ide
 		sev = plog.SeverityNumberInfo
 	}
 	lr := s.appendEvent(now, cg, ct, EventRestart, sev)
+	lr.Attributes().PutStr(AttrRecordUID, recordUID(EventRestart, ct, strconv.FormatInt(ct.RestartCount, 10)))
 	msg := fmt.Sprintf("%s: restarted (restart count %d)", describe(ct), ct.RestartCount)
 	if prev != nil && prev.ExitStatus {
 		lr.Attributes().PutInt(AttrLastTerminatedExitCode, int64(prev.ExitCode))
@@ -420,6 +432,23 @@ func (s *Scraper) appendEvent(now time.Time, cg *cgroupfs.Cgroup, ct *identity.C
 	lr.SetSeverityNumber(sev)
 	lr.SetSeverityText(severityText[sev])
 	return lr
+}
+
+// recordUID is an event's log.record.uid: the name-based UUID (version 5,
+// RFC 9562) of what makes the event one: its name, the container instance
+// (its ID, and its start time when the runtime gives one: docker restart
+// keeps the ID) and what happened to it (what: the source and the kill
+// counter's value for an OOM kill, the restart count for a restart). So
+// the same event gets the same UID in every copy of its record (an export
+// sent again after the gateway took it: docs/logs.md, "Delivery"), and
+// two events do not share one. The corner: a cgroup made again under the
+// same ID whose runtime gives no start time can repeat a counter value.
+func recordUID(name string, ct *identity.Container, what ...string) string {
+	parts := append([]string{"containerstats", name, ct.ID}, what...)
+	if !ct.StartTime.IsZero() {
+		parts = append(parts, "start="+strconv.FormatInt(ct.StartTime.UnixNano(), 10))
+	}
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte(strings.Join(parts, "\x00"))).String()
 }
 
 var severityText = map[plog.SeverityNumber]string{plog.SeverityNumberInfo: "INFO", plog.SeverityNumberWarn: "WARN"}

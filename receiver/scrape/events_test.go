@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/stretchr/testify/assert"
@@ -39,6 +40,21 @@ func (s *eventSink) Publish(ld plog.Logs) { s.got = append(s.got, ld) }
 type event struct {
 	res pcommon.Map
 	lr  plog.LogRecord
+}
+
+// withoutUID is the record's attributes but its log.record.uid, which
+// must be a name-based UUID (TestRecordUID checks the values).
+func withoutUID(t testing.TB, lr plog.LogRecord) map[string]any {
+	t.Helper()
+	m := lr.Attributes().AsRaw()
+	v, ok := m[AttrRecordUID].(string)
+	if assert.True(t, ok, "%s: no %s: %v", lr.EventName(), AttrRecordUID, m) {
+		u, err := uuid.Parse(v)
+		assert.NoError(t, err, v)
+		assert.Equal(t, uuid.Version(5), u.Version(), v)
+	}
+	delete(m, AttrRecordUID)
+	return m
 }
 
 // drain returns the records published since the last drain.
@@ -148,7 +164,7 @@ func TestOOMKillEventsFromCounter(t *testing.T) {
 				assert.Equal(t, ts, e.lr.Timestamp())
 				assert.Equal(t, ts, e.lr.ObservedTimestamp())
 				wantKills := map[string]int64{"v1-cgroupfs": 13 - 5, "v2-systemd": 13 - 2}[layout]
-				assert.Equal(t, map[string]any{AttrOOMKillCount: wantKills, AttrOOMKillSource: OOMSourceCgroup}, e.lr.Attributes().AsRaw())
+				assert.Equal(t, map[string]any{AttrOOMKillCount: wantKills, AttrOOMKillSource: OOMSourceCgroup}, withoutUID(t, e.lr))
 				assert.Equal(t, fmt.Sprintf("container nginx of pod shop/web-0: %d OOM kill(s)", wantKills), e.lr.Body().Str())
 				res := e.res.AsRaw()
 				assert.Equal(t, v2Ctr1, res["container.id"])
@@ -305,7 +321,7 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	assert.Equal(t, idNew, r.res.AsRaw()["container.id"])
 	assert.Equal(t, int64(4), r.res.AsRaw()["k8s.container.restart_count"])
 	assert.Equal(t, "burstable", r.res.AsRaw()["k8s.pod.qos_class"])
-	assert.Empty(t, r.lr.Attributes().AsRaw(), "a1's exit status is not known yet")
+	assert.Empty(t, withoutUID(t, r.lr), "a1's exit status is not known yet")
 	assert.Equal(t, "container nginx of pod shop/web-0: restarted (restart count 4)", r.lr.Body().Str())
 
 	// The exit status arrives: one OOM kill from the runtime, with the
@@ -320,7 +336,7 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		AttrOOMKillCount: int64(1), AttrOOMKillSource: OOMSourceRuntime,
 		AttrLastTerminatedReason: ReasonOOMKilled, AttrLastTerminatedExitCode: int64(137),
-	}, o.lr.Attributes().AsRaw())
+	}, withoutUID(t, o.lr))
 	res := o.res.AsRaw()
 	assert.Equal(t, idA1, res["container.id"])
 	assert.Equal(t, "docker.io/library/nginx", res["container.image.name"])
@@ -341,7 +357,7 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, EventRestart, got[0].lr.EventName())
 	assert.Equal(t, plog.SeverityNumberInfo, got[0].lr.SeverityNumber())
-	assert.Equal(t, map[string]any{AttrLastTerminatedReason: "Completed", AttrLastTerminatedExitCode: int64(0)}, got[0].lr.Attributes().AsRaw())
+	assert.Equal(t, map[string]any{AttrLastTerminatedReason: "Completed", AttrLastTerminatedExitCode: int64(0)}, withoutUID(t, got[0].lr))
 	assert.Equal(t, idFive, got[0].res.AsRaw()["container.id"])
 }
 
@@ -488,4 +504,48 @@ func TestEventsGoldenLayouts(t *testing.T) {
 			require.NoError(t, plogtest.CompareLogs(exp, got, plogtest.IgnoreResourceLogsOrder()))
 		})
 	}
+}
+
+// TestRecordUID: log.record.uid names the event, not its observation. The
+// same kill seen by two scrapers at different times has one UID (so a
+// backend drops a copy that an at-least-once export sent again, and a
+// second detection of one event would show as the same UID with another
+// timestamp); every other event gets another UID.
+func TestRecordUID(t *testing.T) {
+	uidOf := func(at time.Duration) string {
+		root := copyFixture(t, "v2-systemd")
+		clk := &fakeClock{now: t0}
+		sink := &eventSink{active: true}
+		s := eventScraper(t, root, clk, sink, fullIdentity(), nil)
+		scrapeAt(t, s, clk, t0)
+		setOOM(t, root, "v2-systemd", oomFiles["v2-systemd"].a1, 13)
+		scrapeAt(t, s, clk, t0.Add(at))
+		got := sink.drain()
+		require.Len(t, got, 1)
+		return got[0].lr.Attributes().AsRaw()[AttrRecordUID].(string)
+	}
+	a := uidOf(10 * time.Second)
+	assert.Equal(t, a, uidOf(25*time.Second), "the same kill, seen later by another scraper")
+	// Pinned: a change of the scheme changes every event's identity (and
+	// the events goldens).
+	assert.Equal(t, "fbdf270a-587f-567a-9204-ab001ba6d3f9", a)
+
+	ct := fullIdentity().containers[idA1] // the fixture's v2Ctr1
+	seen := map[string]string{}
+	for _, c := range []struct{ what, uid string }{
+		{"the kill counted 13", a},
+		{"the kill counted 14", recordUID(EventOOMKill, &ct, OOMSourceCgroup, "14")},
+		{"the runtime's OOMKilled", recordUID(EventOOMKill, &ct, OOMSourceRuntime)},
+		{"restart 13", recordUID(EventRestart, &ct, "13")},
+		{"restart 14", recordUID(EventRestart, &ct, "14")},
+		{"another container's kill counted 13", recordUID(EventOOMKill, &identity.Container{ID: idB2, StartTime: ct.StartTime}, OOMSourceCgroup, "13")},
+		{"the same ID started again (docker restart)", recordUID(EventOOMKill, &identity.Container{ID: idA1, StartTime: ct.StartTime.Add(time.Second)}, OOMSourceCgroup, "13")},
+		{"no start time known", recordUID(EventOOMKill, &identity.Container{ID: idA1}, OOMSourceCgroup, "13")},
+	} {
+		if prev, dup := seen[c.uid]; dup {
+			t.Errorf("%s and %s share %s", prev, c.what, c.uid)
+		}
+		seen[c.uid] = c.what
+	}
+	assert.Equal(t, a, recordUID(EventOOMKill, &ct, OOMSourceCgroup, "13"), "the scrape's UID is recordUID's")
 }

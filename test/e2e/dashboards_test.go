@@ -30,17 +30,32 @@ import (
 // (kubernetes-mixin-otel/<dashboard>/<query>) that cannot have data on this
 // test node, and why. Every other panel must have data for every target;
 // a panel listed here must have none (so the list stays true).
-var dashboardExcuses = func() map[string]string {
-	m := map[string]string{
-		// cgroup v1 accounts block I/O only where a blk-throttle rule is
-		// active (docs/blkio.md): the test's pods have none, so no points.
-		"containerstats-pod.json/Disk throughput":              blkioV1,
-		"containerstats-pod.json/Disk operations":              blkioV1,
-		"containerstats-namespace.json/Disk throughput by pod": blkioV1,
-		"containerstats-namespace.json/Disk operations by pod": blkioV1,
+//
+// blkioAccounted is the kernel's answer (cgrouptest.ProbeBlkio, at the
+// start of TestClusterDaemonSet): where a container's block I/O is not
+// accounted (cgroup v1 without blk-throttle active on the node's disk),
+// the pod and container block I/O panels have no data; where it is, they
+// must have data like every other panel.
+func dashboardExcuses(blkioAccounted bool) map[string]string {
+	m := map[string]string{}
+	if blkioAccounted {
+		return m
 	}
-	// The kubernetes-mixin-otel storage panels, on our pod and container
-	// block I/O: as above.
+	for _, p := range blkioPanels() {
+		m[p] = blkioV1
+	}
+	return m
+}
+
+// blkioPanels are the panels on pod and container block I/O: ours and the
+// kubernetes-mixin-otel storage panels.
+func blkioPanels() []string {
+	out := []string{
+		"containerstats-pod.json/Disk throughput",
+		"containerstats-pod.json/Disk operations",
+		"containerstats-namespace.json/Disk throughput by pod",
+		"containerstats-namespace.json/Disk operations by pod",
+	}
 	for d, queries := range map[string][]string{
 		"Kubernetes / Compute Resources / Pod": {"iopsPodReads", "iopsPodWrites", "throughputPodRead", "throughputPodWrite",
 			"iopsContainersCombined", "throughputContainersCombined", "storageReads", "storageWrites", "storageReadsPlusWrites",
@@ -51,13 +66,13 @@ var dashboardExcuses = func() map[string]string {
 			"iopsReadsWritesCombined", "throughputRead", "throughputWrite", "throughputReadWriteCombined"},
 	} {
 		for _, q := range queries {
-			m["kubernetes-mixin-otel/"+d+"/"+q] = blkioV1
+			out = append(out, "kubernetes-mixin-otel/"+d+"/"+q)
 		}
 	}
-	return m
-}()
+	return out
+}
 
-const blkioV1 = "cgroup v1 node: a container's and a pod's block I/O are accounted only on devices with a blk-throttle rule (docs/blkio.md); the test's pods have none (the node's, from /proc/diskstats, has data)"
+const blkioV1 = "cgroup v1 node whose disk has no active blk-throttle (the kernel said so at the start: cgrouptest.ProbeBlkio): a container's and a pod's block I/O are not accounted (docs/blkio.md); the node's, from /proc/diskstats, has data"
 
 // gpuMockNodes are the node names of the simulated GPU nodes whose output
 // the GPU view is evaluated on (dashboards_gpu_test.go).
@@ -276,6 +291,9 @@ func (k *cluster) dashboards(t *testing.T, ws []workload, started time.Time) {
 	gpu["node"] = strings.Join(gpuNodes, "|")
 	gpu["namespace"] = gpuMockNamespace
 
+	require.NotNil(t, k.blkio, "the block I/O probe did not run (TestClusterDaemonSet/blkio-accounting)")
+	excuses := dashboardExcuses(k.blkio.accounted)
+	t.Logf("block I/O accounted for the pods: %v (%s): %d panels excused", k.blkio.accounted, k.blkio.why, len(excuses))
 	boards := loadDashboards(t)
 	files := make([]string, 0, len(boards))
 	for f := range boards {
@@ -330,10 +348,10 @@ func (k *cluster) dashboards(t *testing.T, ws []workload, started time.Time) {
 				full = append(full, tg.ref)
 			}
 		}
-		why, isExcused := dashboardExcuses[p.key]
+		why, isExcused := excuses[p.key]
 		switch {
 		case isExcused && len(full) > 0:
-			t.Errorf("%s is excused (%s) but has data (targets %v): take it off dashboardExcuses", p.key, why, full)
+			t.Errorf("%s is excused (%s) but has data (targets %v): the excuse is wrong", p.key, why, full)
 		case isExcused:
 			excused = append(excused, p.key+": "+why)
 		case len(empty) > 0:
@@ -356,8 +374,8 @@ func (k *cluster) dashboards(t *testing.T, ws []workload, started time.Time) {
 		}
 		t.Logf("the OOM pod's %s over %s, highest: %v", m, rng, vs)
 	}
-	for key := range dashboardExcuses {
-		assert.True(t, seen[key], "dashboardExcuses names %s, which no dashboard has", key)
+	for _, key := range blkioPanels() {
+		assert.True(t, seen[key], "blkioPanels names %s, which no dashboard has", key)
 	}
 	for key := range panelChecks {
 		assert.True(t, seen[key], "panelChecks names %s, which no dashboard has", key)

@@ -33,7 +33,7 @@ var readmeNameExceptions = map[string]string{
 	"container_accelerator_duty_cycle_ratio":   "GPU: no NVIDIA GPU on CI or developer machines (go-nvml mock goldens cover it; make kube-test's GPU dashboard check finds the name in Prometheus)",
 	"container_accelerator_memory_used_bytes":  "GPU: as container_accelerator_duty_cycle_ratio",
 	"container_accelerator_memory_total_bytes": "GPU: as container_accelerator_duty_cycle_ratio",
-	"container_disk_io_bytes_total":            "cgroup v1 block I/O: no point unless the device has a blkio.throttle rule (docs/blkio.md); the e2e containers have none",
+	"container_disk_io_bytes_total":            "cgroup v1 block I/O: no point unless blk-throttle is active on the device (docs/blkio.md: it depends on the machine since boot); served where it is",
 	"container_disk_operations_total":          "cgroup v1 block I/O: as container_disk_io_bytes_total",
 	"container_disk_discard_io_bytes_total":    "cgroup v1 block I/O: as container_disk_io_bytes_total (and discards only where the kernel counts them)",
 	"container_disk_discard_operations_total":  "cgroup v1 block I/O: as container_disk_discard_io_bytes_total",

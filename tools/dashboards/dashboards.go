@@ -95,7 +95,7 @@ func podBoard() *dashboard.DashboardBuilder {
 			q{maxBy(ctr, "container_memory_rss_bytes", pods), "rss " + lc},
 			q{maxBy(ctr, "container_memory_cache_bytes", pods), "cache " + lc},
 			q{maxBy(ctr, "container_memory_swap_bytes", pods), "swap " + lc})).
-		WithPanel(ts("OOM kills", "OOM kills in the pod's cgroup tree since the pod started (k8s.pod.memory.oom_kills), and in each container (container.memory.oom_kills). On cgroup v1 a kill is counted in the killed container's cgroup only: the pod keeps it once a scrape has seen it before the container's cgroup is removed (docs/memory.md).", "short", 12,
+		WithPanel(ts("OOM kills", "OOM kills in the pod's cgroup tree since the pod started (k8s.pod.memory.oom_kills), and in each container (container.memory.oom_kills). On cgroup v2 the pod's memory.events keeps every kill. On cgroup v1 a kill is counted in the killed container's cgroup only, which is usually removed (the kill ended the container) before a scrape reads it: then neither counter shows the kill, and the k8s.container.oom_kill event (logs signal) is the reliable signal (docs/memory.md).", "short", 12,
 			q{maxBy("k8s_pod_name", "k8s_pod_memory_oom_kills_total", pods), "pod {{k8s_pod_name}}"},
 			q{maxBy(ctr, "container_memory_oom_kills_total", pods), lc})).
 		WithPanel(ts("Memory pressure", "PSI: share of time some of the pod's tasks stalled on memory.", "percentunit", 12,
@@ -146,7 +146,7 @@ func namespaceBoard() *dashboard.DashboardBuilder {
 			q{sumBy("k8s_namespace_name", "k8s_pod_memory_rss_bytes", ns), "rss {{k8s_namespace_name}}"},
 			q{sumBy("k8s_namespace_name", "k8s_pod_memory_cache_bytes", ns), "cache {{k8s_namespace_name}}"},
 			q{sumBy("k8s_namespace_name", "k8s_pod_memory_swap_bytes", ns), "swap {{k8s_namespace_name}}"})).
-		WithPanel(ts("OOM kills by pod", "OOM kills in each pod's cgroup tree since it started (k8s.pod.memory.oom_kills).", "short", 12,
+		WithPanel(ts("OOM kills by pod", "OOM kills in each pod's cgroup tree since it started (k8s.pod.memory.oom_kills). On cgroup v1 a kill that ended its container before a scrape read the container's counter is missing: the k8s.container.oom_kill event (logs signal) has it (docs/memory.md).", "short", 12,
 			q{maxBy(p, "k8s_pod_memory_oom_kills_total", ns), lp})).
 		WithPanel(ts("Memory pressure by pod", "PSI: share of time some of the pod's tasks stalled on memory.", "percentunit", 12,
 			q{podPressure(p, ns, "memory"), lp})).
@@ -238,7 +238,7 @@ func clusterBoard() *dashboard.DashboardBuilder {
 			q{maxBy("k8s_node_name", "k8s_node_memory_swap_bytes", c), "swap " + ln})).
 		WithPanel(ts("OOM kills by node", "OOM kills on each node in each interval, in any cgroup or global (k8s.node.memory.oom_kills).", "short", 12,
 			q{fmt.Sprintf("sum by (k8s_node_name) (increase(k8s_node_memory_oom_kills_total{%s}[%s]))", c, rate), ln})).
-		WithPanel(ts("OOM kills by namespace", "OOM kills in the namespace's pods since they started (k8s.pod.memory.oom_kills).", "short", 12,
+		WithPanel(ts("OOM kills by namespace", "OOM kills in the namespace's pods since they started (k8s.pod.memory.oom_kills). On cgroup v1 a kill that ended its container before a scrape read the container's counter is missing: the k8s.container.oom_kill event (logs signal) has it (docs/memory.md).", "short", 12,
 			q{sumBy("k8s_namespace_name", "k8s_pod_memory_oom_kills_total", c), lns})).
 		WithRow(row("Network")).
 		WithPanel(ts("Network bandwidth by namespace", "Bytes per second through the namespace's pods' interfaces (k8s.pod.network.io).", "Bps", 8,

@@ -547,4 +547,4 @@ kube-test: kube-bins image
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
-	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition)$$' $(GOTESTFLAGS) ./test/e2e/
+	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition|TestAround)$$' $(GOTESTFLAGS) ./test/e2e/

@@ -624,66 +624,107 @@ func (k *cluster) ours(t *testing.T, sel string) (ourPoint, bool) {
 	return ps[len(ps)-1], true
 }
 
-// around is our two samples of a series on either side of a moment (the
-// kubelet's sample time): the last at or before it and the first after
-// it (no before when our first sample is after it).
+// around is our samples of a series around the kubelet's sample: the
+// kubelet read its figure at a moment in [from, to] (to > from where the
+// kubelet gives its time in whole seconds: the Summary API's times are
+// RFC 3339 without a fraction), and ps runs from our last sample at or
+// before from to our first after to (no sample before from when our
+// first is after it).
 type around struct {
-	at            time.Time
-	before, after ourPoint
-	hasBefore     bool
+	from, to  time.Time
+	ps        []ourPoint
+	hasBefore bool
 }
 
-// oursAround is our samples of sel around time at. It waits (up to 30 s)
-// for a sample after at.
-func (k *cluster) oursAround(t *testing.T, sel string, at time.Time) around {
+// oursAround is our samples of sel around the kubelet's sample time at,
+// which it gives to within span (0: to the millisecond, as
+// /metrics/resource does; time.Second for the Summary API). It waits (up
+// to 30 s) for a sample after at+span.
+func (k *cluster) oursAround(t *testing.T, sel string, at time.Time, span time.Duration) around {
 	t.Helper()
+	to := at.Add(span)
 	var ps []ourPoint
 	eventually(t, 30*time.Second, "a sample of ours after the kubelet's for "+sel, func() error {
 		ps = k.series(t, sel, 2*time.Minute)
-		if len(ps) == 0 || !ps[len(ps)-1].at.After(at) {
-			return fmt.Errorf("%d samples, none after %s", len(ps), at)
+		if len(ps) == 0 || !ps[len(ps)-1].at.After(to) {
+			return fmt.Errorf("%d samples, none after %s", len(ps), to)
 		}
 		return nil
 	})
-	i := sort.Search(len(ps), func(i int) bool { return ps[i].at.After(at) })
-	a := around{at: at, after: ps[i]}
-	if i > 0 {
-		a.before, a.hasBefore = ps[i-1], true
+	return aroundOf(ps, at, to)
+}
+
+// aroundOf is the samples of ps (in time order, the last after to)
+// around [from, to].
+func aroundOf(ps []ourPoint, from, to time.Time) around {
+	first := sort.Search(len(ps), func(i int) bool { return ps[i].at.After(from) })
+	last := sort.Search(len(ps), func(i int) bool { return ps[i].at.After(to) })
+	a := around{from: from, to: to, hasBefore: first > 0}
+	if a.hasBefore {
+		first--
 	}
+	a.ps = ps[first : last+1]
 	return a
 }
 
-// interpolated is a counter's value at the moment: linear between our
-// two samples.
-func (a around) interpolated() (float64, string) {
+// interpolated is a counter's value at the kubelet's moment, linear
+// between our samples: lo at from, hi at to (equal where the kubelet
+// gives its time to the millisecond).
+func (a around) interpolated() (lo, hi float64, how string) {
+	after := a.ps[len(a.ps)-1]
 	if !a.hasBefore {
-		return a.after.value, fmt.Sprintf("first sample %.1f s after", a.after.at.Sub(a.at).Seconds())
+		return a.ps[0].value, after.value, fmt.Sprintf("first sample %.1f s after", a.ps[0].at.Sub(a.from).Seconds())
 	}
-	f := a.at.Sub(a.before.at).Seconds() / a.after.at.Sub(a.before.at).Seconds()
-	return a.before.value + f*(a.after.value-a.before.value), fmt.Sprintf("interpolated, samples %.1f s apart", a.after.at.Sub(a.before.at).Seconds())
+	at := func(m time.Time) float64 {
+		i := sort.Search(len(a.ps), func(i int) bool { return a.ps[i].at.After(m) })
+		b, c := a.ps[i-1], a.ps[i]
+		f := m.Sub(b.at).Seconds() / c.at.Sub(b.at).Seconds()
+		return b.value + f*(c.value-b.value)
+	}
+	return at(a.from), at(a.to), fmt.Sprintf("interpolated, samples %.1f s apart", after.at.Sub(a.ps[0].at).Seconds())
+}
+
+// counter formats interpolated for the table and reports whether the
+// kubelet's v lies within tol of it.
+func (a around) counter(v, tol float64, unit string) (string, bool) {
+	lo, hi, how := a.interpolated()
+	text := value(lo, unit)
+	if hi != lo {
+		text += " .. " + value(hi, unit)
+	}
+	return fmt.Sprintf("%s (%s)", text, how), v >= lo-tol && v <= hi+tol
 }
 
 // within reports whether a gauge the kubelet read at the moment, v, lies
-// between our two samples around it, widened by tol: what the gauge did
-// between our samples (a process's heap grows while the test reads the
-// kubelet) is not a difference, a value outside what we saw around that
-// moment is.
+// within what our samples around it saw, widened by tol: what the gauge
+// did between our samples (a process's heap grows while the test reads
+// the kubelet) is not a difference, a value outside what we saw around
+// that moment is.
 func (a around) within(v, tol float64) bool {
-	lo, hi := a.after.value, a.after.value
-	if a.hasBefore {
-		lo, hi = math.Min(lo, a.before.value), math.Max(hi, a.before.value)
+	lo, hi := a.ps[0].value, a.ps[0].value
+	for _, p := range a.ps {
+		lo, hi = math.Min(lo, p.value), math.Max(hi, p.value)
 	}
 	return v >= lo-tol && v <= hi+tol
 }
 
 // gauge describes our samples of a gauge for the table: "before .. after
-// (s before, s after)".
+// (s before, s after)" (the samples between them are in the range).
 func (a around) gauge(unit string) string {
-	if !a.hasBefore {
-		return fmt.Sprintf("%s (first sample %.1f s after)", value(a.after.value, unit), a.after.at.Sub(a.at).Seconds())
+	first, after := a.ps[0], a.ps[len(a.ps)-1]
+	lo, hi := first.value, first.value
+	for _, p := range a.ps {
+		lo, hi = math.Min(lo, p.value), math.Max(hi, p.value)
 	}
-	return fmt.Sprintf("%s .. %s (%.1f s before, %.1f s after)", value(a.before.value, unit), value(a.after.value, unit),
-		a.at.Sub(a.before.at).Seconds(), a.after.at.Sub(a.at).Seconds())
+	text := value(lo, unit)
+	if hi != lo {
+		text += " .. " + value(hi, unit)
+	}
+	if !a.hasBefore {
+		return fmt.Sprintf("%s (%d samples, the first %.1f s after)", text, len(a.ps), first.at.Sub(a.from).Seconds())
+	}
+	return fmt.Sprintf("%s (%d samples, %.1f s before, %.1f s after)", text, len(a.ps),
+		a.from.Sub(first.at).Seconds(), after.at.Sub(a.to).Seconds())
 }
 
 // row is one line of the side-by-side table: ours, the kubelet's
@@ -916,17 +957,16 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		require.True(t, ok, "%s: kubelet resource cpu", what)
 		cadv, ok := find(sn.cadv, "container_cpu_usage_seconds_total", kl)
 		require.True(t, ok, "%s: kubelet cadvisor cpu", what)
-		v, how := k.oursAround(t, k.sel("container_cpu_time_seconds_total", p, w.container), res.at).interpolated()
 		tol := 0.05 + 0.01*res.value
-		add(row{what, "CPU time (s)", fmt.Sprintf("%s (%s)", value(v, "s"), how), value(res.value, "s"), value(cadv.value, "s"),
-			fmt.Sprintf("%.3f", tol), within(v, res.value, tol)})
+		text, ok := k.oursAround(t, k.sel("container_cpu_time_seconds_total", p, w.container), res.at, 0).counter(res.value, tol, "s")
+		add(row{what, "CPU time (s)", text, value(res.value, "s"), value(cadv.value, "s"), fmt.Sprintf("%.3f", tol), ok})
 
 		// Working set, between our samples around the kubelet's.
 		res, ok = find(sn.res, "container_memory_working_set_bytes", kl)
 		require.True(t, ok, "%s: kubelet resource working set", what)
 		cadv, ok = find(sn.cadv, "container_memory_working_set_bytes", kl)
 		require.True(t, ok, "%s: kubelet cadvisor working set", what)
-		ar := k.oursAround(t, k.sel("container_memory_working_set_bytes", p, w.container), res.at)
+		ar := k.oursAround(t, k.sel("container_memory_working_set_bytes", p, w.container), res.at, 0)
 		tol = 1<<20 + 0.02*res.value
 		add(row{what, "working set (B)", ar.gauge("B"), value(res.value, "B"), value(cadv.value, "B"),
 			fmt.Sprintf("%.0f", tol), ar.within(res.value, tol)})
@@ -956,7 +996,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		require.True(t, ok, "%s: kubelet pod working set", what)
 		pcad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": podCgroup(p)})
 		require.True(t, ok, "%s: cadvisor pod cgroup %s", what, podCgroup(p))
-		ar = k.oursAround(t, fmt.Sprintf(`k8s_pod_memory_working_set_bytes{k8s_pod_uid=%q}`, p.UID), pres.at)
+		ar = k.oursAround(t, fmt.Sprintf(`k8s_pod_memory_working_set_bytes{k8s_pod_uid=%q}`, p.UID), pres.at, 0)
 		tol = 1<<20 + 0.02*pres.value
 		add(row{p.Name + " (pod)", "working set (B)", ar.gauge("B"), value(pres.value, "B"), value(pcad.value, "B"),
 			fmt.Sprintf("%.0f", tol), ar.within(pres.value, tol)})
@@ -987,8 +1027,12 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		"65536", within(fs.value, used, 65536)})
 
 	// Pod start times: ours is the point's time minus the pod's uptime
-	// (whole seconds, since the sandbox's creation); the kubelet's is the
-	// pod's admission, a moment before the sandbox.
+	// (whole seconds since the sandbox's creation, so up to 1 s later
+	// than the runtime's createdAt); the kubelet's startTime is the pod's
+	// admission, before the sandbox (by how much depends on the machine's
+	// load: the pods start together), so it must precede ours and is
+	// shown, not matched.
+	created := k.node.SandboxCreated(t)
 	for _, w := range ws {
 		p := sn.pods[w.pod]
 		var kst time.Time
@@ -998,11 +1042,15 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 			}
 		}
 		require.False(t, kst.IsZero(), "%s: no startTime in /stats/summary", p.Name)
+		sb, ok := created[p.UID]
+		require.True(t, ok, "%s: no ready sandbox for uid %s in CRI", p.Name, p.UID)
 		up, ok := k.ours(t, fmt.Sprintf(`k8s_pod_uptime_seconds{k8s_pod_uid=%q}`, p.UID))
 		require.True(t, ok, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
 		start := float64(up.at.UnixMilli())/1000 - up.value
-		add(row{p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-", fmt.Sprintf("%d (/stats/summary startTime)", kst.Unix()),
-			"2 s", within(start, float64(kst.Unix()), 2)})
+		sbs := float64(sb.UnixMilli()) / 1000
+		add(row{p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-",
+			fmt.Sprintf("%.3f (CRI sandbox createdAt); %d (/stats/summary startTime, %.1f s before)", sbs, kst.Unix(), start-float64(kst.Unix())),
+			"sandbox +0..1.1 s", start >= sbs-0.1 && start <= sbs+1.1 && float64(kst.Unix()) <= start})
 	}
 
 	// The node's start, tasks and task limit.
@@ -1013,7 +1061,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		"2 s", within(nstart, float64(sn.sum.Node.StartTime.Unix()), 2)})
 	rl := sn.sum.Node.Rlimit
 	require.True(t, rl != nil && rl.MaxPID != nil && rl.CurProc != nil, "/stats/summary node rlimit: %+v", rl)
-	ar := k.oursAround(t, fmt.Sprintf(`k8s_node_pids_count{k8s_node_name=%q}`, kubetest.NodeName), rl.Time)
+	ar := k.oursAround(t, fmt.Sprintf(`k8s_node_pids_count{k8s_node_name=%q}`, kubetest.NodeName), rl.Time, time.Second)
 	tol := 64 + 0.05*float64(*rl.CurProc)
 	add(row{"node", "tasks", ar.gauge(""), "-", fmt.Sprintf("%d (/stats/summary rlimit.curproc)", *rl.CurProc),
 		fmt.Sprintf("%.0f", tol), ar.within(float64(*rl.CurProc), tol)})
@@ -1027,7 +1075,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	require.True(t, ok, "kubelet node working set")
 	ncad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": "/"})
 	require.True(t, ok, "cadvisor root cgroup")
-	ar = k.oursAround(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at)
+	ar = k.oursAround(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, 0)
 	add(row{"node", "working set (B)", ar.gauge("B"), value(nres.value, "B"), value(ncad.value, "B"),
 		"5 %", ar.within(nres.value, 0.05*nres.value)})
 

@@ -475,6 +475,31 @@ func (n *Node) stop() {
 	_ = exec.Command("ip", "link", "del", Bridge).Run()
 }
 
+// SandboxCreated is each pod sandbox's creation time as the node's
+// runtime reports it (CRI ListPodSandbox, read-only), by pod UID: what
+// the receiver's k8s.pod.uptime counts from.
+func (n *Node) SandboxCreated(t testing.TB) map[types.UID]time.Time {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+n.socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("CRI client: %v", err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := runtimeapi.NewRuntimeServiceClient(conn).ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{
+		Filter: &runtimeapi.PodSandboxFilter{State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}},
+	})
+	if err != nil {
+		t.Fatalf("CRI ListPodSandbox: %v", err)
+	}
+	out := map[types.UID]time.Time{}
+	for _, sb := range resp.GetItems() {
+		out[types.UID(sb.GetMetadata().GetUid())] = time.Unix(0, sb.GetCreatedAt())
+	}
+	return out
+}
+
 // removeSandboxes stops and removes every pod sandbox through CRI (the
 // CNI plugins give back addresses and veths).
 func (n *Node) removeSandboxes() {

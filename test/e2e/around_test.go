@@ -1,0 +1,63 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e && kube
+
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestAround: the side-by-side comparison of our samples (10 s apart)
+// with the kubelet's figure read at a moment given to the millisecond or
+// to the second.
+func TestAround(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// A counter growing 1/s and a gauge that rises then falls back.
+	ps := []ourPoint{{at(0), 0}, {at(10), 10}, {at(20), 20}, {at(30), 30}}
+	gauge := []ourPoint{{at(0), 100}, {at(10), 140}, {at(20), 100}, {at(30), 100}}
+
+	// A moment to the millisecond: the two samples around it.
+	a := aroundOf(ps, at(14), at(14))
+	require.Equal(t, []ourPoint{{at(10), 10}, {at(20), 20}}, a.ps)
+	lo, hi, _ := a.interpolated()
+	require.InDelta(t, 14, lo, 1e-9)
+	require.InDelta(t, 14, hi, 1e-9)
+	text, ok := a.counter(14.04, 0.05, "s")
+	require.True(t, ok, text)
+	_, ok = a.counter(14.06, 0.05, "s")
+	require.False(t, ok)
+
+	// A moment named in whole seconds whose second holds one of our
+	// samples: the window reaches the next sample, the counter a range.
+	a = aroundOf(ps, at(19.5), at(20.5))
+	require.Equal(t, []ourPoint{{at(10), 10}, {at(20), 20}, {at(30), 30}}, a.ps)
+	lo, hi, _ = a.interpolated()
+	require.InDelta(t, 19.5, lo, 1e-9)
+	require.InDelta(t, 20.5, hi, 1e-9)
+	_, ok = a.counter(20.45, 0, "s")
+	require.True(t, ok)
+	_, ok = a.counter(20.6, 0.05, "s")
+	require.False(t, ok)
+
+	// A gauge: within what our samples around the moment saw, the one
+	// between included.
+	g := aroundOf(gauge, at(9.5), at(10.5))
+	require.True(t, g.within(140, 0))
+	require.True(t, g.within(101, 2))
+	require.False(t, g.within(143, 2))
+	require.False(t, g.within(97, 2))
+	require.Equal(t, "100 .. 140 (3 samples, 9.5 s before, 9.5 s after)", g.gauge(""))
+	// Before our first sample: no sample before.
+	g = aroundOf(gauge, at(-1), at(-1))
+	require.False(t, g.hasBefore)
+	require.Equal(t, []ourPoint{{at(0), 100}}, g.ps)
+	require.Equal(t, "100 (1 samples, the first 1.0 s after)", g.gauge(""))
+	_, _, how := g.interpolated()
+	require.Equal(t, "first sample 1.0 s after", how)
+}

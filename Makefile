@@ -584,10 +584,11 @@ helm:
 # one (a CI run's etcd: "bind: address already in use").
 KUBE_TIMEOUT      ?= 20m
 KUBE_SIDE_BY_SIDE ?= bin/kube-side-by-side.md
-kube-test: kube-bins image
+kube-test: kube-bins image helm
 	$(GO) vet $(TEST_BUILDFLAGS) -tags kube ./deploy/ ./internal/testing/kubetest/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e,kube ./test/e2e/
-	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
+	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" HELM_BIN="$(abspath $(HELM_BIN))" \
+	  OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" OTEL_OPERATOR_CRD="$(OTEL_OPERATOR_CRD)" \
+	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition)$$' $(GOTESTFLAGS) ./test/e2e/

@@ -17,6 +17,7 @@
 #   make bench-peer  the collector against cAdvisor on real cgroups (root)
 #   make kube-bins   etcd and kube-apiserver (k8s.io/kubernetes v1.34.4) into
 #                bin/kube; make kube-test  deploy/ on that real API server
+#   make helm    helm v3.22.0 into bin/helm (the chart's test, in kube-test)
 #   make v2-test the receiver on a real cgroup v2 + systemd node: a QEMU
 #                guest (root; qemu-system-x86, mmdebstrap; docs/v2-node.md)
 
@@ -209,7 +210,7 @@ cross: $(if $(CROSS_DIST),otelcol)
 # and memory bandwidth), and its tests time what runs in the guest. TEST_BG=
 # runs everything in its step.
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross v2-test
-TEST_BG    ?= prometheus3 kube-bins cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
+TEST_BG    ?= prometheus3 kube-bins helm cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
 test:
 	rc=0 times=() t0=$$SECONDS bg=
 	hz=$$(getconf CLK_TCK)
@@ -527,8 +528,50 @@ kube-bins:
 	CGO_ENABLED=0 $(GO) build -trimpath -gcflags='$(KUBE_GCFLAGS)' -ldflags='$(KUBE_LDFLAGS)' -o "$$out/" \
 	  ./etcd $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_CMDS))
 
+# Helm (helm.sh/helm/v3 v3.22.0, built from tools/helm/go.mod: its own
+# module, a `tool` line, as tools/prometheus3) for the deploy tests that
+# render the official OpenTelemetry Collector chart with
+# deploy/helm/values.yaml (deploy/helm_test.go, tag kube; docs/deploy.md,
+# "Helm"). The ldflags are upstream's Makefile's: the version, and the
+# Kubernetes version `helm template` assumes (1.<its client-go's minor>, as
+# upstream computes it); the tests pass --kube-version anyway. Cold (empty
+# Go caches) on the 2-core VM: 2m36s, most of it the compile (docs/deploy.md,
+# "Helm"), so make test builds it in the background (TEST_BG).
+# Compiled without inlining, like the other test infrastructure
+# (CONTRIBUTING.md, "CI time"). The chart itself is not built: a copy of
+# chart $(OTEL_COLLECTOR_CHART_VERSION) at OTEL_COLLECTOR_CHART (default
+# ../shared/charts/opentelemetry-collector; elsewhere `helm pull
+# open-telemetry/opentelemetry-collector --version
+# $(OTEL_COLLECTOR_CHART_VERSION) --untar`), and the Operator's CRD at
+# OTEL_OPERATOR_CRD.
+HELM_BIN        ?= bin/helm/helm
+HELM_MODULE     := v3.22.0
+HELM_GCFLAGS    ?= all=-l
+OTEL_COLLECTOR_CHART         ?= $(CURDIR)/../shared/charts/opentelemetry-collector
+OTEL_COLLECTOR_CHART_VERSION := 0.170.0
+OTEL_OPERATOR_CRD            ?= $(CURDIR)/../shared/crds/opentelemetry.io_opentelemetrycollectors.yaml
+.PHONY: helm
+helm:
+	$(LOCK)
+	mkdir -p $(dir $(HELM_BIN))
+	out=$$(cd $(dir $(HELM_BIN)) && pwd)/$(notdir $(HELM_BIN))
+	cd tools/helm
+	v=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v3)
+	if [ "$$v" != $(HELM_MODULE) ]; then
+	  echo "tools/helm/go.mod requires helm.sh/helm/v3 $$v, not $(HELM_MODULE)" >&2
+	  exit 1
+	fi
+	kminor=$$($(GO) list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)
+	CGO_ENABLED=0 $(GO) build -trimpath -gcflags='$(HELM_GCFLAGS)' \
+	  -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_MODULE) -X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+	    -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$kminor \
+	    -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$kminor" \
+	  -o "$$out" helm.sh/helm/v3/cmd/helm
+
 # The test cluster (internal/testing/kubetest; docs/kube.md): the manifests
-# against its real kube-apiserver (deploy/, build tag kube), its node
+# against its real kube-apiserver (deploy/, build tag kube; with the
+# OpenTelemetry Operator's CRD and deploy/operator/, and the Helm chart
+# rendered with deploy/helm/values.yaml against deploy/daemonset.yaml), its node
 # (kubelet, containerd, CNI bridge), and the user's path on it
 # (test/e2e/cluster_test.go, tags e2e,kube): the image of `make image`
 # imported, deploy/ applied, the DaemonSet's pod Ready, a gateway collector,
@@ -541,10 +584,11 @@ kube-bins:
 # one (a CI run's etcd: "bind: address already in use").
 KUBE_TIMEOUT      ?= 20m
 KUBE_SIDE_BY_SIDE ?= bin/kube-side-by-side.md
-kube-test: kube-bins image
+kube-test: kube-bins image helm
 	$(GO) vet $(TEST_BUILDFLAGS) -tags kube ./deploy/ ./internal/testing/kubetest/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e,kube ./test/e2e/
-	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" \
-	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
+	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" HELM_BIN="$(abspath $(HELM_BIN))" \
+	  OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" OTEL_OPERATOR_CRD="$(OTEL_OPERATOR_CRD)" \
+	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition|TestAround)$$' $(GOTESTFLAGS) ./test/e2e/

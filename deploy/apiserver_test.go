@@ -11,9 +11,13 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
@@ -236,4 +241,126 @@ func TestDaemonSetScheduled(t *testing.T) {
 	// The ServiceAccount controller made the namespace's default account.
 	_, err = a.Client.CoreV1().ServiceAccounts(want.Namespace).Get(ctx, "default", metav1.GetOptions{})
 	require.NoError(t, err)
+}
+
+// operatorCRD is the OpenTelemetry Operator's CRD for
+// OpenTelemetryCollector (OTEL_OPERATOR_CRD; default the copy beside the
+// repository, ../shared/crds/); a missing one fails the test.
+func operatorCRD(t *testing.T) []byte {
+	t.Helper()
+	p := os.Getenv("OTEL_OPERATOR_CRD")
+	if p == "" {
+		p = filepath.Join("..", "..", "shared", "crds", "opentelemetry.io_opentelemetrycollectors.yaml")
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("the OpenTelemetry Operator's CRD (set OTEL_OPERATOR_CRD to the operator's config/crd/bases/opentelemetry.io_opentelemetrycollectors.yaml): %v", err)
+	}
+	return raw
+}
+
+// TestOperatorOnAPIServer creates the OpenTelemetry Operator's CRD on a
+// real kube-apiserver, waits for it to be Established, and applies
+// deploy/operator/collector.yaml (in deploy/daemonset.yaml's Namespace) by
+// server-side apply with fieldValidation=Strict: the server accepts the
+// ServiceAccount and the OpenTelemetryCollector under the CRD's schema,
+// stores the example's spec, and rejects a copy with a misspelled field.
+// The Operator itself does not run (deploy's TestOperatorExample holds the
+// example's pod to the manifest's).
+func TestOperatorOnAPIServer(t *testing.T) {
+	crdRaw := operatorCRD(t)
+	c := kubetest.Start(t, kubetest.BinDir())
+	a := kubetest.NewApplier(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	var crdMap map[string]any
+	require.NoError(t, yaml.Unmarshal(crdRaw, &crdMap))
+	crd := &unstructured.Unstructured{Object: crdMap}
+	require.Equal(t, "CustomResourceDefinition", crd.GetKind())
+	_, err := a.Apply(ctx, crd, crdRaw, "", false)
+	require.NoError(t, err, "create the CRD %s", crd.GetName())
+	crdRes := a.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for established := false; !established; {
+		got, err := crdRes.Get(ctx, crd.GetName(), metav1.GetOptions{})
+		require.NoError(t, err)
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, cond := range conds {
+			m, _ := cond.(map[string]any)
+			if m["type"] == "Established" && m["status"] == "True" {
+				established = true
+			}
+		}
+		if established {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the CRD %s is not Established: %v", crd.GetName(), conds)
+		case <-tick.C:
+		}
+	}
+	t.Logf("CRD %s Established", crd.GetName())
+
+	// The Namespace of deploy/daemonset.yaml, then the example, through
+	// an applier that has discovered the new kind.
+	for _, d := range kubetest.Manifests(t, ".") {
+		if d.Obj.GetKind() == "Namespace" {
+			_, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
+			require.NoError(t, err, "apply %s", d)
+		}
+	}
+	a = kubetest.NewApplier(t, c)
+	var colDoc *kubetest.Doc
+	docs := kubetest.Manifests(t, "operator")
+	for i, d := range docs {
+		got, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		require.NotEmpty(t, got.GetUID(), "%s", d)
+		if w := a.TakeWarnings(); len(w) > 0 {
+			t.Errorf("apply %s: warnings %q", d, w)
+		}
+		t.Logf("applied %s (uid %s)", d, got.GetUID())
+		if d.Obj.GetKind() == "OpenTelemetryCollector" {
+			colDoc = &docs[i]
+		}
+	}
+	require.NotNil(t, colDoc, "no OpenTelemetryCollector in deploy/operator/")
+	require.Equal(t, "opentelemetry.io/v1beta1", colDoc.Obj.GetAPIVersion())
+
+	// Stored as applied: every field of the example's spec is read back
+	// as it is (the schema pruned nothing); the CRD's defaults come on top.
+	m, err := a.Mapper.RESTMapping(colDoc.Obj.GroupVersionKind().GroupKind(), "v1beta1")
+	require.NoError(t, err)
+	stored, err := a.Dynamic.Resource(m.Resource).Namespace(colDoc.Obj.GetNamespace()).Get(ctx, colDoc.Obj.GetName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	wantSpec, _ := colDoc.Obj.Object["spec"].(map[string]any)
+	gotSpec, _ := stored.Object["spec"].(map[string]any)
+	require.NotEmpty(t, wantSpec)
+	for k, v := range wantSpec {
+		w, err := json.Marshal(v)
+		require.NoError(t, err)
+		g, err := json.Marshal(gotSpec[k])
+		require.NoError(t, err)
+		require.JSONEq(t, string(w), string(g), "spec.%s as stored", k)
+	}
+	var defaulted []string
+	for k, v := range gotSpec {
+		if _, ok := wantSpec[k]; !ok {
+			defaulted = append(defaulted, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	sort.Strings(defaulted)
+	t.Logf("stored with the CRD's defaults: %s", strings.Join(defaulted, ", "))
+
+	// Strictness bites: one misspelled field in a copy is rejected.
+	const field, typo = "\n  hostPID: true", "\n  hostPId: true"
+	require.Contains(t, string(colDoc.Raw), field)
+	bad := bytes.Replace(colDoc.Raw, []byte(field), []byte(typo), 1)
+	_, err = a.Apply(ctx, colDoc.Obj, bad, "", true)
+	require.Error(t, err, "a misspelled field was accepted by apply")
+	require.Contains(t, err.Error(), `.spec.hostPId: field not declared in schema`)
+	t.Logf("apply of a misspelled field rejected: %v", err)
 }

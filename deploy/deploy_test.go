@@ -334,7 +334,7 @@ func requireQueue(t *testing.T, cfg collectorConfig) string {
 		n++
 	}
 	require.Positive(t, n, "%s: no push exporter", cfg.path)
-	assert.Equal(t, []any{"file_storage"}, cfg.conf.Get("service::extensions"), "%s", cfg.path)
+	assert.Equal(t, []any{"health_check", "file_storage"}, cfg.conf.Get("service::extensions"), "%s", cfg.path)
 	dir, _ := cfg.conf.Get("extensions::file_storage::directory").(string)
 	require.NotEmpty(t, dir, "%s: file_storage without a directory", cfg.path)
 	// Compaction defaults to the OS temp directory: read-only in the pod.
@@ -344,21 +344,25 @@ func requireQueue(t *testing.T, cfg collectorConfig) string {
 
 // withoutExporters is the config as a map without what a Prometheus
 // variant may change: the exporters, the pipeline's exporter list, the
-// extensions (the pull endpoint queues nothing) and the memory limiter's
-// size (checked against the pod's limit instead).
+// extensions but health_check (the pull endpoint queues nothing: no
+// file_storage) and the memory limiter's size (checked against the pod's
+// limit instead).
 func (c collectorConfig) withoutExporters(t *testing.T) map[string]any {
 	t.Helper()
 	m := c.conf.ToStringMap()
 	delete(m, "exporters")
-	delete(m, "extensions")
-	delete(m["service"].(map[string]any), "extensions")
+	ext, _ := m["extensions"].(map[string]any)
+	m["extensions"] = map[string]any{"health_check": ext["health_check"]}
+	svc := m["service"].(map[string]any)
+	if l, ok := svc["extensions"].([]any); ok {
+		svc["extensions"] = slices.DeleteFunc(slices.Clone(l), func(e any) bool { return e == "file_storage" })
+	}
 	// The pull endpoint's memory limiter is larger (its pod's limit too:
 	// TestPrometheusPullPatch).
 	delete(m["processors"].(map[string]any), "memory_limiter")
 	p, err := c.conf.Sub("service::pipelines::metrics")
 	require.NoError(t, err, c.path)
 	require.NotNil(t, p.Get("exporters"), "%s: pipeline without exporters", c.path)
-	svc := m["service"].(map[string]any)
 	metrics := svc["pipelines"].(map[string]any)["metrics"].(map[string]any)
 	delete(metrics, "exporters")
 	return m

@@ -53,7 +53,10 @@ service:
 
 // receiverOverlay is the receiver part of a test overlay layered over a
 // shipped DaemonSet config (compatOverlay, prom3Overlay): this machine's
-// root and the runtime socket (%[1]s), a 1 s interval from the start.
+// root and the runtime socket (%[1]s), a 1 s interval from the start; and
+// the health check on a free loopback port (the file's is the pod's IP,
+// MY_POD_IP, which this machine does not set: unset, it would listen on
+// every address at a fixed port).
 const receiverOverlay = `receivers:
   container_stats:
     root_path: /
@@ -62,6 +65,9 @@ const receiverOverlay = `receivers:
     runtime:
       cri_endpoint: %[1]s
       containerd_endpoint: %[1]s
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:0
 `
 
 // kubePodInfo stands in for kube-state-metrics, which a real cluster runs
@@ -235,7 +241,7 @@ scrape_configs:
 }
 
 // TestCompatOverlayKeys: the e2e overlay changes only where the file points
-// (host root, sockets, endpoints, exporter list) and the interval, never a
+// (host root, sockets, endpoints, the health check's, exporter list) and the interval, never a
 // processor or a translation setting of config/cadvisor-compat.yaml, and
 // every key it sets exists in the file (a renamed key would otherwise add
 // a setting instead of overriding one).
@@ -256,6 +262,7 @@ func TestCompatOverlayKeys(t *testing.T) {
 		"exporters::prometheus::tls::enabled":                      true,
 		"exporters::prometheus_remote_write::endpoint":             true,
 		"service::pipelines::metrics::exporters":                   true,
+		"extensions::health_check::endpoint":                       true,
 	}
 	for _, k := range oc.AllKeys() {
 		assert.True(t, allowed[k], "the e2e overlay sets %s", k)

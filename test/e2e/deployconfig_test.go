@@ -21,13 +21,13 @@ import (
 // every component's section strictly (an unknown key fails) and runs its
 // validation; deploy's unit tests check the receiver section, the manifest
 // and the patch. The environment is the DaemonSet's (deploy/daemonset.yaml
-// sets these two; the others have defaults in the files, but the
+// sets these three; the others have defaults in the files, but the
 // gateway's backend; `validate` does not open the TLS files). A copy with an
 // unknown exporter key must fail, so the check can fail.
 func TestDeployConfigsValidate(t *testing.T) {
 	bin := collectorBin(t)
 	root := repoRoot(t)
-	env := append(os.Environ(), "K8S_NODE_NAME=node-1", "OTLP_ENDPOINT=otel-gateway.containerstats.svc:4317",
+	env := append(os.Environ(), "K8S_NODE_NAME=node-1", "OTLP_ENDPOINT=otel-gateway.containerstats.svc:4317", "MY_POD_IP=10.0.0.1",
 		"BACKEND_OTLP_ENDPOINT=http://prometheus.monitoring.svc:9090/api/v1/otlp")
 	validate := func(path string) (string, error) {
 		cmd := exec.Command(bin, "validate", "--config", path)

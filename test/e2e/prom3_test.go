@@ -39,8 +39,9 @@ func prometheus3Bin(t *testing.T) string {
 // prom3Overlay is what the test changes of the two shipped configs it
 // layers (deploy/prometheus-pull/config.yaml, then
 // deploy/prometheus-otlp/config.yaml): this machine's root and runtime
-// socket, a 1 s interval, the pull endpoint on a free loopback port, and
-// both exporters in the pipeline, the pull endpoint's TLS off (the
+// socket, a 1 s interval, the health check and the pull endpoint on free
+// loopback ports, and both exporters in the pipeline, the pull endpoint's
+// TLS off (the
 // scraping Prometheus 2 uses plain HTTP on loopback; the cluster test
 // scrapes the shipped mutual TLS). The OTLP endpoint comes from the file's
 // own ${env:PROMETHEUS_OTLP_ENDPOINT}. And send_timestamps: the exporter

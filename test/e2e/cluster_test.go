@@ -72,7 +72,12 @@ type cluster struct {
 	node *kubetest.Node
 	cs   kubernetes.Interface
 	prom *prometheus
-	a    *kubetest.Applier
+	// kubeletstatsProm is a second Prometheus, fed by a second pipeline of
+	// the gateway that runs config/kubeletstats-compat.yaml's processors
+	// (kubeletstatsGatewayOverlay): what the same data looks like under
+	// kubeletstats' names, for kubernetes-mixin-otel's own queries.
+	kubeletstatsProm *prometheus
+	a                *kubetest.Applier
 	// gateway is the gateway collector pod's address (OTLP/gRPC over TLS
 	// on 4317).
 	gateway string
@@ -183,18 +188,24 @@ func startCluster(t *testing.T) *cluster {
 	k.node = k.c.StartNode(t, bin, imageArchive(t))
 	k.cs = k.c.Client
 	k.a = kubetest.NewApplier(t, k.c)
-	l, err := net.Listen("tcp", kubetest.BridgeIP+":0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	bridgeAddr := func() string {
+		l, err := net.Listen("tcp", kubetest.BridgeIP+":0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		return addr
+	}
 	// The points the collector queued through the outage test's outage
 	// arrive late, behind newer points of other series: Prometheus takes
-	// them within its out-of-order window (docs/deploy.md).
-	k.prom = startPrometheusOn(t, addr, "global:\n  scrape_interval: 1h\nstorage:\n  tsdb:\n    out_of_order_time_window: 30m\n")
+	// them within its out-of-order window (docs/deploy.md). Both
+	// Prometheus servers get every point the gateway receives.
+	const promConfig = "global:\n  scrape_interval: 1h\nstorage:\n  tsdb:\n    out_of_order_time_window: 30m\n"
+	k.prom = startPrometheusOn(t, bridgeAddr(), promConfig)
+	k.kubeletstatsProm = startPrometheusOn(t, bridgeAddr(), promConfig)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNS}}, metav1.CreateOptions{})
+	_, err := k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy"))
 	k.pki = newClusterPKI(t)
@@ -208,7 +219,9 @@ func startCluster(t *testing.T) *cluster {
 // same image (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP over
 // TLS in, with deploy/gateway/config.yaml's tls section and the
 // certificate of the Secret otel-gateway-tls; remote write to Prometheus
-// out) in a ConfigMap. It runs in the node's network namespace, listening
+// out) and kubeletstatsGatewayOverlay over it (a second pipeline:
+// config/kubeletstats-compat.yaml's processors, remote write to
+// k.kubeletstatsProm) in a ConfigMap. It runs in the node's network namespace, listening
 // on the node's address (kubetest.BridgeIP:4317), so that it keeps its
 // address when the outage test takes it away and brings it back (this
 // cluster has no Service proxy). Returns that address.
@@ -242,7 +255,7 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 	k.createSecrets(t, ctx)
 	_, err = k.cs.CoreV1().ConfigMaps(collectorNS).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: gatewayName},
-		Data:       map[string]string{"config.yaml": string(cfg)},
+		Data:       map[string]string{"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg))},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	labels := map[string]string{"app.kubernetes.io/name": gatewayName}
@@ -259,8 +272,9 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 					HostNetwork:                  true,
 					Containers: []corev1.Container{{
 						Name: "otelcol", Image: image, ImagePullPolicy: corev1.PullNever,
-						Args: []string{"--config", "/etc/otelcol/config.yaml"},
+						Args: []string{"--config", "/etc/otelcol/config.yaml", "--config", "/etc/otelcol/kubeletstats.yaml"},
 						Env: []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
+							{Name: kubeletstatsRemoteWriteEnv, Value: k.kubeletstatsProm.remoteWriteURL()},
 							{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")}},
 						Ports: []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}, {Name: "tls", MountPath: "/etc/otelcol-tls", ReadOnly: true},

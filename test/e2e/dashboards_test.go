@@ -150,28 +150,48 @@ func panelsOf(file string, ps []grafanaPanel) []evalPanel {
 	return out
 }
 
-// mixinEntries reads dashboards/mixin/kubernetes-mixin-otel.json, which
-// docs/dashboards.md's table is generated from: the expressions of the
-// entries that have one, one panel each.
-func mixinPanels(t *testing.T) []evalPanel {
+// mixinEntry is an entry of dashboards/mixin/kubernetes-mixin-otel.json
+// (tools/dashboards/mixin.go): Expr is the mixin's own expression
+// ("as-is") or ours in its place ("ours"); Compat the mixin's own where it
+// selects kubeletstats' names, empty on our data as it is; Panel the
+// panels that run the query, ", "-separated.
+type mixinEntry struct {
+	Dashboard, Panel, Query, Status, Expr, Compat string
+}
+
+func (e mixinEntry) key() string { return "kubernetes-mixin-otel/" + e.Dashboard + "/" + e.Query }
+
+// targets is how many panel targets of the mixin run the query.
+func (e mixinEntry) targets() int { return len(strings.Split(e.Panel, ", ")) }
+
+// loadMixin reads dashboards/mixin/kubernetes-mixin-otel.json, which
+// docs/dashboards.md's table is generated from.
+func loadMixin(t *testing.T) []mixinEntry {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "dashboards", "mixin", "kubernetes-mixin-otel.json"))
 	require.NoError(t, err)
 	var doc struct {
-		Entries []struct {
-			Dashboard, Panel, Query, Status, Expr string
-		} `json:"entries"`
+		Entries []mixinEntry `json:"entries"`
 	}
 	require.NoError(t, json.Unmarshal(b, &doc))
+	require.NotEmpty(t, doc.Entries)
+	return doc.Entries
+}
+
+// mixinPanels: the expressions of the mixin table's entries that have one,
+// one panel each.
+func mixinPanels(t *testing.T) []evalPanel {
+	t.Helper()
 	var out []evalPanel
-	for _, e := range doc.Entries {
+	for _, e := range loadMixin(t) {
 		switch e.Status {
 		case "as-is", "ours":
 			require.NotEmpty(t, e.Expr, "%s/%s: status %s without an expression", e.Dashboard, e.Query, e.Status)
-			out = append(out, evalPanel{key: "kubernetes-mixin-otel/" + e.Dashboard + "/" + e.Query, board: "kubernetes-mixin-otel (" + e.Status + ")",
+			out = append(out, evalPanel{key: e.key(), board: "kubernetes-mixin-otel (" + e.Status + ")",
 				targets: []evalTarget{{"A", e.Expr}}})
 		case "other":
 			require.Empty(t, e.Expr, "%s/%s", e.Dashboard, e.Query)
+			require.Empty(t, e.Compat, "%s/%s", e.Dashboard, e.Query)
 		default:
 			t.Errorf("%s/%s: unknown status %q", e.Dashboard, e.Query, e.Status)
 		}
@@ -387,6 +407,80 @@ func (k *cluster) dashboards(t *testing.T, ws []workload, started time.Time) {
 	sort.Strings(excused)
 	t.Logf("dashboards (variables: namespace %s, pods %s, node %s, $__rate_interval 1m, $__range %s; GPU view: nodes %s, namespace %s):\n%s%d excused:\n  %s",
 		workNS, base["pod"], kubetest.NodeName, rng, gpu["node"], gpuMockNamespace, b.String(), len(excused), strings.Join(excused, "\n  "))
+	k.mixinThroughKubeletstats(t, base, excuses)
+}
+
+// mixinThroughKubeletstats evaluates kubernetes-mixin-otel's own queries
+// (the table's "as-is" expressions, and its network queries on
+// kubeletstats' direction label, Compat) on our data as it is (k.prom)
+// and on the same data passed through config/kubeletstats-compat.yaml
+// (k.kubeletstatsProm, the gateway's second pipeline): through the compat
+// file every one must return data, and a Compat one none on our data as it
+// is (what the table says; an "as-is" one must have data there, which the
+// main check requires already). A query excused in the main check (this
+// node cannot have its data) must return none on either. Logs the queries
+// and the panel targets that fill, each way.
+func (k *cluster) mixinThroughKubeletstats(t *testing.T, vars, excuses map[string]string) {
+	t.Helper()
+	require.NotNil(t, k.kubeletstatsProm, "no Prometheus behind the gateway's kubeletstats-compat pipeline")
+	type tally struct{ queries, targets, fullQ, fullT int }
+	var asIs, compat tally // on our data as it is; through the compat file
+	var compatOnly tally   // the Compat queries
+	has := func(p *prometheus, expr string) bool {
+		rs, err := p.query(substitute(t, expr, vars))
+		require.NoError(t, err, "%s", expr)
+		return len(rs) > 0
+	}
+	for _, e := range loadMixin(t) {
+		expr := e.Compat
+		if e.Status == "as-is" {
+			require.Empty(t, e.Compat, "%s: as-is with a compat expression", e.key())
+			expr = e.Expr
+		}
+		if expr == "" {
+			continue
+		}
+		n := e.targets()
+		ours, through := has(k.prom, expr), has(k.kubeletstatsProm, expr)
+		asIs.queries++
+		asIs.targets += n
+		compat.queries++
+		compat.targets += n
+		if ours {
+			asIs.fullQ++
+			asIs.fullT += n
+		}
+		if through {
+			compat.fullQ++
+			compat.fullT += n
+		}
+		if e.Compat != "" {
+			compatOnly.queries++
+			compatOnly.targets += n
+			if through {
+				compatOnly.fullQ++
+				compatOnly.fullT += n
+			}
+		}
+		why, isExcused := excuses[e.key()]
+		switch {
+		case isExcused && (ours || through):
+			t.Errorf("%s is excused (%s) but has data (as it is %v, through kubeletstats-compat %v): the excuse is wrong", e.key(), why, ours, through)
+		case isExcused:
+		case !through:
+			t.Errorf("%s: the mixin's own query has no data through %s: %s", e.key(), kubeletstatsCompatFile, expr)
+		case e.Compat != "" && ours:
+			t.Errorf("%s: the mixin's own query (on kubeletstats' names) has data on ours as it is: the table says it is empty there: %s", e.key(), expr)
+		}
+	}
+	require.Positive(t, compatOnly.queries, "no mixin query on kubeletstats' names in the table")
+	t.Logf("kubernetes-mixin-otel's own queries (variables as above), with data:\n"+
+		"  on our data as it is: %d / %d queries, %d / %d panel targets\n"+
+		"  through %s: %d / %d queries, %d / %d panel targets\n"+
+		"  of which on kubeletstats' direction label (empty as it is): %d / %d queries, %d / %d panel targets",
+		asIs.fullQ, asIs.queries, asIs.fullT, asIs.targets,
+		kubeletstatsCompatFile, compat.fullQ, compat.queries, compat.fullT, compat.targets,
+		compatOnly.fullQ, compatOnly.queries, compatOnly.fullT, compatOnly.targets)
 }
 
 // checkVariables evaluates a dashboard's label_values variables as

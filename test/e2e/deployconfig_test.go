@@ -17,7 +17,7 @@ import (
 
 // TestDeployConfigsValidate: every collector config a user deploys (the
 // DaemonSet's default, the two Prometheus setups, the cAdvisor-compatible
-// view, the example gateway) is accepted by the built collector's own `validate`, which decodes
+// view, kubeletstats' names, the example gateway) is accepted by the built collector's own `validate`, which decodes
 // every component's section strictly (an unknown key fails) and runs its
 // validation; deploy's unit tests check the receiver section, the manifest
 // and the patch. The environment is the DaemonSet's (deploy/daemonset.yaml
@@ -40,6 +40,7 @@ func TestDeployConfigsValidate(t *testing.T) {
 		"deploy/prometheus-pull/config.yaml",
 		"deploy/prometheus-otlp/config.yaml",
 		"config/cadvisor-compat.yaml",
+		"config/kubeletstats-compat.yaml",
 		"deploy/gateway/config.yaml",
 	} {
 		out, err := validate(filepath.Join(root, f))

@@ -6,6 +6,8 @@ package deploy
 import (
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +37,12 @@ var podConfigs = []string{
 	"prometheus-pull/config.yaml",
 	"gateway/config.yaml",
 	"../config/cadvisor-compat.yaml",
+	"../config/kubeletstats-compat.yaml",
 }
+
+// devConfigs are config/'s files that are not a pod's: `make run`'s and
+// the e2e test's agent and sink (several on one host: no fixed port).
+var devConfigs = []string{"../config/local.yaml", "../config/e2e-agent.yaml", "../config/e2e-sink.yaml"}
 
 func loadConf(t *testing.T, path string) *confmap.Conf {
 	t.Helper()
@@ -55,6 +62,12 @@ func loadConf(t *testing.T, path string) *confmap.Conf {
 // port. config/local.yaml (`make run` on a developer's host) serves it on
 // loopback.
 func TestHealthCheck(t *testing.T) {
+	// A config added to config/ is a pod's unless listed as a developer's.
+	files, err := filepath.Glob("../config/*.yaml")
+	require.NoError(t, err)
+	for _, f := range files {
+		assert.True(t, slices.Contains(podConfigs, f) || slices.Contains(devConfigs, f), "%s: neither in podConfigs nor in devConfigs", f)
+	}
 	for _, f := range podConfigs {
 		conf := loadConf(t, f)
 		assert.Equal(t, healthEndpoint, conf.Get("extensions::health_check::endpoint"), "%s: health_check's endpoint", f)

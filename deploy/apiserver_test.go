@@ -46,20 +46,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	defer cancel()
 
 	docs := kubetest.Manifests(t, ".")
-	var dsDoc *kubetest.Doc
-	for i, d := range docs {
-		got, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
-		require.NoError(t, err, "apply %s", d)
-		require.Equal(t, d.Obj.GetName(), got.GetName())
-		require.NotEmpty(t, got.GetUID(), "%s", d)
-		if w := a.TakeWarnings(); len(w) > 0 {
-			t.Errorf("apply %s: warnings %q", d, w)
-		}
-		t.Logf("applied %s (uid %s)", d, got.GetUID())
-		if d.Obj.GetKind() == "DaemonSet" {
-			dsDoc = &docs[i]
-		}
-	}
+	dsDoc := applyAll(ctx, t, a, docs, "DaemonSet")
 	require.NotNil(t, dsDoc, "no DaemonSet in deploy/")
 
 	// Read back through the typed client: what the API server stored is the
@@ -313,20 +300,8 @@ func TestOperatorOnAPIServer(t *testing.T) {
 		}
 	}
 	a = kubetest.NewApplier(t, c)
-	var colDoc *kubetest.Doc
 	docs := kubetest.Manifests(t, "operator")
-	for i, d := range docs {
-		got, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
-		require.NoError(t, err, "apply %s", d)
-		require.NotEmpty(t, got.GetUID(), "%s", d)
-		if w := a.TakeWarnings(); len(w) > 0 {
-			t.Errorf("apply %s: warnings %q", d, w)
-		}
-		t.Logf("applied %s (uid %s)", d, got.GetUID())
-		if d.Obj.GetKind() == "OpenTelemetryCollector" {
-			colDoc = &docs[i]
-		}
-	}
+	colDoc := applyAll(ctx, t, a, docs, "OpenTelemetryCollector")
 	require.NotNil(t, colDoc, "no OpenTelemetryCollector in deploy/operator/")
 	require.Equal(t, "opentelemetry.io/v1beta1", colDoc.Obj.GetAPIVersion())
 
@@ -363,4 +338,26 @@ func TestOperatorOnAPIServer(t *testing.T) {
 	require.Error(t, err, "a misspelled field was accepted by apply")
 	require.Contains(t, err.Error(), `.spec.hostPId: field not declared in schema`)
 	t.Logf("apply of a misspelled field rejected: %v", err)
+}
+
+// applyAll applies every document as it is (server-side apply, strict),
+// sees each stored under its name with no warning, and returns the one of
+// kind (nil: none).
+func applyAll(ctx context.Context, t *testing.T, a *kubetest.Applier, docs []kubetest.Doc, kind string) *kubetest.Doc {
+	t.Helper()
+	var found *kubetest.Doc
+	for i, d := range docs {
+		got, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		require.Equal(t, d.Obj.GetName(), got.GetName())
+		require.NotEmpty(t, got.GetUID(), "%s", d)
+		if w := a.TakeWarnings(); len(w) > 0 {
+			t.Errorf("apply %s: warnings %q", d, w)
+		}
+		t.Logf("applied %s (uid %s)", d, got.GetUID())
+		if d.Obj.GetKind() == kind {
+			found = &docs[i]
+		}
+	}
+	return found
 }

@@ -70,10 +70,17 @@ RUN_CONFIG ?= config/local.yaml
 # recipe, so two invocations of one target run one after the other.
 LOCK = mkdir -p "$(CURDIR)/build" && exec 9>"$(CURDIR)/build/.lock-$@" && flock 9
 
-# `make image`: the distribution as an OCI image archive, built with bash,
-# tar and sha256sum (deploy/image/). Import: ctr -n k8s.io images import $(IMAGE_ARCHIVE)
-IMAGE_NAME    ?= docker.io/library/otelcol-containerstats:0.0.0-dev
-IMAGE_ARCHIVE ?= bin/otelcol-containerstats-image.tar
+# `make image`: the distribution as one multi-arch OCI image archive
+# (linux/amd64 and linux/arm64 in an image index) written by tools/ociimage
+# (its own module, go-containerregistry): the binary, its glibc, the
+# default config, Debian's CA bundle, the LICENSE, the OCI annotations
+# version/source/revision, user uid 0 (docs/deploy.md). Import:
+# ctr -n k8s.io images import $(IMAGE_ARCHIVE) (the node's platform).
+IMAGE_NAME     ?= docker.io/library/otelcol-containerstats:$(VERSION)
+IMAGE_ARCHIVE  ?= bin/otelcol-containerstats-image.tar
+IMAGE_SOURCE   ?= https://github.com/containerstats/containerstatsreceiver
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_CA       ?= /etc/ssl/certs/ca-certificates.crt
 E2E_TIMEOUT   ?= 10m
 
 TEST_TIMEOUT ?= 20m
@@ -250,7 +257,7 @@ arch-test: otelcol otelcol-arm64
 # and memory bandwidth), and its tests time what runs in the guest. TEST_BG=
 # runs everything in its step.
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross arch-test v2-test
-TEST_BG    ?= prometheus3 kube-bins cadvisor-peer v2guest-build fuzz-build v2guest-image otelcol-arm64 nocgo cross
+TEST_BG    ?= prometheus3 otelcol-arm64 kube-bins cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
 test:
 	rc=0 times=() t0=$$SECONDS bg=
 	hz=$$(getconf CLK_TCK)
@@ -427,7 +434,8 @@ prometheus3:
 # a missing prerequisite fails it instead of skipping.
 e2e: otelcol image prometheus3
 	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e ./test/e2e/
-	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
+	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" OTELCOL_ARM64_BIN="$(CURDIR)/$(OTELCOL_ARM64_BIN)" QEMU_AARCH64="$(QEMU_AARCH64)" \
+	  IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
 	  PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
 
@@ -484,6 +492,16 @@ SOAK_TIMEOUT  ?= 60m
 soak:
 	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoakChurn$$' -timeout $(SOAK_TIMEOUT) -v .
 
+# The collector's version: --version, service.version, the receiver's scope
+# version, the image's tag and annotations. ocb writes dist.version into
+# the generated main.go as a literal, so the build runs ocb on a copy of
+# builder-config.yaml with $(VERSION) in it (build/builder-config.yaml).
+# Local builds stay 0.0.0-dev; make release VERSION=x.y.z.
+VERSION ?= 0.0.0-dev
+ifeq ($(shell printf '%s' '$(VERSION)' | grep -Ex '[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?'),)
+$(error VERSION=$(VERSION) is not a semantic version x.y.z[-pre])
+endif
+
 # ocb generates the distribution's sources and go.mod in $(DIST_DIR) and
 # resolves its modules (strict version check on); the compile is ours so that
 # it runs with cgo on (go-nvml needs it). Each architecture compiles a copy
@@ -496,7 +514,9 @@ define dist_sources
 mkdir -p "$(CURDIR)/build" $(DIST_DIR) build/otelcol-$(1) $(dir $(OTELCOL_BIN))
 exec 8>"$(CURDIR)/build/.lock-dist"
 flock 8
-$(BUILDER) --config builder-config.yaml --skip-compilation --skip-strict-versioning=false
+sed 's/^  version: 0\.0\.0-dev$$/  version: $(VERSION)/' builder-config.yaml > build/builder-config.yaml
+grep -qx '  version: $(VERSION)' build/builder-config.yaml
+$(BUILDER) --config build/builder-config.yaml --skip-compilation --skip-strict-versioning=false
 rm -f build/otelcol-$(1)/*.go
 cp $(DIST_DIR)/*.go $(DIST_DIR)/go.mod $(DIST_DIR)/go.sum build/otelcol-$(1)/
 exec 8>&-
@@ -511,21 +531,27 @@ otelcol:
 
 # linux/arm64 from any Linux host, cgo through $(CC_ARM64) and the
 # arm64 glibc of libc6-dev-arm64-cross; make arch-test runs it under
-# qemu-user. In make test's background (TEST_BG): a cold build is a
-# second compile of the whole distribution (CONTRIBUTING.md, "CI time").
+# qemu-user. In make test's background (TEST_BG), right after Prometheus 3:
+# the image (e2e, kube-test) holds it; a cold build is a second compile of
+# the whole distribution (CONTRIBUTING.md, "CI time").
 otelcol-arm64:
 	$(LOCK)
 	$(call dist_sources,arm64)
 	cd build/otelcol-arm64
 	CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=$(CC_ARM64) $(OTELCOL_GOBUILD) -o "$(CURDIR)/$(OTELCOL_ARM64_BIN)" .
 
-# Root filesystem: the binary, the libraries ldd lists for it (glibc), the
-# default config; entrypoint the binary, command --config the default config.
-image: otelcol
-	rootfs=build/image/rootfs
-	deploy/image/rootfs.sh "$(OTELCOL_BIN)" "$$rootfs"
-	deploy/image/build-oci.sh "$$rootfs" "$(IMAGE_NAME)" "$(IMAGE_ARCHIVE)" \
-	  /otelcol-containerstats -- --config /etc/otelcol/config.yaml
+# The image's root filesystem: the binaries, the loader and libraries their
+# ELF headers name (the host's glibc for amd64, libc6-dev-arm64-cross's for
+# arm64), deploy/config.yaml as the default config, the CA bundle, the
+# LICENSE, an empty /tmp; entrypoint the binary, command --config the
+# default config. Reproducible: created at the commit's time.
+image: otelcol otelcol-arm64
+	created=$$(git log -1 --format=%ct 2>/dev/null || echo 0)
+	$(GO) run -C tools/ociimage . -o "$(CURDIR)/$(IMAGE_ARCHIVE)" -name "$(IMAGE_NAME)" \
+	  -version "$(VERSION)" -source "$(IMAGE_SOURCE)" -revision "$(IMAGE_REVISION)" -created "$$created" \
+	  -config "$(CURDIR)/deploy/config.yaml" -ca "$(IMAGE_CA)" -license "$(CURDIR)/LICENSE" -user 0:0 \
+	  -platform linux/amd64="$(CURDIR)/$(OTELCOL_BIN)" -platform linux/arm64="$(CURDIR)/$(OTELCOL_ARM64_BIN)" \
+	  -- /otelcol-containerstats -- --config /etc/otelcol/config.yaml
 
 # On a node with an NVIDIA GPU and driver: read every GPU once through the
 # collector's NVML code (internal/gpu, the real libnvidia-ml.so.1) and

@@ -553,6 +553,39 @@ image: otelcol otelcol-arm64
 	  -platform linux/amd64="$(CURDIR)/$(OTELCOL_BIN)" -platform linux/arm64="$(CURDIR)/$(OTELCOL_ARM64_BIN)" \
 	  -- /otelcol-containerstats -- --config /etc/otelcol/config.yaml
 
+# A versioned release into $(RELEASE_DIR): make release VERSION=x.y.z.
+# Fails unless CHANGELOG.md has a section `## x.y.z ...`. The binaries per
+# architecture (their --version checked), the multi-arch image archive,
+# a CycloneDX SBOM of each binary (cyclonedx-gomod, pinned as a Go tool in
+# tools/sbom/go.mod, reading the modules the binary was built from), the
+# CHANGELOG section, and SHA256SUMS of them all. Local builds stay
+# 0.0.0-dev: the next make otelcol builds that again.
+RELEASE_DIR := build/release
+SBOM        := $(GO) tool -modfile=$(CURDIR)/tools/sbom/go.mod cyclonedx-gomod
+.PHONY: release
+release:
+	if [ "$(VERSION)" = 0.0.0-dev ]; then echo "release: give the version, make release VERSION=x.y.z" >&2; exit 1; fi
+	section=$$(awk -v v="$(VERSION)" '/^## /{on = ($$2 == v)} on' CHANGELOG.md)
+	if [ -z "$$section" ]; then echo "release: CHANGELOG.md has no section '## $(VERSION) ...'" >&2; exit 1; fi
+	$(MAKE) --no-print-directory image VERSION=$(VERSION)
+	for b in $(OTELCOL_BIN) $(OTELCOL_ARM64_BIN); do
+	  v=$$(case $$b in *arm64) $(QEMU_AARCH64) -L $(QEMU_LD_PREFIX) $$b --version;; *) $$b --version;; esac)
+	  [ "$$v" = "otelcol-containerstats version $(VERSION)" ] || { echo "release: $$b --version says '$$v'" >&2; exit 1; }
+	done
+	rm -rf $(RELEASE_DIR)
+	mkdir -p $(RELEASE_DIR)
+	p=$(RELEASE_DIR)/otelcol-containerstats_$(VERSION)
+	cp $(OTELCOL_BIN) $${p}_linux_amd64
+	cp $(OTELCOL_ARM64_BIN) $${p}_linux_arm64
+	cp $(IMAGE_ARCHIVE) $${p}_image.tar
+	for a in amd64 arm64; do
+	  $(SBOM) bin -json -version $(VERSION) -output $${p}_linux_$$a.cdx.json $${p}_linux_$$a
+	done
+	printf '%s\n' "$$section" > $(RELEASE_DIR)/CHANGELOG-$(VERSION).md
+	cd $(RELEASE_DIR)
+	sha256sum -- * > SHA256SUMS
+	ls -l
+
 # On a node with an NVIDIA GPU and driver: read every GPU once through the
 # collector's NVML code (internal/gpu, the real libnvidia-ml.so.1) and
 # compare each figure with nvidia-smi --query-gpu taken between two of our

@@ -5,9 +5,14 @@
 #   make test    everything CI checks (generated code and dashboards, vet,
 #                the unit tests under the race detector, the distribution
 #                build, the end-to-end test, the real cluster, the fuzz
-#                smoke, the no-cgo type check and tests, the darwin/windows
-#                type check, the cgroup v2 guest), then the leftover check
-#                (make leftovers), which runs even when a step failed
+#                smoke, the no-cgo type check and tests, the darwin,
+#                windows and linux/arm64 type check, the amd64 and arm64
+#                binaries against the golden files, the cgroup v2 guest),
+#                then the leftover check (make leftovers), which runs even
+#                when a step failed
+#   make otelcol-arm64  the collector for linux/arm64 (cgo, Debian's cross
+#                toolchain); make arch-test runs both binaries (arm64 under
+#                qemu-user) on the fixtures against the golden files
 #   make unit    the unit tests without the race detector (quicker)
 #   make dashboards  the Grafana dashboards (dashboards/, tools/dashboards)
 #   make image   the collector as an OCI image archive (no docker engine)
@@ -44,19 +49,39 @@ CROSSCHECK := $(GO) run -C "$(CURDIR)/tools" ./crosscheck
 
 DIST_DIR    := build/otelcol
 OTELCOL_BIN := bin/otelcol-containerstats
+# The distribution for linux/arm64 (make otelcol-arm64): cgo through
+# Debian's cross toolchain (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross).
+OTELCOL_ARM64_BIN := bin/otelcol-containerstats-arm64
+CC_ARM64          ?= aarch64-linux-gnu-gcc
 # Flags for the collector's `go build` (ocb's defaults). Override to build
 # differently, e.g. make otelcol OTELCOL_BUILDFLAGS='-race -trimpath'
-OTELCOL_BUILDFLAGS ?= -trimpath -ldflags='-s -w'
+OTELCOL_BUILDFLAGS ?= -trimpath
+OTELCOL_LDFLAGS    ?= -s -w
+# NVML's symbols are bound lazily, on every architecture: go-nvml links
+# with them undefined and dlopen()s libnvidia-ml.so.1 only when GPU
+# metrics start, so a node without the NVIDIA library must not resolve
+# them at load. -z lazy is the default of Debian's linkers but not of every
+# toolchain (hardened ones default to -z now), and go-nvml leaves it to the
+# application (its PR #131); test/archgolden checks each binary's dynamic
+# section and relocations, and starts it without the library.
+OTELCOL_EXTLDFLAGS := -Wl,-z,lazy
 RUN_CONFIG ?= config/local.yaml
 # First line of a build recipe that `make test` may also run in the
 # background (TEST_BG): holds build/.lock-<target> for the rest of the
 # recipe, so two invocations of one target run one after the other.
 LOCK = mkdir -p "$(CURDIR)/build" && exec 9>"$(CURDIR)/build/.lock-$@" && flock 9
 
-# `make image`: the distribution as an OCI image archive, built with bash,
-# tar and sha256sum (deploy/image/). Import: ctr -n k8s.io images import $(IMAGE_ARCHIVE)
-IMAGE_NAME    ?= docker.io/library/otelcol-containerstats:0.0.0-dev
-IMAGE_ARCHIVE ?= bin/otelcol-containerstats-image.tar
+# `make image`: the distribution as one multi-arch OCI image archive
+# (linux/amd64 and linux/arm64 in an image index) written by tools/ociimage
+# (its own module, go-containerregistry): the binary, its glibc, the
+# default config, Debian's CA bundle, the LICENSE, the OCI annotations
+# version/source/revision, user uid 0 (docs/deploy.md). Import:
+# ctr -n k8s.io images import $(IMAGE_ARCHIVE) (the node's platform).
+IMAGE_NAME     ?= docker.io/library/otelcol-containerstats:$(VERSION)
+IMAGE_ARCHIVE  ?= bin/otelcol-containerstats-image.tar
+IMAGE_SOURCE   ?= https://github.com/containerstats/containerstatsreceiver
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_CA       ?= /etc/ssl/certs/ca-certificates.crt
 E2E_TIMEOUT   ?= 10m
 
 TEST_TIMEOUT ?= 20m
@@ -77,7 +102,7 @@ TEST_BUILDFLAGS ?= -race
 # file counts too); check-generated fails if `generate` changes any of them.
 GENERATED := 'internal/metadata' 'documentation.md' 'generated_*.go'
 
-.PHONY: all generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol image e2e run clean gpu-check
+.PHONY: all generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check
 
 # mdatagen names the package of the generated tests after the base name of
 # metadata.yaml's directory (filepath.Base, symlinks not resolved), so run it
@@ -150,27 +175,49 @@ nocgo:
 	CGO_ENABLED=0 $(GO) test -gcflags='$(NOCGO_GCFLAGS)' -timeout $(TEST_TIMEOUT) -run '$(NOCGO_RUN)' $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The module builds where the collector builds: darwin and windows too,
-# without cgo (the receiver refuses to start there, naming root_path).
-# tools/crosscheck type-checks it for each system from source, compiling
-# nothing: go list picks each package's files for that GOOS as go build
+# without cgo (the receiver refuses to start there, naming root_path), and
+# linux/arm64. tools/crosscheck type-checks it for each platform (GOOS or
+# GOOS/GOARCH) from source, compiling
+# nothing: go list picks each package's files for that platform as go build
 # does, and go/types is the compiler's own type checker, so a type or
-# build-tag error (a name a !linux file lacks, a stub missing) fails here as
-# `GOOS=<os> go build` fails; only back-end errors (assembly, the linker)
-# need a real build (CROSS_BUILD=1). 663 packages per system in about 10 s
+# build-tag error (a name a !linux file lacks, a stub missing, a syscall
+# field whose type differs on arm64) fails here as `GOOS=<os> GOARCH=<arch>
+# go build` fails; only back-end errors (assembly, the linker) need a real
+# build (CROSS_BUILD=1). 663 packages per system in about 10 s
 # warm, where the build compiled 654 packages per system (647 s of a cold
 # CI run's background, CONTRIBUTING.md "CI time"). The distribution is our
 # module plus core and contrib components that their own projects build
 # for those systems, so CI checks only the module (CROSS_DIST=1 checks
-# $(DIST_DIR) too).
-CROSS_GOOS  ?= darwin windows
-CROSS_DIST  ?=
-CROSS_BUILD ?=
+# $(DIST_DIR) too). linux/arm64 is checked without cgo here; its cgo
+# build is make otelcol-arm64's, which make test runs (arch-test).
+CROSS_PLATFORMS ?= darwin windows linux/arm64
+CROSS_DIST      ?=
+CROSS_BUILD     ?=
 cross: $(if $(CROSS_DIST),otelcol)
 	$(LOCK)
 	$(GO) test -C tools ./crosscheck
-	$(CROSSCHECK) -goos "$(CROSS_GOOS)" -C "$(CURDIR)" ./...
-	$(if $(CROSS_DIST),$(CROSSCHECK) -goos "$(CROSS_GOOS)" -C "$(CURDIR)/$(DIST_DIR)" .)
-	$(if $(CROSS_BUILD),for os in $(CROSS_GOOS); do GOOS=$$os CGO_ENABLED=0 $(GO) build ./...; $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .);) done)
+	$(CROSSCHECK) -goos "$(CROSS_PLATFORMS)" -C "$(CURDIR)" ./...
+	$(if $(CROSS_DIST),$(CROSSCHECK) -goos "$(CROSS_PLATFORMS)" -C "$(CURDIR)/$(DIST_DIR)" .)
+	$(if $(CROSS_BUILD),for p in $(CROSS_PLATFORMS); do os=$${p%%/*} arch=$$($(GO) env GOARCH); [[ $$p == */* ]] && arch=$${p#*/}; GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build ./...; $(if $(CROSS_DIST),(cd $(DIST_DIR) && GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -buildvcs=false -o /dev/null .);) done)
+
+# The distribution's binaries against the fixture trees (test/archgolden,
+# build tag archgolden): the host's (linux/amd64 in CI) natively and the
+# arm64 one under qemu-user (Debian's qemu-user-static, invoked with the
+# arm64 glibc of libc6-dev-arm64-cross as its library prefix: binfmt_misc
+# need not be registered), each running one receiver per layout of
+# testdata/fixtures with root_path on a copy of it; each layout's second
+# scrape must equal testdata/golden/<layout>.yaml, which the scrape's own
+# tests write. Also: the binaries start without libnvidia-ml and say so
+# once per receiver, and bind NVML's symbols lazily (OTELCOL_EXTLDFLAGS).
+# No root; about 15 s. In CI a missing binary, emulator or C library
+# fails it.
+QEMU_AARCH64   ?= qemu-aarch64-static
+QEMU_LD_PREFIX ?= /usr/aarch64-linux-gnu
+arch-test: otelcol otelcol-arm64
+	$(GO) vet $(TEST_BUILDFLAGS) -tags archgolden ./test/archgolden/
+	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" OTELCOL_ARM64_BIN="$(CURDIR)/$(OTELCOL_ARM64_BIN)" \
+	  QEMU_AARCH64="$(QEMU_AARCH64)" QEMU_LD_PREFIX="$(QEMU_LD_PREFIX)" CC_ARM64="$(CC_ARM64)" \
+	  $(GO) test $(TEST_BUILDFLAGS) -tags archgolden -count=1 -v -timeout 5m $(GOTESTFLAGS) ./test/archgolden/
 
 # Add end-to-end pieces as further prerequisites of test-steps (they can
 # rely on $(OTELCOL_BIN), built by the otelcol prerequisite). The leftover
@@ -203,14 +250,15 @@ cross: $(if $(CROSS_DIST),otelcol)
 # says so (build/test-background.log); its step runs it again and fails
 # there with its output (the background runs at ionice's idle class too).
 # The checks that need nothing built (fuzz-smoke, nocgo, cross) come after
-# the cluster, so their background runs have its idle time, and v2-test
+# the cluster, so their background runs have its idle time, then arch-test
+# (the arm64 distribution, built in the background), and v2-test
 # is last, when the background is done: the TCG guest slows down badly
 # beside a compile even at nice 19 (TestV2Node took 509 s instead of 322 s
 # in a cold run; nice does not keep another process off the core's caches
 # and memory bandwidth), and its tests time what runs in the guest. TEST_BG=
 # runs everything in its step.
-TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross v2-test
-TEST_BG    ?= prometheus3 kube-bins helm cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
+TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross arch-test v2-test
+TEST_BG    ?= prometheus3 otelcol-arm64 kube-bins helm cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
 test:
 	rc=0 times=() t0=$$SECONDS bg=
 	hz=$$(getconf CLK_TCK)
@@ -387,7 +435,8 @@ prometheus3:
 # a missing prerequisite fails it instead of skipping.
 e2e: otelcol image prometheus3
 	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e ./test/e2e/
-	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
+	OTELCOL_BIN="$(CURDIR)/$(OTELCOL_BIN)" OTELCOL_ARM64_BIN="$(CURDIR)/$(OTELCOL_ARM64_BIN)" QEMU_AARCH64="$(QEMU_AARCH64)" \
+	  IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" IMAGE_NAME="$(IMAGE_NAME)" \
 	  PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e -count=1 -v -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/
 
@@ -444,23 +493,99 @@ SOAK_TIMEOUT  ?= 60m
 soak:
 	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoakChurn$$' -timeout $(SOAK_TIMEOUT) -v .
 
+# The collector's version: --version, service.version, the receiver's scope
+# version, the image's tag and annotations. ocb writes dist.version into
+# the generated main.go as a literal, so the build runs ocb on a copy of
+# builder-config.yaml with $(VERSION) in it (build/builder-config.yaml).
+# Local builds stay 0.0.0-dev; make release VERSION=x.y.z.
+VERSION ?= 0.0.0-dev
+ifeq ($(shell printf '%s' '$(VERSION)' | grep -Ex '[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?'),)
+$(error VERSION=$(VERSION) is not a semantic version x.y.z[-pre])
+endif
+
 # ocb generates the distribution's sources and go.mod in $(DIST_DIR) and
 # resolves its modules (strict version check on); the compile is ours so that
-# it runs with cgo on (go-nvml needs it). Both steps are incremental: a warm
+# it runs with cgo on (go-nvml needs it). Each architecture compiles a copy
+# of those sources (build/otelcol-<arch>), taken under build/.lock-dist
+# with ocb's run: make test builds arm64 in the background (TEST_BG) while
+# its otelcol step may run ocb again. Both steps are incremental: a warm
 # rebuild takes a few seconds.
-otelcol:
-	mkdir -p $(DIST_DIR) $(dir $(OTELCOL_BIN))
-	$(BUILDER) --config builder-config.yaml --skip-compilation --skip-strict-versioning=false
-	cd $(DIST_DIR)
-	CGO_ENABLED=1 $(GO) build -buildvcs=false $(OTELCOL_BUILDFLAGS) -o "$(CURDIR)/$(OTELCOL_BIN)" .
+#   dist_sources ARCH: generate the sources, copy them to build/otelcol-ARCH
+define dist_sources
+mkdir -p "$(CURDIR)/build" $(DIST_DIR) build/otelcol-$(1) $(dir $(OTELCOL_BIN))
+exec 8>"$(CURDIR)/build/.lock-dist"
+flock 8
+sed 's/^  version: 0\.0\.0-dev$$/  version: $(VERSION)/' builder-config.yaml > build/builder-config.yaml
+grep -qx '  version: $(VERSION)' build/builder-config.yaml
+$(BUILDER) --config build/builder-config.yaml --skip-compilation --skip-strict-versioning=false
+rm -f build/otelcol-$(1)/*.go
+cp $(DIST_DIR)/*.go $(DIST_DIR)/go.mod $(DIST_DIR)/go.sum build/otelcol-$(1)/
+exec 8>&-
+endef
+OTELCOL_GOBUILD = $(GO) build -buildvcs=false $(OTELCOL_BUILDFLAGS) -ldflags='$(OTELCOL_LDFLAGS) -extldflags=$(OTELCOL_EXTLDFLAGS)'
 
-# Root filesystem: the binary, the libraries ldd lists for it (glibc), the
-# default config; entrypoint the binary, command --config the default config.
-image: otelcol
-	rootfs=build/image/rootfs
-	deploy/image/rootfs.sh "$(OTELCOL_BIN)" "$$rootfs"
-	deploy/image/build-oci.sh "$$rootfs" "$(IMAGE_NAME)" "$(IMAGE_ARCHIVE)" \
-	  /otelcol-containerstats -- --config /etc/otelcol/config.yaml
+# The host's architecture (linux/amd64 in CI).
+otelcol:
+	$(call dist_sources,host)
+	cd build/otelcol-host
+	CGO_ENABLED=1 $(OTELCOL_GOBUILD) -o "$(CURDIR)/$(OTELCOL_BIN)" .
+
+# linux/arm64 from any Linux host, cgo through $(CC_ARM64) and the
+# arm64 glibc of libc6-dev-arm64-cross; make arch-test runs it under
+# qemu-user. In make test's background (TEST_BG), right after Prometheus 3:
+# the image (e2e, kube-test) holds it; a cold build is a second compile of
+# the whole distribution (CONTRIBUTING.md, "CI time").
+otelcol-arm64:
+	$(LOCK)
+	$(call dist_sources,arm64)
+	cd build/otelcol-arm64
+	CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=$(CC_ARM64) $(OTELCOL_GOBUILD) -o "$(CURDIR)/$(OTELCOL_ARM64_BIN)" .
+
+# The image's root filesystem: the binaries, the loader and libraries their
+# ELF headers name (the host's glibc for amd64, libc6-dev-arm64-cross's for
+# arm64), deploy/config.yaml as the default config, the CA bundle, the
+# LICENSE, an empty /tmp; entrypoint the binary, command --config the
+# default config. Reproducible: created at the commit's time.
+image: otelcol otelcol-arm64
+	created=$$(git log -1 --format=%ct 2>/dev/null || echo 0)
+	$(GO) run -C tools/ociimage . -o "$(CURDIR)/$(IMAGE_ARCHIVE)" -name "$(IMAGE_NAME)" \
+	  -version "$(VERSION)" -source "$(IMAGE_SOURCE)" -revision "$(IMAGE_REVISION)" -created "$$created" \
+	  -config "$(CURDIR)/deploy/config.yaml" -ca "$(IMAGE_CA)" -license "$(CURDIR)/LICENSE" -user 0:0 \
+	  -platform linux/amd64="$(CURDIR)/$(OTELCOL_BIN)" -platform linux/arm64="$(CURDIR)/$(OTELCOL_ARM64_BIN)" \
+	  -- /otelcol-containerstats -- --config /etc/otelcol/config.yaml
+
+# A versioned release into $(RELEASE_DIR): make release VERSION=x.y.z.
+# Fails unless CHANGELOG.md has a section `## x.y.z ...`. The binaries per
+# architecture (their --version checked), the multi-arch image archive,
+# a CycloneDX SBOM of each binary (cyclonedx-gomod, pinned as a Go tool in
+# tools/sbom/go.mod, reading the modules the binary was built from), the
+# CHANGELOG section, and SHA256SUMS of them all. Local builds stay
+# 0.0.0-dev: the next make otelcol builds that again.
+RELEASE_DIR := build/release
+SBOM        := $(GO) tool -modfile=$(CURDIR)/tools/sbom/go.mod cyclonedx-gomod
+.PHONY: release
+release:
+	if [ "$(VERSION)" = 0.0.0-dev ]; then echo "release: give the version, make release VERSION=x.y.z" >&2; exit 1; fi
+	section=$$(awk -v v="$(VERSION)" '/^## /{on = ($$2 == v)} on' CHANGELOG.md)
+	if [ -z "$$section" ]; then echo "release: CHANGELOG.md has no section '## $(VERSION) ...'" >&2; exit 1; fi
+	$(MAKE) --no-print-directory image VERSION=$(VERSION)
+	for b in $(OTELCOL_BIN) $(OTELCOL_ARM64_BIN); do
+	  v=$$(case $$b in *arm64) $(QEMU_AARCH64) -L $(QEMU_LD_PREFIX) $$b --version;; *) $$b --version;; esac)
+	  [ "$$v" = "otelcol-containerstats version $(VERSION)" ] || { echo "release: $$b --version says '$$v'" >&2; exit 1; }
+	done
+	rm -rf $(RELEASE_DIR)
+	mkdir -p $(RELEASE_DIR)
+	p=$(RELEASE_DIR)/otelcol-containerstats_$(VERSION)
+	cp $(OTELCOL_BIN) $${p}_linux_amd64
+	cp $(OTELCOL_ARM64_BIN) $${p}_linux_arm64
+	cp $(IMAGE_ARCHIVE) $${p}_image.tar
+	for a in amd64 arm64; do
+	  $(SBOM) bin -json -version $(VERSION) -output $${p}_linux_$$a.cdx.json $${p}_linux_$$a
+	done
+	printf '%s\n' "$$section" > $(RELEASE_DIR)/CHANGELOG-$(VERSION).md
+	cd $(RELEASE_DIR)
+	sha256sum -- * > SHA256SUMS
+	ls -l
 
 # On a node with an NVIDIA GPU and driver: read every GPU once through the
 # collector's NVML code (internal/gpu, the real libnvidia-ml.so.1) and

@@ -27,8 +27,8 @@ import (
 	containerstatsreceiver "github.com/containerstats/containerstatsreceiver"
 )
 
-// Image is the reference `make image` gives the archive (see
-// deploy/image/build.sh); the manifest must run that image.
+// Image is the reference `make image` gives the archive (IMAGE_NAME at
+// the default VERSION); the manifest must run that image.
 const Image = "otelcol-containerstats:0.0.0-dev"
 
 type manifest struct {

@@ -4,16 +4,9 @@
 package scrape
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/fixture"
 )
 
 // t0 is the injected clock's first scrape.
@@ -44,44 +38,9 @@ func copyFixture(t testing.TB, name string) string {
 }
 
 // bumpCPU adds a distinct amount to every cgroup's total CPU counter, in
-// sorted path order, so each container's usage rate differs from the rest.
-func bumpCPU(t testing.TB, root string) {
-	t.Helper()
-	var files []string
-	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == "cpuacct.usage" || d.Name() == "cpu.stat") {
-			// v1 cpu.stat (throttling only, no usage_usec) is not a
-			// CPU-time counter: skipping it keeps every delta unchanged.
-			if data, rerr := os.ReadFile(p); rerr == nil && (d.Name() == "cpuacct.usage" || bytes.Contains(data, []byte("usage_usec"))) {
-				files = append(files, p)
-			}
-		}
-		return err
-	}))
-	sort.Strings(files)
-	for i, p := range files {
-		deltaNs := uint64(i+1) * 250_000_000 // 0.025 cores more per file over 10s
-		data, err := os.ReadFile(p)
-		require.NoError(t, err)
-		var out bytes.Buffer
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case filepath.Base(p) == "cpuacct.usage":
-				v, err := strconv.ParseUint(strings.TrimSpace(line), 10, 64)
-				require.NoError(t, err)
-				line = strconv.FormatUint(v+deltaNs, 10)
-			case strings.HasPrefix(line, "usage_usec "):
-				v, err := strconv.ParseUint(strings.TrimPrefix(line, "usage_usec "), 10, 64)
-				require.NoError(t, err)
-				line = "usage_usec " + strconv.FormatUint(v+deltaNs/1000, 10)
-			}
-			fmt.Fprintln(&out, line)
-		}
-		require.NoError(t, os.WriteFile(p, out.Bytes(), 0o644))
-	}
-}
+// sorted path order, so each container's usage rate differs from the rest
+// (fixture.BumpCPU, which test/archgolden shares).
+func bumpCPU(t testing.TB, root string) { fixture.BumpCPU(t, root) }
 
 type fakeClock struct{ now time.Time }
 

@@ -106,3 +106,22 @@ func TestCheckTests(t *testing.T) {
 		t.Errorf("with tests: %q, want the one undefined name once", errs)
 	}
 }
+
+// An os/arch value checks that architecture: a file for amd64 only, with
+// no arm64 counterpart, fails linux/arm64 and passes linux/amd64.
+func TestCheckArch(t *testing.T) {
+	dir := module(t, "func size() int { return 0 }\n")
+	if err := os.Rename(filepath.Join(dir, "size_linux.go"), filepath.Join(dir, "size_linux_amd64.go")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, err := check(dir, "linux/amd64", false, []string{"./..."}); err != nil || len(errs) != 0 {
+		t.Errorf("linux/amd64: %v %q, want no errors", err, errs)
+	}
+	_, errs, err := check(dir, "linux/arm64", false, []string{"./..."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "undefined: size") {
+		t.Errorf("linux/arm64: %q, want the one undefined name", errs)
+	}
+}

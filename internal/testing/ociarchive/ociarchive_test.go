@@ -8,42 +8,127 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
-// build runs deploy/image/build-oci.sh on a small rootfs.
-func build(t *testing.T, out string) {
+var (
+	toolOnce sync.Once
+	toolPath string
+	toolErr  error
+)
+
+// tool builds tools/ociimage (its own module) once per test process.
+func tool(t testing.TB) string {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "rootfs")
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc", "app"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "app"), []byte("#!binary 1"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "app", "config.yaml"), []byte("key: 2\n"), 0o644))
-	cmd := exec.Command(filepath.Join("..", "..", "..", "deploy", "image", "build-oci.sh"), root,
-		"docker.io/library/test-app:1.2.3", out, "/app", "--flag", "--", "--config", "/etc/app/config.yaml")
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", b)
+	toolOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ociimage-test-")
+		if err != nil {
+			toolErr = err
+			return
+		}
+		toolPath = filepath.Join(dir, "ociimage")
+		out, err := exec.Command("go", "build", "-C", filepath.Join("..", "..", "..", "tools", "ociimage"), "-o", toolPath, ".").CombinedOutput()
+		if err != nil {
+			toolErr = err
+			toolPath = string(out)
+		}
+	})
+	require.NoError(t, toolErr, "go build tools/ociimage: %s", toolPath)
+	return toolPath
+}
+
+// arm64Binary compiles a small C program for linux/arm64 (Debian's cross
+// compiler: a dynamic executable linking glibc, as the collector is).
+func arm64Binary(t testing.TB) string {
+	t.Helper()
+	cc := "aarch64-linux-gnu-gcc"
+	if _, err := exec.LookPath(cc); err != nil {
+		machine.Need(t, cc+" missing (gcc-aarch64-linux-gnu): "+err.Error())
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.c")
+	require.NoError(t, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644))
+	out, err := exec.Command(cc, "-o", filepath.Join(dir, "m"), src).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return filepath.Join(dir, "m")
+}
+
+type inputs struct {
+	amd64, arm64, config, ca, license string
+}
+
+func newInputs(t testing.TB) inputs {
+	t.Helper()
+	dir := t.TempDir()
+	in := inputs{amd64: "/bin/true", arm64: arm64Binary(t),
+		config: filepath.Join(dir, "config.yaml"), ca: filepath.Join(dir, "ca.crt"), license: filepath.Join(dir, "LICENSE")}
+	require.NoError(t, os.WriteFile(in.config, []byte("key: 2\n"), 0o644))
+	require.NoError(t, os.WriteFile(in.ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644))
+	require.NoError(t, os.WriteFile(in.license, []byte("Apache License\n"), 0o644))
+	return in
+}
+
+// build runs tools/ociimage on in's files, both platforms.
+func build(t testing.TB, in inputs, out string, name string) ([]byte, error) {
+	t.Helper()
+	return exec.Command(tool(t), "-o", out, "-name", name, "-version", "1.2.3",
+		"-source", "https://example.com/src", "-revision", "abc123", "-created", "1700000000",
+		"-config", in.config, "-ca", in.ca, "-license", in.license, "-user", "0:0",
+		"-platform", "linux/amd64="+in.amd64, "-platform", "linux/arm64="+in.arm64,
+		"--", "/app", "--flag", "--", "--config", "/etc/otelcol/config.yaml").CombinedOutput()
 }
 
 func TestBuildAndRead(t *testing.T) {
+	in := newInputs(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
-	build(t, a)
-	img, err := Read(a)
+	out, err := build(t, in, a, "docker.io/library/test-app:1.2.3")
+	require.NoError(t, err, "%s", out)
+	arc, err := Read(a)
 	require.NoError(t, err)
-	assert.Equal(t, "docker.io/library/test-app:1.2.3", img.Name)
-	assert.Equal(t, []string{"/app", "--flag"}, img.Entrypoint)
-	assert.Equal(t, []string{"--config", "/etc/app/config.yaml"}, img.Cmd)
-	assert.Equal(t, File{Mode: 0o755, Data: []byte("#!binary 1")}, img.Files["app"])
-	assert.Equal(t, File{Mode: 0o644, Data: []byte("key: 2\n")}, img.Files["etc/app/config.yaml"])
-	assert.True(t, img.Dirs["etc/app"])
-	assert.Len(t, img.Files, 2)
+	assert.Equal(t, "docker.io/library/test-app:1.2.3", arc.Name)
+	anns := map[string]string{
+		"org.opencontainers.image.title": "otelcol-containerstats", "org.opencontainers.image.licenses": "Apache-2.0",
+		"org.opencontainers.image.version": "1.2.3", "org.opencontainers.image.source": "https://example.com/src",
+		"org.opencontainers.image.revision": "abc123",
+	}
+	assert.Equal(t, anns, arc.Annotations)
+	require.Len(t, arc.Images, 2)
+	libs := map[string][]string{
+		"linux/amd64": {"lib64/ld-linux-x86-64.so.2", "lib/x86_64-linux-gnu/libc.so.6"},
+		"linux/arm64": {"lib/ld-linux-aarch64.so.1", "lib/aarch64-linux-gnu/libc.so.6"},
+	}
+	for plat, bin := range map[string]string{"linux/amd64": in.amd64, "linux/arm64": in.arm64} {
+		img := arc.Images[plat]
+		require.NotNil(t, img, plat)
+		assert.Equal(t, anns, img.Annotations, plat)
+		assert.Equal(t, anns, img.Labels, plat)
+		assert.Equal(t, []string{"/app", "--flag"}, img.Entrypoint)
+		assert.Equal(t, []string{"--config", "/etc/otelcol/config.yaml"}, img.Cmd)
+		assert.Equal(t, "0:0", img.User)
+		want, err := os.ReadFile(bin)
+		require.NoError(t, err)
+		assert.Equal(t, File{Mode: 0o755, Data: want}, img.Files["app"], plat)
+		assert.Equal(t, File{Mode: 0o644, Data: []byte("key: 2\n")}, img.Files["etc/otelcol/config.yaml"])
+		assert.Equal(t, File{Mode: 0o644, Data: []byte("-----BEGIN CERTIFICATE-----\n")}, img.Files["etc/ssl/certs/ca-certificates.crt"])
+		assert.Equal(t, File{Mode: 0o644, Data: []byte("Apache License\n")}, img.Files["usr/share/doc/otelcol-containerstats/LICENSE"])
+		assert.Equal(t, int64(0o1777), img.Dirs["tmp"])
+		for _, l := range libs[plat] {
+			assert.NotEmpty(t, img.Files[l].Data, "%s: %s", plat, l)
+		}
+		assert.Len(t, img.Files, 4+len(libs[plat]), "%s: files %v", plat, keys(img.Files))
+	}
 
-	// Reproducible: a second build of the same rootfs content is the same
+	// Reproducible: a second build of the same inputs is the same
 	// archive, byte for byte.
-	build(t, b)
+	out, err = build(t, in, b, "docker.io/library/test-app:1.2.3")
+	require.NoError(t, err, "%s", out)
 	ab, err := os.ReadFile(a)
 	require.NoError(t, err)
 	bb, err := os.ReadFile(b)
@@ -51,9 +136,17 @@ func TestBuildAndRead(t *testing.T) {
 	assert.True(t, bytes.Equal(ab, bb), "two builds differ")
 }
 
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
 func TestBuildRejectsShortName(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.tar")
-	b, err := exec.Command(filepath.Join("..", "..", "..", "deploy", "image", "build-oci.sh"), t.TempDir(), "app:1", out).CombinedOutput()
+	b, err := build(t, newInputs(t), out, "app:1")
 	require.Error(t, err)
 	assert.Contains(t, string(b), "full reference")
 	assert.NoFileExists(t, out)
@@ -61,14 +154,15 @@ func TestBuildRejectsShortName(t *testing.T) {
 
 func TestReadDetectsCorruption(t *testing.T) {
 	a := filepath.Join(t.TempDir(), "a.tar")
-	build(t, a)
+	out, err := build(t, newInputs(t), a, "docker.io/library/test-app:1")
+	require.NoError(t, err, "%s", out)
 	raw, err := os.ReadFile(a)
 	require.NoError(t, err)
-	// Flip one byte inside the layer's file content: the layer's digest
+	// Flip one byte inside a layer's file content: the layer's digest
 	// no longer matches.
-	i := bytes.Index(raw, []byte("#!binary 1"))
+	i := bytes.Index(raw, []byte("key: 2"))
 	require.Positive(t, i)
-	raw[i+2] ^= 0xff
+	raw[i] ^= 0xff
 	_, err = parse(bytes.NewReader(raw))
 	require.ErrorContains(t, err, "content hashes to")
 	_, err = Read(filepath.Join(t.TempDir(), "missing.tar"))
@@ -77,22 +171,19 @@ func TestReadDetectsCorruption(t *testing.T) {
 	require.Error(t, err)
 }
 
-// FuzzParse: arbitrary bytes give an image or an error, never a panic.
+// FuzzParse: arbitrary bytes give an archive or an error, never a panic.
 func FuzzParse(f *testing.F) {
 	a := filepath.Join(f.TempDir(), "a.tar")
-	root := filepath.Join(f.TempDir(), "rootfs")
-	require.NoError(f, os.MkdirAll(root, 0o755))
-	require.NoError(f, os.WriteFile(filepath.Join(root, "x"), []byte("x"), 0o644))
-	out, err := exec.Command(filepath.Join("..", "..", "..", "deploy", "image", "build-oci.sh"), root, "docker.io/library/f:1", a, "/x").CombinedOutput()
+	out, err := build(f, newInputs(f), a, "docker.io/library/f:1")
 	require.NoError(f, err, "%s", out)
 	seed, err := os.ReadFile(a)
 	require.NoError(f, err)
 	f.Add(seed)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		img, err := parse(bytes.NewReader(b))
-		if err == nil && img.Files == nil {
-			t.Fatal("image without a file map")
+		arc, err := parse(bytes.NewReader(b))
+		if err == nil && len(arc.Images) == 0 {
+			t.Fatal("an archive without an image")
 		}
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,11 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	docs := kubetest.Manifests(t, ".")
 	dsDoc := applyAll(ctx, t, a, docs, "DaemonSet")
 	require.NotNil(t, dsDoc, "no DaemonSet in deploy/")
+	// The gateway, into the DaemonSet's namespace.
+	gwDoc := applyAll(ctx, t, a, kubetest.Manifests(t, "gateway"), "Deployment")
+	require.NotNil(t, gwDoc, "no Deployment in deploy/gateway/")
+	var gw appsv1.Deployment
+	require.NoError(t, yaml.UnmarshalStrict(gwDoc.Raw, &gw))
 
 	// Read back through the typed client: what the API server stored is the
 	// manifest's DaemonSet (a field lost on the way would show here).
@@ -133,6 +139,16 @@ func TestManifestsOnAPIServer(t *testing.T) {
 			t.Errorf("docs/kube.md does not quote the %s rejection verbatim:\n%s", level, msg)
 		}
 		a.TakeWarnings()
+
+		// The gateway's pod needs nothing of the node: admitted at
+		// both levels, without a warning.
+		gwPod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "otel-gateway-pss", Namespace: ns, Labels: gw.Spec.Template.Labels},
+			Spec:       gw.Spec.Template.Spec,
+		}
+		_, err = a.Client.CoreV1().Pods(ns).Create(ctx, gwPod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+		require.NoError(t, err, "%s: the gateway's pod", level)
+		assert.Empty(t, a.TakeWarnings(), "%s: the gateway's pod", level)
 	}
 }
 

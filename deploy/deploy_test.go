@@ -160,7 +160,13 @@ func TestManifestMatchesConfig(t *testing.T) {
 	// which must exist for the pod to start (optional: false).
 	assert.Nil(t, cfg.conf.Get("exporters::otlp_grpc::tls::insecure"), "the OTLP push must use TLS")
 	assert.Nil(t, cfg.conf.Get("exporters::otlp_grpc::tls::insecure_skip_verify"), "the OTLP push must verify the gateway")
-	assert.Equal(t, map[string]string{"exporters::otlp_grpc::tls::ca_file": "ca.crt"}, requireSecretFiles(t, cfg, c, volumes, TLSSecret))
+	// Mutual TLS: the node shows a client certificate (the gateway of
+	// deploy/gateway/ refuses a client without one of its CA).
+	assert.Equal(t, map[string]string{
+		"exporters::otlp_grpc::tls::ca_file":   "ca.crt",
+		"exporters::otlp_grpc::tls::cert_file": "tls.crt",
+		"exporters::otlp_grpc::tls::key_file":  "tls.key",
+	}, requireSecretFiles(t, cfg, c, volumes, TLSSecret))
 
 	// Every other mount is read-only (the root filesystem is too).
 	for _, vm := range c.VolumeMounts {
@@ -488,21 +494,18 @@ func TestPrometheusPullPatch(t *testing.T) {
 	}
 }
 
-// TestGatewayConfig: deploy/gateway/config.yaml, the example gateway of the
-// OTLP push, receives OTLP/gRPC over TLS on the port the DaemonSet's
-// OTLP_ENDPOINT names, with its certificate and key from files (the
-// Secret otel-gateway-tls, kubernetes.io/tls keys), and exports what it
-// receives.
+// TestGatewayConfig: deploy/gateway/config.yaml, the gateway of the
+// OTLP push, receives OTLP/gRPC over mutual TLS on the port the
+// DaemonSet's OTLP_ENDPOINT names, with its certificate, key and the CA of
+// the clients' certificates from files (the Secret otel-gateway-tls), and
+// exports what it receives.
 func TestGatewayConfig(t *testing.T) {
-	raw, err := os.ReadFile("gateway/config.yaml")
-	require.NoError(t, err)
-	var whole map[string]any
-	require.NoError(t, yaml.Unmarshal(raw, &whole))
-	conf := confmap.NewFromStringMap(whole)
-	gw := collectorConfig{path: "gateway/config.yaml", raw: raw, conf: conf}
+	gw := readGatewayConfig(t)
+	conf := gw.conf
 	assert.Equal(t, map[string]string{
-		"receivers::otlp::protocols::grpc::tls::cert_file": "/etc/otelcol-tls/tls.crt",
-		"receivers::otlp::protocols::grpc::tls::key_file":  "/etc/otelcol-tls/tls.key",
+		"receivers::otlp::protocols::grpc::tls::cert_file":      "/etc/otelcol-tls/tls.crt",
+		"receivers::otlp::protocols::grpc::tls::key_file":       "/etc/otelcol-tls/tls.key",
+		"receivers::otlp::protocols::grpc::tls::client_ca_file": "/etc/otelcol-tls/ca.crt",
 	}, tlsFiles(gw))
 	assert.Equal(t, []any{"otlp"}, conf.Get("service::pipelines::metrics::receivers"))
 	assert.NotEmpty(t, conf.Get("service::pipelines::metrics::exporters"))

@@ -8,8 +8,9 @@
 // kube-controller-manager, kube-scheduler and a kubelet on containerd with
 // CNI bridge networking; the image of `make image` imported into
 // containerd; deploy/ applied through the API server; a gateway collector
-// Deployment remote-writing to a real Prometheus; workloads made through
-// the API; and our figures side by side with the kubelet's.
+// (deploy/gateway/, mutual TLS) remote-writing to a real Prometheus;
+// workloads made through the API; and our figures side by side with the
+// kubelet's.
 
 package e2e
 
@@ -44,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
@@ -101,13 +103,15 @@ type blkioAnswer struct {
 }
 
 // clusterPKI is the test's certificates (made in Go, internal/testing/certtest)
-// for the Secrets docs/deploy.md asks for: the gateway's server
-// certificate, the pull endpoint's server certificate and the CA its
-// clients must chain to, a client certificate of that CA (the scraping
-// Prometheus') and one of another CA (refused).
+// for the Secrets docs/deploy.md asks for: one CA of the OTLP push
+// (gatewayCA, docs/deploy.md's ca.crt) that signs the gateway's server
+// certificate and the nodes' client certificate; the pull endpoint's
+// server certificate and the CA its clients must chain to, a client
+// certificate of that CA (the scraping Prometheus') and one of another CA
+// (refused by both the pull endpoint and the gateway).
 type clusterPKI struct {
 	gatewayCA, pullCA, clientCA *certtest.CA
-	gateway, pull               certtest.Pair
+	gateway, node, pull         certtest.Pair
 	client, wrongClient         certtest.Pair
 }
 
@@ -134,6 +138,8 @@ func newClusterPKI(t *testing.T) clusterPKI {
 	must(err)
 	p.gateway, err = p.gatewayCA.Server(gatewayService, gatewayService)
 	must(err)
+	p.node, err = p.gatewayCA.Client(dsName)
+	must(err)
 	p.pull, err = p.pullCA.Server(pullHost, pullHost)
 	must(err)
 	p.client, err = p.clientCA.Client("prometheus")
@@ -144,26 +150,42 @@ func newClusterPKI(t *testing.T) clusterPKI {
 }
 
 // gatewayCreds are the TLS credentials of a client of the gateway, as the
-// DaemonSet's: the gateway's CA, and the name its certificate carries
-// (the test dials the gateway's address).
+// DaemonSet's: the gateway's CA, the name its certificate carries (the
+// test dials the gateway's address) and the nodes' client certificate.
 func (k *cluster) gatewayCreds(t *testing.T) credentials.TransportCredentials {
+	t.Helper()
+	return k.gatewayCredsWith(t, &k.pki.node)
+}
+
+// gatewayCredsWith is gatewayCreds with the client certificate client
+// (nil: none).
+func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credentials.TransportCredentials {
 	t.Helper()
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM(k.pki.gatewayCA.CertPEM))
-	return credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: gatewayService, MinVersion: tls.VersionTLS12})
+	c := &tls.Config{RootCAs: pool, ServerName: gatewayService, MinVersion: tls.VersionTLS12}
+	if client != nil {
+		pair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
+		require.NoError(t, err)
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return credentials.NewTLS(c)
 }
 
 // createSecrets creates, through the API, the Secrets of docs/deploy.md's
-// TLS setups: the gateway's (otel-gateway-tls), the nodes' CA of the
-// gateway (otelcol-containerstats-tls, which deploy/daemonset.yaml
-// requires) and the pull endpoint's (otelcol-containerstats-pull-tls).
+// TLS setups: the gateway's (otel-gateway-tls: its certificate and the
+// nodes' CA, which deploy/gateway/gateway.yaml requires), the nodes'
+// (otelcol-containerstats-tls: the gateway's CA and the nodes' client
+// certificate, which deploy/daemonset.yaml requires) and the pull
+// endpoint's (otelcol-containerstats-pull-tls). One CA signs the
+// gateway's and the nodes' certificates, as in docs/deploy.md.
 func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
 	t.Helper()
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Name: gatewayName + "-tls"}, Type: corev1.SecretTypeTLS,
-			Data: map[string][]byte{"tls.crt": k.pki.gateway.CertPEM, "tls.key": k.pki.gateway.KeyPEM}},
-		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-tls"},
-			Data: map[string][]byte{"ca.crt": k.pki.gatewayCA.CertPEM}},
+			Data: map[string][]byte{"tls.crt": k.pki.gateway.CertPEM, "tls.key": k.pki.gateway.KeyPEM, "ca.crt": k.pki.gatewayCA.CertPEM}},
+		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-tls"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"ca.crt": k.pki.gatewayCA.CertPEM, "tls.crt": k.pki.node.CertPEM, "tls.key": k.pki.node.KeyPEM}},
 		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
 			Data: map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM}},
 	} {
@@ -209,23 +231,23 @@ func startCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy"))
 	k.pki = newClusterPKI(t)
-	k.gateway = k.startGateway(t, manifestImage(t, docs))
+	k.gateway = k.startGateway(t)
 	k.applyDeploy(t, docs, k.gateway, k.queueDir)
 	return k
 }
 
 // startGateway creates the collector's namespace and the TLS Secrets
-// (createSecrets), then runs the gateway collector: a Deployment of the
-// same image (the DaemonSet's) with testdata/kube-gateway.yaml (OTLP over
-// TLS in, with deploy/gateway/config.yaml's tls section and the
-// certificate of the Secret otel-gateway-tls; remote write to Prometheus
-// out) and kubeletstatsGatewayOverlay over it (a second pipeline:
+// (createSecrets), then applies deploy/gateway/gateway.yaml (strictly, as
+// applyDeploy does) with the overlay gatewayOverlay: its ConfigMap holds
+// testdata/kube-gateway.yaml (deploy/gateway/config.yaml's receiver and
+// health check, remote write to Prometheus out) and
+// kubeletstatsGatewayOverlay over it (a second pipeline:
 // config/kubeletstats-compat.yaml's processors, remote write to
-// k.kubeletstatsProm) in a ConfigMap. It runs in the node's network namespace, listening
+// k.kubeletstatsProm). It runs in the node's network namespace, listening
 // on the node's address (kubetest.BridgeIP:4317), so that it keeps its
 // address when the outage test takes it away and brings it back (this
 // cluster has no Service proxy). Returns that address.
-func (k *cluster) startGateway(t *testing.T, image string) string {
+func (k *cluster) startGateway(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -233,83 +255,77 @@ func (k *cluster) startGateway(t *testing.T, image string) string {
 	require.NoError(t, err)
 	shipped, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "gateway", "config.yaml"))
 	require.NoError(t, err)
-	tlsOf := func(b []byte) any {
-		var m struct {
-			Receivers struct {
-				OTLP struct {
-					Protocols struct {
-						GRPC struct {
-							TLS map[string]any `json:"tls"`
-						} `json:"grpc"`
-					} `json:"protocols"`
-				} `json:"otlp"`
-			} `json:"receivers"`
-		}
-		require.NoError(t, yaml.Unmarshal(b, &m))
-		return m.Receivers.OTLP.Protocols.GRPC.TLS
+	// What the nodes meet is the shipped gateway's: the receiver's TLS
+	// and the health check the Deployment's probes ask.
+	var tc, sc struct {
+		Receivers struct {
+			OTLP struct {
+				Protocols struct {
+					GRPC struct {
+						TLS map[string]any `json:"tls"`
+					} `json:"grpc"`
+				} `json:"protocols"`
+			} `json:"otlp"`
+		} `json:"receivers"`
+		Extensions struct {
+			HealthCheck map[string]any `json:"health_check"`
+		} `json:"extensions"`
 	}
-	require.NotEmpty(t, tlsOf(shipped), "deploy/gateway/config.yaml's receiver has no tls")
-	require.Equal(t, tlsOf(shipped), tlsOf(cfg), "the test gateway's TLS is not deploy/gateway/config.yaml's")
+	require.NoError(t, yaml.Unmarshal(shipped, &sc))
+	require.NoError(t, yaml.Unmarshal(cfg, &tc))
+	require.Contains(t, sc.Receivers.OTLP.Protocols.GRPC.TLS, "client_ca_file", "deploy/gateway/config.yaml's receiver is not mutual TLS")
+	require.Equal(t, sc.Receivers.OTLP.Protocols.GRPC.TLS, tc.Receivers.OTLP.Protocols.GRPC.TLS, "the test gateway's TLS is not deploy/gateway/config.yaml's")
+	require.Equal(t, sc.Extensions.HealthCheck, tc.Extensions.HealthCheck, "the test gateway's health check is not deploy/gateway/config.yaml's")
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: collectorNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	k.createSecrets(t, ctx)
-	_, err = k.cs.CoreV1().ConfigMaps(collectorNS).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: gatewayName},
-		Data:       map[string]string{"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg))},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	labels := map[string]string{"app.kubernetes.io/name": gatewayName}
-	one := int32(1)
-	_, err = k.cs.AppsV1().Deployments(collectorNS).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: gatewayName},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &one,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					AutomountServiceAccountToken: new(bool),
-					HostNetwork:                  true,
-					Containers: []corev1.Container{{
-						Name: "otelcol", Image: image, ImagePullPolicy: corev1.PullNever,
-						Args: []string{"--config", "/etc/otelcol/config.yaml", "--config", "/etc/otelcol/kubeletstats.yaml"},
-						Env: []corev1.EnvVar{{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
-							{Name: kubeletstatsRemoteWriteEnv, Value: k.kubeletstatsProm.remoteWriteURL()},
-							{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")}},
-						Ports: []corev1.ContainerPort{{Name: "otlp", ContainerPort: 4317}},
-						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/otelcol", ReadOnly: true}, {Name: "tls", MountPath: "/etc/otelcol-tls", ReadOnly: true},
-							{Name: "events", MountPath: "/events"}},
-					}},
-					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
-						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: gatewayName}}}},
-						{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: gatewayName + "-tls"}}},
-						{Name: "events", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: k.eventsDir}}}},
-				},
-			},
-		},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	// The file exporter runs as the Deployment's user (not root).
+	require.NoError(t, os.Chmod(k.eventsDir, 0o777))
+	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy", "gateway"))
+	for _, d := range docs {
+		obj := d.Obj.DeepCopy()
+		switch d.Obj.GetKind() {
+		case "ConfigMap":
+			require.NoError(t, unstructured.SetNestedStringMap(obj.Object, map[string]string{
+				"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg))}, "data"))
+		case "Deployment":
+			k.gatewayOverlay(t, obj)
+		}
+		raw, err := obj.MarshalJSON()
+		require.NoError(t, err)
+		_, err = k.a.Apply(ctx, obj, raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		if w := k.a.TakeWarnings(); len(w) > 0 {
+			t.Errorf("apply %s: warnings %q", d, w)
+		}
+	}
 	p := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+gatewayName, "")
 	t.Logf("gateway pod %s at %s", p.Name, p.Status.PodIP)
 	return p.Status.PodIP
 }
 
-// manifestImage is the image of the collector of deploy/'s DaemonSet
-// (docs): what `make image` builds and the node imported.
-func manifestImage(t *testing.T, docs []kubetest.Doc) string {
+// gatewayOverlay is what the test changes of deploy/gateway/gateway.yaml's
+// Deployment (unstructured), as a user's overlay would: the node's
+// network namespace (hostNetwork; OTLP_LISTEN, the node's address), the
+// second config file (kubeletstats.yaml), the Prometheus servers' URLs,
+// and the events' directory of the test (k.eventsDir at /events).
+func (k *cluster) gatewayOverlay(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
-	for _, d := range docs {
-		if d.Obj.GetKind() == "DaemonSet" {
-			ctrs, _, err := unstructured.NestedSlice(d.Obj.Object, "spec", "template", "spec", "containers")
-			require.NoError(t, err)
-			require.NotEmpty(t, ctrs)
-			img, _ := ctrs[0].(map[string]any)["image"].(string)
-			require.NotEmpty(t, img)
-			return img
-		}
-	}
-	t.Fatal("no DaemonSet in deploy/")
-	return ""
+	var d appsv1.Deployment
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d))
+	spec := &d.Spec.Template.Spec
+	spec.HostNetwork = true
+	require.Len(t, spec.Containers, 1)
+	c := &spec.Containers[0]
+	c.Args = append(c.Args, "--config", "/etc/otelcol/kubeletstats.yaml")
+	c.Env = append(c.Env, corev1.EnvVar{Name: "REMOTE_WRITE_URL", Value: k.prom.remoteWriteURL()},
+		corev1.EnvVar{Name: kubeletstatsRemoteWriteEnv, Value: k.kubeletstatsProm.remoteWriteURL()},
+		corev1.EnvVar{Name: "OTLP_LISTEN", Value: net.JoinHostPort(kubetest.BridgeIP, "4317")})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "events", MountPath: "/events"})
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "events", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: k.eventsDir}}})
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&d)
+	require.NoError(t, err)
+	obj.Object = m
 }
 
 // eventsPipeline is what the test adds to the DaemonSet's config: a logs
@@ -464,9 +480,11 @@ func (k *cluster) createPod(t *testing.T, name string, spec corev1.PodSpec) {
 // workloads are compared with the kubelet's figures, every query of the
 // dashboards we ship is evaluated (dashboards_test.go), a pod is resized in
 // place, the pod-resources socket answers, nothing is lost across a
-// gateway outage with the DaemonSet rolled in it, the protected pull endpoint refuses scrapers without the right
-// client certificate and serves Prometheus with it, and the collector
-// without uid 0 is refused by the CRI socket.
+// gateway outage with the DaemonSet rolled in it, the protected pull
+// endpoint refuses scrapers without the right client certificate and
+// serves Prometheus with it, the shipped gateway refuses a client without
+// the nodes' certificate, and the collector without uid 0 is refused by
+// the CRI socket.
 func TestClusterDaemonSet(t *testing.T) {
 	k := startCluster(t)
 	// Whether the dashboards' block I/O panels can have data depends on
@@ -487,6 +505,7 @@ func TestClusterDaemonSet(t *testing.T) {
 	t.Run("pod-resources", func(t *testing.T) { k.podResources(t) })
 	t.Run("outage-and-restart", func(t *testing.T) { k.outageAndRestart(t, ws) })
 	t.Run("pull-endpoint-mtls", func(t *testing.T) { k.pullEndpoint(t) })
+	t.Run("gateway-mtls", func(t *testing.T) { k.gatewayMTLS(t) })
 	t.Run("non-root", func(t *testing.T) { k.nonRoot(t) })
 }
 

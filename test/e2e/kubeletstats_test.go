@@ -109,9 +109,10 @@ func TestKubeletstatsGatewayOverlay(t *testing.T) {
 	over := filepath.Join(dir, "kubeletstats.yaml")
 	require.NoError(t, os.WriteFile(base, gw, 0o644))
 	require.NoError(t, os.WriteFile(over, ov, 0o644))
-	cmd := exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
-	cmd.Env = append(os.Environ(), "OTLP_LISTEN=127.0.0.1:4317", "REMOTE_WRITE_URL=http://127.0.0.1:9/api/v1/write",
+	env := append(os.Environ(), "OTLP_LISTEN=127.0.0.1:4317", "MY_POD_IP=127.0.0.1", "REMOTE_WRITE_URL=http://127.0.0.1:9/api/v1/write",
 		kubeletstatsRemoteWriteEnv+"=http://127.0.0.1:9/api/v1/write")
+	cmd := exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	// A statement the transform processor cannot parse fails validate, so
@@ -120,8 +121,7 @@ func TestKubeletstatsGatewayOverlay(t *testing.T) {
 	require.NotEqual(t, string(ov), bad)
 	require.NoError(t, os.WriteFile(over, []byte(bad), 0o644))
 	cmd = exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
-	cmd.Env = append(os.Environ(), "OTLP_LISTEN=127.0.0.1:4317", "REMOTE_WRITE_URL=http://127.0.0.1:9/api/v1/write",
-		kubeletstatsRemoteWriteEnv+"=http://127.0.0.1:9/api/v1/write")
+	cmd.Env = env
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err, "a statement with an unknown function passed validate: %s", out)
 }

@@ -157,9 +157,9 @@ func (k *cluster) gatewayCreds(t *testing.T) credentials.TransportCredentials {
 	return k.gatewayCredsWith(t, &k.pki.node)
 }
 
-// gatewayCredsWith is gatewayCreds with the client certificate client
-// (nil: none).
-func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credentials.TransportCredentials {
+// gatewayTLS is the TLS configuration of a client of the gateway as the
+// DaemonSet's, with the client certificate client (nil: none).
+func (k *cluster) gatewayTLS(t *testing.T, client *certtest.Pair) *tls.Config {
 	t.Helper()
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM(k.pki.gatewayCA.CertPEM))
@@ -169,7 +169,14 @@ func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credenti
 		require.NoError(t, err)
 		c.Certificates = []tls.Certificate{pair}
 	}
-	return credentials.NewTLS(c)
+	return c
+}
+
+// gatewayCredsWith is gatewayCreds with the client certificate client
+// (nil: none).
+func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credentials.TransportCredentials {
+	t.Helper()
+	return credentials.NewTLS(k.gatewayTLS(t, client))
 }
 
 // createSecrets creates, through the API, the Secrets of docs/deploy.md's

@@ -158,7 +158,10 @@ func (k *cluster) gatewayCreds(t *testing.T) credentials.TransportCredentials {
 }
 
 // gatewayTLS is the TLS configuration of a client of the gateway as the
-// DaemonSet's, with the client certificate client (nil: none).
+// DaemonSet's, with the client certificate client (nil: none), which it
+// shows whatever CAs the server asks for (as the collector's exporters
+// and Prometheus do: they give it through GetClientCertificate; with
+// Certificates, crypto/tls sends none that does not chain to one of them).
 func (k *cluster) gatewayTLS(t *testing.T, client *certtest.Pair) *tls.Config {
 	t.Helper()
 	pool := x509.NewCertPool()
@@ -167,7 +170,7 @@ func (k *cluster) gatewayTLS(t *testing.T, client *certtest.Pair) *tls.Config {
 	if client != nil {
 		pair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
 		require.NoError(t, err)
-		c.Certificates = []tls.Certificate{pair}
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &pair, nil }
 	}
 	return c
 }

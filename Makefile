@@ -716,4 +716,5 @@ kube-test: kube-bins image helm
 	  OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" OTEL_OPERATOR_CRD="$(OTEL_OPERATOR_CRD)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
+	  HELM_BIN="$(abspath $(HELM_BIN))" OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition|TestAround)$$' $(GOTESTFLAGS) ./test/e2e/

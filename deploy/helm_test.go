@@ -10,10 +10,8 @@
 package deploy
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +22,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
 )
 
 // HelmValues is the values file for the official chart.
@@ -80,18 +80,8 @@ func chartDir(t *testing.T) string {
 // arguments into namespace ns.
 func helmTemplate(t *testing.T, ns string, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.Command(helmBin(t), append([]string{"template", helmRelease, chartDir(t),
+	return kubetest.Helm(t, helmBin(t), append([]string{"template", helmRelease, chartDir(t),
 		"--namespace", ns, "--kube-version", helmKubeVersion, "--values", HelmValues}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	// No repositories, no cache, no plugins of the user's.
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("helm template: %w: %s", err, stderr.String())
-	}
-	return out, nil
 }
 
 // chartOnlyEnv are the variables the chart sets on every collector for its

@@ -371,13 +371,7 @@ func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, gatewayIP, queu
 			raw = b
 		}
 		if d.Obj.GetKind() == "DaemonSet" {
-			obj := d.Obj.DeepCopy()
-			require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
-				"ip": gatewayIP, "hostnames": []any{gatewayService}}}, "spec", "template", "spec", "hostAliases"))
-			setHostPath(t, obj, "queue", queueDir)
-			b, err := obj.MarshalJSON()
-			require.NoError(t, err)
-			raw = b
+			raw = daemonSetOverlay(t, d.Obj, gatewayIP, queueDir)
 		}
 		_, err := k.a.Apply(ctx, d.Obj, raw, "", false)
 		require.NoError(t, err, "apply %s", d)
@@ -388,6 +382,21 @@ func (k *cluster) applyDeploy(t *testing.T, docs []kubetest.Doc, gatewayIP, queu
 	p := k.waitLabelled(t, collectorNS, "app.kubernetes.io/name="+dsName, "")
 	t.Logf("collector pod %s (uid %s) Ready at %s", p.Name, p.UID, p.Status.PodIP)
 	checkPodConfinement(t, containerPID(t, p))
+}
+
+// daemonSetOverlay is a DaemonSet (unstructured) with what the test
+// changes of it, returned as JSON: the gateway's Service name resolves to
+// gatewayIP through the pod's /etc/hosts (hostAliases), and the hostPath
+// of the volume "queue" is queueDir.
+func daemonSetOverlay(t *testing.T, ds *unstructured.Unstructured, gatewayIP, queueDir string) []byte {
+	t.Helper()
+	obj := ds.DeepCopy()
+	require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
+		"ip": gatewayIP, "hostnames": []any{gatewayService}}}, "spec", "template", "spec", "hostAliases"))
+	setHostPath(t, obj, "queue", queueDir)
+	b, err := obj.MarshalJSON()
+	require.NoError(t, err)
+	return b
 }
 
 // containerPID is the host PID of the first process of a pod's first
@@ -517,6 +526,8 @@ func TestClusterDaemonSet(t *testing.T) {
 	t.Run("pull-endpoint-mtls", func(t *testing.T) { k.pullEndpoint(t) })
 	t.Run("gateway-mtls", func(t *testing.T) { k.gatewayMTLS(t) })
 	t.Run("non-root", func(t *testing.T) { k.nonRoot(t) })
+	// Last: it replaces the manifests' DaemonSet.
+	t.Run("helm-chart", func(t *testing.T) { k.helmChart(t) })
 }
 
 // workload is one pod of startWorkloads, as the API reports it.

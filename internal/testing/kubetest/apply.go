@@ -64,33 +64,42 @@ func Manifests(t testing.TB, dir string) []Doc {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-		for {
-			raw, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			var m map[string]any
-			if err := yaml.Unmarshal(raw, &m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(m) == 0 {
-				continue // comments only
-			}
-			u := &unstructured.Unstructured{Object: m}
-			if u.GetKind() == "" {
-				t.Fatalf("%s: a document without kind", f)
-			}
-			out = append(out, Doc{File: filepath.Base(f), Raw: raw, Obj: u})
-		}
+		out = append(out, Docs(t, filepath.Base(f), b)...)
 	}
 	if len(out) == 0 {
 		t.Fatalf("no manifests in %s", dir)
 	}
 	return out
+}
+
+// Docs are the documents of the multi-document YAML b (what `helm
+// template` prints, or a manifest file), named file; documents of
+// comments only are left out, one without a kind fails.
+func Docs(t testing.TB, file string, b []byte) []Doc {
+	t.Helper()
+	var out []Doc
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	for {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if len(m) == 0 {
+			continue // comments only
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" {
+			t.Fatalf("%s: a document without kind", file)
+		}
+		out = append(out, Doc{File: file, Raw: raw, Obj: u})
+	}
 }
 
 // Applier applies raw documents by server-side apply with strict field

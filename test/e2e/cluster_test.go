@@ -1471,8 +1471,16 @@ func dirSize(t *testing.T, dir string) int64 {
 
 // checkPodConfinement: the collector in its pod has no capability, no new
 // privileges, a read-only root filesystem and the host root read-only at
-// /hostfs, as the manifest says.
+// /hostfs, as the manifest says, with its config read-only at
+// /etc/otelcol.
 func checkPodConfinement(t *testing.T, pid int) {
+	t.Helper()
+	checkCollectorConfinement(t, pid, "/etc/otelcol")
+}
+
+// checkCollectorConfinement is checkPodConfinement with the config's directory
+// confDir (the Helm chart's is /conf).
+func checkCollectorConfinement(t *testing.T, pid int, confDir string) {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	require.NoError(t, err)
@@ -1493,7 +1501,7 @@ func checkPodConfinement(t *testing.T, pid int) {
 			opts[f[4]] = f[5]
 		}
 	}
-	for _, mp := range []string{"/", "/hostfs", "/run/containerd/containerd.sock", "/etc/otelcol", "/etc/otelcol-tls"} {
+	for _, mp := range []string{"/", "/hostfs", "/run/containerd/containerd.sock", confDir, "/etc/otelcol-tls"} {
 		require.Contains(t, opts, mp, "mount %s in the collector pod", mp)
 		assert.Contains(t, strings.Split(opts[mp], ","), "ro", "mount %s options %s", mp, opts[mp])
 	}

@@ -92,7 +92,7 @@ func (k *cluster) helmChart(t *testing.T) {
 	p := k.waitLabelled(t, collectorNS, sel, old.UID)
 	require.NotEmpty(t, p.OwnerReferences)
 	require.Equal(t, dsName+"-agent", p.OwnerReferences[0].Name, "the new collector pod is the chart's DaemonSet's")
-	checkPodConfinement(t, containerPID(t, p))
+	checkCollectorConfinement(t, containerPID(t, p), "/conf")
 	t2 := podReadyAt(p).Add(seriesWindow + 5*time.Second)
 	t.Logf("helm chart: the chart's collector %s Ready %.1f s after the manifests' DaemonSet was deleted; windows of %s ending %s (manifests) and %s (chart)",
 		p.Name, podReadyAt(p).Sub(t1).Seconds(), seriesWindow, t1.Format(time.RFC3339), t2.Format(time.RFC3339))

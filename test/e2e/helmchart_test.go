@@ -123,8 +123,8 @@ func (k *cluster) helmChart(t *testing.T) {
 // seriesKeys are the series of this node that Prometheus holds points of
 // in the seriesWindow before at (its series API), as keys of metric name,
 // namespace, pod and container: the node's and its system containers'
-// (no namespace), the workloads' and the collector pod's (named
-// "<collector>"), whose other series (the gateway's, a test's pods of the
+// (no namespace), the workloads' and the collector pod's (its pod and
+// container named "<collector>"), whose other series (the gateway's, a test's pods of the
 // collector's namespace) come and go. Also the number of series.
 func (k *cluster) seriesKeys(t *testing.T, at time.Time, collector string) (map[string]bool, int) {
 	t.Helper()
@@ -143,15 +143,20 @@ func (k *cluster) seriesKeys(t *testing.T, at time.Time, collector string) (map[
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
 	keys := map[string]bool{}
 	for _, s := range r.Data {
-		ns, pod := s["k8s_namespace_name"], s["k8s_pod_name"]
+		ns, pod, ctr := s["k8s_namespace_name"], s["k8s_pod_name"], s["k8s_container_name"]
 		switch {
 		case ns == "" || ns == workNS:
 		case ns == collectorNS && pod == collector:
+			// The chart names the container after itself
+			// (docs/deploy.md, "Helm").
 			pod = "<collector>"
+			if ctr != "" {
+				ctr = "<collector>"
+			}
 		default:
 			continue
 		}
-		keys[strings.Join([]string{s["__name__"], ns, pod, s["k8s_container_name"]}, " ")] = true
+		keys[strings.Join([]string{s["__name__"], ns, pod, ctr}, " ")] = true
 	}
 	return keys, len(r.Data)
 }

@@ -6,6 +6,7 @@ package deploy
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +50,22 @@ func decode(raw []byte) ([]runtime.Object, error) {
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// loadManifest decodes the manifest file strictly (decode) and gives each
+// object to take, which keeps it and names its kind (an unexpected
+// object: its Go type); the kinds named must be want, with their counts.
+func loadManifest(t *testing.T, file string, want map[string]int, take func(runtime.Object) string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	require.NoError(t, err)
+	objs, err := decode(raw)
+	require.NoError(t, err, file)
+	kinds := map[string]int{}
+	for _, obj := range objs {
+		kinds[take(obj)]++
+	}
+	require.Equal(t, want, kinds, "the objects of %s", file)
 }
 
 func TestDecodeStrict(t *testing.T) {

@@ -7,6 +7,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path"
@@ -21,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
@@ -41,27 +43,20 @@ type manifest struct {
 // fields fail).
 func load(t *testing.T) manifest {
 	t.Helper()
-	raw, err := os.ReadFile("daemonset.yaml")
-	require.NoError(t, err)
-	objs, err := decode(raw)
-	require.NoError(t, err)
 	var m manifest
-	kinds := map[string]int{}
-	for _, obj := range objs {
+	loadManifest(t, "daemonset.yaml", map[string]int{"Namespace": 1, "ConfigMap": 1, "DaemonSet": 1}, func(obj runtime.Object) string {
 		switch o := obj.(type) {
 		case *corev1.Namespace:
-			kinds["Namespace"]++
+			return "Namespace"
 		case *corev1.ConfigMap:
-			kinds["ConfigMap"]++
 			m.configMap = *o
+			return "ConfigMap"
 		case *appsv1.DaemonSet:
-			kinds["DaemonSet"]++
 			m.daemonSet = *o
-		default:
-			t.Fatalf("unexpected object %T in daemonset.yaml", obj)
+			return "DaemonSet"
 		}
-	}
-	require.Equal(t, map[string]int{"Namespace": 1, "ConfigMap": 1, "DaemonSet": 1}, kinds)
+		return fmt.Sprintf("%T", obj)
+	})
 	return m
 }
 

@@ -4,6 +4,7 @@
 package deploy
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,28 +35,21 @@ type gatewayManifest struct {
 // loadGateway decodes gateway/gateway.yaml strictly (decode).
 func loadGateway(t *testing.T) gatewayManifest {
 	t.Helper()
-	raw, err := os.ReadFile("gateway/gateway.yaml")
-	require.NoError(t, err)
-	objs, err := decode(raw)
-	require.NoError(t, err)
 	var m gatewayManifest
-	kinds := map[string]int{}
-	for _, obj := range objs {
+	loadManifest(t, "gateway/gateway.yaml", map[string]int{"ConfigMap": 1, "Deployment": 1, "Service": 1}, func(obj runtime.Object) string {
 		switch o := obj.(type) {
 		case *corev1.ConfigMap:
-			kinds["ConfigMap"]++
 			m.configMap = *o
+			return "ConfigMap"
 		case *appsv1.Deployment:
-			kinds["Deployment"]++
 			m.deployment = *o
+			return "Deployment"
 		case *corev1.Service:
-			kinds["Service"]++
 			m.service = *o
-		default:
-			t.Fatalf("unexpected object %T in gateway/gateway.yaml", obj)
+			return "Service"
 		}
-	}
-	require.Equal(t, map[string]int{"ConfigMap": 1, "Deployment": 1, "Service": 1}, kinds)
+		return fmt.Sprintf("%T", obj)
+	})
 	return m
 }
 

@@ -77,21 +77,10 @@ func TestManifestMatchesConfig(t *testing.T) {
 	assert.True(t, spec.HostPID, "hostPID: GPU process attribution maps host PIDs")
 	assert.Equal(t, ds.Spec.Selector.MatchLabels, ds.Spec.Template.Labels)
 
-	volumes := map[string]corev1.Volume{}
-	for _, v := range spec.Volumes {
-		volumes[v.Name] = v
-	}
+	volumes := volumesByName(spec)
 	mountAt := func(p string) (corev1.VolumeMount, corev1.Volume) {
 		t.Helper()
-		for _, vm := range c.VolumeMounts {
-			if vm.MountPath == p {
-				v, ok := volumes[vm.Name]
-				require.True(t, ok, "mount %s names volume %q that does not exist", p, vm.Name)
-				return vm, v
-			}
-		}
-		t.Fatalf("nothing mounted at %s", p)
-		return corev1.VolumeMount{}, corev1.Volume{}
+		return requireMount(t, c, volumes, p)
 	}
 
 	// root_path is the host's / mounted read-only.
@@ -130,14 +119,7 @@ func TestManifestMatchesConfig(t *testing.T) {
 	require.NotNil(t, v.HostPath)
 	assert.Equal(t, "/var/lib/kubelet/pod-resources", v.HostPath.Path)
 
-	// --config points into the mounted ConfigMap, at the key that holds the config.
-	i := slices.Index(c.Args, "--config")
-	require.True(t, i >= 0 && i+1 < len(c.Args), "args %v lack --config <file>", c.Args)
-	cfgPath := c.Args[i+1]
-	vm, v = mountAt(path.Dir(cfgPath))
-	require.NotNil(t, v.ConfigMap, "config directory must be the ConfigMap")
-	assert.Equal(t, m.configMap.Name, v.ConfigMap.Name)
-	assert.Contains(t, m.configMap.Data, path.Base(cfgPath))
+	requireConfigMounted(t, c, volumes, m.configMap)
 
 	// The persistent sending queue: the exporter's storage is the
 	// file_storage extension, enabled, whose directory (and compaction
@@ -164,11 +146,7 @@ func TestManifestMatchesConfig(t *testing.T) {
 	}, requireSecretFiles(t, cfg, c, volumes, TLSSecret))
 
 	// Every other mount is read-only (the root filesystem is too).
-	for _, vm := range c.VolumeMounts {
-		if vm.MountPath != queueDir {
-			assert.True(t, vm.ReadOnly, "mount %s must be read-only", vm.MountPath)
-		}
-	}
+	requireReadOnlyBut(t, c, queueDir)
 
 	// Every ${env:X} in the config is set on the container; the node name
 	// comes from the downward API.
@@ -190,8 +168,67 @@ func TestManifestMatchesConfig(t *testing.T) {
 
 	// Security: no privilege, read-only root, every capability dropped and
 	// none added back (docs/deploy.md says why none is needed).
+	sc := requireConfined(t, c)
+	require.NotNil(t, sc.RunAsUser)
+	assert.Equal(t, int64(0), *sc.RunAsUser, "the CRI and pod-resources sockets are root:root 0660")
+}
+
+// requireConfigMounted: the container's --config points into the mounted
+// ConfigMap cm, at the key that holds the config.
+func requireConfigMounted(t *testing.T, c corev1.Container, volumes map[string]corev1.Volume, cm corev1.ConfigMap) {
+	t.Helper()
+	i := slices.Index(c.Args, "--config")
+	require.True(t, i >= 0 && i+1 < len(c.Args), "args %v lack --config <file>", c.Args)
+	cfgPath := c.Args[i+1]
+	_, v := requireMount(t, c, volumes, path.Dir(cfgPath))
+	require.NotNil(t, v.ConfigMap, "config directory must be the ConfigMap")
+	assert.Equal(t, cm.Name, v.ConfigMap.Name)
+	assert.Contains(t, cm.Data, path.Base(cfgPath))
+}
+
+// requireReadOnlyBut: every mount of the container but the one at
+// writable is read-only.
+func requireReadOnlyBut(t *testing.T, c corev1.Container, writable string) {
+	t.Helper()
+	for _, vm := range c.VolumeMounts {
+		if vm.MountPath != writable {
+			assert.True(t, vm.ReadOnly, "mount %s must be read-only", vm.MountPath)
+		}
+	}
+}
+
+// volumesByName are a pod's volumes by name.
+func volumesByName(spec corev1.PodSpec) map[string]corev1.Volume {
+	volumes := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v
+	}
+	return volumes
+}
+
+// requireMount is the container's mount at p and its volume (of
+// volumes); it fails when nothing is mounted there or the volume is
+// missing.
+func requireMount(t *testing.T, c corev1.Container, volumes map[string]corev1.Volume, p string) (corev1.VolumeMount, corev1.Volume) {
+	t.Helper()
+	for _, vm := range c.VolumeMounts {
+		if vm.MountPath == p {
+			v, ok := volumes[vm.Name]
+			require.True(t, ok, "mount %s names volume %q that does not exist", p, vm.Name)
+			return vm, v
+		}
+	}
+	t.Fatalf("nothing mounted at %s", p)
+	return corev1.VolumeMount{}, corev1.Volume{}
+}
+
+// requireConfined checks the container's security context: not
+// privileged, no privilege escalation, a read-only root filesystem, every
+// capability dropped and none added; it returns the context.
+func requireConfined(t *testing.T, c corev1.Container) *corev1.SecurityContext {
+	t.Helper()
 	sc := c.SecurityContext
-	require.NotNil(t, sc)
+	require.NotNil(t, sc, "container %s has no securityContext", c.Name)
 	require.NotNil(t, sc.ReadOnlyRootFilesystem)
 	assert.True(t, *sc.ReadOnlyRootFilesystem)
 	require.NotNil(t, sc.Privileged)
@@ -201,8 +238,7 @@ func TestManifestMatchesConfig(t *testing.T) {
 	require.NotNil(t, sc.Capabilities)
 	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
 	assert.Empty(t, sc.Capabilities.Add)
-	require.NotNil(t, sc.RunAsUser)
-	assert.Equal(t, int64(0), *sc.RunAsUser, "the CRI and pod-resources sockets are root:root 0660")
+	return sc
 }
 
 // requireMemoryFor: the container's memory limit is the config's
@@ -506,14 +542,7 @@ func TestGatewayConfig(t *testing.T) {
 	assert.NotEmpty(t, conf.Get("service::pipelines::metrics::exporters"))
 
 	m := load(t)
-	var endpoint string
-	for _, e := range m.daemonSet.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == "OTLP_ENDPOINT" {
-			endpoint = e.Value
-		}
-	}
-	host, port, err := net.SplitHostPort(endpoint)
-	require.NoError(t, err, "OTLP_ENDPOINT %q", endpoint)
+	host, port := otlpEndpoint(t, m.daemonSet)
 	assert.Equal(t, "otel-gateway.containerstats.svc", host, "the host the gateway's certificate must name (docs/deploy.md)")
 	_, gwPort, err := net.SplitHostPort(conf.Get("receivers::otlp::protocols::grpc::endpoint").(string))
 	require.NoError(t, err)

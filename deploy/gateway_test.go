@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +52,20 @@ func loadGateway(t *testing.T) gatewayManifest {
 	return m
 }
 
+// otlpEndpoint is the host and port of the DaemonSet's OTLP_ENDPOINT.
+func otlpEndpoint(t *testing.T, ds appsv1.DaemonSet) (host, port string) {
+	t.Helper()
+	var endpoint string
+	for _, e := range ds.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "OTLP_ENDPOINT" {
+			endpoint = e.Value
+		}
+	}
+	host, port, err := net.SplitHostPort(endpoint)
+	require.NoError(t, err, "OTLP_ENDPOINT %q", endpoint)
+	return host, port
+}
+
 // readGatewayConfig reads gateway/config.yaml (it has no receiver of ours,
 // which readConfig requires).
 func readGatewayConfig(t *testing.T) collectorConfig {
@@ -78,14 +91,7 @@ func TestGatewayManifest(t *testing.T) {
 	require.Equal(t, string(cfg.raw), gw.configMap.Data["config.yaml"], "the ConfigMap's config.yaml differs from gateway/config.yaml")
 
 	// The Service is what OTLP_ENDPOINT names (<name>.<namespace>.svc:<port>).
-	var endpoint string
-	for _, e := range ds.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == "OTLP_ENDPOINT" {
-			endpoint = e.Value
-		}
-	}
-	host, port, err := net.SplitHostPort(endpoint)
-	require.NoError(t, err, "OTLP_ENDPOINT %q", endpoint)
+	host, port := otlpEndpoint(t, ds)
 	for _, ns := range []string{gw.configMap.Namespace, gw.deployment.Namespace, gw.service.Namespace} {
 		assert.Equal(t, ds.Namespace, ns, "the gateway's objects live in the DaemonSet's namespace")
 	}
@@ -114,29 +120,8 @@ func TestGatewayManifest(t *testing.T) {
 	require.True(t, i >= 0, "the Service's targetPort %s is no port of the container (%v)", sp.TargetPort.String(), c.Ports)
 	assert.Equal(t, listen, strconv.Itoa(int(c.Ports[i].ContainerPort)), "the Service's target is the receiver's port")
 
-	volumes := map[string]corev1.Volume{}
-	for _, v := range pod.Spec.Volumes {
-		volumes[v.Name] = v
-	}
-	mountAt := func(dir string) (corev1.VolumeMount, corev1.Volume) {
-		t.Helper()
-		for _, vm := range c.VolumeMounts {
-			if vm.MountPath == dir {
-				v, ok := volumes[vm.Name]
-				require.True(t, ok, "mount %s names volume %q that does not exist", dir, vm.Name)
-				return vm, v
-			}
-		}
-		t.Fatalf("nothing is mounted at %s", dir)
-		return corev1.VolumeMount{}, corev1.Volume{}
-	}
-	// --config points into the mounted ConfigMap.
-	a := slices.Index(c.Args, "--config")
-	require.True(t, a >= 0 && a+1 < len(c.Args), "args %v lack --config <file>", c.Args)
-	_, v := mountAt(path.Dir(c.Args[a+1]))
-	require.NotNil(t, v.ConfigMap)
-	assert.Equal(t, gw.configMap.Name, v.ConfigMap.Name)
-	assert.Contains(t, gw.configMap.Data, path.Base(c.Args[a+1]))
+	volumes := volumesByName(pod.Spec)
+	requireConfigMounted(t, c, volumes, gw.configMap)
 
 	// Mutual TLS from the gateway's Secret: its certificate and the CA
 	// of the clients'.
@@ -149,30 +134,18 @@ func TestGatewayManifest(t *testing.T) {
 
 	// The queue's directory is writable, every other mount read-only.
 	queueDir := requireQueue(t, cfg)
-	vm, _ := mountAt(queueDir)
+	vm, _ := requireMount(t, c, volumes, queueDir)
 	assert.False(t, vm.ReadOnly, "the queue directory %s must be writable", queueDir)
-	for _, vm := range c.VolumeMounts {
-		if vm.MountPath != queueDir {
-			assert.True(t, vm.ReadOnly, "mount %s must be read-only", vm.MountPath)
-		}
-	}
+	requireReadOnlyBut(t, c, queueDir)
 	// memory_limiter's percentages need a memory limit.
 	assert.False(t, c.Resources.Limits.Memory().IsZero(), "the gateway has no memory limit for memory_limiter's limit_percentage")
 
 	// No root, no capability, no token.
-	sc := c.SecurityContext
-	require.NotNil(t, sc)
+	sc := requireConfined(t, c)
 	require.NotNil(t, sc.RunAsNonRoot)
 	assert.True(t, *sc.RunAsNonRoot)
 	require.NotNil(t, sc.RunAsUser)
 	assert.NotZero(t, *sc.RunAsUser)
-	require.NotNil(t, sc.ReadOnlyRootFilesystem)
-	assert.True(t, *sc.ReadOnlyRootFilesystem)
-	require.NotNil(t, sc.AllowPrivilegeEscalation)
-	assert.False(t, *sc.AllowPrivilegeEscalation)
-	require.NotNil(t, sc.Capabilities)
-	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
-	assert.Empty(t, sc.Capabilities.Add)
 	require.NotNil(t, pod.Spec.AutomountServiceAccountToken)
 	assert.False(t, *pod.Spec.AutomountServiceAccountToken)
 	assert.False(t, pod.Spec.HostNetwork)

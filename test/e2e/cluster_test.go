@@ -15,6 +15,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -27,6 +28,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -102,17 +104,19 @@ type blkioAnswer struct {
 	why       string
 }
 
-// clusterPKI is the test's certificates (made in Go, internal/testing/certtest)
-// for the Secrets docs/deploy.md asks for: one CA of the OTLP push
-// (gatewayCA, docs/deploy.md's ca.crt) that signs the gateway's server
-// certificate and the nodes' client certificate; the pull endpoint's
-// server certificate and the CA its clients must chain to, a client
-// certificate of that CA (the scraping Prometheus') and one of another CA
-// (refused by both the pull endpoint and the gateway).
+// clusterPKI is the test's certificates for the Secrets docs/deploy.md
+// asks for. The OTLP push's are deploy/tls.sh's (createSecrets): its CA
+// (pushCA, PEM) and the nodes' client certificate (node). The others are
+// made in Go (internal/testing/certtest): the pull endpoint's server
+// certificate and the CA its clients must chain to, a client certificate
+// of that CA (the scraping Prometheus') and one of another CA (refused by
+// both the pull endpoint and the gateway).
 type clusterPKI struct {
-	gatewayCA, pullCA, clientCA *certtest.CA
-	gateway, node, pull         certtest.Pair
-	client, wrongClient         certtest.Pair
+	pushCA              []byte
+	node                certtest.Pair
+	pullCA, clientCA    *certtest.CA
+	pull                certtest.Pair
+	client, wrongClient certtest.Pair
 }
 
 // pullHost is the name the pull endpoint's certificate carries, which
@@ -128,17 +132,11 @@ func newClusterPKI(t *testing.T) clusterPKI {
 		t.Helper()
 		require.NoError(t, e)
 	}
-	p.gatewayCA, err = certtest.NewCA("kube-test gateway CA")
-	must(err)
 	p.pullCA, err = certtest.NewCA("kube-test pull endpoint CA")
 	must(err)
 	p.clientCA, err = certtest.NewCA("kube-test scraper CA")
 	must(err)
 	wrongCA, err := certtest.NewCA("kube-test wrong CA")
-	must(err)
-	p.gateway, err = p.gatewayCA.Server(gatewayService, gatewayService)
-	must(err)
-	p.node, err = p.gatewayCA.Client(dsName)
 	must(err)
 	p.pull, err = p.pullCA.Server(pullHost, pullHost)
 	must(err)
@@ -165,7 +163,7 @@ func (k *cluster) gatewayCreds(t *testing.T) credentials.TransportCredentials {
 func (k *cluster) gatewayTLS(t *testing.T, client *certtest.Pair) *tls.Config {
 	t.Helper()
 	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(k.pki.gatewayCA.CertPEM))
+	require.True(t, pool.AppendCertsFromPEM(k.pki.pushCA))
 	c := &tls.Config{RootCAs: pool, ServerName: gatewayService, MinVersion: tls.VersionTLS12}
 	if client != nil {
 		pair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
@@ -183,25 +181,39 @@ func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credenti
 }
 
 // createSecrets creates, through the API, the Secrets of docs/deploy.md's
-// TLS setups: the gateway's (otel-gateway-tls: its certificate and the
-// nodes' CA, which deploy/gateway/gateway.yaml requires), the nodes'
-// (otelcol-containerstats-tls: the gateway's CA and the nodes' client
-// certificate, which deploy/daemonset.yaml requires) and the pull
-// endpoint's (otelcol-containerstats-pull-tls). One CA signs the
-// gateway's and the nodes' certificates, as in docs/deploy.md.
+// TLS setups. The OTLP push's two are what `deploy/tls.sh | kubectl apply
+// -f -` makes (the script's output applied server-side, strictly): the
+// gateway's (otel-gateway-tls, which deploy/gateway/gateway.yaml
+// requires) and the nodes' (otelcol-containerstats-tls, which
+// deploy/daemonset.yaml requires), one CA for both, which k.pki takes
+// from them. The pull endpoint's (otelcol-containerstats-pull-tls) is
+// made in Go.
 func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
 	t.Helper()
-	for _, s := range []*corev1.Secret{
-		{ObjectMeta: metav1.ObjectMeta{Name: gatewayName + "-tls"}, Type: corev1.SecretTypeTLS,
-			Data: map[string][]byte{"tls.crt": k.pki.gateway.CertPEM, "tls.key": k.pki.gateway.KeyPEM, "ca.crt": k.pki.gatewayCA.CertPEM}},
-		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-tls"}, Type: corev1.SecretTypeTLS,
-			Data: map[string][]byte{"ca.crt": k.pki.gatewayCA.CertPEM, "tls.crt": k.pki.node.CertPEM, "tls.key": k.pki.node.KeyPEM}},
-		{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
-			Data: map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM}},
-	} {
-		_, err := k.cs.CoreV1().Secrets(collectorNS).Create(ctx, s, metav1.CreateOptions{})
-		require.NoError(t, err, "secret %s", s.Name)
+	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "deploy", "tls.sh"), filepath.Join(t.TempDir(), "tls"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "deploy/tls.sh: %s", stderr.String())
+	data := map[string]map[string][]byte{}
+	for _, d := range kubetest.Docs(t, "deploy/tls.sh", out) {
+		_, err := k.a.Apply(ctx, d.Obj, d.Raw, "", false)
+		require.NoError(t, err, "apply %s", d)
+		if w := k.a.TakeWarnings(); len(w) > 0 {
+			t.Errorf("apply %s: warnings %q", d, w)
+		}
+		var s corev1.Secret
+		require.NoError(t, yaml.UnmarshalStrict(d.Raw, &s))
+		data[s.Name] = s.Data
 	}
+	gw, node := data[gatewayName+"-tls"], data[dsName+"-tls"]
+	require.NotNil(t, gw, "deploy/tls.sh made no %s-tls", gatewayName)
+	require.NotNil(t, node, "deploy/tls.sh made no %s-tls", dsName)
+	k.pki.pushCA = node["ca.crt"]
+	k.pki.node = certtest.Pair{CertPEM: node["tls.crt"], KeyPEM: node["tls.key"]}
+	_, err = k.cs.CoreV1().Secrets(collectorNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
+		Data: map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM}}, metav1.CreateOptions{})
+	require.NoError(t, err, "secret %s-pull-tls", dsName)
 }
 
 // startCluster starts the cluster (control plane, node with the image of

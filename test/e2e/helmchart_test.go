@@ -38,8 +38,9 @@ const seriesWindow = 70 * time.Second
 // overlay: daemonSetOverlay), the manifests' DaemonSet deleted, and the
 // same series arrive: in a seriesWindow of each collector, every metric
 // name of the node, its system containers and the workloads' containers
-// and pods (by namespace, pod and container), and as many of the
-// collector's own pod. Last: the node keeps the chart's collector.
+// and pods (by namespace, pod and container), and of the collector's own
+// pod and container (seriesKeys). Last: the node keeps the chart's
+// collector.
 func (k *cluster) helmChart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -8,10 +8,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,7 +74,7 @@ func TestTLSScript(t *testing.T) {
 	for _, s := range []*corev1.Secret{gw, node} {
 		assert.Equal(t, ds.Namespace, s.Namespace, "%s", s.Name)
 		assert.Equal(t, corev1.SecretTypeTLS, s.Type, "%s", s.Name)
-		assert.ElementsMatch(t, []string{"ca.crt", "tls.crt", "tls.key"}, keysOf(s.Data), "%s", s.Name)
+		assert.ElementsMatch(t, []string{"ca.crt", "tls.crt", "tls.key"}, slices.Collect(maps.Keys(s.Data)), "%s", s.Name)
 	}
 	require.Equal(t, gw.Data["ca.crt"], node.Data["ca.crt"], "one CA")
 	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
@@ -98,15 +100,6 @@ func TestTLSScript(t *testing.T) {
 	assert.NotEqual(t, node.Data["tls.crt"], again[TLSSecret].Data["tls.crt"], "a second run renews the nodes' certificate")
 	require.NoError(t, verify(again[TLSSecret], "", x509.ExtKeyUsageClientAuth))
 	handshake(t, again[GatewayTLSSecret], again[TLSSecret], host)
-}
-
-// keysOf are a Secret's keys.
-func keysOf(data map[string][]byte) []string {
-	var out []string
-	for k := range data {
-		out = append(out, k)
-	}
-	return out
 }
 
 // handshake: a server as the gateway's receiver (its Secret's pair, its

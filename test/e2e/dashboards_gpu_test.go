@@ -17,9 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/receiver/receivertest"
-	"google.golang.org/grpc"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -109,13 +107,7 @@ func (k *cluster) pushGPUMocks(t *testing.T) []string {
 	}
 	require.Positive(t, all.DataPointCount())
 
-	conn, err := grpc.NewClient(k.gateway+":4317", grpc.WithTransportCredentials(k.gatewayCreds(t)))
-	require.NoError(t, err)
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err = pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(all))
-	require.NoError(t, err, "OTLP export of the GPU mocks' metrics to the gateway %s", k.gateway)
+	require.NoError(t, k.exportToGateway(t, k.gatewayCreds(t), all), "OTLP export of the GPU mocks' metrics to the gateway %s", k.gateway)
 	eventually(t, time.Minute, "the GPU mocks' metrics in Prometheus", func() error {
 		for _, nd := range gpuMockNodes {
 			v, err := k.prom.query(fmt.Sprintf(`count(hw_gpu_memory_limit_bytes{k8s_node_name=%q})`, nd))

@@ -23,6 +23,20 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/testing/certtest"
 )
 
+// exportToGateway sends md to the gateway (k.gateway:4317) in one
+// OTLP/gRPC export with the TLS credentials creds, within 30 s, and
+// returns the export's error.
+func (k *cluster) exportToGateway(t *testing.T, creds credentials.TransportCredentials, md pmetric.Metrics) error {
+	t.Helper()
+	conn, err := grpc.NewClient(net.JoinHostPort(k.gateway, "4317"), grpc.WithTransportCredentials(creds))
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(md))
+	return err
+}
+
 // tlsAlert is the TLS alert a refused client reads from the gateway, as
 // Go's crypto/tls words it.
 var tlsAlert = regexp.MustCompile(`remote error: tls: [a-z ]+`)
@@ -37,13 +51,7 @@ func (k *cluster) gatewayMTLS(t *testing.T) {
 	addr := net.JoinHostPort(k.gateway, "4317")
 	export := func(creds credentials.TransportCredentials) error {
 		t.Helper()
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
-		require.NoError(t, err)
-		defer conn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, err = pmetricotlp.NewGRPCClient(conn).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(pmetric.NewMetrics()))
-		return err
+		return k.exportToGateway(t, creds, pmetric.NewMetrics())
 	}
 	require.NoError(t, export(k.gatewayCreds(t)), "the nodes' certificate: the gateway %s refused it", addr)
 	t.Logf("gateway mTLS: the nodes' client certificate: accepted")

@@ -20,8 +20,9 @@
 #                Prometheus 3 built by make prometheus3)
 #   make gpu-check  our GPU figures next to nvidia-smi's (needs a GPU)
 #   make bench-peer  the collector against cAdvisor on real cgroups (root)
-#   make kube-bins   etcd and kube-apiserver (k8s.io/kubernetes v1.34.4) into
-#                bin/kube; make kube-test  deploy/ on that real API server
+#   make kube-bins   etcd, the control plane, the kubelet and kubectl
+#                (k8s.io/kubernetes v1.34.4) into bin/kube; make kube-test
+#                deploy/ on that real cluster, README's newcomer path too
 #   make helm    helm v3.22.0 into bin/helm (the chart's test, in kube-test)
 #   make v2-test the receiver on a real cgroup v2 + systemd node: a QEMU
 #                guest (root; qemu-system-x86, mmdebstrap; docs/v2-node.md)
@@ -615,7 +616,7 @@ clean:
 # commands to build (the harness runs all four; etcd is always built).
 KUBE_BIN_DIR ?= bin/kube
 KUBE_VERSION := v1.34.4
-KUBE_CMDS    ?= kube-apiserver kube-controller-manager kube-scheduler kubelet
+KUBE_CMDS    ?= kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl
 KUBE_LDFLAGS := -s -w \
   -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
   -X k8s.io/component-base/version.gitMajor=1 \
@@ -702,19 +703,21 @@ helm:
 # imported, deploy/ applied, the DaemonSet's pod Ready, a gateway collector,
 # Prometheus, workloads, our figures side by side with the kubelet's (the
 # table also goes to $(KUBE_SIDE_BY_SIDE)), an in-place resize, the
-# pod-resources socket, a rolling update. Root; in CI (CI set) a missing
+# pod-resources socket, a rolling update; and README's newcomer path,
+# line by line, on a cluster of its own, into Prometheus 3
+# (test/e2e/newcomer_test.go; kubectl from make kube-bins). Root; in CI (CI set) a missing
 # prerequisite fails a test instead of skipping it. The deploy and kubetest
 # packages' clusters start one after the other (-p 1): their ports are
 # picked free and bound later, and two clusters starting at once raced for
 # one (a CI run's etcd: "bind: address already in use").
 KUBE_TIMEOUT      ?= 20m
 KUBE_SIDE_BY_SIDE ?= bin/kube-side-by-side.md
-kube-test: kube-bins image helm
+kube-test: kube-bins image helm prometheus3
 	$(GO) vet $(TEST_BUILDFLAGS) -tags kube ./deploy/ ./internal/testing/kubetest/
 	$(GO) vet $(TEST_BUILDFLAGS) -tags e2e,kube ./test/e2e/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" HELM_BIN="$(abspath $(HELM_BIN))" \
 	  OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" OTEL_OPERATOR_CRD="$(OTEL_OPERATOR_CRD)" \
 	  $(GO) test $(TEST_BUILDFLAGS) -p 1 -tags kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods)$$' $(GOTESTFLAGS) ./deploy/ ./internal/testing/kubetest/
 	KUBE_BIN_DIR="$(CURDIR)/$(KUBE_BIN_DIR)" IMAGE_ARCHIVE="$(CURDIR)/$(IMAGE_ARCHIVE)" KUBE_SIDE_BY_SIDE="$(CURDIR)/$(KUBE_SIDE_BY_SIDE)" \
-	  HELM_BIN="$(abspath $(HELM_BIN))" OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" \
-	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestParseExposition|TestAround)$$' $(GOTESTFLAGS) ./test/e2e/
+	  HELM_BIN="$(abspath $(HELM_BIN))" OTEL_COLLECTOR_CHART="$(OTEL_COLLECTOR_CHART)" PROMETHEUS3_BIN="$(CURDIR)/$(PROMETHEUS3_BIN)" \
+	  $(GO) test $(TEST_BUILDFLAGS) -tags e2e,kube -count=1 -v -timeout $(KUBE_TIMEOUT) -run '^(TestClusterDaemonSet|TestNewcomerPath|TestParseExposition|TestAround)$$' $(GOTESTFLAGS) ./test/e2e/

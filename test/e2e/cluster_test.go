@@ -232,20 +232,13 @@ func startCluster(t *testing.T) *cluster {
 	k.node = k.c.StartNode(t, bin, imageArchive(t))
 	k.cs = k.c.Client
 	k.a = kubetest.NewApplier(t, k.c)
-	bridgeAddr := func() string {
-		l, err := net.Listen("tcp", kubetest.BridgeIP+":0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		require.NoError(t, l.Close())
-		return addr
-	}
 	// The points the collector queued through the outage test's outage
 	// arrive late, behind newer points of other series: Prometheus takes
 	// them within its out-of-order window (docs/deploy.md). Both
 	// Prometheus servers get every point the gateway receives.
 	const promConfig = "global:\n  scrape_interval: 1h\nstorage:\n  tsdb:\n    out_of_order_time_window: 30m\n"
-	k.prom = startPrometheusOn(t, bridgeAddr(), promConfig)
-	k.kubeletstatsProm = startPrometheusOn(t, bridgeAddr(), promConfig)
+	k.prom = startPrometheusOn(t, bridgeAddr(t), promConfig)
+	k.kubeletstatsProm = startPrometheusOn(t, bridgeAddr(t), promConfig)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -256,6 +249,17 @@ func startCluster(t *testing.T) *cluster {
 	k.gateway = k.startGateway(t)
 	k.applyDeploy(t, docs, k.gateway, k.queueDir)
 	return k
+}
+
+// bridgeAddr returns an address on the node's bridge (the pods reach it)
+// with a port nobody listens on now.
+func bridgeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", kubetest.BridgeIP+":0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
 }
 
 // startGateway creates the collector's namespace and the TLS Secrets

@@ -264,6 +264,13 @@ func (c *Cluster) StartControllers(t testing.TB, binDir string) {
 	c.requireLoopbackOnly(t, c.procs[n:]...)
 }
 
+// Kubeconfig returns the path of the admin kubeconfig (kubeconfig), for
+// kubectl and helm.
+func (c *Cluster) Kubeconfig(t testing.TB) string {
+	t.Helper()
+	return c.kubeconfig(t)
+}
+
 // kubeconfig writes (once) and returns the admin kubeconfig: the static
 // system:masters token, the cluster's CA.
 func (c *Cluster) kubeconfig(t testing.TB) string {

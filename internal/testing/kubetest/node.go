@@ -348,6 +348,16 @@ func (n *Node) makeCgroup(t testing.TB, rel string) []string {
 	return out
 }
 
+// Command returns a command that runs name with args on the node, as a
+// shell on a node runs it: in the node's mount namespace (its /run, where
+// ctr's and crictl's default socket is the node's containerd; its
+// /var/lib), with the machine's binaries and files. The mount namespace
+// starts at its root: a relative path in args is the caller's business
+// (cd first).
+func (n *Node) Command(name string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...)
+}
+
 // start runs bin in the node's mount namespace (nsenter execs it: the
 // process is bin itself), output into <Dir>/<name>.log.
 func (n *Node) start(t testing.TB, name, bin string, args ...string) {
@@ -609,6 +619,14 @@ func freePort(t testing.TB) int {
 // that runs with every container ready, and returns it.
 func WaitReadyPod(t testing.TB, cs kubernetes.Interface, ns, sel string, notUID types.UID, d time.Duration) *corev1.Pod {
 	t.Helper()
+	return WaitPod(t, cs, ns, sel, d, func(p *corev1.Pod) bool { return p.UID != notUID })
+}
+
+// WaitPod waits (at most d) for a pod of namespace ns matching the label
+// selector sel, not being deleted, for which ok holds, that runs with
+// every container ready (PodReady), and returns it.
+func WaitPod(t testing.TB, cs kubernetes.Interface, ns, sel string, d time.Duration, ok func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	last := "no answer yet"
 	for time.Now().Before(deadline) {
@@ -619,15 +637,7 @@ func WaitReadyPod(t testing.TB, cs kubernetes.Interface, ns, sel string, notUID 
 			last = err.Error()
 		} else {
 			for i := range pods.Items {
-				p := &pods.Items[i]
-				if p.UID == notUID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-					continue
-				}
-				ready := len(p.Status.ContainerStatuses) > 0
-				for _, st := range p.Status.ContainerStatuses {
-					ready = ready && st.Ready
-				}
-				if ready {
+				if p := &pods.Items[i]; p.DeletionTimestamp == nil && ok(p) && PodReady(p) {
 					return p
 				}
 			}
@@ -635,8 +645,17 @@ func WaitReadyPod(t testing.TB, cs kubernetes.Interface, ns, sel string, notUID 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("no Ready pod %s/%s after %s: %s", ns, sel, d, last)
+	t.Fatalf("no Ready pod %s/%s as wanted after %s: %s", ns, sel, d, last)
 	return nil
+}
+
+// PodReady reports whether p runs with every container ready.
+func PodReady(p *corev1.Pod) bool {
+	ready := p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0
+	for _, st := range p.Status.ContainerStatuses {
+		ready = ready && st.Ready
+	}
+	return ready
 }
 
 // PodsSummary is one line per pod: phase, and per container readiness,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -60,7 +61,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: newRuntimeIdentity("/", rt, set.Logger), PodLabels: true,
+		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -150,7 +151,7 @@ func TestRealContainerdIdentity(t *testing.T) {
 	rtCtrd.CRIEnabled = false
 	s2 := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: newRuntimeIdentity("/", rtCtrd, zap.NewNop()),
+		Identity: node.NewIdentity("/", identityConfig(rtCtrd), zap.NewNop()),
 	})
 	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))
 	m, err = s2.Scrape(ctx)

@@ -23,7 +23,9 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/lifecycle"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/receiver/events"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -36,11 +38,11 @@ const (
 // eventsConfig is a factory and a config on a copy of the v2-systemd
 // fixture, without runtime or GPU, scraping every 20ms, log files off
 // (events on: the default).
-func eventsConfig(t *testing.T) (*sharedIdentities, receiver.Factory, *Config) {
+func eventsConfig(t *testing.T) (*nodes, receiver.Factory, *Config) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	require.NoError(t, os.CopyFS(root, os.DirFS("testdata/fixtures/v2-systemd")))
-	ids := newSharedIdentities()
+	ids := newNodes()
 	f := newFactory(ids, nil)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.RootPath = root
@@ -96,11 +98,11 @@ func TestEventsBothSignals(t *testing.T) {
 	require.NoError(t, err)
 	l, err := f.CreateLogs(context.Background(), set, cfg, ls)
 	require.NoError(t, err)
-	ev, ok := l.(*shutdownOnce).Component.(*eventsReceiver)
+	ev, ok := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
 	require.True(t, ok, "logs.enabled false: the events alone")
 	start(t, l)
 	start(t, m)
-	assert.True(t, ev.own == nil, "the metrics scrape detects: no second reader")
+	assert.False(t, ev.Scraping(), "the metrics scrape detects: no second reader")
 	require.Eventually(t, func() bool { return ms.DataPointCount() > 0 }, 10*time.Second, 5*time.Millisecond)
 
 	oomKillA1(t, cfg.RootPath, 5)
@@ -154,16 +156,16 @@ func TestEventsLogsOnly(t *testing.T) {
 	ls := new(consumertest.LogsSink)
 	l, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, ls)
 	require.NoError(t, err)
-	ev := l.(*shutdownOnce).Component.(*eventsReceiver)
+	ev := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
 	start(t, l)
-	require.NotNil(t, ev.own)
-	require.Eventually(t, func() bool { return ev.scrapes.Load() > 0 }, 10*time.Second, 5*time.Millisecond)
+	require.True(t, ev.Scraping())
+	require.Eventually(t, func() bool { return ev.Scrapes() > 0 }, 10*time.Second, 5*time.Millisecond)
 	assert.Zero(t, ls.LogRecordCount(), "kills before start are not events")
 
 	oomKillA1(t, cfg.RootPath, 9)
 	require.Eventually(t, func() bool { return ls.LogRecordCount() >= 1 }, 10*time.Second, 5*time.Millisecond)
-	n := ev.scrapes.Load()
-	require.Eventually(t, func() bool { return ev.scrapes.Load() > n+5 }, 10*time.Second, 5*time.Millisecond)
+	n := ev.Scrapes()
+	require.Eventually(t, func() bool { return ev.Scrapes() > n+5 }, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, ls.LogRecordCount())
 	rl := ls.AllLogs()[0].ResourceLogs().At(0)
 	assert.Equal(t, scrape.EventOOMKill, rl.ScopeLogs().At(0).LogRecords().At(0).EventName())
@@ -181,14 +183,14 @@ func TestEventsMetricsOnly(t *testing.T) {
 	ms := new(consumertest.MetricsSink)
 	m, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, ms)
 	require.NoError(t, err)
-	hub := ids.get(cfg, zap.NewNop()).shared.events
+	hub := useNode(ids, cfg, zap.NewNop()).State().Events
 	start(t, m)
 	require.Eventually(t, func() bool { return ms.DataPointCount() > 0 }, 10*time.Second, 5*time.Millisecond)
 	oomKillA1(t, cfg.RootPath, 9)
 	n := len(ms.AllMetrics())
 	require.Eventually(t, func() bool { return len(ms.AllMetrics()) > n+5 }, 10*time.Second, 5*time.Millisecond)
 	assert.False(t, hub.Active())
-	assert.Zero(t, len(hub.ch))
+	assert.Zero(t, len(hub.Events()))
 }
 
 // events.enabled false: the logs pipeline gets the log files only; with
@@ -199,13 +201,13 @@ func TestEventsDisabled(t *testing.T) {
 	ls := new(consumertest.LogsSink)
 	l, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, ls)
 	require.NoError(t, err)
-	assert.IsType(t, disabledLogs{}, l.(*shutdownOnce).Component)
+	assert.IsType(t, lifecycle.Nop{}, l.(*lifecycle.ShutdownOnce).Component)
 
 	cfg.Logs.Enabled = true
 	l, err = f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, ls)
 	require.NoError(t, err)
-	_, isEvents := l.(*shutdownOnce).Component.(*eventsReceiver)
-	_, isParts := l.(*shutdownOnce).Component.(logsParts)
+	_, isEvents := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
+	_, isParts := l.(*lifecycle.ShutdownOnce).Component.(lifecycle.Parts)
 	assert.False(t, isEvents || isParts)
 }
 
@@ -216,12 +218,12 @@ func TestEventsWithLogFiles(t *testing.T) {
 	cfg.Logs.Enabled = true
 	l, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	parts, ok := l.(*shutdownOnce).Component.(logsParts)
+	parts, ok := l.(*lifecycle.ShutdownOnce).Component.(lifecycle.Parts)
 	require.True(t, ok)
 	require.Len(t, parts, 2)
 	require.NoError(t, l.Shutdown(context.Background()), "without Start")
 
-	ev := &eventsReceiver{}
+	ev := events.New(zap.NewNop(), consumertest.NewNop(), events.Options{})
 	require.NoError(t, ev.Shutdown(context.Background()))
 	require.NoError(t, ev.Shutdown(context.Background()))
 }

@@ -15,11 +15,18 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/cri"
+	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/lifecycle"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
+	"github.com/containerstats/containerstatsreceiver/internal/sharedcomponent"
+	"github.com/containerstats/containerstatsreceiver/receiver/events"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
@@ -34,26 +41,31 @@ const defaultCollectionInterval = 10 * time.Second
 // (containerd's stats_collect_period, 10 s) are not fresher.
 const defaultFilesystemCollectionInterval = time.Minute
 
+// nodes hands the receivers created from one *Config (the metrics and
+// the logs receiver of one receiver ID) one node.State: the cgroup
+// layout, the identity cache, the log records' cgroup index and the
+// events' hub.
+type nodes = sharedcomponent.Map[*Config, *node.State]
+
 // NewFactory creates the container_stats receiver factory.
-//
-// The metrics and logs receivers created from one configuration (one
-// receiver ID in the collector) share one identity cache, so both signals
-// resolve containers from the same runtime listings.
 func NewFactory() receiver.Factory {
-	return newFactory(newSharedIdentities(), nil)
+	return newFactory(newNodes(), nil)
 }
 
-// newFactory is NewFactory with its dependencies: the identity caches and
-// the NVML library (nil: the real one; tests inject go-nvml's mocks).
-func newFactory(ids *sharedIdentities, nvml gpu.Library) receiver.Factory {
+// newNodes returns an empty map of node states.
+func newNodes() *nodes { return sharedcomponent.NewMap[*Config, *node.State]() }
+
+// newFactory is NewFactory with its dependencies: the shared node states
+// and the NVML library (nil: the real one; tests inject go-nvml's mocks).
+func newFactory(ns *nodes, nvml gpu.Library) receiver.Factory {
 	return receiver.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
 		receiver.WithMetrics(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-			return onceShutdown(createMetricsReceiver(ctx, set, cfg, next, ids, nvml))
+			return lifecycle.OnceShutdown(createMetricsReceiver(ctx, set, cfg, next, ns, nvml))
 		}, metadata.MetricsStability),
 		receiver.WithLogs(func(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-			return onceShutdown(createLogsReceiver(ctx, set, cfg, next, ids))
+			return lifecycle.OnceShutdown(createLogsReceiver(ctx, set, cfg, next, ns))
 		}, metadata.LogsStability),
 	)
 }
@@ -96,7 +108,7 @@ func createMetricsReceiver(
 	set receiver.Settings,
 	cfg component.Config,
 	next consumer.Metrics,
-	ids *sharedIdentities,
+	ns *nodes,
 	nvml gpu.Library,
 ) (receiver.Metrics, error) {
 	c, ok := cfg.(*Config)
@@ -111,29 +123,30 @@ func createMetricsReceiver(
 	if err != nil {
 		return nil, err
 	}
-	ident := ids.get(c, set.Logger)
+	h := useNode(ns, c, set.Logger)
+	st := h.State()
 	var discovered func(*cgroupfs.Tree)
 	if c.Logs.Enabled {
-		discovered = ident.shared.cgroups.Update // the logs signal reuses the scrape's discovery
+		discovered = st.Cgroups.Update // the logs signal reuses the scrape's discovery
 	}
 	var events scrape.EventSink
 	if c.Events.Enabled {
 		// This scrape detects the events (the logs receiver only drains
 		// them); they are detected only if a logs receiver takes them
-		// (eventHub.Active, asked in Start).
-		ident.shared.events.setFeeder()
-		events = ident.shared.events
+		// (EventHub.Active, asked in Start).
+		st.Events.SetFeeder()
+		events = st.Events
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
-		Host:                 ident.shared.host,
+		Host:                 st.Host,
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
 		GPU:                  gpuOptions(c.GPU, nvml),
-		Filesystem:           filesystemOption(c, set.Logger),
+		Filesystem:           scrape.NewFilesystem(&c.Metrics, filesystemConfig(c, set.Logger)),
 		Discovered:           discovered,
-		Identity:             ident,
+		Identity:             h,
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
 		SystemContainers:     c.SystemContainers.cgroups(),
@@ -151,6 +164,49 @@ func createMetricsReceiver(
 		scraperhelper.AddMetricsScraper(metadata.Type, sc))
 }
 
+// useNode returns a new receiver's handle on c's shared node state.
+func useNode(ns *nodes, c *Config, logger *zap.Logger) *node.Handle {
+	return node.Use(ns, c, node.Config{Root: c.RootPath, Standalone: c.StandaloneContainers, Identity: identityConfig(c.Runtime)}, logger)
+}
+
+// identityConfig is the runtime section, as the identity uses it.
+func identityConfig(r RuntimeConfig) node.IdentityConfig {
+	return node.IdentityConfig{
+		CRIEnabled: r.CRIEnabled, CRIEndpoint: r.CRIEndpoint,
+		ContainerdEnabled: r.ContainerdEnabled, ContainerdEndpoint: r.ContainerdEndpoint, ContainerdNamespaces: r.ContainerdNamespaces,
+		Timeout: r.Timeout, RefreshInterval: r.RefreshInterval, MinRefresh: r.MinRefreshInterval, PodLogs: r.PodLogs,
+	}
+}
+
+// filesystemConfig is the background filesystem collection of a metrics
+// receiver (scrape.NewFilesystem picks what its enabled metrics need).
+// Its CRI connection is its own (the identity cache's is shared with the
+// logs signal and serialised by it), to the same endpoint the identity
+// uses: runtime.cri_endpoint, else the socket detected under root_path in
+// Start. Without CRI (runtime.cri_enabled false or no socket) writable
+// layers and image filesystems are absent; log sizes and the node
+// filesystem are still reported.
+func filesystemConfig(c *Config, logger *zap.Logger) fsstats.Config {
+	return fsstats.Config{
+		Root:     c.RootPath,
+		Interval: c.FilesystemCollectionInterval,
+		Timeout:  c.Runtime.Timeout,
+		Logger:   logger,
+		Connect: func() (fsstats.Source, error) {
+			ep := node.CRIEndpoint(c.RootPath, identityConfig(c.Runtime))
+			if ep == "" {
+				logger.Info("No CRI endpoint: container.filesystem.usage, container.filesystem.inode.used, the rootfs part of k8s.container.ephemeral_storage.usage and k8s.node.image_filesystem.* are not reported")
+				return nil, nil
+			}
+			cl, err := cri.Dial(ep)
+			if err != nil {
+				return nil, err
+			}
+			return cri.NewFilesystemSource(cl), nil
+		},
+	}
+}
+
 // gpuOptions maps the gpu section to the scraper's options. With
 // gpu.pod_resources on, the kubelet's allocations are joined to containers
 // by the namespace, pod and container names the receiver's identity gives
@@ -166,15 +222,15 @@ func gpuOptions(c GPUConfig, nvml gpu.Library) scrape.GPUOptions {
 
 // createLogsReceiver tails container log files when logs.enabled is true
 // (off by default: a logs pipeline naming the receiver reads no file) and
-// emits container events when events.enabled is true (the default; see
-// events.go for who detects them). With both off it returns a receiver
-// that starts nothing.
+// emits container events when events.enabled is true (the default;
+// node/events.go says who detects them). With both off it returns a
+// receiver that starts nothing.
 func createLogsReceiver(
 	ctx context.Context,
 	set receiver.Settings,
 	cfg component.Config,
 	next consumer.Logs,
-	ids *sharedIdentities,
+	ns *nodes,
 ) (receiver.Logs, error) {
 	c, ok := cfg.(*Config)
 	if !ok {
@@ -183,20 +239,20 @@ func createLogsReceiver(
 	switch {
 	case !c.Logs.Enabled && !c.Events.Enabled:
 		set.Logger.Warn("container_stats is in a logs pipeline but logs.enabled and events.enabled are false: no log file is read and no container event is emitted")
-		return disabledLogs{}, nil
+		return lifecycle.Nop{}, nil
 	case !c.Logs.Enabled:
 		set.Logger.Info("container_stats is in a logs pipeline with logs.enabled false: it emits container events (events.enabled) and reads no log file")
 	}
-	var parts logsParts
+	var parts lifecycle.Parts
 	if c.Logs.Enabled {
-		tail, err := createLogFiles(ctx, set, c, next, ids)
+		tail, err := createLogFiles(ctx, set, c, next, ns)
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, tail)
 	}
 	if c.Events.Enabled {
-		ev, err := newEventsReceiver(set, c, next, ids)
+		ev, err := createEvents(set, c, next, ns)
 		if err != nil {
 			return nil, fmt.Errorf("events: %w", err)
 		}
@@ -209,19 +265,19 @@ func createLogsReceiver(
 }
 
 // createLogFiles is the file tailer (logs.enabled).
-func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next consumer.Logs, ids *sharedIdentities) (receiver.Logs, error) {
+func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next consumer.Logs, ns *nodes) (receiver.Logs, error) {
 	filter, err := c.Logs.Filters.compile()
 	if err != nil {
 		return nil, fmt.Errorf("logs: filters: %w", err)
 	}
-	ident := ids.get(c, set.Logger)
+	h := useNode(ns, c, set.Logger)
 	return logs.New(ctx, set, logs.Options{
 		RootPath:           c.RootPath,
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
-		Identity:           ident,
-		Cgroups:            ident.shared.cgroups,
-		Host:               ident.shared.host,
+		Identity:           h,
+		Cgroups:            h.State().Cgroups,
+		Host:               h.State().Host,
 		Filter:             filter,
 		PodLabels:          c.PodLabels,
 		StartAt:            c.Logs.StartAt,
@@ -230,9 +286,40 @@ func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next 
 	}, next)
 }
 
-// disabledLogs is the logs receiver when logs.enabled and events.enabled
-// are false.
-type disabledLogs struct{}
-
-func (disabledLogs) Start(context.Context, component.Host) error { return nil }
-func (disabledLogs) Shutdown(context.Context) error              { return nil }
+// createEvents is the events part of c's logs receiver; the hub learns
+// that a logs receiver takes events. Its own scraper (when no metrics
+// receiver of c detects) is the scrape in its events-only mode, with a
+// handle on the node state taken now, so that it publishes to this very
+// hub.
+func createEvents(set receiver.Settings, c *Config, next consumer.Logs, ns *nodes) (*events.Receiver, error) {
+	filter, err := c.Filters.compile()
+	if err != nil {
+		return nil, fmt.Errorf("filters: %w", err)
+	}
+	h := useNode(ns, c, set.Logger)
+	hub := h.State().Events
+	hub.SetConsumer()
+	return events.New(set.Logger, next, events.Options{
+		Hub: hub, Interval: c.CollectionInterval, InitialDelay: c.InitialDelay, Optional: c.Logs.Enabled,
+		NewScraper: func() events.Scraper {
+			var discovered func(*cgroupfs.Tree)
+			if c.Logs.Enabled {
+				discovered = h.State().Cgroups.Update // the log files' index reuses this discovery
+			}
+			return scrape.New(set, scrape.Options{
+				RootPath:             c.RootPath,
+				Host:                 h.State().Host,
+				NodeName:             c.NodeName,
+				StandaloneContainers: c.StandaloneContainers,
+				MetricsBuilderConfig: c.MetricsBuilderConfig,
+				Discovered:           discovered,
+				Identity:             h,
+				Filter:               filter,
+				IncludeSandboxes:     c.Runtime.IncludeSandboxes,
+				PodLabels:            c.PodLabels,
+				Events:               hub,
+				EventsOnly:           true,
+			})
+		},
+	}), nil
+}

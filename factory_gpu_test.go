@@ -103,7 +103,7 @@ func TestFactoryGPUPodResources(t *testing.T) {
 	node := gputest.A100(4)
 	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB})
 
-	f := newFactory(newSharedIdentities(), node.Server)
+	f := newFactory(newNodes(), node.Server)
 	cfg := gpuFactoryConfig(t, f, root, false)
 	cfg.CollectionInterval = 50 * time.Millisecond
 	require.NoError(t, cfg.Validate())
@@ -175,7 +175,7 @@ func TestFactoryGPUOwnerWithAttributionAndPodResources(t *testing.T) {
 	node.SetProcs(0, true, gputest.Proc{PID: 4101, Mem: 512 * gputest.MiB, SM: []uint32{16, 18}})
 	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB})
 
-	f := newFactory(newSharedIdentities(), node.Server)
+	f := newFactory(newNodes(), node.Server)
 	cfg := gpuFactoryConfig(t, f, root, true)
 	cfg.InitialDelay = 0
 	cfg.CollectionInterval = time.Hour // one scrape: the one at start

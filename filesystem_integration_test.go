@@ -18,7 +18,9 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
@@ -66,7 +68,7 @@ func TestRealFilesystem(t *testing.T) {
 	cfg.FilesystemCollectionInterval = 200 * time.Millisecond
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: newRuntimeIdentity("/", rt, set.Logger), Filesystem: newFilesystem(cfg, set.Logger).build(),
+		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), Filesystem: fsstats.New(filesystemConfig(cfg, set.Logger)),
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
+	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
 func fsConfig(t *testing.T, mod func(*Config)) *Config {
@@ -45,7 +46,7 @@ func waitCollected(t *testing.T, c *fsstats.Collector) *fsstats.Snapshot {
 func TestFilesystemDeadCRISocket(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg := fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = filepath.Join(c.RootPath, "dead.sock") })
-	c := newFilesystem(cfg, zap.New(core)).build()
+	c := fsstats.New(filesystemConfig(cfg, zap.New(core)))
 	began := time.Now()
 	require.NoError(t, c.Start(context.Background()))
 	assert.Less(t, time.Since(began), 100*time.Millisecond, "Start does not wait on the runtime")
@@ -73,7 +74,7 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 			dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-9/c")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 97), 0o644))
-			c := newFilesystem(cfg, zap.New(core)).build()
+			c := fsstats.New(filesystemConfig(cfg, zap.New(core)))
 			require.NoError(t, c.Start(context.Background()))
 			s := waitCollected(t, c)
 			assert.Nil(t, s.Layers)
@@ -87,7 +88,7 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 // TestFilesystemRelativeEndpoint: an endpoint the dialer refuses fails
 // Start (Validate already rejects it in a loaded config).
 func TestFilesystemRelativeEndpoint(t *testing.T) {
-	c := newFilesystem(fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = "run/x.sock" }), zap.NewNop()).build()
+	c := fsstats.New(filesystemConfig(fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = "run/x.sock" }), zap.NewNop()))
 	require.Error(t, c.Start(context.Background()))
 	require.NoError(t, c.Shutdown(context.Background()))
 }
@@ -159,4 +160,10 @@ func TestFilesystemOption(t *testing.T) {
 	assert.NotNil(t, c.Snapshot().Logs, "the pod's ephemeral storage needs the log walk")
 	assert.NotNil(t, c.Snapshot().Volumes, "and the volumes")
 	require.NoError(t, c.Shutdown(context.Background()))
+}
+
+// filesystemOption is what the metrics receiver's create function gives
+// the scrape: the collection c's enabled metrics need.
+func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
+	return scrape.NewFilesystem(&c.Metrics, filesystemConfig(c, logger))
 }

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 )
 
 // No runtime socket under root_path: the receiver says so at warn once and
@@ -27,7 +28,7 @@ func TestRuntimeIdentityNoRuntime(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "var/log/pods/shop_web-0_uid-1/nginx"), 0o755))
 	core, logs := observer.New(zapcore.InfoLevel)
 	cfg := createDefaultConfig().(*Config)
-	r := newRuntimeIdentity(root, cfg.Runtime, zap.New(core))
+	r := node.NewIdentity(root, identityConfig(cfg.Runtime), zap.New(core))
 	require.NoError(t, r.Shutdown(context.Background()), "without Start")
 	id := strings.Repeat("ab", 32)
 	got, known := r.Container(id, "uid-1")
@@ -55,7 +56,7 @@ func TestRuntimeIdentityDeadEndpoint(t *testing.T) {
 	cfg.Runtime.CRIEndpoint = filepath.Join(t.TempDir(), "cri.sock")
 	cfg.Runtime.ContainerdEnabled = false
 	cfg.Runtime.Timeout = 200 * time.Millisecond
-	r := newRuntimeIdentity(t.TempDir(), cfg.Runtime, zap.New(core))
+	r := node.NewIdentity(t.TempDir(), identityConfig(cfg.Runtime), zap.New(core))
 	require.NoError(t, r.Start(context.Background()))
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
 	warns := logs.FilterLevelExact(zapcore.WarnLevel).All()

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/lifecycle"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
@@ -36,8 +37,8 @@ func TestLogsDisabledByDefault(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	r, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
-	require.IsType(t, &shutdownOnce{}, r)
-	assert.IsType(t, disabledLogs{}, r.(*shutdownOnce).Component)
+	require.IsType(t, &lifecycle.ShutdownOnce{}, r)
+	assert.IsType(t, lifecycle.Nop{}, r.(*lifecycle.ShutdownOnce).Component)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	time.Sleep(300 * time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
@@ -109,11 +110,11 @@ func logRoot(t *testing.T) string {
 // index's own would find nothing).
 // bothSignals is a factory and a config of both signals on a copy of the
 // v2-systemd fixture, without runtime or GPU.
-func bothSignals(t *testing.T) (*sharedIdentities, receiver.Factory, *Config) {
+func bothSignals(t *testing.T) (*nodes, receiver.Factory, *Config) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	require.NoError(t, os.CopyFS(root, os.DirFS("testdata/fixtures/v2-systemd")))
-	ids := newSharedIdentities()
+	ids := newNodes()
 	f := newFactory(ids, nil)
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.RootPath = root
@@ -131,7 +132,7 @@ func TestLogsReuseScrapeDiscovery(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
 	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
-	idx := ids.get(cfg, zap.NewNop()).shared.cgroups
+	idx := useNode(ids, cfg, zap.NewNop()).State().Cgroups
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
@@ -155,14 +156,14 @@ func TestBothSignalsDetectTheLayoutOnce(t *testing.T) {
 	require.NoError(t, err)
 	l, err := f.CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	shared := ids.get(cfg, zap.NewNop()).shared
+	shared := useNode(ids, cfg, zap.NewNop()).State()
 	require.NoError(t, m.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, m.Shutdown(context.Background())) })
 	require.NoError(t, l.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, l.Shutdown(context.Background())) })
 
-	c, ok := shared.cgroups.Cgroup(context.Background(), strings.Repeat("c3", 32))
+	c, ok := shared.Cgroups.Cgroup(context.Background(), strings.Repeat("c3", 32))
 	require.True(t, ok, "the index's own walk")
 	assert.Equal(t, "besteffort", c.QoS)
-	assert.Equal(t, 1, shared.host.Detections(), "one detection for both signals")
+	assert.Equal(t, 1, shared.Host.Detections(), "one detection for both signals")
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
@@ -50,7 +51,7 @@ func TestRealContainerdLogs(t *testing.T) {
 	// Metrics: the real cgroup tree.
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: newRuntimeIdentity("/", rt, set.Logger), PodLabels: true,
+		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -67,8 +68,8 @@ func TestRealContainerdLogs(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	r, err := logs.New(ctx, set, logs.Options{
 		RootPath: h.LogRoot, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
-		Identity: newRuntimeIdentity(h.LogRoot, rt, set.Logger),
-		Cgroups:  logs.NewCgroupIndex(cgroupfs.NewHost("/"), false, nil, nil), PodLabels: true,
+		Identity: node.NewIdentity(h.LogRoot, identityConfig(rt), set.Logger),
+		Cgroups:  node.NewCgroupIndex(cgroupfs.NewHost("/"), false, nil, nil), PodLabels: true,
 		StartAt: "beginning", PollInterval: 20 * time.Millisecond,
 	}, sink)
 	require.NoError(t, err)

@@ -6,7 +6,7 @@
 // with contrib's pkg/stanza (file consumer + container parser: containerd
 // and CRI-O "<time> <stream> <P|F> <msg>" with partial lines recombined,
 // docker JSON) and gives every record the resource the metrics give the
-// same container: the resource is built by scrape.ContainerResource from
+// same container: the resource is built by resource.Container from
 // the same identity cache.
 package logs // import "github.com/containerstats/containerstatsreceiver/receiver/logs"
 
@@ -34,7 +34,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
-	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
+	"github.com/containerstats/containerstatsreceiver/internal/resource"
 )
 
 // Identity resolves a log file to its container. *identity.Cache
@@ -271,7 +271,7 @@ func (e *enricher) enrich(ctx context.Context, rl plog.ResourceLogs) bool {
 			labels = p.Labels
 		}
 	}
-	res := scrape.ContainerResource(metadata.NewResourceBuilder(e.opts.ResourceAttributes), e.opts.NodeName, &cg, &ct, labels)
+	res := resource.Container(metadata.NewResourceBuilder(e.opts.ResourceAttributes), e.opts.NodeName, &cg, &ct, labels)
 	res.CopyTo(rl.Resource())
 	return true
 }

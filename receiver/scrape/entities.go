@@ -12,6 +12,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/resource"
 )
 
 func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
@@ -48,11 +49,11 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 	s.setNodeName(rb)
 	rb.SetK8sPodUID(pod.PodUID)
 	rb.SetK8sPodQosClass(pod.QoS)
-	setIf(rb.SetK8sPodName, p.Name)
-	setIf(rb.SetK8sNamespaceName, p.Namespace)
+	resource.SetIf(rb.SetK8sPodName, p.Name)
+	resource.SetIf(rb.SetK8sNamespaceName, p.Namespace)
 	res := rb.Emit()
 	if s.opts.PodLabels {
-		setPodLabels(res, p.Labels)
+		resource.SetPodLabels(res, p.Labels)
 	}
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
@@ -99,7 +100,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		return
 	}
 	s.sources[ct.Source]++
-	res := ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, s.podLabels(c, ct))
+	res := resource.Container(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, s.podLabels(c, ct))
 	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 
@@ -118,38 +119,6 @@ func (s *Scraper) podLabels(c *cgroupfs.Cgroup, ct *identity.Container) map[stri
 		return p.Labels
 	}
 	return nil
-}
-
-// ContainerResource builds the resource of one container: the cgroup c
-// (ID, pod UID, QoS class and runtime the path tells), its identity ct and,
-// when not nil, its pod's labels. Metrics and logs both build container
-// resources with it, so the two signals carry the same attributes. Unknown
-// values are omitted, never empty strings.
-func ContainerResource(rb *metadata.ResourceBuilder, nodeName string, c *cgroupfs.Cgroup, ct *identity.Container, podLabels map[string]string) pcommon.Resource {
-	if nodeName != "" {
-		rb.SetK8sNodeName(nodeName)
-	}
-	setIf(rb.SetContainerID, c.ContainerID) // unknown only for a log file nobody names
-	switch {
-	case ct.Runtime != "":
-		rb.SetContainerRuntimeName(ct.Runtime)
-	case c.Runtime != "":
-		rb.SetContainerRuntimeName(c.Runtime)
-	}
-	podUID := c.PodUID
-	if podUID == "" {
-		podUID = ct.PodUID
-	}
-	if podUID != "" {
-		rb.SetK8sPodUID(podUID)
-	}
-	if c.QoS != "" {
-		rb.SetK8sPodQosClass(c.QoS)
-	}
-	setContainerIdentity(rb, ct)
-	res := rb.Emit()
-	setPodLabels(res, podLabels)
-	return res
 }
 
 // setNodeName sets k8s.node.name when known; an unknown name is omitted,

@@ -17,6 +17,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/resource"
 )
 
 // Container events (docs/logs.md, "Events"): OOM kills and restarts as log
@@ -415,12 +416,12 @@ func (s *Scraper) restartEvent(now time.Time, cg *cgroupfs.Cgroup, ct, prev *ide
 }
 
 // appendEvent appends a record named name with the container's resource
-// (ContainerResource, as on its metrics and logs) to the scrape's events:
+// (resource.Container, as on its metrics and logs) to the scrape's events:
 // time and observed time are the scrape's.
 func (s *Scraper) appendEvent(now time.Time, cg *cgroupfs.Cgroup, ct *identity.Container, name string, sev plog.SeverityNumber) plog.LogRecord {
 	ev := s.events
 	rl := ev.out.ResourceLogs().AppendEmpty()
-	ContainerResource(s.mb.NewResourceBuilder(), s.opts.NodeName, cg, ct, s.podLabels(cg, ct)).MoveTo(rl.Resource())
+	resource.Container(s.mb.NewResourceBuilder(), s.opts.NodeName, cg, ct, s.podLabels(cg, ct)).MoveTo(rl.Resource())
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(metadata.ScopeName)
 	sl.Scope().SetVersion(s.set.BuildInfo.Version)

@@ -76,6 +76,38 @@ type podEphemeral struct {
 	unknown bool
 }
 
+// NewFilesystem is the background filesystem collection the enabled
+// metrics of m need, configured by cfg: nil when every filesystem metric
+// is disabled; without runtime calls (cfg.Connect dropped) when the
+// writable-layer (container.filesystem.*, k8s.container.ephemeral_storage.usage's
+// rootfs part, k8s.pod.filesystem.usage) and image-filesystem metrics
+// are; without the log walk when k8s.container.ephemeral_storage.usage
+// (its logs part) and k8s.pod.filesystem.usage are; without the volumes
+// when k8s.pod.volume.* and k8s.pod.filesystem.* are.
+func NewFilesystem(m *metadata.MetricsConfig, cfg fsstats.Config) Filesystem {
+	eph := m.K8sContainerEphemeralStorageUsage.Enabled
+	podUse := m.K8sPodFilesystemUsage.Enabled
+	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodeUsed.Enabled || eph || podUse ||
+		m.ContainerFilesystemCapacity.Enabled || m.ContainerFilesystemAvailable.Enabled ||
+		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodeUsed.Enabled ||
+		m.K8sNodeImageFilesystemCapacity.Enabled || m.K8sNodeImageFilesystemAvailable.Enabled
+	logs := eph || podUse
+	volumes := podUse || m.K8sPodFilesystemCapacity.Enabled || m.K8sPodFilesystemAvailable.Enabled ||
+		m.K8sPodVolumeAvailable.Enabled || m.K8sPodVolumeCapacity.Enabled || m.K8sPodVolumeUsage.Enabled ||
+		m.K8sPodVolumeInodeCount.Enabled || m.K8sPodVolumeInodeFree.Enabled || m.K8sPodVolumeInodeUsed.Enabled
+	node := m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
+		m.K8sNodeFilesystemInodeCount.Enabled || m.K8sNodeFilesystemInodeFree.Enabled
+	if !runtime && !logs && !node && !volumes {
+		return nil
+	}
+	if !runtime {
+		cfg.Connect = nil
+	}
+	cfg.NoLogs = !logs
+	cfg.NoVolumes = !volumes
+	return fsstats.New(cfg)
+}
+
 func newFilesystemFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 	if s.opts.Filesystem == nil {
 		return nil

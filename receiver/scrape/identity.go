@@ -6,10 +6,7 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 import (
 	"context"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
-	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // Identity resolves container IDs and pod UIDs found in the cgroup tree.
@@ -56,35 +53,3 @@ func (pathIdentity) Container(id, podUID string) (identity.Container, bool) {
 }
 func (pathIdentity) Pod(uid string) (identity.Pod, bool) { return identity.Pod{UID: uid}, false }
 func (pathIdentity) IsSandbox(string) bool               { return false }
-
-// setContainerIdentity sets the identity attributes of a container's
-// resource. Unknown values are omitted, never set to "".
-func setContainerIdentity(rb *metadata.ResourceBuilder, ct *identity.Container) {
-	setIf(rb.SetContainerName, ct.Name)
-	setIf(rb.SetContainerImageName, ct.ImageName)
-	if ct.ImageTag != "" {
-		rb.SetContainerImageTags([]any{ct.ImageTag}) // the conventions' string array, of the one tag the reference names
-	}
-	setIf(rb.SetK8sPodName, ct.PodName)
-	setIf(rb.SetK8sNamespaceName, ct.Namespace)
-	setIf(rb.SetK8sContainerName, ct.ContainerName)
-	if ct.HasRestart {
-		rb.SetK8sContainerRestartCount(ct.RestartCount)
-	}
-}
-
-func setIf(set func(string), v string) {
-	if v != "" {
-		set(v)
-	}
-}
-
-// podLabelPrefix prefixes pod labels set on pod and container resources when
-// Options.PodLabels is on (mdatagen cannot declare dynamic keys).
-const podLabelPrefix = "k8s.pod.label."
-
-func setPodLabels(res pcommon.Resource, labels map[string]string) {
-	for k, v := range labels {
-		res.Attributes().PutStr(podLabelPrefix+k, v)
-	}
-}

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package logs // import "github.com/containerstats/containerstatsreceiver/receiver/logs"
+package node // import "github.com/containerstats/containerstatsreceiver/internal/node"
 
 import (
 	"context"

@@ -23,10 +23,10 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/lifecycle"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/receiver/events"
-	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
 // a1's cgroup in the v2-systemd fixture (oom_kill 2 there).
@@ -114,9 +114,9 @@ func TestEventsBothSignals(t *testing.T) {
 	got := ls.AllLogs()[0]
 	rl := got.ResourceLogs().At(0)
 	lr := rl.ScopeLogs().At(0).LogRecords().At(0)
-	assert.Equal(t, scrape.EventOOMKill, lr.EventName())
+	assert.Equal(t, containerevents.EventOOMKill, lr.EventName())
 	assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
-	assert.Equal(t, int64(3), lr.Attributes().AsRaw()[scrape.AttrOOMKillCount])
+	assert.Equal(t, int64(3), lr.Attributes().AsRaw()[containerevents.AttrOOMKillCount])
 	assert.Equal(t, metadata.ScopeName, rl.ScopeLogs().At(0).Scope().Name())
 	assert.Equal(t, "1.2.3-events", rl.ScopeLogs().At(0).Scope().Version())
 	assert.Equal(t, lastResource(t, ms, eventsA1), rl.Resource().Attributes().AsRaw())
@@ -168,12 +168,12 @@ func TestEventsLogsOnly(t *testing.T) {
 	require.Eventually(t, func() bool { return ev.Scrapes() > n+5 }, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, ls.LogRecordCount())
 	rl := ls.AllLogs()[0].ResourceLogs().At(0)
-	assert.Equal(t, scrape.EventOOMKill, rl.ScopeLogs().At(0).LogRecords().At(0).EventName())
+	assert.Equal(t, containerevents.EventOOMKill, rl.ScopeLogs().At(0).LogRecords().At(0).EventName())
 	res := rl.Resource().Attributes().AsRaw()
 	assert.Equal(t, eventsA1, res["container.id"])
 	assert.Equal(t, "node-ev", res["k8s.node.name"])
 	assert.Equal(t, "1a2b3c4d-0000-4000-8000-00000000000a", res["k8s.pod.uid"])
-	assert.Equal(t, int64(7), rl.ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()[scrape.AttrOOMKillCount])
+	assert.Equal(t, int64(7), rl.ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()[containerevents.AttrOOMKillCount])
 }
 
 // Only a metrics pipeline: no logs receiver takes events, nothing is

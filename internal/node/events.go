@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Container events (OOM kills, restarts; receiver/scrape/events.go,
+// Container events (OOM kills, restarts; internal/containerevents,
 // docs/logs.md "Events") travel from the scrape that detects them to the
 // logs receiver of the same configuration through its EventHub (one per
 // State):
@@ -70,7 +70,7 @@ func (h *EventHub) HasFeeder() bool {
 	return h.feeder
 }
 
-// Active is scrape.EventSink's: a logs receiver takes the events.
+// Active is containerevents.Sink's: a logs receiver takes the events.
 func (h *EventHub) Active() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 )
 
@@ -47,13 +48,13 @@ type event struct {
 func withoutUID(t testing.TB, lr plog.LogRecord) map[string]any {
 	t.Helper()
 	m := lr.Attributes().AsRaw()
-	v, ok := m[AttrRecordUID].(string)
-	if assert.True(t, ok, "%s: no %s: %v", lr.EventName(), AttrRecordUID, m) {
+	v, ok := m[containerevents.AttrRecordUID].(string)
+	if assert.True(t, ok, "%s: no %s: %v", lr.EventName(), containerevents.AttrRecordUID, m) {
 		u, err := uuid.Parse(v)
 		assert.NoError(t, err, v)
 		assert.Equal(t, uuid.Version(5), u.Version(), v)
 	}
-	delete(m, AttrRecordUID)
+	delete(m, containerevents.AttrRecordUID)
 	return m
 }
 
@@ -157,14 +158,14 @@ func TestOOMKillEventsFromCounter(t *testing.T) {
 				got := sink.drain()
 				require.Len(t, got, 1)
 				e := got[0]
-				assert.Equal(t, EventOOMKill, e.lr.EventName())
+				assert.Equal(t, containerevents.EventOOMKill, e.lr.EventName())
 				assert.Equal(t, plog.SeverityNumberWarn, e.lr.SeverityNumber())
 				assert.Equal(t, "WARN", e.lr.SeverityText())
 				ts := pcommon.NewTimestampFromTime(t0.Add(10 * time.Second))
 				assert.Equal(t, ts, e.lr.Timestamp())
 				assert.Equal(t, ts, e.lr.ObservedTimestamp())
 				wantKills := map[string]int64{"v1-cgroupfs": 13 - 5, "v2-systemd": 13 - 2}[layout]
-				assert.Equal(t, map[string]any{AttrOOMKillCount: wantKills, AttrOOMKillSource: OOMSourceCgroup}, withoutUID(t, e.lr))
+				assert.Equal(t, map[string]any{containerevents.AttrOOMKillCount: wantKills, containerevents.AttrOOMKillSource: containerevents.OOMSourceCgroup}, withoutUID(t, e.lr))
 				assert.Equal(t, fmt.Sprintf("container nginx of pod shop/web-0: %d OOM kill(s)", wantKills), e.lr.Body().Str())
 				res := e.res.AsRaw()
 				assert.Equal(t, v2Ctr1, res["container.id"])
@@ -190,7 +191,7 @@ func TestOOMKillEventsFromCounter(t *testing.T) {
 				scrapeAt(t, s, clk, t0.Add(30*time.Second))
 				got = sink.drain()
 				require.Len(t, got, 1)
-				assert.Equal(t, int64(2), got[0].lr.Attributes().AsRaw()[AttrOOMKillCount])
+				assert.Equal(t, int64(2), got[0].lr.Attributes().AsRaw()[containerevents.AttrOOMKillCount])
 
 				setOOM(t, root, layout, f.a1, 0) // made again, no kill yet
 				scrapeAt(t, s, clk, t0.Add(40*time.Second))
@@ -222,7 +223,7 @@ func TestOOMKillEventsNewContainer(t *testing.T) {
 	got := sink.drain()
 	require.Len(t, got, 1)
 	assert.Equal(t, idE5, got[0].res.AsRaw()["container.id"])
-	assert.Equal(t, int64(4), got[0].lr.Attributes().AsRaw()[AttrOOMKillCount])
+	assert.Equal(t, int64(4), got[0].lr.Attributes().AsRaw()[containerevents.AttrOOMKillCount])
 }
 
 // v1's c3 has no oom_kill line (a kernel before 4.13): absent, never an
@@ -235,9 +236,9 @@ func TestOOMKillEventsAbsentCounter(t *testing.T) {
 	scrapeAt(t, s, clk, t0)
 	scrapeAt(t, s, clk, t0.Add(10*time.Second))
 	assert.Empty(t, sink.drain())
-	st := s.events.inst[idC3]
-	require.NotNil(t, st)
-	assert.False(t, st.oomHas)
+	st, ok := s.events.Instance(idC3)
+	require.True(t, ok)
+	assert.False(t, st.Counter)
 }
 
 // Not active (no logs pipeline), nothing is detected or kept.
@@ -274,7 +275,7 @@ func TestOOMKillEventsMalformed(t *testing.T) {
 	got := sink.drain()
 	require.Len(t, got, 1)
 	assert.Equal(t, v2Ctr2, got[0].res.AsRaw()["container.id"])
-	assert.Equal(t, int64(2), got[0].lr.Attributes().AsRaw()[AttrOOMKillCount])
+	assert.Equal(t, int64(2), got[0].lr.Attributes().AsRaw()[containerevents.AttrOOMKillCount])
 }
 
 // The runtime's listing: a new instance of a pod's container is one
@@ -316,7 +317,7 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	got := sink.drain()
 	require.Len(t, got, 1, "the restart; the OOM kill waits for a1's exit status")
 	r := got[0]
-	assert.Equal(t, EventRestart, r.lr.EventName())
+	assert.Equal(t, containerevents.EventRestart, r.lr.EventName())
 	assert.Equal(t, plog.SeverityNumberWarn, r.lr.SeverityNumber())
 	assert.Equal(t, idNew, r.res.AsRaw()["container.id"])
 	assert.Equal(t, int64(4), r.res.AsRaw()["k8s.container.restart_count"])
@@ -326,16 +327,16 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 
 	// The exit status arrives: one OOM kill from the runtime, with the
 	// identity (and image) the scrape saw.
-	a1.ExitStatus, a1.ExitCode, a1.Reason, a1.FinishedAt = true, 137, ReasonOOMKilled, t0.Add(5*time.Second)
+	a1.ExitStatus, a1.ExitCode, a1.Reason, a1.FinishedAt = true, 137, containerevents.ReasonOOMKilled, t0.Add(5*time.Second)
 	li.list[0] = a1
 	scrapeAt(t, s, clk, t0.Add(20*time.Second))
 	got = sink.drain()
 	require.Len(t, got, 1)
 	o := got[0]
-	assert.Equal(t, EventOOMKill, o.lr.EventName())
+	assert.Equal(t, containerevents.EventOOMKill, o.lr.EventName())
 	assert.Equal(t, map[string]any{
-		AttrOOMKillCount: int64(1), AttrOOMKillSource: OOMSourceRuntime,
-		AttrLastTerminatedReason: ReasonOOMKilled, AttrLastTerminatedExitCode: int64(137),
+		containerevents.AttrOOMKillCount: int64(1), containerevents.AttrOOMKillSource: containerevents.OOMSourceRuntime,
+		containerevents.AttrLastTerminatedReason: containerevents.ReasonOOMKilled, containerevents.AttrLastTerminatedExitCode: int64(137),
 	}, withoutUID(t, o.lr))
 	res := o.res.AsRaw()
 	assert.Equal(t, idA1, res["container.id"])
@@ -355,9 +356,9 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	scrapeAt(t, s, clk, t0.Add(40*time.Second))
 	got = sink.drain()
 	require.Len(t, got, 1)
-	assert.Equal(t, EventRestart, got[0].lr.EventName())
+	assert.Equal(t, containerevents.EventRestart, got[0].lr.EventName())
 	assert.Equal(t, plog.SeverityNumberInfo, got[0].lr.SeverityNumber())
-	assert.Equal(t, map[string]any{AttrLastTerminatedReason: "Completed", AttrLastTerminatedExitCode: int64(0)}, withoutUID(t, got[0].lr))
+	assert.Equal(t, map[string]any{containerevents.AttrLastTerminatedReason: "Completed", containerevents.AttrLastTerminatedExitCode: int64(0)}, withoutUID(t, got[0].lr))
 	assert.Equal(t, idFive, got[0].res.AsRaw()["container.id"])
 }
 
@@ -376,11 +377,11 @@ func TestOOMKillNotDoubled(t *testing.T) {
 	scrapeAt(t, s, clk, t0.Add(10*time.Second))
 	got := sink.drain()
 	require.Len(t, got, 1)
-	assert.Equal(t, OOMSourceCgroup, got[0].lr.Attributes().AsRaw()[AttrOOMKillSource])
+	assert.Equal(t, containerevents.OOMSourceCgroup, got[0].lr.Attributes().AsRaw()[containerevents.AttrOOMKillSource])
 
 	require.NoError(t, os.RemoveAll(filepath.Join(root, f.dir, f.a1)))
 	a1 := fi.containers[idA1]
-	a1.Exited, a1.ExitStatus, a1.ExitCode, a1.Reason, a1.FinishedAt = true, true, 137, ReasonOOMKilled, t0.Add(12*time.Second)
+	a1.Exited, a1.ExitStatus, a1.ExitCode, a1.Reason, a1.FinishedAt = true, true, 137, containerevents.ReasonOOMKilled, t0.Add(12*time.Second)
 	li.list[0] = a1
 	scrapeAt(t, s, clk, t0.Add(20*time.Second))
 	assert.Empty(t, sink.drain())
@@ -399,7 +400,7 @@ func TestRuntimeOOMBaselineAndGiveUp(t *testing.T) {
 	mk := func(id string, restart int64, finished time.Time, status bool) identity.Container {
 		return identity.Container{ID: id, ContainerName: "job", PodUID: uidBe, PodName: "cron-9", Namespace: "ops",
 			RestartCount: restart, HasRestart: true, StartTime: finished.Add(-time.Minute), Exited: true, ExitStatus: status,
-			ExitCode: 137, Reason: ReasonOOMKilled, FinishedAt: finished}
+			ExitCode: 137, Reason: containerevents.ReasonOOMKilled, FinishedAt: finished}
 	}
 	before := mk(strings.Repeat("71", 32), 0, t0.Add(-time.Hour), true)
 	after := mk(strings.Repeat("72", 32), 1, t0.Add(3*time.Second), true)
@@ -415,12 +416,13 @@ func TestRuntimeOOMBaselineAndGiveUp(t *testing.T) {
 	}
 	// after: a new instance started after start (restart) that ended
 	// OOMKilled after start (OOM kill).
-	assert.ElementsMatch(t, []string{EventRestart + " 72", EventOOMKill + " 72"}, names)
+	assert.ElementsMatch(t, []string{containerevents.EventRestart + " 72", containerevents.EventOOMKill + " 72"}, names)
 	for i := 1; i <= 12; i++ {
 		scrapeAt(t, s, clk, t0.Add(10*time.Second+time.Duration(i)*10*time.Second))
 	}
 	assert.Empty(t, sink.drain(), "73's exit status never came: given up after exitWait")
-	assert.True(t, s.events.inst[pending.ID].exitDone)
+	st, _ := s.events.Instance(pending.ID)
+	assert.True(t, st.ExitDone)
 }
 
 // Filtered containers give no events.
@@ -487,8 +489,8 @@ func TestEventsGoldenLayouts(t *testing.T) {
 				rl := got.ResourceLogs().At(i)
 				id, _ := rl.Resource().Attributes().Get("container.id")
 				lr := rl.ScopeLogs().At(0).LogRecords().At(0)
-				assert.Equal(t, EventOOMKill, lr.EventName())
-				assert.Equal(t, want[id.Str()], lr.Attributes().AsRaw()[AttrOOMKillCount], id.Str())
+				assert.Equal(t, containerevents.EventOOMKill, lr.EventName())
+				assert.Equal(t, want[id.Str()], lr.Attributes().AsRaw()[containerevents.AttrOOMKillCount], id.Str())
 				if mr := findContainer(m, id.Str()); assert.NotNil(t, mr, id.Str()) {
 					assert.Equal(t, mr.AsRaw(), rl.Resource().Attributes().AsRaw(), "the container's metrics resource")
 				}
@@ -522,7 +524,7 @@ func TestRecordUID(t *testing.T) {
 		scrapeAt(t, s, clk, t0.Add(at))
 		got := sink.drain()
 		require.Len(t, got, 1)
-		return got[0].lr.Attributes().AsRaw()[AttrRecordUID].(string)
+		return got[0].lr.Attributes().AsRaw()[containerevents.AttrRecordUID].(string)
 	}
 	a := uidOf(10 * time.Second)
 	assert.Equal(t, a, uidOf(25*time.Second), "the same kill, seen later by another scraper")
@@ -534,18 +536,18 @@ func TestRecordUID(t *testing.T) {
 	seen := map[string]string{}
 	for _, c := range []struct{ what, uid string }{
 		{"the kill counted 13", a},
-		{"the kill counted 14", recordUID(EventOOMKill, &ct, OOMSourceCgroup, "14")},
-		{"the runtime's OOMKilled", recordUID(EventOOMKill, &ct, OOMSourceRuntime)},
-		{"restart 13", recordUID(EventRestart, &ct, "13")},
-		{"restart 14", recordUID(EventRestart, &ct, "14")},
-		{"another container's kill counted 13", recordUID(EventOOMKill, &identity.Container{ID: idB2, StartTime: ct.StartTime}, OOMSourceCgroup, "13")},
-		{"the same ID started again (docker restart)", recordUID(EventOOMKill, &identity.Container{ID: idA1, StartTime: ct.StartTime.Add(time.Second)}, OOMSourceCgroup, "13")},
-		{"no start time known", recordUID(EventOOMKill, &identity.Container{ID: idA1}, OOMSourceCgroup, "13")},
+		{"the kill counted 14", containerevents.RecordUID(containerevents.EventOOMKill, &ct, containerevents.OOMSourceCgroup, "14")},
+		{"the runtime's OOMKilled", containerevents.RecordUID(containerevents.EventOOMKill, &ct, containerevents.OOMSourceRuntime)},
+		{"restart 13", containerevents.RecordUID(containerevents.EventRestart, &ct, "13")},
+		{"restart 14", containerevents.RecordUID(containerevents.EventRestart, &ct, "14")},
+		{"another container's kill counted 13", containerevents.RecordUID(containerevents.EventOOMKill, &identity.Container{ID: idB2, StartTime: ct.StartTime}, containerevents.OOMSourceCgroup, "13")},
+		{"the same ID started again (docker restart)", containerevents.RecordUID(containerevents.EventOOMKill, &identity.Container{ID: idA1, StartTime: ct.StartTime.Add(time.Second)}, containerevents.OOMSourceCgroup, "13")},
+		{"no start time known", containerevents.RecordUID(containerevents.EventOOMKill, &identity.Container{ID: idA1}, containerevents.OOMSourceCgroup, "13")},
 	} {
 		if prev, dup := seen[c.uid]; dup {
 			t.Errorf("%s and %s share %s", prev, c.what, c.uid)
 		}
 		seen[c.uid] = c.what
 	}
-	assert.Equal(t, a, recordUID(EventOOMKill, &ct, OOMSourceCgroup, "13"), "the scrape's UID is recordUID's")
+	assert.Equal(t, a, containerevents.RecordUID(containerevents.EventOOMKill, &ct, containerevents.OOMSourceCgroup, "13"), "the scrape's UID is RecordUID's")
 }

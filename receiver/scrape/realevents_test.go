@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
@@ -52,8 +53,8 @@ func TestRealOOMKillEvent(t *testing.T) {
 	mustScrape(t, s, c)
 	got := ofC()
 	require.Len(t, got, 1)
-	assert.Equal(t, EventOOMKill, got[0].lr.EventName())
-	assert.Equal(t, map[string]any{AttrOOMKillCount: int64(1), AttrOOMKillSource: OOMSourceCgroup}, withoutUID(t, got[0].lr))
+	assert.Equal(t, containerevents.EventOOMKill, got[0].lr.EventName())
+	assert.Equal(t, map[string]any{containerevents.AttrOOMKillCount: int64(1), containerevents.AttrOOMKillSource: containerevents.OOMSourceCgroup}, withoutUID(t, got[0].lr))
 	assert.Equal(t, c.PodUID, got[0].res.AsRaw()["k8s.pod.uid"])
 	assert.Equal(t, "burstable", got[0].res.AsRaw()["k8s.pod.qos_class"])
 

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -120,8 +121,10 @@ type Scraper struct {
 	// podThread: a thread of each pod's containers listed by this scrape
 	// (tasks.go), whose network namespace is the pod's (network.go).
 	podThread map[string]int
-	// events: the container events' state (events.go); nil when off.
-	events *eventState
+	// events detects the container events (events.go); nil when off.
+	// oomCounters are the OOM kill counters this scrape read for it.
+	events      *containerevents.Detector
+	oomCounters []containerevents.Counter
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -229,9 +232,6 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	defer s.recordTelemetry(ctx, now)
 	s.gen++
 	var errs scrapererror.ScrapeErrors
-	if s.events != nil && s.events.first {
-		s.events.start = now
-	}
 
 	tree, err := s.layout.Discover(s.opts.StandaloneContainers)
 	if err != nil {
@@ -279,7 +279,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.stopped(ctx, &tree, ci, pi, &errs)
 	}
 	s.evict(&tree, &errs)
-	s.detectInstances(now, &tree)
+	s.detectEvents(now, &tree)
 	s.reader.Sweep() // close directory descriptors of cgroups not read in this scrape
 	md := s.mb.Emit()
 	if s.gpu != nil {

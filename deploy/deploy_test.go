@@ -244,9 +244,10 @@ func requireConfined(t *testing.T, c corev1.Container) *corev1.SecurityContext {
 // requireMemoryFor: the container's memory limit is the config's
 // memory_limiter limit_mib plus headroom MiB (what is not Go heap: the
 // binary's file-backed pages, ~52 MiB, stacks, the queue's page cache;
-// docs/deploy.md, "Memory"), and the limiter's soft limit
-// (limit_mib - spike_limit_mib) is above the heap measured at 1,000
-// containers (BENCHMARKS.md, "Dense node").
+// docs/deploy.md, "Memory"), and spike_limit_mib is a quarter of
+// limit_mib. (That the soft limit, limit_mib - spike_limit_mib, is above
+// the heap at 1,000 containers is BENCHMARKS.md's "Dense node"
+// measurement, not checked here.)
 func requireMemoryFor(t *testing.T, cfg collectorConfig, c corev1.Container, headroom int64) {
 	t.Helper()
 	// The config is decoded through JSON: numbers are float64.

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package policy
 
 import (
 	"os"
@@ -96,6 +96,7 @@ func section(t *testing.T, file, heading string) string {
 // stating that set, with each contrib module held back from it named with
 // its version.
 func TestCollectorVersions(t *testing.T) {
+	t.Chdir(repoRoot) // the files it checks are the repository\'s
 	root := goModRequires(t, "go.mod")
 	tools := goModRequires(t, "tools/go.mod")
 	dist := builderModules(t)

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package policy
 
 import (
 	"os"
@@ -12,12 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/containerstats/containerstatsreceiver"
 )
 
 // The README's configuration reference stays true: every key its table
 // names exists in the config, and every key of the config (down to the
 // second level) is in the table.
 func TestReadmeDocumentsEveryConfigKey(t *testing.T) {
+	t.Chdir(repoRoot) // the files it checks are the repository\'s
 	data, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	section := string(data)
@@ -27,7 +30,7 @@ func TestReadmeDocumentsEveryConfigKey(t *testing.T) {
 	section = section[:strings.Index(section[3:], "\n## ")+3]
 
 	conf := confmap.New()
-	require.NoError(t, conf.Marshal(createDefaultConfig()))
+	require.NoError(t, conf.Marshal(containerstatsreceiver.NewFactory().CreateDefaultConfig()))
 	all := conf.AllKeys()
 	known := map[string]bool{}
 	for _, k := range all {

@@ -85,7 +85,7 @@ func lastResource(t *testing.T, sink *consumertest.MetricsSink, id string) map[s
 }
 
 // Metrics and logs pipelines: the metrics scrape detects, the logs
-// receiver only drains (no scraper of its own). One OOM kill increment is
+// receiver only drains (no observer of its own). One OOM kill increment is
 // one record on the logs pipeline, with the container's metrics resource,
 // and never again.
 func TestEventsBothSignals(t *testing.T) {
@@ -102,7 +102,7 @@ func TestEventsBothSignals(t *testing.T) {
 	require.True(t, ok, "logs.enabled false: the events alone")
 	start(t, l)
 	start(t, m)
-	assert.False(t, ev.Scraping(), "the metrics scrape detects: no second reader")
+	assert.False(t, ev.Observing(), "the metrics scrape detects: no second reader")
 	require.Eventually(t, func() bool { return ms.DataPointCount() > 0 }, 10*time.Second, 5*time.Millisecond)
 
 	oomKillA1(t, cfg.RootPath, 5)
@@ -158,14 +158,14 @@ func TestEventsLogsOnly(t *testing.T) {
 	require.NoError(t, err)
 	ev := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
 	start(t, l)
-	require.True(t, ev.Scraping())
-	require.Eventually(t, func() bool { return ev.Scrapes() > 0 }, 10*time.Second, 5*time.Millisecond)
+	require.True(t, ev.Observing())
+	require.Eventually(t, func() bool { return ev.Observations() > 0 }, 10*time.Second, 5*time.Millisecond)
 	assert.Zero(t, ls.LogRecordCount(), "kills before start are not events")
 
 	oomKillA1(t, cfg.RootPath, 9)
 	require.Eventually(t, func() bool { return ls.LogRecordCount() >= 1 }, 10*time.Second, 5*time.Millisecond)
-	n := ev.Scrapes()
-	require.Eventually(t, func() bool { return ev.Scrapes() > n+5 }, 10*time.Second, 5*time.Millisecond)
+	n := ev.Observations()
+	require.Eventually(t, func() bool { return ev.Observations() > n+5 }, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, ls.LogRecordCount())
 	rl := ls.AllLogs()[0].ResourceLogs().At(0)
 	assert.Equal(t, containerevents.EventOOMKill, rl.ScopeLogs().At(0).LogRecords().At(0).EventName())

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
@@ -287,38 +288,33 @@ func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next 
 }
 
 // createEvents is the events part of c's logs receiver; the hub learns
-// that a logs receiver takes events. Its own scraper (when no metrics
-// receiver of c detects) is the scrape in its events-only mode, with a
-// handle on the node state taken now, so that it publishes to this very
-// hub.
+// that a logs receiver takes events. When no metrics receiver of c
+// detects them, its own observer does (cgroup tree, OOM kill counters,
+// the runtime's listing; no metric), with a handle on the node state
+// taken now, so that it publishes to this very hub.
 func createEvents(set receiver.Settings, c *Config, next consumer.Logs, ns *nodes) (*events.Receiver, error) {
 	filter, err := c.Filters.compile()
 	if err != nil {
 		return nil, fmt.Errorf("filters: %w", err)
 	}
 	h := useNode(ns, c, set.Logger)
-	hub := h.State().Events
-	hub.SetConsumer()
+	st := h.State()
+	st.Events.SetConsumer()
 	return events.New(set.Logger, next, events.Options{
-		Hub: hub, Interval: c.CollectionInterval, InitialDelay: c.InitialDelay, Optional: c.Logs.Enabled,
-		NewScraper: func() events.Scraper {
+		Hub: st.Events, Interval: c.CollectionInterval, InitialDelay: c.InitialDelay, Optional: c.Logs.Enabled,
+		NewObserver: func() *events.Observer {
 			var discovered func(*cgroupfs.Tree)
 			if c.Logs.Enabled {
-				discovered = h.State().Cgroups.Update // the log files' index reuses this discovery
+				discovered = st.Cgroups.Update // the log files' index reuses this discovery
 			}
-			return scrape.New(set, scrape.Options{
-				RootPath:             c.RootPath,
-				Host:                 h.State().Host,
-				NodeName:             c.NodeName,
-				StandaloneContainers: c.StandaloneContainers,
-				MetricsBuilderConfig: c.MetricsBuilderConfig,
-				Discovered:           discovered,
-				Identity:             h,
-				Filter:               filter,
-				IncludeSandboxes:     c.Runtime.IncludeSandboxes,
-				PodLabels:            c.PodLabels,
-				Events:               hub,
-				EventsOnly:           true,
+			return events.NewObserver(events.ObserverOptions{
+				Host: st.Host, RootPath: c.RootPath, Standalone: c.StandaloneContainers,
+				Identity: h, Filter: filter, IncludeSandboxes: c.Runtime.IncludeSandboxes, PodLabels: c.PodLabels,
+				Discovered: discovered, Sink: st.Events,
+				Detector: containerevents.Config{
+					NodeName: c.NodeName, ResourceAttributes: c.ResourceAttributes,
+					ScopeVersion: set.BuildInfo.Version, Filter: filter,
+				},
 			})
 		},
 	}), nil

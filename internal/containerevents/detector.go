@@ -32,12 +32,13 @@ import (
 // it observed (Scrape: its tree, the OOM kill counters it read, the
 // runtime's listing); the Detector, pure, returns the records, which the
 // scrape publishes (one plog.Logs per scrape that found events) to a Sink;
-// the logs receiver of the same configuration drains it. With a metrics pipeline, the metrics receiver's
-// scrape detects (the OOM kill counter it reads for container.memory.oom_kills
-// is reused, not read again); with only a logs pipeline, the logs receiver
-// runs a scraper of its own with every metric off, which reads only
-// discovery and the counters. With only a metrics pipeline the sink is not
-// Active and nothing is detected or kept.
+// the logs receiver of the same configuration drains it. With a metrics
+// pipeline, the metrics receiver's scrape detects (the OOM kill counter
+// it reads for container.memory.oom_kills is reused, not read again);
+// with only a logs pipeline, the logs receiver's own Observer
+// (receiver/events) reads discovery, the counters and the listing, no
+// metric, and feeds a Detector the same way. With only a metrics pipeline
+// the sink is not Active and nothing is detected or kept.
 //
 // The events are not declared in metadata.yaml: the pinned mdatagen
 // (v0.159.0) has `events:`, but its generated LogsBuilder sets neither a

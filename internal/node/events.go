@@ -19,9 +19,10 @@ import (
 //     (it reads the cgroup tree and the OOM kill counters anyway) and
 //     publishes; the logs receiver (receiver/events) only drains. Nothing
 //     is read twice.
-//   - only a logs pipeline: the logs receiver runs a scraper of its own
-//     (scrape.Options.EventsOnly: discovery and the OOM kill counters, no
-//     metric) every collection_interval, and drains.
+//   - only a logs pipeline: the logs receiver observes for them itself
+//     every collection_interval (receiver/events' Observer: discovery, the
+//     OOM kill counters and the runtime's listing, no metric), and
+//     drains.
 //   - only a metrics pipeline: no logs receiver takes events, the hub is
 //     not Active, and the scrape detects nothing.
 //

@@ -79,3 +79,21 @@ func SetPodLabels(res pcommon.Resource, labels map[string]string) {
 		res.Attributes().PutStr(PodLabelPrefix+k, v)
 	}
 }
+
+// Pods looks pods up by UID (the identity cache).
+type Pods interface {
+	Pod(uid string) (identity.Pod, bool)
+}
+
+// PodLabels are the labels of the pod of container c (its path's pod UID,
+// else its identity's), nil when the pod is unknown.
+func PodLabels(pods Pods, c *cgroupfs.Cgroup, ct *identity.Container) map[string]string {
+	uid := c.PodUID
+	if uid == "" {
+		uid = ct.PodUID
+	}
+	if p, ok := pods.Pod(uid); ok && uid != "" {
+		return p.Labels
+	}
+	return nil
+}

@@ -4,8 +4,9 @@
 // Package events is the events part of the logs receiver (docs/logs.md,
 // "Events"): it drains its configuration's node.EventHub into the logs
 // pipeline and, when no metrics receiver of the configuration detects
-// the events, runs a scraper of its own (node/events.go says who detects
-// when).
+// the events, observes for them itself (Observer: the cgroup tree, the
+// OOM kill counters, the runtime's listing; no metric; node/events.go
+// says who detects when).
 package events // import "github.com/containerstats/containerstatsreceiver/receiver/events"
 
 import (
@@ -18,34 +19,25 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/node"
 )
-
-// Scraper is the own scraper: the receiver's scrape in its events-only
-// mode (scrape.Options.EventsOnly), which publishes to the hub.
-type Scraper interface {
-	Start(ctx context.Context, host component.Host) error
-	Shutdown(ctx context.Context) error
-	Scrape(ctx context.Context) (pmetric.Metrics, error)
-}
 
 // Options of a Receiver.
 type Options struct {
 	// Hub is the configuration's; the receiver's create function has
 	// called its SetConsumer.
 	Hub *node.EventHub
-	// Interval and InitialDelay pace the own scraper (the
+	// Interval and InitialDelay pace the own observations (the
 	// configuration's collection_interval and initial_delay).
 	Interval     time.Duration
 	InitialDelay time.Duration
-	// NewScraper builds the own scraper (called in Start, only when no
-	// metrics receiver feeds the hub).
-	NewScraper func() Scraper
+	// NewObserver builds the own observer (called in Start, only when no
+	// metrics receiver feeds the hub); it publishes to Hub.
+	NewObserver func() *Observer
 	// Optional: the log files are read too (logs.enabled); then an own
-	// scraper that cannot start (no cgroup tree under root_path) turns
+	// observer that cannot start (no cgroup tree under root_path) turns
 	// the events off with a warning instead of failing the log files.
 	Optional bool
 }
@@ -57,11 +49,11 @@ type Receiver struct {
 	o      Options
 
 	mu     sync.Mutex
-	own    Scraper
+	own    *Observer
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// scrapes counts the own scraper's scrapes (Scrapes).
-	scrapes atomic.Int64
+	// observations counts the own observer's observations.
+	observations atomic.Int64
 }
 
 // New returns the receiver; nothing runs before Start.
@@ -69,25 +61,25 @@ func New(logger *zap.Logger, next consumer.Logs, o Options) *Receiver {
 	return &Receiver{logger: logger, next: next, o: o}
 }
 
-// Scrapes is how many scrapes the own scraper has done.
-func (r *Receiver) Scrapes() int64 { return r.scrapes.Load() }
+// Observations is how many observations the own observer has made.
+func (r *Receiver) Observations() int64 { return r.observations.Load() }
 
-// Start starts the own scraper when no metrics receiver feeds the hub,
+// Start starts the own observer when no metrics receiver feeds the hub,
 // then the draining (and polling) goroutines. Safe twice.
-func (r *Receiver) Start(ctx context.Context, host component.Host) error {
+func (r *Receiver) Start(ctx context.Context, _ component.Host) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cancel != nil {
 		return nil
 	}
 	if !r.o.Hub.HasFeeder() {
-		s := r.o.NewScraper()
-		if err := s.Start(ctx, host); err != nil {
+		s := r.o.NewObserver()
+		if err := s.Start(ctx); err != nil {
 			err = errors.Join(fmt.Errorf("events: %w", err), s.Shutdown(ctx))
 			if !r.o.Optional {
 				return err
 			}
-			r.logger.Warn("Container events are off: their scrape cannot start (log files are still read)", zap.Error(err))
+			r.logger.Warn("Container events are off: their observer cannot start (log files are still read)", zap.Error(err))
 			return nil
 		}
 		r.own = s
@@ -103,7 +95,7 @@ func (r *Receiver) Start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// Shutdown stops the goroutines and the own scraper; safe twice and
+// Shutdown stops the goroutines and the own observer; safe twice and
 // without Start. Events still queued are dropped.
 func (r *Receiver) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
@@ -135,9 +127,9 @@ func (r *Receiver) drain(ctx context.Context) {
 	}
 }
 
-// poll scrapes with the own scraper every interval after initialDelay; a
-// scrape error is logged at warn when it starts or changes, at info when
-// a scrape succeeds again.
+// poll observes with the own observer every interval after initialDelay;
+// an error is logged at warn when it starts or changes, at info when an
+// observation succeeds again.
 func (r *Receiver) poll(ctx context.Context) {
 	defer r.wg.Done()
 	t := time.NewTimer(r.o.InitialDelay)
@@ -150,9 +142,9 @@ func (r *Receiver) poll(ctx context.Context) {
 		case <-t.C:
 		}
 		sctx, cancel := context.WithTimeout(ctx, r.o.Interval)
-		_, err := r.own.Scrape(sctx)
+		err := r.own.Observe(sctx)
 		cancel()
-		r.scrapes.Add(1)
+		r.observations.Add(1)
 		msg := ""
 		if err != nil {
 			msg = err.Error()
@@ -160,18 +152,18 @@ func (r *Receiver) poll(ctx context.Context) {
 		switch {
 		case msg == last:
 		case err != nil:
-			r.logger.Warn("Container events: the scrape failed in part", zap.Error(err))
+			r.logger.Warn("Container events: the observation failed in part", zap.Error(err))
 		default:
-			r.logger.Info("Container events: the scrape succeeds again")
+			r.logger.Info("Container events: the observation succeeds again")
 		}
 		last = msg
 		t.Reset(r.o.Interval)
 	}
 }
 
-// Scraping reports whether the receiver runs its own scraper (started,
+// Observing reports whether the receiver runs its own observer (started,
 // and no metrics receiver feeds the hub).
-func (r *Receiver) Scraping() bool {
+func (r *Receiver) Observing() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.own != nil

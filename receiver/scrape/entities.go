@@ -111,14 +111,7 @@ func (s *Scraper) podLabels(c *cgroupfs.Cgroup, ct *identity.Container) map[stri
 	if !s.opts.PodLabels {
 		return nil
 	}
-	uid := c.PodUID
-	if uid == "" {
-		uid = ct.PodUID
-	}
-	if p, ok := s.ident.Pod(uid); ok && uid != "" {
-		return p.Labels
-	}
-	return nil
+	return resource.PodLabels(s.ident, c, ct)
 }
 
 // setNodeName sets k8s.node.name when known; an unknown name is omitted,

@@ -21,9 +21,9 @@ import (
 // memory family's read of container.memory.oom_kills is reused, not read
 // again) and the runtime's listing. The scrape publishes one scrape's
 // records to Options.Events. With only a logs pipeline, the logs receiver
-// runs a scraper of its own with every metric off (Options.EventsOnly),
-// which reads only discovery and the counters. With only a metrics
-// pipeline the sink is not Active and nothing is detected or kept.
+// observes for them itself (receiver/events' Observer), without a scrape.
+// With only a metrics pipeline the sink is not Active and nothing is
+// detected or kept.
 
 // EventSink receives the scrape's events (containerevents.Sink).
 type EventSink = containerevents.Sink

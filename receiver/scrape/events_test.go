@@ -130,23 +130,20 @@ func scrapeAt(t *testing.T, s *Scraper, clk *fakeClock, at time.Time) pmetric.Me
 }
 
 // OOM kills from the cgroup counter, v1 and v2, with the metric on (the
-// memory family's read is reused), off, and in an events-only scraper:
+// memory family's read is reused) and off (the events read it themselves):
 // the first scrape is the baseline; an increase is one record with the
 // count; an unchanged counter none; a counter that went down (the cgroup
 // made again under the same ID) counts from 0; a vanished container none.
 func TestOOMKillEventsFromCounter(t *testing.T) {
 	for layout := range oomFiles {
-		for _, mode := range []string{"metric-on", "metric-off", "events-only"} {
+		for _, mode := range []string{"metric-on", "metric-off"} {
 			t.Run(layout+"/"+mode, func(t *testing.T) {
 				root := copyFixture(t, layout)
 				clk := &fakeClock{now: t0}
 				sink := &eventSink{active: true}
 				s := eventScraper(t, root, clk, sink, fullIdentity(), func(o *Options) {
-					switch mode {
-					case "metric-off":
+					if mode == "metric-off" {
 						o.MetricsBuilderConfig.Metrics.ContainerMemoryOomKills.Enabled = false
-					case "events-only":
-						o.EventsOnly = true
 					}
 				})
 				f := oomFiles[layout]
@@ -175,14 +172,10 @@ func TestOOMKillEventsFromCounter(t *testing.T) {
 				assert.Equal(t, uidBu, res["k8s.pod.uid"])
 				assert.Equal(t, "burstable", res["k8s.pod.qos_class"])
 				assert.Equal(t, "node-1", res["k8s.node.name"])
-				if mode == "events-only" {
-					assert.Zero(t, m.DataPointCount(), "an events-only scrape records no metric")
-				} else {
-					// The very resource of the container's metrics.
-					mr := findContainer(m, v2Ctr1)
-					require.NotNil(t, mr)
-					assert.Equal(t, mr.AsRaw(), res)
-				}
+				// The very resource of the container's metrics.
+				mr := findContainer(m, v2Ctr1)
+				require.NotNil(t, mr)
+				assert.Equal(t, mr.AsRaw(), res)
 
 				scrapeAt(t, s, clk, t0.Add(20*time.Second))
 				assert.Empty(t, sink.drain(), "unchanged")
@@ -261,7 +254,11 @@ func TestOOMKillEventsMalformed(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	clk := &fakeClock{now: t0}
 	sink := &eventSink{active: true}
-	s := eventScraper(t, root, clk, sink, fullIdentity(), func(o *Options) { o.EventsOnly = true })
+	// The events' own read of the counter (the metric off): its error is
+	// the events'.
+	s := eventScraper(t, root, clk, sink, fullIdentity(), func(o *Options) {
+		o.MetricsBuilderConfig.Metrics.ContainerMemoryOomKills.Enabled = false
+	})
 	scrapeAt(t, s, clk, t0)
 	f := oomFiles["v2-systemd"]
 	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, f.a1, "memory.events"), []byte("oom_kill x\n"), 0o644))

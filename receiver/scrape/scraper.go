@@ -77,10 +77,6 @@ type Options struct {
 	// Events receives container events (OOM kills, restarts: events.go);
 	// nil, or not Active at Start, detects none.
 	Events EventSink
-	// EventsOnly reads what the events need and no metric: the logs
-	// receiver's own scraper when no metrics pipeline uses the
-	// configuration (Scrape then returns no data point).
-	EventsOnly bool
 }
 
 // Scraper scrapes one node. Scrape is called by one goroutine at a time
@@ -137,9 +133,6 @@ func New(set receiver.Settings, opts Options) *Scraper {
 	if ident == nil {
 		ident = pathIdentity{}
 	}
-	if opts.EventsOnly {
-		opts.NoNodeSeries, opts.NoPodSeries, opts.GPU.Enabled, opts.Filesystem = true, true, false, nil
-	}
 	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now, ident: ident}
 }
 
@@ -189,13 +182,6 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		}
 	}
 	s.startEvents()
-	if s.opts.EventsOnly {
-		s.families = nil
-		if f := newEventsFamily(s, nil, 0); f != nil {
-			s.families = []family{f}
-		}
-		return nil
-	}
 	s.startGPU()
 	s.families = s.newFamilies(&s.opts.MetricsBuilderConfig.Metrics)
 	s.sys = s.newSystemContainers(&s.opts.MetricsBuilderConfig.Metrics)

@@ -98,6 +98,10 @@ RACE_PKGS ?= ./...
 # (go vet accepts -race and compiles the packages it checks against that
 # way). Needs cgo (gcc); TEST_BUILDFLAGS= builds them plain.
 TEST_BUILDFLAGS ?= -race
+# The build tag of the packages' real-machine tests (real cgroups and
+# runtimes, root): `go test ./...` leaves them out; vet, race, bench and
+# soak take them in.
+REAL_TAGS := realmachine
 
 # Pathspecs of what mdatagen writes (quoted: git matches them, so a deleted
 # file counts too); check-generated fails if `generate` changes any of them.
@@ -145,14 +149,18 @@ check-dashboards:
 	$(GO) run . -root "$(CURDIR)" -check
 
 vet:
-	$(GO) vet $(TEST_BUILDFLAGS) ./...
+	$(GO) vet $(TEST_BUILDFLAGS) -tags $(REAL_TAGS) ./...
 	$(GO) vet $(TEST_BUILDFLAGS) -tags peerbench ./test/peer/
 
+# The unit tier: no root, no real machine (`go test ./...` as any user).
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
 
+# The unit tests and the real-machine tests of the packages (build tag
+# realmachine: real cgroups, containerd, the soak; root), under the race
+# detector: what make test runs.
 race:
-	CGO_ENABLED=1 $(GO) test -race -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
+	CGO_ENABLED=1 $(GO) test -race -tags $(REAL_TAGS) -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
 
 # Without cgo (go-nvml needs it) GPU metrics are off (internal/gpu/nocgo.go):
 # tools/crosscheck type-checks every package of the module and its tests
@@ -344,7 +352,7 @@ BENCHTIME ?= 2s
 BENCH_PKGS ?= ./receiver/scrape ./internal/cgroupfs ./internal/procfs ./internal/rawfile
 bench:
 	mkdir -p build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 90m $(BENCH_PKGS) | tee build/bench.out
+	$(GO) test -tags $(REAL_TAGS) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 90m $(BENCH_PKGS) | tee build/bench.out
 	$(GO) run ./internal/testing/benchtable < build/bench.out | tee build/bench-table.md
 
 # Our collector against cAdvisor on the same real cgroups (test/peer, build
@@ -488,11 +496,11 @@ v2guest-image:
 	  $(GO) test $(TEST_BUILDFLAGS) -tags vmnode -count=1 -v -timeout 10m -run '^TestPrepareGuest$$' $(GOTESTFLAGS) ./internal/testing/vmnode/
 
 # Long soak under container churn on real containerd (root; containerd, runc,
-# busybox-static): make soak SOAK_DURATION=10m. A 30 s form runs in `unit`.
+# busybox-static): make soak SOAK_DURATION=10m. A 30 s form runs in `race`.
 SOAK_DURATION ?= 5m
 SOAK_TIMEOUT  ?= 60m
 soak:
-	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -run '^TestSoakChurn$$' -timeout $(SOAK_TIMEOUT) -v .
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags $(REAL_TAGS) -count=1 -run '^TestSoakChurn$$' -timeout $(SOAK_TIMEOUT) -v .
 
 # The collector's version: --version, service.version, the receiver's scope
 # version, the image's tag and annotations. ocb writes dist.version into

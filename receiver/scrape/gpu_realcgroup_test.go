@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && realmachine
 
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0

@@ -1,3 +1,5 @@
+//go:build realmachine
+
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
-	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
@@ -27,13 +26,6 @@ import (
 
 // EventSink receives the scrape's events (containerevents.Sink).
 type EventSink = containerevents.Sink
-
-// instanceLister is implemented by identities that list every container of
-// the runtime, exited ones included (identity.Cache.Instances): restarts
-// and the runtime's OOM kills come from it.
-type instanceLister interface {
-	Instances() []identity.Container
-}
 
 // startEvents turns detection on when the sink is active. Called in Start.
 func (s *Scraper) startEvents() {
@@ -101,11 +93,7 @@ func (s *Scraper) detectEvents(now time.Time, tree *cgroupfs.Tree) {
 	if s.events == nil {
 		return
 	}
-	obs := containerevents.Scrape{Now: now, Tree: tree, Counters: s.oomCounters}
-	if l, ok := s.ident.(instanceLister); ok {
-		obs.Listed, obs.Instances = true, l.Instances()
-	}
-	ld := s.events.Observe(obs)
+	ld := s.events.Observe(containerevents.Scrape{Now: now, Tree: tree, Counters: s.oomCounters, Listed: true, Instances: s.ident.Instances()})
 	clear(s.oomCounters)
 	s.oomCounters = s.oomCounters[:0]
 	if ld.LogRecordCount() > 0 {

@@ -4,6 +4,8 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"context"
+
 	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -17,11 +19,13 @@ import (
 
 // Filesystem is the background filesystem collection (fsstats.Collector):
 // the scrape reads its latest snapshot, which never waits on a runtime,
-// and takes the node filesystem's statfs itself. When it also has
-// Start/Shutdown methods the scraper calls them.
+// and takes the node filesystem's statfs itself. The scraper starts it in
+// its Start and stops it in its Shutdown.
 type Filesystem interface {
 	Snapshot() *fsstats.Snapshot
 	NodeFS() (fsstats.Space, error)
+	Start(ctx context.Context) error
+	Shutdown(ctx context.Context) error
 }
 
 // filesystemFamily is the background filesystem collection's figures

@@ -61,6 +61,12 @@ func (f *fakeIdentity) Pod(uid string) (identity.Pod, bool) {
 }
 func (f *fakeIdentity) IsSandbox(id string) bool { return f.sandboxes[id] }
 
+// No runtime to ask: nothing pending, no listing, nothing to start.
+func (f *fakeIdentity) Pending(string) bool             { return false }
+func (f *fakeIdentity) Instances() []identity.Container { return nil }
+func (f *fakeIdentity) Start(context.Context) error     { return nil }
+func (f *fakeIdentity) Shutdown(context.Context) error  { return nil }
+
 // fullIdentity gives every field a distinct value. d4 (the guaranteed pod's
 // only container) is that pod's sandbox and is excluded by default.
 func fullIdentity() *fakeIdentity {

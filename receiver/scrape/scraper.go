@@ -55,7 +55,7 @@ type Options struct {
 	Filesystem Filesystem
 
 	// Identity resolves container IDs; nil means the cgroup path only.
-	// When it has Start/Shutdown methods the scraper calls them.
+	// The scraper starts and stops it.
 	Identity Identity
 	// Filter selects pods and containers by namespace, pod and container
 	// name.
@@ -109,7 +109,7 @@ type Scraper struct {
 	ident   Identity
 	sources [3]int64 // containers reported by the current scrape, by identity.Source
 	// deferred: pods of the containers this scrape left to the next one
-	// (their identity is not fetched yet, see pendingIdentity).
+	// (their identity is not fetched yet, see Identity's Pending).
 	deferred map[string]bool
 	// oomRead: v1 OOM kill counters this scrape read, by cgroup path
 	// (memory.go: a pod's subtree walk reuses its containers').
@@ -168,16 +168,14 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	if s.opts.NodeName == "" {
 		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
-	if lc, ok := s.ident.(lifecycle); ok {
-		if err := lc.Start(ctx); err != nil {
-			return fmt.Errorf("identity: %w", err)
-		}
+	if err := s.ident.Start(ctx); err != nil {
+		return fmt.Errorf("identity: %w", err)
 	}
 	s.logger.Info("Detected cgroup layout",
 		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
-	if lc, ok := s.opts.Filesystem.(lifecycle); ok {
-		if err := lc.Start(ctx); err != nil {
+	if s.opts.Filesystem != nil {
+		if err := s.opts.Filesystem.Start(ctx); err != nil {
 			return fmt.Errorf("filesystem stats: %w", err)
 		}
 	}
@@ -191,11 +189,9 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 // Shutdown releases resources; safe without Start and twice.
 func (s *Scraper) Shutdown(ctx context.Context) error {
 	var err error
-	if lc, ok := s.ident.(lifecycle); ok {
-		err = lc.Shutdown(ctx)
-	}
-	if lc, ok := s.opts.Filesystem.(lifecycle); ok {
-		err = errors.Join(err, lc.Shutdown(ctx))
+	err = s.ident.Shutdown(ctx)
+	if s.opts.Filesystem != nil {
+		err = errors.Join(err, s.opts.Filesystem.Shutdown(ctx))
 	}
 	if s.reader != nil {
 		s.reader.Close()

@@ -45,6 +45,10 @@ func (gpuMockIdentity) Container(id, podUID string) (identity.Container, bool) {
 }
 func (gpuMockIdentity) Pod(string) (identity.Pod, bool) { return identity.Pod{}, false }
 func (gpuMockIdentity) IsSandbox(string) bool           { return false }
+func (gpuMockIdentity) Pending(string) bool             { return false }
+func (gpuMockIdentity) Instances() []identity.Container { return nil }
+func (gpuMockIdentity) Start(context.Context) error     { return nil }
+func (gpuMockIdentity) Shutdown(context.Context) error  { return nil }
 
 // pushGPUMocks scrapes two simulated GPU nodes (go-nvml mocks,
 // internal/testing/gputest) with our scraper: gpu-mock-a100, four A100s

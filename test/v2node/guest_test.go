@@ -141,8 +141,9 @@ func newScraper(t *testing.T, ids *identity.Cache, mbc metadata.MetricsBuilderCo
 }
 
 // shared lends the node's identity cache to a scraper without its Start
-// and Shutdown (the scraper starts and stops an identity that has them):
-// several scrapers of one test use the one cache newIdentity started.
+// and Shutdown (the scraper starts and stops its identity: here those do
+// nothing): several scrapers of one test use the one cache newIdentity
+// started. No listing (no scraper of these tests detects events).
 type shared struct{ c *identity.Cache }
 
 func (s shared) Prepare(ctx context.Context, ids []string) { s.c.Prepare(ctx, ids) }
@@ -152,6 +153,9 @@ func (s shared) Container(id, podUID string) (identity.Container, bool) {
 func (s shared) Pod(uid string) (identity.Pod, bool) { return s.c.Pod(uid) }
 func (s shared) IsSandbox(id string) bool            { return s.c.IsSandbox(id) }
 func (s shared) Pending(id string) bool              { return s.c.Pending(id) }
+func (s shared) Instances() []identity.Container     { return nil }
+func (s shared) Start(context.Context) error         { return nil }
+func (s shared) Shutdown(context.Context) error      { return nil }
 
 // ctr is a running container of a pod of ours.
 type ctr struct {

@@ -27,9 +27,16 @@ var fixtureDirs = map[string]string{
 }
 
 // fixtureOnly are what the fixtures hold that the guest's kernel (Debian
-// 12's 6.1) does not, each real elsewhere: the reason says where.
+// 12's 6.1) does not, or not in every run, each real elsewhere: the reason
+// says where.
 var fixtureOnly = map[string]string{
 	"cpu.stat core_sched.force_idle_usec": "kernels built with CONFIG_SCHED_CORE (5.14+: Ubuntu's, Fedora's); Debian 12's 6.1 has none",
+	// blk-iocost adds these to a device's io.stat line only where it is
+	// enabled on that device; which devices the guest's pod did I/O on
+	// varies by run (one CI run had them, the next did not: "the fixture
+	// invents ... io.stat cost.usage, io.stat cost.wait").
+	"io.stat cost.usage": "io.stat lines of devices with blk-iocost enabled (io.cost.qos), which the guest's pod does not always touch",
+	"io.stat cost.wait":  "the same as cost.usage",
 }
 
 // fixtureDiff compares one fixture cgroup (its files and, for keyed

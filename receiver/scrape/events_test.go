@@ -76,7 +76,7 @@ func (s *eventSink) drain() []event {
 	return out
 }
 
-// listingIdentity is fakeIdentity with a runtime listing (instanceLister).
+// listingIdentity is fakeIdentity with a runtime listing (Identity.Instances).
 type listingIdentity struct {
 	*fakeIdentity
 	list []identity.Container

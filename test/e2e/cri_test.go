@@ -304,7 +304,7 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	}
 
 	// Filesystem (docs/filesystem.md), under the Prometheus names of the
-	// README's mapping table: each workload's writable layer from CRI (the
+	// docs/names.md's mapping table: each workload's writable layer from CRI (the
 	// background collection's first run already finds containerd's
 	// measurements), the node filesystem and containerd's image filesystem.
 	eventually(t, 90*time.Second, "filesystem metrics in Prometheus", func() error {

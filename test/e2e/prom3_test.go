@@ -198,7 +198,7 @@ scrape_configs:
 	}
 	assert.Equal(t, names["exporter"], names["otlp"], "metric names")
 	for want := range containerSeries {
-		assert.Contains(t, names["otlp"], want, "README name over OTLP")
+		assert.Contains(t, names["otlp"], want, "docs/names.md name over OTLP")
 	}
 	t.Logf("%d series of the %d workload containers, %d metric names, the same in both: %v", len(series["otlp"]), len(ws), len(names["otlp"]), names["otlp"])
 

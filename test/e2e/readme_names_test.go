@@ -23,7 +23,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 )
 
-// readmeNameExceptions: names of the README's mapping table ("ours in
+// readmeNameExceptions: names of docs/names.md's mapping table ("ours in
 // Prometheus") that may have no point on this machine or CI's, and why.
 // A name here is still checked when it is served; one that is not here
 // must be served. Add a row's name here only with the reason the machine
@@ -68,17 +68,15 @@ type readmeName struct {
 
 var backticked = regexp.MustCompile("`([^`]+)`")
 
-// readmeNames parses README.md's "cAdvisor and kubelet names, and ours"
-// table: every backticked name of its third column.
+// readmeNames parses docs/names.md's "cAdvisor and kubelet names, and ours"
+// table (moved there from the README): every backticked name of its third
+// column.
 func readmeNames(t *testing.T) []readmeName {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "names.md"))
 	require.NoError(t, err)
-	_, sec, ok := strings.Cut(string(b), "\n## cAdvisor and kubelet names, and ours\n")
-	require.True(t, ok, "README.md: no section \"cAdvisor and kubelet names, and ours\"")
-	if i := strings.Index(sec, "\n## "); i >= 0 {
-		sec = sec[:i]
-	}
+	sec, ok := strings.CutPrefix(string(b), "# cAdvisor and kubelet names, and ours\n")
+	require.True(t, ok, "docs/names.md: does not start with \"# cAdvisor and kubelet names, and ours\"")
 	var out []readmeName
 	header := true
 	for _, line := range strings.Split(sec, "\n") {
@@ -92,7 +90,7 @@ func readmeNames(t *testing.T) []readmeName {
 			continue
 		}
 		if header {
-			require.Equal(t, "ours in Prometheus", strings.TrimSpace(cols[2]), "README table header")
+			require.Equal(t, "ours in Prometheus", strings.TrimSpace(cols[2]), "docs/names.md: table header")
 			header = false
 			continue
 		}
@@ -176,14 +174,14 @@ func served(page string) map[string]map[string]bool {
 
 // checkReadmeNames runs the agent (config/e2e-agent.yaml) with every
 // metric of metadata.yaml turned on and a prometheus exporter (the
-// default translation, as README's table assumes), scrapes it while the
-// CRI workloads run, and checks each name of the README's table against
+// default translation, as docs/names.md's table assumes), scrapes it while
+// the CRI workloads run, and checks each name of docs/names.md's table against
 // the page: served (with the labels the table writes in braces), or listed
 // in readmeNameExceptions.
 func checkReadmeNames(t *testing.T, bin string, ctrd *containerdtest.Containerd, ws []criWorkload) {
 	node := fmt.Sprintf("e2e-cri-names-%d", os.Getpid())
 	names := readmeNames(t)
-	require.Greater(t, len(names), 20, "names parsed from README's table")
+	require.Greater(t, len(names), 20, "docs/names.md: names parsed from its table")
 
 	pull := freeAddr(t)
 	var ov strings.Builder
@@ -248,17 +246,17 @@ service:
 				excused = append(excused, n.name+" ("+why+")")
 				continue
 			}
-			assert.Fail(t, "README name not served",
-				"%q (row %s) is not on the prometheus exporter's page; fix the README, or add it to readmeNameExceptions in test/e2e/readme_names_test.go with the reason this machine cannot produce it", n.name, n.row)
+			assert.Fail(t, "docs/names.md: name not served",
+				"%q (row %s) is not on the prometheus exporter's page; fix docs/names.md, or add it to readmeNameExceptions in test/e2e/readme_names_test.go with the reason this machine cannot produce it", n.name, n.row)
 			continue
 		}
 		for _, l := range n.labels {
-			assert.True(t, page[hit][l], "README says %s{%s}; served labels: %v", hit, l, keys(page[hit]))
+			assert.True(t, page[hit][l], "docs/names.md: says %s{%s}; served labels: %v", hit, l, keys(page[hit]))
 		}
 		ok = append(ok, hit)
 	}
 	sort.Strings(ok)
-	t.Logf("%d README names served: %v", len(ok), ok)
+	t.Logf("docs/names.md: %d names served: %v", len(ok), ok)
 	t.Logf("%d excused: %v", len(excused), excused)
 }
 

@@ -21,7 +21,7 @@
 //   - ours+prom:       receiver, memory_limiter, batch, prometheus exporter
 //     (resource_constant_labels included: ["*"], as deploy/config.yaml), scraped
 //     every interval
-//   - ours+prom-lean:  the same with the README's cheapest Prometheus setup
+//   - ours+prom-lean:  the same with docs/names.md's cheapest Prometheus setup
 //     (without_scope_info, no labels a Prometheus target already has or
 //     that churn), scraped every interval
 //   - ours+otlp-prom3: receiver, memory_limiter, batch, OTLP/HTTP into a
@@ -436,7 +436,7 @@ service:
 `
 }
 
-// leanReceiver is the README's cheapest Prometheus setup: no labels that the
+// leanReceiver is docs/names.md's cheapest Prometheus setup: no labels that the
 // scrape target already carries (node) or that make a new series on every
 // restart (restart count), none that repeat another (the runtime's
 // container name, the runtime's name, the QoS class).

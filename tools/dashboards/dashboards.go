@@ -12,7 +12,7 @@ import (
 // dashboards are the dashboards we ship, one file each under dashboards/.
 // Every expression uses our metric names as the prometheus and
 // prometheus_remote_write exporters and Prometheus 3's OTLP receiver name
-// them (README, "cAdvisor and kubelet names, and ours"), with resource
+// them (docs/names.md, "cAdvisor and kubelet names, and ours"), with resource
 // attributes as labels. test/e2e/cluster_test.go evaluates every target
 // of every panel against the test cluster's Prometheus (the GPU view:
 // against the GPU mocks' output sent through the same gateway).

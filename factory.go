@@ -130,13 +130,13 @@ func createMetricsReceiver(
 	if c.Logs.Enabled {
 		discovered = st.Cgroups.Update // the logs signal reuses the scrape's discovery
 	}
-	var events scrape.EventSink
+	var sink scrape.EventSink
 	if c.Events.Enabled {
 		// This scrape detects the events (the logs receiver only drains
 		// them); they are detected only if a logs receiver takes them
 		// (EventHub.Active, asked in Start).
 		st.Events.SetFeeder()
-		events = st.Events
+		sink = st.Events
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath:             c.RootPath,
@@ -155,7 +155,7 @@ func createMetricsReceiver(
 		NoNodeSeries:         !c.NodeSeries,
 		PodLabels:            c.PodLabels,
 		Telemetry:            tb,
-		Events:               events,
+		Events:               sink,
 	})
 	sc, err := scraper.NewMetrics(s.Scrape, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
 	if err != nil {

@@ -23,3 +23,12 @@ func Available(limit, workingSet uint64) uint64 {
 	}
 	return limit - workingSet
 }
+
+// ClampInt64 is a count as an int64 data point value, clamped at the
+// largest int64.
+func ClampInt64(v uint64) int64 {
+	if v > 1<<63-1 {
+		return 1<<63 - 1
+	}
+	return int64(v)
+}

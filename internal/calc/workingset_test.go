@@ -16,3 +16,14 @@ func TestAvailable(t *testing.T) {
 		}
 	}
 }
+
+func TestClampInt64(t *testing.T) {
+	for _, c := range []struct {
+		in   uint64
+		want int64
+	}{{0, 0}, {42, 42}, {1<<63 - 1, 1<<63 - 1}, {1 << 63, 1<<63 - 1}, {^uint64(0), 1<<63 - 1}} {
+		if got := ClampInt64(c.in); got != c.want {
+			t.Errorf("ClampInt64(%d) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -244,17 +245,8 @@ func (ev *Detector) counter(now time.Time, c *Counter) {
 	lr := ev.appendEvent(now, st.cg, st.ct, EventOOMKill, plog.SeverityNumberWarn)
 	lr.Body().SetStr(fmt.Sprintf("%s: %d OOM kill(s)", describe(st.ct), kills))
 	lr.Attributes().PutStr(AttrRecordUID, RecordUID(EventOOMKill, st.ct, OOMSourceCgroup, strconv.FormatUint(cur, 10)))
-	lr.Attributes().PutInt(AttrOOMKillCount, clampInt64(kills))
+	lr.Attributes().PutInt(AttrOOMKillCount, calc.ClampInt64(kills))
 	lr.Attributes().PutStr(AttrOOMKillSource, OOMSourceCgroup)
-}
-
-// clampInt64 converts a count to an int64 data point value, clamping at
-// the maximum.
-func clampInt64(v uint64) int64 {
-	if v > 1<<63-1 {
-		return 1<<63 - 1
-	}
-	return int64(v)
 }
 
 // instances compares the runtime's listing with what the detection

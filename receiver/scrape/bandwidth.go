@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -90,10 +91,10 @@ func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	}
 	rec, mb, bw, ts := &bandwidthRec[e.kind], f.s.mb, &f.cur, e.ts
 	if bw.Periods.OK {
-		rec.periods(mb, ts, clampInt64(bw.Periods.V))
+		rec.periods(mb, ts, calc.ClampInt64(bw.Periods.V))
 	}
 	if bw.ThrottledPeriods.OK {
-		rec.throttledPeriods(mb, ts, clampInt64(bw.ThrottledPeriods.V))
+		rec.throttledPeriods(mb, ts, calc.ClampInt64(bw.ThrottledPeriods.V))
 	}
 	if bw.ThrottledTime.OK {
 		rec.throttledTime(mb, ts, float64(bw.ThrottledTime.V)/1e9)
@@ -105,9 +106,9 @@ func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		}
 	}
 	if bw.Shares.OK {
-		rec.shares(mb, ts, clampInt64(bw.Shares.V))
+		rec.shares(mb, ts, calc.ClampInt64(bw.Shares.V))
 	}
 	if bw.Weight.OK {
-		rec.weight(mb, ts, clampInt64(bw.Weight.V))
+		rec.weight(mb, ts, calc.ClampInt64(bw.Weight.V))
 	}
 }

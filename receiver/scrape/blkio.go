@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -195,7 +196,7 @@ func recordDir(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, rec ioRecorder
 	if !v.OK {
 		return 0
 	}
-	rec(mb, ts, clampInt64(v.V), dev, dir)
+	rec(mb, ts, calc.ClampInt64(v.V), dev, dir)
 	return 1
 }
 
@@ -204,7 +205,7 @@ func recordDiscard(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, rec discar
 	if !v.OK {
 		return 0
 	}
-	rec(mb, ts, clampInt64(v.V), dev)
+	rec(mb, ts, calc.ClampInt64(v.V), dev)
 	return 1
 }
 
@@ -241,12 +242,12 @@ func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
 			{f.ops[kindNode], f.dops[kindNode], rec.ops, rec.discardOps, d.ReadOps, d.WriteOps, d.DiscardOps},
 		} {
 			if x.on {
-				x.rec(mb, ts, clampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)
-				x.rec(mb, ts, clampInt64(x.write), d.Name, metadata.AttributeDiskIoDirectionWrite)
+				x.rec(mb, ts, calc.ClampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)
+				x.rec(mb, ts, calc.ClampInt64(x.write), d.Name, metadata.AttributeDiskIoDirectionWrite)
 				n += 2
 			}
 			if x.discardOn && d.HasDiscard {
-				x.discardRec(mb, ts, clampInt64(x.discard), d.Name)
+				x.discardRec(mb, ts, calc.ClampInt64(x.discard), d.Name)
 				n++
 			}
 		}

@@ -83,10 +83,3 @@ func (s *Scraper) scrapeCgroup(now time.Time, ent entity, errs *scrapererror.Scr
 	}
 	return true
 }
-
-func clampInt64(v uint64) int64 {
-	if v > 1<<63-1 {
-		return 1<<63 - 1
-	}
-	return int64(v)
-}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -192,9 +193,9 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.S
 		errs.AddPartial(f.nodePts, fmt.Errorf("node: filesystem: %w", f.err))
 	} else if f.nodeOK {
 		sp := &f.node
-		mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
-		mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
-		mb.RecordK8sNodeFilesystemUsageDataPoint(ts, clampInt64(sp.Used))
+		mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, calc.ClampInt64(sp.Capacity))
+		mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, calc.ClampInt64(sp.Available))
+		mb.RecordK8sNodeFilesystemUsageDataPoint(ts, calc.ClampInt64(sp.Used))
 		recordOpt(ts, sp.Inodes, mb.RecordK8sNodeFilesystemInodeCountDataPoint)
 		recordOpt(ts, sp.InodesFree, mb.RecordK8sNodeFilesystemInodeFreeDataPoint)
 	}
@@ -206,8 +207,8 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.S
 		n += recordOptAttr(ts, im.Bytes, mp, mb.RecordK8sNodeImageFilesystemUsageDataPoint)
 		n += recordOptAttr(ts, im.Inodes, mp, mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint)
 		if im.Space.OK {
-			mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, clampInt64(im.Space.V.Capacity), mp)
-			mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, clampInt64(im.Space.V.Available), mp)
+			mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, calc.ClampInt64(im.Space.V.Capacity), mp)
+			mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, calc.ClampInt64(im.Space.V.Available), mp)
 			n += 2
 		}
 	}
@@ -232,12 +233,12 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID stri
 		recordOpt(ts, l.Bytes, mb.RecordContainerFilesystemUsageDataPoint)
 		recordOpt(ts, l.Inodes, mb.RecordContainerFilesystemInodeUsedDataPoint)
 		if f.eph && l.Bytes.OK {
-			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, clampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
+			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, calc.ClampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
 		}
 		if f.ctrFS && len(snap.Images) > 0 && snap.Images[0].Space.OK {
 			sp := &snap.Images[0].Space.V
-			mb.RecordContainerFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
-			mb.RecordContainerFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
+			mb.RecordContainerFilesystemCapacityDataPoint(ts, calc.ClampInt64(sp.Capacity))
+			mb.RecordContainerFilesystemAvailableDataPoint(ts, calc.ClampInt64(sp.Available))
 		}
 	}
 	if podUID == "" {
@@ -266,7 +267,7 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID stri
 		return
 	}
 	if n, ok := snap.Logs[fsstats.LogDir{PodUID: podUID, Container: ct.ContainerName}]; ok {
-		mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, clampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
+		mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, calc.ClampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
 	}
 }
 
@@ -289,8 +290,8 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, uid string) int {
 	}
 	if f.podCap {
 		if sp, err := f.nodeFS(); err == nil {
-			mb.RecordK8sPodFilesystemCapacityDataPoint(ts, clampInt64(sp.Capacity))
-			mb.RecordK8sPodFilesystemAvailableDataPoint(ts, clampInt64(sp.Available))
+			mb.RecordK8sPodFilesystemCapacityDataPoint(ts, calc.ClampInt64(sp.Capacity))
+			mb.RecordK8sPodFilesystemAvailableDataPoint(ts, calc.ClampInt64(sp.Available))
 			n += 2
 		}
 	}
@@ -300,7 +301,7 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, uid string) int {
 			if pe != nil {
 				total += pe.bytes
 			}
-			mb.RecordK8sPodFilesystemUsageDataPoint(ts, clampInt64(total))
+			mb.RecordK8sPodFilesystemUsageDataPoint(ts, calc.ClampInt64(total))
 			n++
 		}
 	}
@@ -318,7 +319,7 @@ func (f *filesystemFamily) recordVolumes(ts pcommon.Timestamp, pv *fsstats.PodVo
 		}
 		rec := func(on bool, val opt.Value[uint64], r func(pcommon.Timestamp, int64, string, ...metadata.MetricAttributeOption)) {
 			if on && val.OK {
-				r(ts, clampInt64(val.V), v.Name, opts...)
+				r(ts, calc.ClampInt64(val.V), v.Name, opts...)
 				n++
 			}
 		}
@@ -351,7 +352,7 @@ func (f *filesystemFamily) typeOpt(typ string) []metadata.MetricAttributeOption 
 
 func recordOpt(ts pcommon.Timestamp, v opt.Value[uint64], rec func(pcommon.Timestamp, int64)) {
 	if v.OK {
-		rec(ts, clampInt64(v.V))
+		rec(ts, calc.ClampInt64(v.V))
 	}
 }
 
@@ -360,6 +361,6 @@ func recordOptAttr(ts pcommon.Timestamp, v opt.Value[uint64], attr string, rec f
 	if !v.OK {
 		return 0
 	}
-	rec(ts, clampInt64(v.V), attr)
+	rec(ts, calc.ClampInt64(v.V), attr)
 	return 1
 }

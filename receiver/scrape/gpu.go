@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -232,10 +233,10 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 	a := newDeviceAttrs(d)
 	id, vendor, o := a.id, gpu.Vendor, a.gpuOpts
 	if d.MemoryUsed.OK {
-		s.mb.RecordHwGpuMemoryUsageDataPoint(ts, clampInt64(d.MemoryUsed.V), id, vendor, o...)
+		s.mb.RecordHwGpuMemoryUsageDataPoint(ts, calc.ClampInt64(d.MemoryUsed.V), id, vendor, o...)
 	}
 	if d.MemoryTotal.OK {
-		s.mb.RecordHwGpuMemoryLimitDataPoint(ts, clampInt64(d.MemoryTotal.V), id, vendor, o...)
+		s.mb.RecordHwGpuMemoryLimitDataPoint(ts, calc.ClampInt64(d.MemoryTotal.V), id, vendor, o...)
 	}
 	if u := d.MemoryUtilization(); u.OK {
 		s.mb.RecordHwGpuMemoryUtilizationDataPoint(ts, u.V, id, vendor, o...)
@@ -307,14 +308,14 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeRxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionReceive, o...)
 	}
 	if d.PCIeReplays.OK {
-		s.mb.RecordHwGpuPcieReplaysDataPoint(ts, clampInt64(d.PCIeReplays.V), id, vendor, o...)
+		s.mb.RecordHwGpuPcieReplaysDataPoint(ts, calc.ClampInt64(d.PCIeReplays.V), id, vendor, o...)
 	}
 	s.recordGPUECC(ts, d, a)
 	if d.RemappedCorrectable.OK {
-		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedCorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseCorrectable, o...)
+		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, calc.ClampInt64(d.RemappedCorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseCorrectable, o...)
 	}
 	if d.RemappedUncorrectable.OK {
-		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, clampInt64(d.RemappedUncorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseUncorrectable, o...)
+		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, calc.ClampInt64(d.RemappedUncorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseUncorrectable, o...)
 	}
 	if d.RemapPending.OK {
 		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapPending.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStatePending, o...)
@@ -336,10 +337,10 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 	}
 	for _, l := range d.NVLinks {
 		if l.TxBytes.OK {
-			s.mb.RecordHwGpuIoDataPoint(ts, clampInt64(l.TxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionTransmit, int64(l.Link), o...)
+			s.mb.RecordHwGpuIoDataPoint(ts, calc.ClampInt64(l.TxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionTransmit, int64(l.Link), o...)
 		}
 		if l.RxBytes.OK {
-			s.mb.RecordHwGpuIoDataPoint(ts, clampInt64(l.RxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionReceive, int64(l.Link), o...)
+			s.mb.RecordHwGpuIoDataPoint(ts, calc.ClampInt64(l.RxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionReceive, int64(l.Link), o...)
 		}
 	}
 	for k, x := range d.Activity {
@@ -348,7 +349,7 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 		}
 	}
 	for xid, n := range d.XID {
-		s.mb.RecordHwGpuXidErrorsDataPoint(ts, clampInt64(n), id, vendor, clampInt64(xid), o...)
+		s.mb.RecordHwGpuXidErrorsDataPoint(ts, calc.ClampInt64(n), id, vendor, calc.ClampInt64(xid), o...)
 	}
 }
 
@@ -360,10 +361,10 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 func (s *Scraper) recordGPUECC(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
 	for t, typ := range []metadata.AttributeErrorType{metadata.AttributeErrorTypeCorrected, metadata.AttributeErrorTypeUncorrected} {
 		if v := d.ECC[gpu.ECCVolatile][t]; v.OK {
-			s.mb.RecordHwErrorsDataPoint(ts, clampInt64(v.V), a.id, gpu.Vendor, metadata.AttributeHwTypeGpu, typ, a.gpuOpts...)
+			s.mb.RecordHwErrorsDataPoint(ts, calc.ClampInt64(v.V), a.id, gpu.Vendor, metadata.AttributeHwTypeGpu, typ, a.gpuOpts...)
 		}
 		if v := d.ECC[gpu.ECCAggregate][t]; v.OK {
-			s.mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, clampInt64(v.V), a.id, gpu.Vendor, typ, a.gpuOpts...)
+			s.mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, calc.ClampInt64(v.V), a.id, gpu.Vendor, typ, a.gpuOpts...)
 		}
 	}
 }
@@ -432,11 +433,11 @@ func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 			n += count(f.duty)
 		}
 		if cd.MemoryUsed.OK {
-			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, clampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
+			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, calc.ClampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
 			n += count(f.memUsed)
 		}
 		if d.MemoryTotal.OK {
-			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, clampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
+			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, calc.ClampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
 			n += count(f.memTot)
 		}
 	}

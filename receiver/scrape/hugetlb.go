@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -99,10 +100,10 @@ func (f *hugetlbFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	for i := range f.cur {
 		p := &f.cur[i]
 		if f.usage[e.kind] && p.Usage.OK {
-			rec.usage(mb, e.ts, clampInt64(p.Usage.V), p.Size)
+			rec.usage(mb, e.ts, calc.ClampInt64(p.Usage.V), p.Size)
 		}
 		if f.limit[e.kind] && p.Limit.Finite() {
-			rec.limit(mb, e.ts, clampInt64(p.Limit.V), p.Size)
+			rec.limit(mb, e.ts, calc.ClampInt64(p.Limit.V), p.Size)
 		}
 	}
 }

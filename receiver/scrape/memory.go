@@ -266,7 +266,7 @@ func (o *oomTree) update(walk func(func(string, uint64)) error) (cgroupfs.U64, e
 
 func recordIf(mb *metadata.MetricsBuilder, fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
 	if fn != nil && v.OK {
-		fn(mb, ts, clampInt64(v.V))
+		fn(mb, ts, calc.ClampInt64(v.V))
 	}
 }
 
@@ -287,20 +287,20 @@ func (s *Scraper) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat
 	recordIf(mb, rec.swap, ts, mem.Swap)
 	recordIf(mb, rec.oomKills, ts, mem.OOMKills)
 	if rec.limit != nil && mem.Limit.Finite() {
-		rec.limit(mb, ts, clampInt64(mem.Limit.V))
+		rec.limit(mb, ts, calc.ClampInt64(mem.Limit.V))
 	}
 	if rec.faults != nil && mem.PgFault.OK && mem.PgMajFault.OK {
-		rec.faults(mb, ts, clampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
+		rec.faults(mb, ts, calc.ClampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
 		// The kernel's pgfault counts major faults too.
-		rec.faults(mb, ts, clampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
+		rec.faults(mb, ts, calc.ClampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
 	}
 	if !mem.Usage.OK || !mem.InactiveFile.OK {
 		return
 	}
 	ws := calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)
-	rec.workingSet(mb, ts, clampInt64(ws))
+	rec.workingSet(mb, ts, calc.ClampInt64(ws))
 	if rec.available != nil && capacity.Finite() {
-		rec.available(mb, ts, clampInt64(calc.Available(capacity.V, ws)))
+		rec.available(mb, ts, calc.ClampInt64(calc.Available(capacity.V, ws)))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -53,6 +54,6 @@ func (f *memoryPeakFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case f.err != nil:
 		errs.AddPartial(1, fmt.Errorf("%s: %w", e.name, f.err))
 	case f.cur.OK:
-		memoryPeakRec[e.kind](f.s.mb, e.ts, clampInt64(f.cur.V))
+		memoryPeakRec[e.kind](f.s.mb, e.ts, calc.ClampInt64(f.cur.V))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
@@ -185,14 +186,14 @@ func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		if ignoredNetDev(d.Name) {
 			continue
 		}
-		rec.io(mb, ts, clampInt64(d.RxBytes), d.Name, rx)
-		rec.io(mb, ts, clampInt64(d.TxBytes), d.Name, tx)
-		rec.packets(mb, ts, clampInt64(d.RxPackets), d.Name, rx)
-		rec.packets(mb, ts, clampInt64(d.TxPackets), d.Name, tx)
-		rec.errors(mb, ts, clampInt64(d.RxErrors), d.Name, rx)
-		rec.errors(mb, ts, clampInt64(d.TxErrors), d.Name, tx)
-		rec.dropped(mb, ts, clampInt64(d.RxDropped), d.Name, rx)
-		rec.dropped(mb, ts, clampInt64(d.TxDropped), d.Name, tx)
+		rec.io(mb, ts, calc.ClampInt64(d.RxBytes), d.Name, rx)
+		rec.io(mb, ts, calc.ClampInt64(d.TxBytes), d.Name, tx)
+		rec.packets(mb, ts, calc.ClampInt64(d.RxPackets), d.Name, rx)
+		rec.packets(mb, ts, calc.ClampInt64(d.TxPackets), d.Name, tx)
+		rec.errors(mb, ts, calc.ClampInt64(d.RxErrors), d.Name, rx)
+		rec.errors(mb, ts, calc.ClampInt64(d.TxErrors), d.Name, tx)
+		rec.dropped(mb, ts, calc.ClampInt64(d.RxDropped), d.Name, rx)
+		rec.dropped(mb, ts, calc.ClampInt64(d.TxDropped), d.Name, tx)
 		n++
 	}
 	e.st.fam[f.slot].pts = n * f.ifPts[e.kind] // what this entity's vanishing costs next time

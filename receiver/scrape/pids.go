@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
+	"github.com/containerstats/containerstatsreceiver/internal/calc"
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -107,9 +108,9 @@ func (f *pidsFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	}
 	rec := &pidsRec[e.kind]
 	if f.cur.Current.OK {
-		rec.count(f.s.mb, e.ts, clampInt64(f.cur.Current.V))
+		rec.count(f.s.mb, e.ts, calc.ClampInt64(f.cur.Current.V))
 	}
 	if f.cur.Max.Finite() {
-		rec.limit(f.s.mb, e.ts, clampInt64(f.cur.Max.V))
+		rec.limit(f.s.mb, e.ts, calc.ClampInt64(f.cur.Max.V))
 	}
 }

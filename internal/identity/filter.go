@@ -69,3 +69,27 @@ func (f Filter) AllowPod(namespace, pod string) bool {
 func (f Filter) AllowContainer(namespace, pod, container string) bool {
 	return f.AllowPod(namespace, pod) && f.Containers.Allow(container)
 }
+
+// Selector is what Select asks of the runtimes' identity (Cache).
+type Selector interface {
+	Container(id, podUID string) (Container, bool)
+	Pending(id string) bool
+	IsSandbox(id string) bool
+}
+
+// Select is the identity of container id (of pod podUID, "" when none)
+// and whether the scrape reports it, its metrics and its events alike.
+// pending: its identity is not fetched yet (new since the runtime's last
+// listing), so it is left to the next scrape. Otherwise it is reported
+// unless it exited, is a sandbox (and includeSandboxes is off), or f
+// drops it.
+func Select(s Selector, id, podUID string, includeSandboxes bool, f Filter) (ct Container, pending, report bool) {
+	ct, _ = s.Container(id, podUID)
+	if s.Pending(id) {
+		return ct, true, false
+	}
+	if ct.Exited || (!includeSandboxes && (ct.Sandbox || s.IsSandbox(id))) {
+		return ct, false, false
+	}
+	return ct, false, f.AllowContainer(ct.Namespace, ct.PodName, ct.ContainerName)
+}

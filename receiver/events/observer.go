@@ -134,8 +134,8 @@ func (b *Observer) Observe(ctx context.Context) error {
 	var errs []error
 	for i := 0; i < len(tree.Containers) && ctx.Err() == nil; i++ {
 		c := &tree.Containers[i]
-		ct, ok := b.selected(c)
-		if !ok {
+		ct, _, report := identity.Select(id, c.ContainerID, c.PodUID, b.o.IncludeSandboxes, b.o.Filter)
+		if !report {
 			continue
 		}
 		mem, err := b.reader.Memory(c.Path, cgroupfs.MemoryWant{OOM: true})
@@ -157,20 +157,4 @@ func (b *Observer) Observe(ctx context.Context) error {
 		b.o.Sink.Publish(ld)
 	}
 	return errors.Join(errs...)
-}
-
-// selected is the container's identity when the metrics scrape would
-// report it: known to the runtime if it lists it (not new since its last
-// listing), running, not a sandbox (unless asked), allowed by the
-// filters.
-func (b *Observer) selected(c *cgroupfs.Cgroup) (identity.Container, bool) {
-	id := b.o.Identity
-	ct, _ := id.Container(c.ContainerID, c.PodUID)
-	if id.Pending(c.ContainerID) {
-		return ct, false
-	}
-	if ct.Exited || (!b.o.IncludeSandboxes && (ct.Sandbox || id.IsSandbox(c.ContainerID))) {
-		return ct, false
-	}
-	return ct, b.o.Filter.AllowContainer(ct.Namespace, ct.PodName, ct.ContainerName)
 }

@@ -65,8 +65,9 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 // it is the time the container was first seen.
 func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
 	ct := &s.ctr // the families get it by pointer: the scraper's, not one on the heap per container
-	*ct, _ = s.ident.Container(c.ContainerID, c.PodUID)
-	if s.pending(c.ContainerID) {
+	var pending, report bool
+	*ct, pending, report = identity.Select(s.ident, c.ContainerID, c.PodUID, s.opts.IncludeSandboxes, s.opts.Filter)
+	if pending {
 		// New since the runtime's last listing: reported by the next
 		// scrape, with its identity (a sandbox then not at all).
 		if c.PodUID != "" {
@@ -77,10 +78,7 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		}
 		return
 	}
-	if ct.Exited || (!s.opts.IncludeSandboxes && (ct.Sandbox || s.ident.IsSandbox(c.ContainerID))) {
-		return
-	}
-	if !s.opts.Filter.AllowContainer(ct.Namespace, ct.PodName, ct.ContainerName) {
+	if !report {
 		return
 	}
 	start := pcommon.NewTimestampFromTime(now)

@@ -33,10 +33,6 @@ type Identity interface {
 	Shutdown(ctx context.Context) error
 }
 
-// pending reports whether the container id is to be left to the next
-// scrape.
-func (s *Scraper) pending(id string) bool { return s.ident.Pending(id) }
-
 // pathIdentity is the identity without any runtime: what the cgroup path
 // gives.
 type pathIdentity struct{}

@@ -190,25 +190,31 @@ func NewDetector(cfg Config) *Detector {
 	return &Detector{
 		cfg: cfg, first: true,
 		atStart: map[string]bool{}, inst: map[string]*instanceState{}, latest: map[nameKey]int64{},
+		out: plog.NewLogs(),
 	}
 }
 
 // Observe returns the events of one scrape: an OOM kill for each counter
 // that went up, then what the runtime's listing shows (see instances).
 // The first call is the baseline: what happened before it is no event.
-// The result has no record when nothing happened.
+// The result has no record when nothing happened; then it is the
+// detector's own buffer, to be dropped, and a result with records is the
+// caller's.
 func (ev *Detector) Observe(s Scrape) plog.Logs {
 	ev.gen++
 	if ev.first {
 		ev.start = s.Now
 	}
-	ev.out = plog.NewLogs()
 	for i := range s.Counters {
 		ev.counter(s.Now, &s.Counters[i])
 	}
 	ev.instances(s)
 	ev.first = false
-	return ev.out
+	ld := ev.out
+	if ld.LogRecordCount() > 0 {
+		ev.out = plog.NewLogs()
+	}
+	return ld
 }
 
 // counter turns an increase of one container's OOM kill counter into a

@@ -11,7 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,12 +184,8 @@ func shell(env []string, dir, script string) (string, error) {
 
 // withoutEnv is env without the variables names.
 func withoutEnv(env []string, names ...string) []string {
-	re := regexp.MustCompile(`^(` + strings.Join(names, "|") + `)=`)
-	var out []string
-	for _, e := range env {
-		if !re.MatchString(e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(env), func(e string) bool {
+		name, _, _ := strings.Cut(e, "=")
+		return slices.Contains(names, name)
+	})
 }

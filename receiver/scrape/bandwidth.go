@@ -41,23 +41,25 @@ var bandwidthRec = [...]bandwidthRecorders{
 // (cgroupfs.Reader.CPUBandwidth). Its tests: bandwidth_test.go here and
 // in internal/cgroupfs.
 type bandwidthFamily struct {
-	s    *Scraper
+	noSums
+	v    *env
 	want [numKinds]cgroupfs.CPUWant
 	pts  [numKinds]int
 	cur  cgroupfs.CPUBandwidth
 	err  error
 }
 
-func newBandwidthFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	f := &bandwidthFamily{s: s}
-	for k, e := range [numKinds][7]bool{
-		kindPod: {m.K8sPodCPUThrottlingPeriods.Enabled, m.K8sPodCPUThrottlingThrottledPeriods.Enabled, m.K8sPodCPUThrottlingThrottledTime.Enabled,
-			m.K8sPodCPULimit.Enabled, m.K8sPodCPUShares.Enabled, m.K8sPodCPUWeight.Enabled},
-		kindContainer: {m.ContainerCPUThrottlingPeriods.Enabled, m.ContainerCPUThrottlingThrottledPeriods.Enabled, m.ContainerCPUThrottlingThrottledTime.Enabled,
-			m.ContainerCPULimit.Enabled, m.ContainerCPUShares.Enabled, m.ContainerCPUWeight.Enabled, m.K8sContainerCPULimitUtilization.Enabled},
-	} {
-		f.want[k] = cgroupfs.CPUWant{Throttling: e[0] || e[1] || e[2], Limit: e[3] || e[6], Shares: e[4] || e[5]}
-		f.pts[k] = count(e[:]...)
+func newBandwidthFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	f := &bandwidthFamily{v: v}
+	for k := range bandwidthRec {
+		r := &bandwidthRec[k]
+		on := func(rec any) bool { return enabled(m, rec) }
+		f.want[k] = cgroupfs.CPUWant{
+			Throttling: on(r.periods) || on(r.throttledPeriods) || on(r.throttledTime),
+			Limit:      on(r.limit) || on(r.utilization),
+			Shares:     on(r.shares) || on(r.weight),
+		}
+		f.pts[k] = countOn(m, r.periods, r.throttledPeriods, r.throttledTime, r.limit, r.shares, r.weight, r.utilization)
 	}
 	if f.pts == [numKinds]int{} {
 		return nil
@@ -68,7 +70,7 @@ func newBandwidthFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
 func (f *bandwidthFamily) read(e *entity) {
 	f.cur, f.err = cgroupfs.CPUBandwidth{}, nil
 	if f.want[e.kind].Any() {
-		f.cur, f.err = f.s.reader.CPUBandwidth(e.rel, f.want[e.kind])
+		f.cur, f.err = f.v.reader.CPUBandwidth(e.rel, f.want[e.kind])
 	}
 }
 
@@ -89,7 +91,7 @@ func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case !f.want[e.kind].Any():
 		return
 	}
-	rec, mb, bw, ts := &bandwidthRec[e.kind], f.s.mb, &f.cur, e.ts
+	rec, mb, bw, ts := &bandwidthRec[e.kind], f.v.mb, &f.cur, e.ts
 	if bw.Periods.OK {
 		rec.periods(mb, ts, calc.ClampInt64(bw.Periods.V))
 	}
@@ -101,8 +103,8 @@ func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	}
 	if cores, ok := bw.CPULimitCores(); ok {
 		rec.limit(mb, ts, cores) // no-ops for a metric that is off
-		if rec.utilization != nil && e.cpuCoresOK {
-			rec.utilization(mb, ts, e.cpuCores/cores)
+		if rec.utilization != nil && e.hand.cpuCoresOK {
+			rec.utilization(mb, ts, e.hand.cpuCores/cores)
 		}
 	}
 	if bw.Shares.OK {

@@ -54,7 +54,8 @@ var blkioRec = [...]blkioRecorders{
 // number of devices varies per entity: a vanished one costs what it
 // recorded last time.
 type blkioFamily struct {
-	s           *Scraper
+	noSums
+	v           *env
 	slot        int
 	io, ops     [numKinds]bool // which metrics of the kind are enabled
 	dio, dops   [numKinds]bool // which discard metrics of the kind are enabled
@@ -72,18 +73,12 @@ type blkioFamily struct {
 
 func devKey(maj, minor uint32) uint64 { return uint64(maj)<<32 | uint64(minor) }
 
-func newBlkioFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	f := &blkioFamily{s: s, slot: slot}
-	for k, e := range [numKinds][4]bool{
-		kindNode: {m.K8sNodeDiskIo.Enabled, m.K8sNodeDiskOperations.Enabled,
-			m.K8sNodeDiskDiscardIo.Enabled, m.K8sNodeDiskDiscardOperations.Enabled},
-		kindPod: {m.K8sPodDiskIo.Enabled, m.K8sPodDiskOperations.Enabled,
-			m.K8sPodDiskDiscardIo.Enabled, m.K8sPodDiskDiscardOperations.Enabled},
-		kindContainer: {m.ContainerDiskIo.Enabled, m.ContainerDiskOperations.Enabled,
-			m.ContainerDiskDiscardIo.Enabled, m.ContainerDiskDiscardOperations.Enabled},
-	} {
-		f.io[k], f.ops[k], f.dio[k], f.dops[k] = e[0], e[1], e[2], e[3]
-		f.devPts[k] = 2*count(e[0], e[1]) + count(e[2], e[3])
+func newBlkioFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	f := &blkioFamily{v: v, slot: slot}
+	for k := range blkioRec {
+		r := &blkioRec[k]
+		f.io[k], f.ops[k], f.dio[k], f.dops[k] = enabled(m, r.io), enabled(m, r.ops), enabled(m, r.discardIO), enabled(m, r.discardOps)
+		f.devPts[k] = 2*count(f.io[k], f.ops[k]) + count(f.dio[k], f.dops[k])
 	}
 	if f.devPts == [numKinds]int{} {
 		return nil
@@ -103,7 +98,7 @@ func (f *blkioFamily) read(e *entity) {
 		return
 	}
 	if e.kind == kindNode {
-		disks, err := f.s.proc.DiskStats(f.disks[:0])
+		disks, err := f.v.proc.DiskStats(f.disks[:0])
 		f.disks = disks[:0]
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -115,7 +110,7 @@ func (f *blkioFamily) read(e *entity) {
 		}
 		return
 	}
-	f.cur, f.err = f.s.reader.IO(e.rel, f.devs)
+	f.cur, f.err = f.v.reader.IO(e.rel, f.devs)
 	f.devs = f.cur.Devices[:0]
 }
 
@@ -133,7 +128,7 @@ func (f *blkioFamily) blockDevice(maj, minor uint32, fallback string) procfs.Blo
 	if d, ok := f.names[k]; ok {
 		return d
 	}
-	d, err := f.s.proc.BlockDevice(maj, minor)
+	d, err := f.v.proc.BlockDevice(maj, minor)
 	if err != nil {
 		d = procfs.BlockDevice{Name: fallback}
 	}
@@ -161,13 +156,13 @@ func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	}
 	if f.cur.Source == cgroupfs.IOUnaccountedV1 && !f.unaccounted {
 		f.unaccounted = true
-		f.s.logger.Info("cgroup v1 block I/O is not accounted for some cgroups: their blkio.throttle and blkio.bfq files list no device, "+
+		f.v.logger.Info("cgroup v1 block I/O is not accounted for some cgroups: their blkio.throttle and blkio.bfq files list no device, "+
 			"which the kernel does on devices without an active blk-throttle (no blkio.throttle.*_device rule set since boot) and a non-BFQ scheduler. "+
 			"No container.disk.* or k8s.pod.disk.* points for them (not zeros). A node operator can enable accounting by setting a throttle rule "+
 			"on the device (e.g. a very high blkio.throttle.read_bps_device on the kubepods cgroup); cgroup v2 (io.stat) needs none. Logged once.",
 			zap.String("first", e.name))
 	}
-	rec, mb, ts := &blkioRec[e.kind], f.s.mb, e.ts
+	rec, mb, ts := &blkioRec[e.kind], f.v.mb, e.ts
 	ioOn, opsOn, dioOn, dopsOn := f.io[e.kind], f.ops[e.kind], f.dio[e.kind], f.dops[e.kind]
 	n := 0
 	for i := range f.cur.Devices {
@@ -225,7 +220,7 @@ func (f *blkioFamily) wholeDisk(d *procfs.DiskStat) bool {
 // recordNode records the node's disks from /proc/diskstats and returns
 // the points recorded.
 func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
-	rec, mb := &blkioRec[kindNode], f.s.mb
+	rec, mb := &blkioRec[kindNode], f.v.mb
 	n := 0
 	for i := range f.node {
 		d := &f.node[i]

@@ -34,23 +34,11 @@ type entity struct {
 	// sandbox's); zero when unknown and for other kinds.
 	podStart time.Time
 
-	now time.Time         // the scrape's time
-	ts  pcommon.Timestamp // now as the points' timestamp
-
-	// cpuUsage is the total CPU time the CPU family read in this scrape
-	// (absent when not read or failed); the thread-state read reuses it
-	// (tasks.go).
-	cpuUsage cgroupfs.U64
-	// oomTried: the memory family read the OOM kill counter in this scrape
-	// (oomKills, absent when the kernel has none or the read failed); the
-	// events reuse it (events.go).
-	oomTried bool
-	oomKills cgroupfs.U64
-	// cpuCores is the CPU usage in cores the CPU family recorded in this
-	// scrape (cpuCoresOK: one was computed); the bandwidth family divides
-	// it by the CPU limit (k8s.container.cpu.limit.utilization).
-	cpuCores   float64
-	cpuCoresOK bool
+	now  time.Time         // the scrape's time
+	ts   pcommon.Timestamp // now as the points' timestamp
+	pass *pass             // the scrape's scratch (env.go)
+	// hand is what the entity's families hand one another (env.go).
+	hand handoff
 }
 
 // scrapeCgroup reads an entity through every family, then records its
@@ -60,12 +48,12 @@ type entity struct {
 // false when the cgroup vanished: every point the entity would have had is
 // dropped and counted in one partial error naming what vanished. Other read
 // errors cost the points of their family only.
-func (s *Scraper) scrapeCgroup(now time.Time, ent entity, errs *scrapererror.ScrapeErrors) bool {
-	// The families get the entity by pointer: the scraper's own copy, which
-	// a pointer to the argument would move to the heap once per entity.
-	s.ent = ent
-	e := &s.ent
-	e.now, e.ts = now, pcommon.NewTimestampFromTime(now)
+func (s *Scraper) scrapeCgroup(p *pass, ent entity, errs *scrapererror.ScrapeErrors) bool {
+	// The families get the entity by pointer: the pass's copy, which a
+	// pointer to the argument would move to the heap once per entity.
+	p.ent = ent
+	e := &p.ent
+	e.now, e.ts, e.pass = p.now, pcommon.NewTimestampFromTime(p.now), p
 	if len(e.st.fam) != len(s.families) {
 		e.st.fam = make([]famState, len(s.families))
 	}

@@ -37,7 +37,8 @@ var cpuRec = [...]cpuRecorders{
 // cpuFamily is CPU time (by mode for containers) and usage:
 // cpuacct.usage* / cpuacct.stat (v1), cpu.stat (v2).
 type cpuFamily struct {
-	s    *Scraper
+	noSums
+	v    *env
 	slot int
 	on   [numKinds]bool // a CPU metric of the kind is enabled
 	pts  [numKinds]int
@@ -52,22 +53,19 @@ type cpuSeries struct {
 	cpuSplit calc.CPUSplit // a container's CPU time by mode last reported
 }
 
-func newCPUFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	f := &cpuFamily{s: s, slot: slot}
-	for k, e := range [numKinds][2]bool{
-		kindNode:      {m.K8sNodeCPUTime.Enabled, m.K8sNodeCPUUsage.Enabled},
-		kindPod:       {m.K8sPodCPUTime.Enabled, m.K8sPodCPUUsage.Enabled},
-		kindContainer: {m.ContainerCPUTime.Enabled, m.ContainerCPUUsage.Enabled},
-		kindSystem:    {m.K8sNodeSystemContainerCPUTime.Enabled, m.K8sNodeSystemContainerCPUUsage.Enabled},
-	} {
-		f.on[k] = e[0] || e[1]
-		f.pts[k] = count(e[0]) + count(e[1]) // time: one point, the total
+func newCPUFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	f := &cpuFamily{v: v, slot: slot}
+	for k := range cpuRec {
+		r := &cpuRec[k]
+		f.on[k] = countOn(m, r.modeTime, r.time, r.usage) > 0
+		// The time is one point, the total, but a container's two: user
+		// and system.
+		f.pts[k] = countOn(m, r.time, r.usage) + 2*countOn(m, r.modeTime)
 	}
-	f.pts[kindContainer] += count(m.ContainerCPUTime.Enabled) // a container's time: two, user and system
 	// The limit utilization (bandwidth.go) is the usage rate over the
 	// limit: the CPU time is read for it too (its point is the bandwidth
 	// family's).
-	f.on[kindContainer] = f.on[kindContainer] || m.K8sContainerCPULimitUtilization.Enabled
+	f.on[kindContainer] = f.on[kindContainer] || enabled(m, bandwidthRec[kindContainer].utilization)
 	if f.on == [numKinds]bool{} {
 		return nil
 	}
@@ -79,9 +77,9 @@ func (f *cpuFamily) read(e *entity) {
 	if !f.on[e.kind] {
 		return
 	}
-	f.cur, f.err = f.s.reader.CPU(e.rel)
+	f.cur, f.err = f.v.reader.CPU(e.rel)
 	if f.err == nil {
-		e.cpuUsage = f.cur.Usage // lets the thread-state read skip idle containers (tasks.go)
+		e.hand.cpuUsage = f.cur.Usage // lets the thread-state read skip idle containers (tasks.go)
 	}
 }
 
@@ -100,7 +98,7 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case !f.on[e.kind]:
 		return
 	}
-	rec, mb, cpu, st := &cpuRec[e.kind], f.s.mb, f.cur, stateOf[cpuSeries](e.st, f.slot)
+	rec, mb, cpu, st := &cpuRec[e.kind], f.v.mb, f.cur, stateOf[cpuSeries](e.st, f.slot)
 	if rec.modeTime != nil {
 		f.recordModes(e, rec, &cpu, st)
 	} else if cpu.Usage.OK {
@@ -114,7 +112,7 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	if st.hasLast {
 		if cores, ok := calc.CPUCores(st.last, cur); ok {
 			rec.usage(mb, e.ts, cores) // a no-op when the metric is off
-			e.cpuCores, e.cpuCoresOK = cores, true
+			e.hand.cpuCores, e.hand.cpuCoresOK = cores, true
 		}
 	}
 	st.last, st.hasLast = cur, true
@@ -129,9 +127,9 @@ func (f *cpuFamily) recordModes(e *entity, rec *cpuRecorders, cpu *cgroupfs.CPUS
 		cpu.User.V, cpu.System.V = st.cpuSplit.User, st.cpuSplit.System
 	}
 	if cpu.User.OK {
-		rec.modeTime(f.s.mb, e.ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
+		rec.modeTime(f.v.mb, e.ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
 	}
 	if cpu.System.OK {
-		rec.modeTime(f.s.mb, e.ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
+		rec.modeTime(f.v.mb, e.ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
 	}
 }

@@ -87,13 +87,13 @@ func TestScrapeListingErrorInjected(t *testing.T) {
 			root := copyFixture(t, "v2-systemd")
 			dir := filepath.Join(root, "sys/fs/cgroup", besteffortRel)
 			checkUnlisted(t, root, func(s *Scraper, scrape func() (pmetric.Metrics, error)) (pmetric.Metrics, error) {
-				s.layout.SetListFault(func(d string) error {
+				s.env.layout.SetListFault(func(d string) error {
 					if d == dir {
 						return &os.PathError{Op: "open", Path: d, Err: errno}
 					}
 					return nil
 				})
-				defer s.layout.SetListFault(nil)
+				defer s.env.layout.SetListFault(nil)
 				return scrape()
 			}, errno.Error())
 		})

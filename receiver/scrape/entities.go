@@ -4,8 +4,6 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
-	"time"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
@@ -15,38 +13,40 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/resource"
 )
 
-func (s *Scraper) scrapeNode(now time.Time, errs *scrapererror.ScrapeErrors) {
-	start := s.bootTime
+func (s *Scraper) scrapeNode(p *pass, errs *scrapererror.ScrapeErrors) {
+	start := s.env.bootTime
 	if start == 0 {
-		start = pcommon.NewTimestampFromTime(now)
+		start = pcommon.NewTimestampFromTime(p.now)
 	}
 	st := s.get(seriesKey{kind: kindNode}, "/", start)
-	if !s.scrapeCgroup(now, entity{kind: kindNode, rel: "/", name: "node", st: st}, errs) {
+	if !s.scrapeCgroup(p, entity{kind: kindNode, rel: "/", name: "node", st: st}, errs) {
 		return
 	}
-	rb := s.mb.NewResourceBuilder()
-	s.setNodeName(rb)
-	s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
+	mb := s.env.mb
+	rb := mb.NewResourceBuilder()
+	s.env.setNodeName(rb)
+	mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
 }
 
-func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	p, known := s.ident.Pod(pod.PodUID)
-	if !known && s.deferred[pod.PodUID] && s.series[seriesKey{kind: kindPod, id: pod.PodUID}] == nil {
+func (s *Scraper) scrapePod(ps *pass, pod *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
+	p, known := s.env.ident.Pod(pod.PodUID)
+	if !known && ps.deferred[pod.PodUID] && s.series[seriesKey{kind: kindPod, id: pod.PodUID}] == nil {
 		return // a new pod whose container waits for its identity: so does the pod
 	}
 	if !s.opts.Filter.AllowPod(p.Namespace, p.Name) {
 		return
 	}
-	start := pcommon.NewTimestampFromTime(now)
+	start := pcommon.NewTimestampFromTime(ps.now)
 	if !p.StartTime.IsZero() {
 		start = pcommon.NewTimestampFromTime(p.StartTime)
 	}
 	st := s.get(seriesKey{kind: kindPod, id: pod.PodUID}, pod.Path, start)
-	if !s.scrapeCgroup(now, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, id: pod.PodUID, pod: pod.PodUID, st: st, podStart: p.StartTime}, errs) {
+	if !s.scrapeCgroup(ps, entity{kind: kindPod, rel: pod.Path, name: "pod " + pod.PodUID, id: pod.PodUID, pod: pod.PodUID, st: st, podStart: p.StartTime}, errs) {
 		return
 	}
-	rb := s.mb.NewResourceBuilder()
-	s.setNodeName(rb)
+	mb := s.env.mb
+	rb := mb.NewResourceBuilder()
+	s.env.setNodeName(rb)
 	rb.SetK8sPodUID(pod.PodUID)
 	rb.SetK8sPodQosClass(pod.QoS)
 	resource.SetIf(rb.SetK8sPodName, p.Name)
@@ -55,7 +55,7 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 	if s.opts.PodLabels {
 		resource.SetPodLabels(res, p.Labels)
 	}
-	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
+	mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 
 // scrapeContainer reports one container ID (discovery already merged the
@@ -63,25 +63,25 @@ func (s *Scraper) scrapePod(now time.Time, pod *cgroupfs.Cgroup, errs *scraperer
 // reports as exited, and filtered-out containers are skipped. The start time
 // of its cumulative points is the runtime's creation time; without a runtime
 // it is the time the container was first seen.
-func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
-	ct := &s.ctr // the families get it by pointer: the scraper's, not one on the heap per container
+func (s *Scraper) scrapeContainer(p *pass, c *cgroupfs.Cgroup, errs *scrapererror.ScrapeErrors) {
+	ct := &p.ctr // the families get it by pointer: the pass's, not one on the heap per container
 	var pending, report bool
-	*ct, pending, report = identity.Select(s.ident, c.ContainerID, c.PodUID, s.opts.IncludeSandboxes, s.opts.Filter)
+	*ct, pending, report = identity.Select(s.env.ident, c.ContainerID, c.PodUID, s.opts.IncludeSandboxes, s.opts.Filter)
 	if pending {
 		// New since the runtime's last listing: reported by the next
 		// scrape, with its identity (a sandbox then not at all).
 		if c.PodUID != "" {
-			if s.deferred == nil {
-				s.deferred = map[string]bool{}
+			if p.deferred == nil {
+				p.deferred = map[string]bool{}
 			}
-			s.deferred[c.PodUID] = true
+			p.deferred[c.PodUID] = true
 		}
 		return
 	}
 	if !report {
 		return
 	}
-	start := pcommon.NewTimestampFromTime(now)
+	start := pcommon.NewTimestampFromTime(p.now)
 	if !ct.StartTime.IsZero() {
 		start = pcommon.NewTimestampFromTime(ct.StartTime)
 	}
@@ -93,13 +93,14 @@ func (s *Scraper) scrapeContainer(now time.Time, c *cgroupfs.Cgroup, errs *scrap
 		// (containerd's CreatedAt vs CRI's, while CRI is down).
 		st.start, st.runtimeStart = start, true
 	}
-	if !s.scrapeCgroup(now, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
+	if !s.scrapeCgroup(p, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
 		standalone: c.PodUID == "" && ct.PodUID == "", ct: ct, cg: c}, errs) {
 		return
 	}
-	s.sources[ct.Source]++
-	res := resource.Container(s.mb.NewResourceBuilder(), s.opts.NodeName, c, ct, s.podLabels(c, ct))
-	s.mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
+	p.sources[ct.Source]++
+	mb := s.env.mb
+	res := resource.Container(mb.NewResourceBuilder(), s.opts.NodeName, c, ct, s.podLabels(c, ct))
+	mb.EmitForResource(metadata.WithResource(res), metadata.WithStartTimeOverride(st.start))
 }
 
 // podLabels are the labels of the pod of container c (its path's pod UID,
@@ -109,13 +110,13 @@ func (s *Scraper) podLabels(c *cgroupfs.Cgroup, ct *identity.Container) map[stri
 	if !s.opts.PodLabels {
 		return nil
 	}
-	return resource.PodLabels(s.ident, c, ct)
+	return resource.PodLabels(s.env.ident, c, ct)
 }
 
 // setNodeName sets k8s.node.name when known; an unknown name is omitted,
 // never an empty string.
-func (s *Scraper) setNodeName(rb *metadata.ResourceBuilder) {
-	if s.opts.NodeName != "" {
-		rb.SetK8sNodeName(s.opts.NodeName)
+func (v *env) setNodeName(rb *metadata.ResourceBuilder) {
+	if v.nodeName != "" {
+		rb.SetK8sNodeName(v.nodeName)
 	}
 }

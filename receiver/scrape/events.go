@@ -5,7 +5,6 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 
 import (
 	"fmt"
-	"time"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
@@ -29,7 +28,7 @@ type EventSink = containerevents.Sink
 
 // startEvents turns detection on when the sink is active. Called in Start.
 func (s *Scraper) startEvents() {
-	s.events = nil
+	s.events, s.env.events = nil, false
 	if s.opts.Events == nil || !s.opts.Events.Active() {
 		return
 	}
@@ -40,22 +39,24 @@ func (s *Scraper) startEvents() {
 		Filter:             s.opts.Filter,
 		PodLabels:          s.podLabels,
 	})
+	s.env.events = true
 }
 
 // eventsFamily reads each container's OOM kill counter for the events
 // (reusing the memory family's read when container.memory.oom_kills is
 // enabled) and hands it to the detection. It has no points.
 type eventsFamily struct {
-	s   *Scraper
+	noSums
+	v   *env
 	cur cgroupfs.U64
 	err error
 }
 
-func newEventsFamily(s *Scraper, _ *metadata.MetricsConfig, _ int) family {
-	if s.events == nil {
+func newEventsFamily(v *env, _ *metadata.MetricsConfig, _ int) family {
+	if !v.events {
 		return nil
 	}
-	return &eventsFamily{s: s}
+	return &eventsFamily{v: v}
 }
 
 func (f *eventsFamily) read(e *entity) {
@@ -63,11 +64,11 @@ func (f *eventsFamily) read(e *entity) {
 	if e.kind != kindContainer {
 		return
 	}
-	if e.oomTried {
-		f.cur = e.oomKills // a failed read is the memory family's to report
+	if e.hand.oomTried {
+		f.cur = e.hand.oomKills // a failed read is the memory family's to report
 		return
 	}
-	mem, err := f.s.reader.Memory(e.rel, cgroupfs.MemoryWant{OOM: true})
+	mem, err := f.v.reader.Memory(e.rel, cgroupfs.MemoryWant{OOM: true})
 	f.cur, f.err = mem.OOMKills, err
 }
 
@@ -83,19 +84,17 @@ func (f *eventsFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		errs.AddPartial(0, fmt.Errorf("%s: OOM kill events: %w", e.name, f.err))
 		return
 	}
-	f.s.oomCounters = append(f.s.oomCounters, containerevents.Counter{Cgroup: *e.cg, Identity: *e.ct, OOMKills: f.cur})
+	e.pass.oomCounters = append(e.pass.oomCounters, containerevents.Counter{Cgroup: *e.cg, Identity: *e.ct, OOMKills: f.cur})
 }
 
 // detectEvents hands the detection what this scrape observed and
 // publishes the records it returns. Called at the end of every scrape
 // that discovered the tree.
-func (s *Scraper) detectEvents(now time.Time, tree *cgroupfs.Tree) {
+func (s *Scraper) detectEvents(p *pass, tree *cgroupfs.Tree) {
 	if s.events == nil {
 		return
 	}
-	ld := s.events.Observe(containerevents.Scrape{Now: now, Tree: tree, Counters: s.oomCounters, Listed: true, Instances: s.ident.Instances()})
-	clear(s.oomCounters)
-	s.oomCounters = s.oomCounters[:0]
+	ld := s.events.Observe(containerevents.Scrape{Now: p.now, Tree: tree, Counters: p.oomCounters, Listed: true, Instances: s.env.ident.Instances()})
 	if ld.LogRecordCount() > 0 {
 		s.opts.Events.Publish(ld)
 	}

@@ -4,6 +4,10 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"reflect"
+	"runtime"
+	"strings"
+
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -38,12 +42,16 @@ import (
 //
 // What a family keeps about an entity between scrapes lives in the
 // entity's series, in the family's slot (stateOf); what it keeps across
-// entities (buffers, log-once flags) lives in the family; a family with
-// per-scrape sums (thread states: a pod sums its containers) implements
-// beginScrape, called before the containers are read. Adding a family
+// entities (buffers, log-once flags) lives in the family; beginScrape is
+// called before the containers are read, for a family with per-scrape sums
+// (thread states: a pod sums its containers); the others embed noSums.
+// A family never sees the scraper: its constructor gets the env (env.go),
+// each read the entity, whose pass is the scrape's scratch and whose hand
+// carries what an earlier family read for a later one. Adding a family
 // is a file with its type and recorder table and one line in newFamilies
 // (CONTRIBUTING.md, "How to add a metric family").
 type family interface {
+	beginScrape()
 	read(e *entity)
 	readErr() error
 	record(e *entity, errs *scrapererror.ScrapeErrors)
@@ -87,30 +95,42 @@ func lastPts(st *series, slot int) int {
 	return st.fam[slot].pts
 }
 
+// noSums is the beginScrape of a family without per-scrape sums.
+type noSums struct{}
+
+func (noSums) beginScrape() {}
+
+// newFamily builds a family from the env and the enabled metrics, with its
+// slot in the series' family state; nil when nothing of it is enabled.
+type newFamily func(v *env, m *metadata.MetricsConfig, slot int) family
+
+// familyOrder is every family in the order they read: a family that hands
+// a value to another (handoff, env.go) comes before it.
+var familyOrder = [...]newFamily{
+	newCPUFamily,
+	newMemoryFamily,
+	newMemoryPeakFamily,
+	newBandwidthFamily,
+	newTasksFamily,
+	newPSIFamily,
+	newPidsFamily,
+	newNetworkFamily,
+	newBlkioFamily,
+	newHugetlbFamily,
+	newFDFamily,
+	newFilesystemFamily,
+	newUptimeFamily,
+	newAcceleratorFamily,
+	newEventsFamily, // after memory: reuses its OOM kill read
+}
+
 // newFamilies builds the scraper's families from the enabled metrics, in
-// the order they read: CPU before thread states (tasks reuse the CPU time
-// the CPU family read, entity.cpuUsage). Families with nothing enabled
-// are left out. Called once, in Start.
-func (s *Scraper) newFamilies(m *metadata.MetricsConfig) []family {
+// familyOrder. Families with nothing enabled are left out. Called once, in
+// Start.
+func newFamilies(v *env, m *metadata.MetricsConfig) []family {
 	var fs []family
-	for _, mk := range [...]func(s *Scraper, m *metadata.MetricsConfig, slot int) family{
-		newCPUFamily,
-		newMemoryFamily,
-		newMemoryPeakFamily,
-		newBandwidthFamily,
-		newTasksFamily,
-		newPSIFamily,
-		newPidsFamily,
-		newNetworkFamily,
-		newBlkioFamily,
-		newHugetlbFamily,
-		newFDFamily,
-		newFilesystemFamily,
-		newUptimeFamily,
-		newAcceleratorFamily,
-		newEventsFamily, // after memory: reuses its OOM kill read
-	} {
-		if f := mk(s, m, len(fs)); f != nil {
+	for _, mk := range familyOrder {
+		if f := mk(v, m, len(fs)); f != nil {
 			fs = append(fs, f)
 		}
 	}
@@ -132,6 +152,60 @@ func count(bs ...bool) int {
 	n := 0
 	for _, b := range bs {
 		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// enabled reports whether the metric that recorder rec records is enabled
+// in m. rec is an entry of a family's recorder table, a MetricsBuilder
+// method as a method expression; nil records nothing and is never
+// enabled. Its metric is the configuration field the method's name names
+// (RecordK8sNodeMemoryUsageDataPoint: K8sNodeMemoryUsage, mdatagen's
+// naming), so a table entry is both the recorder and the enablement of its
+// metric, which is named once. A recorder of no configured metric is a
+// programming error TestRecorderTables catches; here it is not enabled.
+func enabled(m *metadata.MetricsConfig, rec any) bool {
+	v := reflect.ValueOf(rec)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return false
+	}
+	return recorderEnabled(m, runtime.FuncForPC(v.Pointer()).Name())
+}
+
+// recorderEnabled reports whether the metric that the MetricsBuilder
+// method fn (its full name) records is enabled in m.
+func recorderEnabled(m *metadata.MetricsConfig, fn string) bool {
+	field, ok := recordedField(fn)
+	if !ok {
+		return false
+	}
+	mc := reflect.ValueOf(m).Elem().FieldByName(field)
+	if mc.Kind() != reflect.Struct {
+		return false
+	}
+	on := mc.FieldByName("Enabled")
+	return on.Kind() == reflect.Bool && on.Bool()
+}
+
+// recordedField is the MetricsConfig field of the metric that the
+// MetricsBuilder method fn (its full name, as runtime.FuncForPC gives it)
+// records.
+func recordedField(fn string) (string, bool) {
+	const recv = "metadata.(*MetricsBuilder).Record"
+	i := strings.LastIndex(fn, recv)
+	if i < 0 {
+		return "", false
+	}
+	return strings.CutSuffix(fn[i+len(recv):], "DataPoint")
+}
+
+// countOn is the number of recorders in recs whose metric is enabled in m.
+func countOn(m *metadata.MetricsConfig, recs ...any) int {
+	n := 0
+	for _, r := range recs {
+		if enabled(m, r) {
 			n++
 		}
 	}

@@ -57,14 +57,14 @@ func TestScrapeVanishedCgroup(t *testing.T) {
 	s := newTestScraper(t, root, false, &fakeClock{now: t0})
 	var errs scrapererror.ScrapeErrors
 	st := s.get(seriesKey{kind: kindContainer, id: "gone"}, "/kubepods.slice/gone", pcommon.Timestamp(1))
-	ok := s.scrapeCgroup(t0, entity{kind: kindContainer, rel: "/kubepods.slice/gone", name: "container gone", st: st}, &errs)
+	ok := s.scrapeCgroup(newPass(t0, s.gen, nil), entity{kind: kindContainer, rel: "/kubepods.slice/gone", name: "container gone", st: st}, &errs)
 	assert.False(t, ok)
 	err := errs.Combine()
 	var pe scrapererror.PartialScrapeError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, s.entityPoints(kindContainer, st), pe.Failed)
 	assert.Contains(t, err.Error(), "container gone: "+filepath.Join(root, "sys/fs/cgroup/kubepods.slice/gone")+": "+cgroupfs.ErrVanished.Error())
-	assert.Equal(t, 0, s.mb.Emit().DataPointCount(), "nothing recorded for a vanished cgroup")
+	assert.Equal(t, 0, s.env.mb.Emit().DataPointCount(), "nothing recorded for a vanished cgroup")
 }
 
 // State for containers that went away is dropped on the next scrape.

@@ -12,11 +12,15 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
+// fdRec is container.file_descriptor.count, as a method expression.
+var fdRec = mbT.RecordContainerFileDescriptorCountDataPoint
+
 // fdFamily is container.file_descriptor.count: the entries of
 // /proc/<pid>/fd summed over the container's processes (cgroup.procs,
 // sub-cgroups included).
 type fdFamily struct {
-	s       *Scraper
+	noSums
+	v       *env
 	counter *procfs.FDCounter // the directory reader, created on first use
 	pids    []int             // PID buffer, reused
 
@@ -25,11 +29,11 @@ type fdFamily struct {
 	err error
 }
 
-func newFDFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	if !m.ContainerFileDescriptorCount.Enabled {
+func newFDFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	if !enabled(m, fdRec) {
 		return nil
 	}
-	return &fdFamily{s: s}
+	return &fdFamily{v: v}
 }
 
 // read counts the container's open file descriptors. A process that exits
@@ -41,10 +45,10 @@ func (f *fdFamily) read(e *entity) {
 		return
 	}
 	if f.counter == nil {
-		f.counter = f.s.proc.NewFDCounter()
+		f.counter = f.v.proc.NewFDCounter()
 	}
 	var pidsOK bool
-	f.pids, pidsOK, f.err = f.s.reader.Procs(e.rel, f.pids[:0])
+	f.pids, pidsOK, f.err = f.v.reader.Procs(e.rel, f.pids[:0])
 	if f.err != nil || !pidsOK {
 		return
 	}
@@ -79,6 +83,6 @@ func (f *fdFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		return
 	}
 	if f.ok {
-		f.s.mb.RecordContainerFileDescriptorCountDataPoint(e.ts, int64(f.n))
+		fdRec(f.v.mb, e.ts, int64(f.n))
 	}
 }

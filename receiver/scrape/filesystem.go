@@ -39,21 +39,15 @@ type Filesystem interface {
 // filesystems and of volumes varies: the node and pods cost what they
 // recorded last time.
 type filesystemFamily struct {
-	s       *Scraper
-	slot    int
-	nodePts int // the node statfs' points: capacity, available, usage, inodes, free inodes
-	ctrPts  int // a container's: writable layer bytes and inodes, ephemeral storage's rootfs and logs parts, its filesystem's capacity and available
-	eph     bool
-	ctrFS   bool // container.filesystem.capacity or .available
-	vol     volumeMetrics
-	podCap  bool // k8s.pod.filesystem.capacity or .available
-	podUse  bool // k8s.pod.filesystem.usage
+	v    *env
+	slot int
+	filesystemPlan
 
 	node   fsstats.Space
 	nodeOK bool
 	err    error
 
-	// The node filesystem's statfs of scrape statGen (Scraper.gen): taken
+	// The node filesystem's statfs of scrape statGen (pass.gen): taken
 	// once, for the node or else the first pod (their ephemeral storage's
 	// capacity and available).
 	statGen uint64
@@ -65,6 +59,66 @@ type filesystemFamily struct {
 	typeOpts map[string][]metadata.MetricAttributeOption
 }
 
+type (
+	imageFn  = func(mbT, pcommon.Timestamp, int64, string)
+	volumeFn = func(mbT, pcommon.Timestamp, int64, string, ...metadata.MetricAttributeOption)
+)
+
+// filesystemRec is the filesystem family's metrics, as method expressions,
+// by what they are taken from; planFilesystem derives from it both what
+// the background collection collects and what the family records.
+var filesystemRec = struct {
+	// The node filesystem's statfs, taken at scrape time.
+	nodeCapacity, nodeAvailable, nodeUsage, nodeInodes, nodeInodesFree gaugeFn
+	// The runtime's image filesystems (the snapshot's Images).
+	imageUsage, imageInodesUsed, imageCapacity, imageAvailable imageFn
+	// A container's writable layer (Layers), and the space of the first
+	// image filesystem.
+	ctrUsage, ctrInodesUsed, ctrCapacity, ctrAvailable gaugeFn
+	// A container's ephemeral storage: its writable layer and log files.
+	ephemeral func(mbT, pcommon.Timestamp, int64, metadata.AttributeK8sContainerEphemeralStorageFsType)
+	// A pod's ephemeral storage: the node filesystem's capacity and
+	// available, the usage summed over its parts.
+	podCapacity, podAvailable, podUsage gaugeFn
+	// A pod's volumes (Volumes).
+	volAvailable, volCapacity, volUsage, volInodes, volInodesFree, volInodesUsed volumeFn
+}{
+	nodeCapacity: mbT.RecordK8sNodeFilesystemCapacityDataPoint, nodeAvailable: mbT.RecordK8sNodeFilesystemAvailableDataPoint,
+	nodeUsage: mbT.RecordK8sNodeFilesystemUsageDataPoint, nodeInodes: mbT.RecordK8sNodeFilesystemInodeCountDataPoint,
+	nodeInodesFree: mbT.RecordK8sNodeFilesystemInodeFreeDataPoint,
+
+	imageUsage: mbT.RecordK8sNodeImageFilesystemUsageDataPoint, imageInodesUsed: mbT.RecordK8sNodeImageFilesystemInodeUsedDataPoint,
+	imageCapacity: mbT.RecordK8sNodeImageFilesystemCapacityDataPoint, imageAvailable: mbT.RecordK8sNodeImageFilesystemAvailableDataPoint,
+
+	ctrUsage: mbT.RecordContainerFilesystemUsageDataPoint, ctrInodesUsed: mbT.RecordContainerFilesystemInodeUsedDataPoint,
+	ctrCapacity: mbT.RecordContainerFilesystemCapacityDataPoint, ctrAvailable: mbT.RecordContainerFilesystemAvailableDataPoint,
+	ephemeral: mbT.RecordK8sContainerEphemeralStorageUsageDataPoint,
+
+	podCapacity: mbT.RecordK8sPodFilesystemCapacityDataPoint, podAvailable: mbT.RecordK8sPodFilesystemAvailableDataPoint,
+	podUsage: mbT.RecordK8sPodFilesystemUsageDataPoint,
+
+	volAvailable: mbT.RecordK8sPodVolumeAvailableDataPoint, volCapacity: mbT.RecordK8sPodVolumeCapacityDataPoint,
+	volUsage: mbT.RecordK8sPodVolumeUsageDataPoint, volInodes: mbT.RecordK8sPodVolumeInodeCountDataPoint,
+	volInodesFree: mbT.RecordK8sPodVolumeInodeFreeDataPoint, volInodesUsed: mbT.RecordK8sPodVolumeInodeUsedDataPoint,
+}
+
+// filesystemPlan is what the enabled filesystem metrics need: what the
+// background collection collects (NewFilesystem) and what the family
+// records.
+type filesystemPlan struct {
+	nodePts int // the node statfs' points: capacity, available, usage, inodes, free inodes
+	ctrPts  int // a container's: writable layer bytes and inodes, ephemeral storage's rootfs and logs parts, its filesystem's capacity and available
+	eph     bool
+	ctrFS   bool // container.filesystem.capacity or .available
+	vol     volumeMetrics
+	podCap  bool // k8s.pod.filesystem.capacity or .available
+	podUse  bool // k8s.pod.filesystem.usage
+	// What the background collection collects: writable layers and image
+	// filesystems (runtime calls), log files, volumes; node: the node
+	// filesystem's statfs is needed.
+	layers, logs, volumes, node bool
+}
+
 // volumeMetrics is which k8s.pod.volume.* metrics are enabled.
 type volumeMetrics struct {
 	available, capacity, usage, inodes, inodesFree, inodesUsed bool
@@ -72,6 +126,31 @@ type volumeMetrics struct {
 
 func (v volumeMetrics) any() bool {
 	return v.available || v.capacity || v.usage || v.inodes || v.inodesFree || v.inodesUsed
+}
+
+// planFilesystem derives the plan from filesystemRec and the enabled
+// metrics of m.
+func planFilesystem(m *metadata.MetricsConfig) filesystemPlan {
+	r := &filesystemRec
+	on := func(rec any) bool { return enabled(m, rec) }
+	p := filesystemPlan{
+		eph:    on(r.ephemeral),
+		ctrFS:  on(r.ctrCapacity) || on(r.ctrAvailable),
+		podCap: on(r.podCapacity) || on(r.podAvailable),
+		podUse: on(r.podUsage),
+		vol: volumeMetrics{
+			available: on(r.volAvailable), capacity: on(r.volCapacity), usage: on(r.volUsage),
+			inodes: on(r.volInodes), inodesFree: on(r.volInodesFree), inodesUsed: on(r.volInodesUsed),
+		},
+		nodePts: countOn(m, r.nodeCapacity, r.nodeAvailable, r.nodeUsage, r.nodeInodes, r.nodeInodesFree),
+	}
+	p.ctrPts = countOn(m, r.ctrUsage, r.ctrInodesUsed, r.ctrCapacity, r.ctrAvailable) + 2*count(p.eph) // ephemeral: rootfs and logs
+	p.layers = p.eph || p.podUse || p.ctrFS || on(r.ctrUsage) || on(r.ctrInodesUsed) ||
+		countOn(m, r.imageUsage, r.imageInodesUsed, r.imageCapacity, r.imageAvailable) > 0
+	p.logs = p.eph || p.podUse
+	p.volumes = p.podUse || p.podCap || p.vol.any()
+	p.node = p.nodePts > 0
+	return p
 }
 
 // podEphemeral is the sum of a pod's containers' parts of its ephemeral
@@ -90,49 +169,23 @@ type podEphemeral struct {
 // (its logs part) and k8s.pod.filesystem.usage are; without the volumes
 // when k8s.pod.volume.* and k8s.pod.filesystem.* are.
 func NewFilesystem(m *metadata.MetricsConfig, cfg fsstats.Config) Filesystem {
-	eph := m.K8sContainerEphemeralStorageUsage.Enabled
-	podUse := m.K8sPodFilesystemUsage.Enabled
-	runtime := m.ContainerFilesystemUsage.Enabled || m.ContainerFilesystemInodeUsed.Enabled || eph || podUse ||
-		m.ContainerFilesystemCapacity.Enabled || m.ContainerFilesystemAvailable.Enabled ||
-		m.K8sNodeImageFilesystemUsage.Enabled || m.K8sNodeImageFilesystemInodeUsed.Enabled ||
-		m.K8sNodeImageFilesystemCapacity.Enabled || m.K8sNodeImageFilesystemAvailable.Enabled
-	logs := eph || podUse
-	volumes := podUse || m.K8sPodFilesystemCapacity.Enabled || m.K8sPodFilesystemAvailable.Enabled ||
-		m.K8sPodVolumeAvailable.Enabled || m.K8sPodVolumeCapacity.Enabled || m.K8sPodVolumeUsage.Enabled ||
-		m.K8sPodVolumeInodeCount.Enabled || m.K8sPodVolumeInodeFree.Enabled || m.K8sPodVolumeInodeUsed.Enabled
-	node := m.K8sNodeFilesystemCapacity.Enabled || m.K8sNodeFilesystemAvailable.Enabled || m.K8sNodeFilesystemUsage.Enabled ||
-		m.K8sNodeFilesystemInodeCount.Enabled || m.K8sNodeFilesystemInodeFree.Enabled
-	if !runtime && !logs && !node && !volumes {
+	p := planFilesystem(m)
+	if !p.layers && !p.logs && !p.node && !p.volumes {
 		return nil
 	}
-	if !runtime {
+	if !p.layers {
 		cfg.Connect = nil
 	}
-	cfg.NoLogs = !logs
-	cfg.NoVolumes = !volumes
+	cfg.NoLogs = !p.logs
+	cfg.NoVolumes = !p.volumes
 	return fsstats.New(cfg)
 }
 
-func newFilesystemFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	if s.opts.Filesystem == nil {
+func newFilesystemFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	if v.fs == nil {
 		return nil
 	}
-	eph := m.K8sContainerEphemeralStorageUsage.Enabled
-	return &filesystemFamily{
-		s: s, slot: slot, eph: eph,
-		ctrFS: m.ContainerFilesystemCapacity.Enabled || m.ContainerFilesystemAvailable.Enabled,
-		vol: volumeMetrics{
-			available: m.K8sPodVolumeAvailable.Enabled, capacity: m.K8sPodVolumeCapacity.Enabled, usage: m.K8sPodVolumeUsage.Enabled,
-			inodes: m.K8sPodVolumeInodeCount.Enabled, inodesFree: m.K8sPodVolumeInodeFree.Enabled, inodesUsed: m.K8sPodVolumeInodeUsed.Enabled,
-		},
-		podCap: m.K8sPodFilesystemCapacity.Enabled || m.K8sPodFilesystemAvailable.Enabled,
-		podUse: m.K8sPodFilesystemUsage.Enabled,
-		nodePts: count(m.K8sNodeFilesystemCapacity.Enabled, m.K8sNodeFilesystemAvailable.Enabled, m.K8sNodeFilesystemUsage.Enabled,
-			m.K8sNodeFilesystemInodeCount.Enabled, m.K8sNodeFilesystemInodeFree.Enabled),
-		ctrPts: count(m.ContainerFilesystemUsage.Enabled, m.ContainerFilesystemInodeUsed.Enabled, eph, eph,
-			m.ContainerFilesystemCapacity.Enabled, m.ContainerFilesystemAvailable.Enabled),
-		pods: map[string]*podEphemeral{},
-	}
+	return &filesystemFamily{v: v, slot: slot, filesystemPlan: planFilesystem(m), pods: map[string]*podEphemeral{}}
 }
 
 // beginScrape forgets the last scrape's pod sums.
@@ -140,10 +193,10 @@ func (f *filesystemFamily) beginScrape() { clear(f.pods) }
 
 // nodeFS is the node filesystem's statfs of this scrape, taken on first
 // use in it.
-func (f *filesystemFamily) nodeFS() (fsstats.Space, error) {
-	if f.statGen != f.s.gen {
-		f.statGen = f.s.gen
-		f.stat, f.statErr = f.s.opts.Filesystem.NodeFS()
+func (f *filesystemFamily) nodeFS(p *pass) (fsstats.Space, error) {
+	if gen := p.gen; f.statGen != gen {
+		f.statGen = gen
+		f.stat, f.statErr = f.v.fs.NodeFS()
 	}
 	return f.stat, f.statErr
 }
@@ -155,7 +208,7 @@ func (f *filesystemFamily) read(e *entity) {
 	if e.kind != kindNode || f.nodePts == 0 {
 		return
 	}
-	f.node, f.err = f.nodeFS()
+	f.node, f.err = f.nodeFS(e.pass)
 	f.nodeOK = f.err == nil
 }
 
@@ -176,39 +229,38 @@ func (f *filesystemFamily) points(k cgroupKind, st *series) int {
 func (f *filesystemFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	switch e.kind {
 	case kindNode:
-		e.st.fam[f.slot].pts = f.recordNode(e.ts, errs)
+		e.st.fam[f.slot].pts = f.recordNode(e.ts, e.pass.fs, errs)
 	case kindPod:
-		e.st.fam[f.slot].pts = f.recordPod(e.ts, e.id)
+		e.st.fam[f.slot].pts = f.recordPod(e.ts, e.pass, e.id)
 	case kindContainer:
-		f.recordContainer(e.ts, e.id, e.pod, e.ct)
+		f.recordContainer(e.ts, e.pass.fs, e.id, e.pod, e.ct)
 	}
 }
 
 // recordNode records the node filesystem (statfs now) and the image
 // filesystems of the current snapshot; it returns the image filesystems'
 // points.
-func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) int {
-	mb := f.s.mb
+func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, snap *fsstats.Snapshot, errs *scrapererror.ScrapeErrors) int {
+	mb := f.v.mb
 	if f.err != nil {
 		errs.AddPartial(f.nodePts, fmt.Errorf("node: filesystem: %w", f.err))
 	} else if f.nodeOK {
 		sp := &f.node
-		mb.RecordK8sNodeFilesystemCapacityDataPoint(ts, calc.ClampInt64(sp.Capacity))
-		mb.RecordK8sNodeFilesystemAvailableDataPoint(ts, calc.ClampInt64(sp.Available))
-		mb.RecordK8sNodeFilesystemUsageDataPoint(ts, calc.ClampInt64(sp.Used))
-		recordOpt(ts, sp.Inodes, mb.RecordK8sNodeFilesystemInodeCountDataPoint)
-		recordOpt(ts, sp.InodesFree, mb.RecordK8sNodeFilesystemInodeFreeDataPoint)
+		filesystemRec.nodeCapacity(mb, ts, calc.ClampInt64(sp.Capacity))
+		filesystemRec.nodeAvailable(mb, ts, calc.ClampInt64(sp.Available))
+		filesystemRec.nodeUsage(mb, ts, calc.ClampInt64(sp.Used))
+		recordOpt(mb, ts, sp.Inodes, filesystemRec.nodeInodes)
+		recordOpt(mb, ts, sp.InodesFree, filesystemRec.nodeInodesFree)
 	}
 	n := 0
-	snap := f.s.fsSnap
 	for i := range snap.Images {
 		im := &snap.Images[i]
 		mp := im.Mountpoint
-		n += recordOptAttr(ts, im.Bytes, mp, mb.RecordK8sNodeImageFilesystemUsageDataPoint)
-		n += recordOptAttr(ts, im.Inodes, mp, mb.RecordK8sNodeImageFilesystemInodeUsedDataPoint)
+		n += recordOptAttr(mb, ts, im.Bytes, mp, filesystemRec.imageUsage)
+		n += recordOptAttr(mb, ts, im.Inodes, mp, filesystemRec.imageInodesUsed)
 		if im.Space.OK {
-			mb.RecordK8sNodeImageFilesystemCapacityDataPoint(ts, calc.ClampInt64(im.Space.V.Capacity), mp)
-			mb.RecordK8sNodeImageFilesystemAvailableDataPoint(ts, calc.ClampInt64(im.Space.V.Available), mp)
+			filesystemRec.imageCapacity(mb, ts, calc.ClampInt64(im.Space.V.Capacity), mp)
+			filesystemRec.imageAvailable(mb, ts, calc.ClampInt64(im.Space.V.Available), mp)
 			n += 2
 		}
 	}
@@ -226,26 +278,26 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, errs *scrapererror.S
 // filesystem, for a container with a writable layer (the kubelet's
 // rootfs.capacityBytes and availableBytes). Its writable layer and log
 // files (allocated blocks) are added to its pod's ephemeral storage.
-func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID string, ct *identity.Container) {
-	mb, snap := f.s.mb, f.s.fsSnap
+func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, snap *fsstats.Snapshot, id, podUID string, ct *identity.Container) {
+	mb := f.v.mb
 	l, layer := snap.Layers[id]
 	if layer {
-		recordOpt(ts, l.Bytes, mb.RecordContainerFilesystemUsageDataPoint)
-		recordOpt(ts, l.Inodes, mb.RecordContainerFilesystemInodeUsedDataPoint)
+		recordOpt(mb, ts, l.Bytes, filesystemRec.ctrUsage)
+		recordOpt(mb, ts, l.Inodes, filesystemRec.ctrInodesUsed)
 		if f.eph && l.Bytes.OK {
-			mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, calc.ClampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
+			filesystemRec.ephemeral(mb, ts, calc.ClampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
 		}
 		if f.ctrFS && len(snap.Images) > 0 && snap.Images[0].Space.OK {
 			sp := &snap.Images[0].Space.V
-			mb.RecordContainerFilesystemCapacityDataPoint(ts, calc.ClampInt64(sp.Capacity))
-			mb.RecordContainerFilesystemAvailableDataPoint(ts, calc.ClampInt64(sp.Available))
+			filesystemRec.ctrCapacity(mb, ts, calc.ClampInt64(sp.Capacity))
+			filesystemRec.ctrAvailable(mb, ts, calc.ClampInt64(sp.Available))
 		}
 	}
 	if podUID == "" {
 		podUID = ct.PodUID
 	}
 	var pe *podEphemeral
-	if f.podUse && podUID != "" && !ct.Sandbox && !f.s.ident.IsSandbox(id) {
+	if f.podUse && podUID != "" && !ct.Sandbox && !f.v.ident.IsSandbox(id) {
 		pe = f.pods[podUID]
 		if pe == nil {
 			pe = &podEphemeral{}
@@ -267,7 +319,7 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID stri
 		return
 	}
 	if n, ok := snap.Logs[fsstats.LogDir{PodUID: podUID, Container: ct.ContainerName}]; ok {
-		mb.RecordK8sContainerEphemeralStorageUsageDataPoint(ts, calc.ClampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
+		filesystemRec.ephemeral(mb, ts, calc.ClampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
 	}
 }
 
@@ -278,8 +330,8 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, id, podUID stri
 // its containers' parts (recorded before it), its pod-level log files,
 // its local ephemeral volumes and etc-hosts, absent when one is unknown or
 // a container of it still waits for its identity.
-func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, uid string) int {
-	mb, snap := f.s.mb, f.s.fsSnap
+func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, p *pass, uid string) int {
+	mb, snap := f.v.mb, p.fs
 	if snap.Volumes == nil {
 		return 0
 	}
@@ -289,19 +341,19 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, uid string) int {
 		n += f.recordVolumes(ts, pv)
 	}
 	if f.podCap {
-		if sp, err := f.nodeFS(); err == nil {
-			mb.RecordK8sPodFilesystemCapacityDataPoint(ts, calc.ClampInt64(sp.Capacity))
-			mb.RecordK8sPodFilesystemAvailableDataPoint(ts, calc.ClampInt64(sp.Available))
+		if sp, err := f.nodeFS(p); err == nil {
+			filesystemRec.podCapacity(mb, ts, calc.ClampInt64(sp.Capacity))
+			filesystemRec.podAvailable(mb, ts, calc.ClampInt64(sp.Available))
 			n += 2
 		}
 	}
-	if f.podUse && pv != nil && pv.Ephemeral.OK && snap.Layers != nil && snap.PodLogsAllocated != nil && !f.s.deferred[uid] {
+	if f.podUse && pv != nil && pv.Ephemeral.OK && snap.Layers != nil && snap.PodLogsAllocated != nil && !p.deferred[uid] {
 		if pe := f.pods[uid]; pe == nil || !pe.unknown {
 			total := pv.Ephemeral.V + snap.PodLogsAllocated[uid]
 			if pe != nil {
 				total += pe.bytes
 			}
-			mb.RecordK8sPodFilesystemUsageDataPoint(ts, calc.ClampInt64(total))
+			filesystemRec.podUsage(mb, ts, calc.ClampInt64(total))
 			n++
 		}
 	}
@@ -310,28 +362,28 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, uid string) int {
 
 // recordVolumes records a pod's volumes; it returns the points.
 func (f *filesystemFamily) recordVolumes(ts pcommon.Timestamp, pv *fsstats.PodVolumes) int {
-	mb, n := f.s.mb, 0
+	mb, n := f.v.mb, 0
 	for i := range pv.Volumes {
 		v := &pv.Volumes[i]
 		var opts []metadata.MetricAttributeOption
 		if v.Type != "" {
 			opts = f.typeOpt(v.Type)
 		}
-		rec := func(on bool, val opt.Value[uint64], r func(pcommon.Timestamp, int64, string, ...metadata.MetricAttributeOption)) {
+		rec := func(on bool, val opt.Value[uint64], r volumeFn) {
 			if on && val.OK {
-				r(ts, calc.ClampInt64(val.V), v.Name, opts...)
+				r(mb, ts, calc.ClampInt64(val.V), v.Name, opts...)
 				n++
 			}
 		}
 		if v.Space.OK {
 			sp := &v.Space.V
-			rec(f.vol.available, opt.Some(sp.Available), mb.RecordK8sPodVolumeAvailableDataPoint)
-			rec(f.vol.capacity, opt.Some(sp.Capacity), mb.RecordK8sPodVolumeCapacityDataPoint)
-			rec(f.vol.inodes, sp.Inodes, mb.RecordK8sPodVolumeInodeCountDataPoint)
-			rec(f.vol.inodesFree, sp.InodesFree, mb.RecordK8sPodVolumeInodeFreeDataPoint)
+			rec(f.vol.available, opt.Some(sp.Available), filesystemRec.volAvailable)
+			rec(f.vol.capacity, opt.Some(sp.Capacity), filesystemRec.volCapacity)
+			rec(f.vol.inodes, sp.Inodes, filesystemRec.volInodes)
+			rec(f.vol.inodesFree, sp.InodesFree, filesystemRec.volInodesFree)
 		}
-		rec(f.vol.usage, v.Used, mb.RecordK8sPodVolumeUsageDataPoint)
-		rec(f.vol.inodesUsed, v.InodesUsed, mb.RecordK8sPodVolumeInodeUsedDataPoint)
+		rec(f.vol.usage, v.Used, filesystemRec.volUsage)
+		rec(f.vol.inodesUsed, v.InodesUsed, filesystemRec.volInodesUsed)
 	}
 	return n
 }
@@ -350,17 +402,17 @@ func (f *filesystemFamily) typeOpt(typ string) []metadata.MetricAttributeOption 
 	return o
 }
 
-func recordOpt(ts pcommon.Timestamp, v opt.Value[uint64], rec func(pcommon.Timestamp, int64)) {
+func recordOpt(mb mbT, ts pcommon.Timestamp, v opt.Value[uint64], rec gaugeFn) {
 	if v.OK {
-		rec(ts, calc.ClampInt64(v.V))
+		rec(mb, ts, calc.ClampInt64(v.V))
 	}
 }
 
 // recordOptAttr records v when present and returns the points recorded.
-func recordOptAttr(ts pcommon.Timestamp, v opt.Value[uint64], attr string, rec func(pcommon.Timestamp, int64, string)) int {
+func recordOptAttr(mb mbT, ts pcommon.Timestamp, v opt.Value[uint64], attr string, rec imageFn) int {
 	if !v.OK {
 		return 0
 	}
-	rec(ts, calc.ClampInt64(v.V), attr)
+	rec(mb, ts, calc.ClampInt64(v.V), attr)
 	return 1
 }

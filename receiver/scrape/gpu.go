@@ -51,6 +51,7 @@ const podResourcesTimeout = 5 * time.Second
 
 // gpuState is the scraper's GPU part, set up in Start when NVML is there.
 type gpuState struct {
+	v       *env
 	coll    *gpu.Collector
 	podres  *podresources.Client
 	names   ContainerNamer
@@ -67,13 +68,13 @@ type gpuSeries struct {
 	seen       uint64
 }
 
-// startGPU opens NVML. A node without library, driver or GPU gets one info
-// log and no GPU metrics; a pod-resources socket that cannot be set up
-// gets a warning and process attribution only. Nothing here fails Start.
-func (s *Scraper) startGPU() {
-	o := s.opts.GPU
+// startGPU opens NVML; nil when GPU metrics are off. A node without
+// library, driver or GPU gets one info log and no GPU metrics; a
+// pod-resources socket that cannot be set up gets a warning and process
+// attribution only. Nothing here fails Start.
+func startGPU(o GPUOptions, v *env) *gpuState {
 	if !o.Enabled {
-		return
+		return nil
 	}
 	lib := o.NVML
 	if lib == nil {
@@ -81,14 +82,14 @@ func (s *Scraper) startGPU() {
 	}
 	gopts := gpu.Options{Library: lib}
 	if o.ProcessAttribution {
-		gopts.Procs = procfs.NewFS(s.opts.RootPath)
+		gopts.Procs = procfs.NewFS(v.rootPath)
 	}
 	var podres *podresources.Client
 	if o.PodResourcesEndpoint != "" {
-		sock := filepath.Join(s.opts.RootPath, o.PodResourcesEndpoint)
+		sock := filepath.Join(v.rootPath, o.PodResourcesEndpoint)
 		c, err := podresources.New(sock)
 		if err != nil {
-			s.logger.Warn("Cannot use the kubelet pod-resources API; GPU attribution by allocation is off", zap.Error(err))
+			v.logger.Warn("Cannot use the kubelet pod-resources API; GPU attribution by allocation is off", zap.Error(err))
 		} else {
 			podres = c
 			gopts.PodResources = c
@@ -99,15 +100,16 @@ func (s *Scraper) startGPU() {
 	if err != nil {
 		_ = podres.Close()
 		if errors.Is(err, gpu.ErrUnavailable) {
-			s.logger.Info("No NVIDIA GPU metrics on this node; GPU metrics are off, everything else is unaffected", zap.Error(err))
+			v.logger.Info("No NVIDIA GPU metrics on this node; GPU metrics are off, everything else is unaffected", zap.Error(err))
 		} else {
-			s.logger.Warn("Cannot initialise NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
+			v.logger.Warn("Cannot initialise NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
 		}
-		return
+		return nil
 	}
-	s.gpu = &gpuState{coll: coll, podres: podres, names: o.Names, devices: map[string]*gpuSeries{}}
-	s.logger.Info("NVIDIA GPU metrics on", zap.Int("gpus", n),
+	g := &gpuState{v: v, coll: coll, podres: podres, names: o.Names, devices: map[string]*gpuSeries{}}
+	v.logger.Info("NVIDIA GPU metrics on", zap.Int("gpus", n),
 		zap.Bool("process_attribution", gopts.Procs != nil), zap.Bool("pod_resources", podres != nil))
+	return g
 }
 
 // ownerNames resolves the container IDs NVML's processes map to into
@@ -118,8 +120,8 @@ func (s *Scraper) startGPU() {
 // resource is named (acceleratorFamily). Without names, a device used by
 // one container and allocated by the kubelet to the same container would
 // look allocated to another, and lose its owner.
-func (s *Scraper) ownerNames(ctx context.Context, tree *cgroupfs.Tree) func(string) (gpu.Ref, bool) {
-	if names := s.gpu.names; names != nil {
+func (g *gpuState) ownerNames(ctx context.Context, tree *cgroupfs.Tree) func(string) (gpu.Ref, bool) {
+	if names := g.names; names != nil {
 		return func(id string) (gpu.Ref, bool) { return names.ContainerRef(ctx, id) }
 	}
 	var pods map[string]string // container ID -> pod UID, built on first use
@@ -130,7 +132,7 @@ func (s *Scraper) ownerNames(ctx context.Context, tree *cgroupfs.Tree) func(stri
 				pods[tree.Containers[i].ContainerID] = tree.Containers[i].PodUID
 			}
 		}
-		ct, _ := s.ident.Container(id, pods[id])
+		ct, _ := g.v.ident.Container(id, pods[id])
 		if ct.Namespace == "" || ct.PodName == "" || ct.ContainerName == "" {
 			return gpu.Ref{}, false
 		}
@@ -138,17 +140,16 @@ func (s *Scraper) ownerNames(ctx context.Context, tree *cgroupfs.Tree) func(stri
 	}
 }
 
-// shutdownGPU releases NVML and the pod-resources connection; safe twice.
-func (s *Scraper) shutdownGPU() error {
-	g := s.gpu
+// shutdown releases NVML and the pod-resources connection; nil: nothing
+// to release.
+func (g *gpuState) shutdown() error {
 	if g == nil {
 		return nil
 	}
-	s.gpu = nil
 	return errors.Join(g.coll.Close(), g.podres.Close())
 }
 
-// scrapeGPU reads NVML once and emits every device's points. As the
+// scrape reads NVML once and emits every device's points. As the
 // semantic conventions' hardware metrics have them, hw.id and the other
 // hw.* attributes are on the points; the resource is the node's, with the
 // identity of the container a device belongs to, if any. Each device is
@@ -156,8 +157,7 @@ func (s *Scraper) shutdownGPU() error {
 // of the same resource make several entries with equal attributes, which
 // Scrape merges (mergeEqualResources). The snapshot is kept for the
 // container resources recorded after it.
-func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
-	g := s.gpu
+func (g *gpuState) scrape(ctx context.Context, p *pass, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 	if g == nil {
 		return
 	}
@@ -173,8 +173,8 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.T
 		return
 	}
 	g.snap = snap
-	names := s.ownerNames(ctx, tree)
-	ts := pcommon.NewTimestampFromTime(now)
+	names := g.ownerNames(ctx, tree)
+	ts, mb := pcommon.NewTimestampFromTime(p.now), g.v.mb
 	for _, d := range snap.Devices {
 		st := g.devices[d.UUID]
 		if st == nil {
@@ -182,9 +182,9 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.T
 			g.devices[d.UUID] = st
 		}
 		st.seen = g.gen
-		s.recordGPUDevice(ts, d, st)
-		rb := s.mb.NewResourceBuilder()
-		s.setNodeName(rb)
+		g.recordDevice(ts, d, st)
+		rb := mb.NewResourceBuilder()
+		g.v.setNodeName(rb)
 		// A device (GPU or MIG instance) that belongs to exactly one
 		// container carries that container's identity, so that its
 		// device-level metrics are the container's; a shared one does not.
@@ -198,7 +198,7 @@ func (s *Scraper) scrapeGPU(ctx context.Context, now time.Time, tree *cgroupfs.T
 				rb.SetK8sContainerName(o.Ref.Container)
 			}
 		}
-		s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
+		mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
 	}
 	for k, st := range g.devices {
 		if st.seen != g.gen {
@@ -229,17 +229,17 @@ func newDeviceAttrs(d *gpu.Device) *deviceAttrs {
 	return a
 }
 
-func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSeries) {
+func (g *gpuState) recordDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSeries) {
 	a := newDeviceAttrs(d)
 	id, vendor, o := a.id, gpu.Vendor, a.gpuOpts
 	if d.MemoryUsed.OK {
-		s.mb.RecordHwGpuMemoryUsageDataPoint(ts, calc.ClampInt64(d.MemoryUsed.V), id, vendor, o...)
+		g.v.mb.RecordHwGpuMemoryUsageDataPoint(ts, calc.ClampInt64(d.MemoryUsed.V), id, vendor, o...)
 	}
 	if d.MemoryTotal.OK {
-		s.mb.RecordHwGpuMemoryLimitDataPoint(ts, calc.ClampInt64(d.MemoryTotal.V), id, vendor, o...)
+		g.v.mb.RecordHwGpuMemoryLimitDataPoint(ts, calc.ClampInt64(d.MemoryTotal.V), id, vendor, o...)
 	}
 	if u := d.MemoryUtilization(); u.OK {
-		s.mb.RecordHwGpuMemoryUtilizationDataPoint(ts, u.V, id, vendor, o...)
+		g.v.mb.RecordHwGpuMemoryUtilizationDataPoint(ts, u.V, id, vendor, o...)
 	}
 	for _, u := range []struct {
 		v    gpu.Opt[float64]
@@ -250,14 +250,14 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 		{d.DecoderUtilization, metadata.AttributeHwGpuTaskDecoder},
 	} {
 		if u.v.OK {
-			s.mb.RecordHwGpuUtilizationDataPoint(ts, u.v.V, id, vendor, u.task, o...)
+			g.v.mb.RecordHwGpuUtilizationDataPoint(ts, u.v.V, id, vendor, u.task, o...)
 		}
 	}
 	if d.MemoryControllerUtilization.OK {
-		s.mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, d.MemoryControllerUtilization.V, id, vendor, o...)
+		g.v.mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, d.MemoryControllerUtilization.V, id, vendor, o...)
 	}
 	if d.PowerW.OK {
-		s.mb.RecordHwPowerDataPoint(ts, d.PowerW.V, id, metadata.AttributeHwTypeGpu, a.commonOpts...)
+		g.v.mb.RecordHwPowerDataPoint(ts, d.PowerW.V, id, metadata.AttributeHwTypeGpu, a.commonOpts...)
 	}
 	if d.EnergyJ.OK {
 		// The counter restarts at 0 when the driver reloads: a new start.
@@ -265,18 +265,18 @@ func (s *Scraper) recordGPUDevice(ts pcommon.Timestamp, d *gpu.Device, st *gpuSe
 			st.start = ts
 		}
 		st.lastEnergy, st.hasEnergy = d.EnergyJ.V, true
-		s.mb.RecordHwEnergyDataPoint(ts, d.EnergyJ.V, id, metadata.AttributeHwTypeGpu, a.commonOpts...)
+		g.v.mb.RecordHwEnergyDataPoint(ts, d.EnergyJ.V, id, metadata.AttributeHwTypeGpu, a.commonOpts...)
 	}
 	if d.TemperatureC.OK {
-		s.mb.RecordHwTemperatureDataPoint(ts, d.TemperatureC.V, id, a.commonOpts...)
+		g.v.mb.RecordHwTemperatureDataPoint(ts, d.TemperatureC.V, id, a.commonOpts...)
 	}
-	s.recordGPUHealth(ts, d, a)
+	g.recordHealth(ts, d, a)
 }
 
 // recordGPUHealth records clocks, PCIe, ECC, remapped rows, power limit,
 // fan, P-state, memory temperature, NVLink, GPM activity and XID counts;
 // each only when NVML gave it.
-func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
+func (g *gpuState) recordHealth(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
 	id, vendor, o := a.id, gpu.Vendor, a.gpuOpts
 	for _, c := range []struct {
 		cur, max gpu.Opt[float64]
@@ -286,10 +286,10 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 		{d.ClockMemMHz, d.MaxClockMemMHz, metadata.AttributeHwGpuClockDomainMemory},
 	} {
 		if c.cur.OK {
-			s.mb.RecordHwGpuClockFrequencyDataPoint(ts, int64(c.cur.V*1e6), id, vendor, c.dom, o...)
+			g.v.mb.RecordHwGpuClockFrequencyDataPoint(ts, int64(c.cur.V*1e6), id, vendor, c.dom, o...)
 		}
 		if c.max.OK {
-			s.mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, int64(c.max.V*1e6), id, vendor, c.dom, o...)
+			g.v.mb.RecordHwGpuClockFrequencyLimitDataPoint(ts, int64(c.max.V*1e6), id, vendor, c.dom, o...)
 		}
 	}
 	if d.ClockEventReasons.OK {
@@ -298,58 +298,58 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 			if d.ClockEventReasons.V&r.Bit != 0 {
 				v = 1
 			}
-			s.mb.RecordHwGpuClockEventReasonsDataPoint(ts, v, id, vendor, metadata.MapAttributeHwGpuClockEventReason[r.Name], o...)
+			g.v.mb.RecordHwGpuClockEventReasonsDataPoint(ts, v, id, vendor, metadata.MapAttributeHwGpuClockEventReason[r.Name], o...)
 		}
 	}
 	if d.PCIeTxBps.OK {
-		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeTxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionTransmit, o...)
+		g.v.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeTxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionTransmit, o...)
 	}
 	if d.PCIeRxBps.OK {
-		s.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeRxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionReceive, o...)
+		g.v.mb.RecordHwGpuPcieThroughputDataPoint(ts, d.PCIeRxBps.V, id, vendor, metadata.AttributeNetworkIoDirectionReceive, o...)
 	}
 	if d.PCIeReplays.OK {
-		s.mb.RecordHwGpuPcieReplaysDataPoint(ts, calc.ClampInt64(d.PCIeReplays.V), id, vendor, o...)
+		g.v.mb.RecordHwGpuPcieReplaysDataPoint(ts, calc.ClampInt64(d.PCIeReplays.V), id, vendor, o...)
 	}
-	s.recordGPUECC(ts, d, a)
+	g.recordECC(ts, d, a)
 	if d.RemappedCorrectable.OK {
-		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, calc.ClampInt64(d.RemappedCorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseCorrectable, o...)
+		g.v.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, calc.ClampInt64(d.RemappedCorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseCorrectable, o...)
 	}
 	if d.RemappedUncorrectable.OK {
-		s.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, calc.ClampInt64(d.RemappedUncorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseUncorrectable, o...)
+		g.v.mb.RecordHwGpuMemoryRemapRowsDataPoint(ts, calc.ClampInt64(d.RemappedUncorrectable.V), id, vendor, metadata.AttributeHwGpuMemoryRemapCauseUncorrectable, o...)
 	}
 	if d.RemapPending.OK {
-		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapPending.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStatePending, o...)
+		g.v.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapPending.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStatePending, o...)
 	}
 	if d.RemapFailure.OK {
-		s.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapFailure.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStateFailed, o...)
+		g.v.mb.RecordHwGpuMemoryRemapStatusDataPoint(ts, boolInt(d.RemapFailure.V), id, vendor, metadata.AttributeHwGpuMemoryRemapStateFailed, o...)
 	}
 	if d.PowerLimitW.OK {
-		s.mb.RecordHwGpuPowerLimitDataPoint(ts, d.PowerLimitW.V, id, vendor, o...)
+		g.v.mb.RecordHwGpuPowerLimitDataPoint(ts, d.PowerLimitW.V, id, vendor, o...)
 	}
 	if d.FanSpeed.OK {
-		s.mb.RecordHwFanSpeedRatioDataPoint(ts, d.FanSpeed.V, id, a.commonOpts...)
+		g.v.mb.RecordHwFanSpeedRatioDataPoint(ts, d.FanSpeed.V, id, a.commonOpts...)
 	}
 	if d.PerformanceState.OK {
-		s.mb.RecordHwGpuPerformanceStateDataPoint(ts, d.PerformanceState.V, id, vendor, o...)
+		g.v.mb.RecordHwGpuPerformanceStateDataPoint(ts, d.PerformanceState.V, id, vendor, o...)
 	}
 	if d.MemoryTemperatureC.OK {
-		s.mb.RecordHwGpuMemoryTemperatureDataPoint(ts, d.MemoryTemperatureC.V, id, vendor, o...)
+		g.v.mb.RecordHwGpuMemoryTemperatureDataPoint(ts, d.MemoryTemperatureC.V, id, vendor, o...)
 	}
 	for _, l := range d.NVLinks {
 		if l.TxBytes.OK {
-			s.mb.RecordHwGpuIoDataPoint(ts, calc.ClampInt64(l.TxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionTransmit, int64(l.Link), o...)
+			g.v.mb.RecordHwGpuIoDataPoint(ts, calc.ClampInt64(l.TxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionTransmit, int64(l.Link), o...)
 		}
 		if l.RxBytes.OK {
-			s.mb.RecordHwGpuIoDataPoint(ts, calc.ClampInt64(l.RxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionReceive, int64(l.Link), o...)
+			g.v.mb.RecordHwGpuIoDataPoint(ts, calc.ClampInt64(l.RxBytes.V), id, vendor, metadata.AttributeNetworkIoDirectionReceive, int64(l.Link), o...)
 		}
 	}
 	for k, x := range d.Activity {
 		if kind, ok := metadata.MapAttributeHwGpuActivityKind[string(k)]; ok {
-			s.mb.RecordHwGpuActivityDataPoint(ts, x, id, vendor, kind, o...)
+			g.v.mb.RecordHwGpuActivityDataPoint(ts, x, id, vendor, kind, o...)
 		}
 	}
 	for xid, n := range d.XID {
-		s.mb.RecordHwGpuXidErrorsDataPoint(ts, calc.ClampInt64(n), id, vendor, calc.ClampInt64(xid), o...)
+		g.v.mb.RecordHwGpuXidErrorsDataPoint(ts, calc.ClampInt64(n), id, vendor, calc.ClampInt64(xid), o...)
 	}
 }
 
@@ -358,13 +358,13 @@ func (s *Scraper) recordGPUHealth(ts pcommon.Timestamp, d *gpu.Device, a *device
 // error.type}, over the GPU's life (aggregate) as
 // hw.gpu.memory.ecc.lifetime_errors. The same errors, never in one metric:
 // a sum over its points would count them twice.
-func (s *Scraper) recordGPUECC(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
+func (g *gpuState) recordECC(ts pcommon.Timestamp, d *gpu.Device, a *deviceAttrs) {
 	for t, typ := range []metadata.AttributeErrorType{metadata.AttributeErrorTypeCorrected, metadata.AttributeErrorTypeUncorrected} {
 		if v := d.ECC[gpu.ECCVolatile][t]; v.OK {
-			s.mb.RecordHwErrorsDataPoint(ts, calc.ClampInt64(v.V), a.id, gpu.Vendor, metadata.AttributeHwTypeGpu, typ, a.gpuOpts...)
+			g.v.mb.RecordHwErrorsDataPoint(ts, calc.ClampInt64(v.V), a.id, gpu.Vendor, metadata.AttributeHwTypeGpu, typ, a.gpuOpts...)
 		}
 		if v := d.ECC[gpu.ECCAggregate][t]; v.OK {
-			s.mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, calc.ClampInt64(v.V), a.id, gpu.Vendor, typ, a.gpuOpts...)
+			g.v.mb.RecordHwGpuMemoryEccLifetimeErrorsDataPoint(ts, calc.ClampInt64(v.V), a.id, gpu.Vendor, typ, a.gpuOpts...)
 		}
 	}
 }
@@ -376,23 +376,30 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
+// acceleratorRec is container.accelerator.*, as method expressions.
+var acceleratorRec = struct {
+	duty            func(mbT, pcommon.Timestamp, float64, string, string, ...metadata.MetricAttributeOption)
+	memUsed, memTot func(mbT, pcommon.Timestamp, int64, string, string, ...metadata.MetricAttributeOption)
+}{mbT.RecordContainerAcceleratorDutyCycleDataPoint, mbT.RecordContainerAcceleratorMemoryUsedDataPoint, mbT.RecordContainerAcceleratorMemoryTotalDataPoint}
+
 // acceleratorFamily is a container's use of each GPU it uses or was
 // allocated (container.accelerator.*), from the scrape's GPU snapshot
-// (scrapeGPU reads NVML before the containers); nothing is read per
+// (gpuState.scrape reads NVML before the containers); nothing is read per
 // container. The number of devices varies: a vanished container costs
 // what it recorded last time.
 type acceleratorFamily struct {
-	s                     *Scraper
+	noSums
+	v                     *env
 	slot                  int
 	duty, memUsed, memTot bool // the enabled metrics
 }
 
 // newAcceleratorFamily is built after startGPU: without NVML there is no
 // family.
-func newAcceleratorFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	f := &acceleratorFamily{s: s, slot: slot, duty: m.ContainerAcceleratorDutyCycle.Enabled,
-		memUsed: m.ContainerAcceleratorMemoryUsed.Enabled, memTot: m.ContainerAcceleratorMemoryTotal.Enabled}
-	if s.gpu == nil || !f.duty && !f.memUsed && !f.memTot {
+func newAcceleratorFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	r := &acceleratorRec
+	f := &acceleratorFamily{v: v, slot: slot, duty: enabled(m, r.duty), memUsed: enabled(m, r.memUsed), memTot: enabled(m, r.memTot)}
+	if v.gpu == nil || !f.duty && !f.memUsed && !f.memTot {
 		return nil
 	}
 	return f
@@ -407,7 +414,7 @@ func (f *acceleratorFamily) points(_ cgroupKind, st *series) int { return lastPt
 // container's identity ct gives the namespace, pod and container names
 // that join the kubelet's allocations, unless Names is set.
 func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
-	g := f.s.gpu
+	g := f.v.gpu
 	if e.kind != kindContainer || g.snap == nil {
 		return
 	}
@@ -421,7 +428,7 @@ func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 	case ct.Namespace != "" && ct.PodName != "" && ct.ContainerName != "":
 		ref = &gpu.Ref{Namespace: ct.Namespace, Pod: ct.PodName, Container: ct.ContainerName}
 	}
-	mb, ts, n := f.s.mb, e.ts, 0
+	mb, ts, n := f.v.mb, e.ts, 0
 	for _, cd := range g.snap.Container(e.id, ref) {
 		d := cd.Device
 		var model []metadata.MetricAttributeOption // hw.model when NVML named the device
@@ -429,15 +436,15 @@ func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 			model = append(model, metadata.WithHwModelMetricAttribute(d.Model))
 		}
 		if cd.DutyCycle.OK {
-			mb.RecordContainerAcceleratorDutyCycleDataPoint(ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, model...)
+			acceleratorRec.duty(mb, ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, model...)
 			n += count(f.duty)
 		}
 		if cd.MemoryUsed.OK {
-			mb.RecordContainerAcceleratorMemoryUsedDataPoint(ts, calc.ClampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
+			acceleratorRec.memUsed(mb, ts, calc.ClampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
 			n += count(f.memUsed)
 		}
 		if d.MemoryTotal.OK {
-			mb.RecordContainerAcceleratorMemoryTotalDataPoint(ts, calc.ClampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
+			acceleratorRec.memTot(mb, ts, calc.ClampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
 			n += count(f.memTot)
 		}
 	}

@@ -34,7 +34,8 @@ var hugetlbRec = [...]hugetlbRecorders{
 // hugetlb.<size>.current / max (v2). The node's page sizes are listed once,
 // at Start.
 type hugetlbFamily struct {
-	s            *Scraper
+	noSums
+	v            *env
 	usage, limit [numKinds]bool
 	sizes        []cgroupfs.HugePageSize
 	buf          []cgroupfs.Hugetlb // reused across entities
@@ -45,20 +46,21 @@ type hugetlbFamily struct {
 
 // newHugetlbFamily lists the node's huge page sizes when a hugetlb metric
 // is enabled; a node without any has no hugetlb points.
-func newHugetlbFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	f := &hugetlbFamily{s: s}
-	f.usage = [numKinds]bool{kindNode: m.K8sNodeMemoryHugetlbUsage.Enabled, kindPod: m.K8sPodMemoryHugetlbUsage.Enabled, kindContainer: m.ContainerMemoryHugetlbUsage.Enabled}
-	f.limit = [numKinds]bool{kindPod: m.K8sPodMemoryHugetlbLimit.Enabled, kindContainer: m.ContainerMemoryHugetlbLimit.Enabled}
+func newHugetlbFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	f := &hugetlbFamily{v: v}
+	for k := range hugetlbRec {
+		f.usage[k], f.limit[k] = enabled(m, hugetlbRec[k].usage), enabled(m, hugetlbRec[k].limit)
+	}
 	if f.usage == [numKinds]bool{} && f.limit == [numKinds]bool{} {
 		return nil
 	}
-	sizes, err := cgroupfs.HugePageSizes(s.opts.RootPath)
+	sizes, err := cgroupfs.HugePageSizes(v.rootPath)
 	if err != nil {
-		s.logger.Warn("Cannot list the node's huge page sizes: no hugetlb metrics", zap.Error(err))
+		v.logger.Warn("Cannot list the node's huge page sizes: no hugetlb metrics", zap.Error(err))
 		return nil
 	}
 	if len(sizes) == 0 {
-		s.logger.Info("The node has no huge page sizes (no sys/kernel/mm/hugepages under root_path): no hugetlb metrics")
+		v.logger.Info("The node has no huge page sizes (no sys/kernel/mm/hugepages under root_path): no hugetlb metrics")
 		return nil
 	}
 	f.sizes = sizes
@@ -74,7 +76,7 @@ func (f *hugetlbFamily) read(e *entity) {
 	if !f.wants(e.kind) {
 		return
 	}
-	f.cur, f.err = f.s.reader.Hugetlb(e.rel, f.sizes, f.limit[e.kind], f.buf)
+	f.cur, f.err = f.v.reader.Hugetlb(e.rel, f.sizes, f.limit[e.kind], f.buf)
 	f.buf = f.cur[:0]
 }
 
@@ -96,7 +98,7 @@ func (f *hugetlbFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		errs.AddPartial(f.points(e.kind, nil), fmt.Errorf("%s: hugetlb: %w", e.name, f.err))
 		return
 	}
-	rec, mb := &hugetlbRec[e.kind], f.s.mb
+	rec, mb := &hugetlbRec[e.kind], f.v.mb
 	for i := range f.cur {
 		p := &f.cur[i]
 		if f.usage[e.kind] && p.Usage.OK {

@@ -60,34 +60,14 @@ type memoryMetrics struct {
 	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills, faults bool
 }
 
+// memoryEnabled is which of kind k's recorders (memoryRec) record an
+// enabled metric.
 func memoryEnabled(k cgroupKind, m *metadata.MetricsConfig) memoryMetrics {
-	switch k {
-	case kindNode:
-		return memoryMetrics{
-			usage: m.K8sNodeMemoryUsage.Enabled, workingSet: m.K8sNodeMemoryWorkingSet.Enabled,
-			rss: m.K8sNodeMemoryRss.Enabled, cache: m.K8sNodeMemoryCache.Enabled,
-			mapped: m.K8sNodeMemoryMappedFile.Enabled, swap: m.K8sNodeMemorySwap.Enabled,
-			available: m.K8sNodeMemoryAvailable.Enabled, oomKills: m.K8sNodeMemoryOomKills.Enabled,
-			faults: m.K8sNodePagingFaults.Enabled,
-		}
-	case kindPod:
-		return memoryMetrics{
-			usage: m.K8sPodMemoryUsage.Enabled, workingSet: m.K8sPodMemoryWorkingSet.Enabled,
-			rss: m.K8sPodMemoryRss.Enabled, cache: m.K8sPodMemoryCache.Enabled,
-			mapped: m.K8sPodMemoryMappedFile.Enabled, swap: m.K8sPodMemorySwap.Enabled,
-			limit: m.K8sPodMemoryLimit.Enabled, available: m.K8sPodMemoryAvailable.Enabled,
-			oomKills: m.K8sPodMemoryOomKills.Enabled, faults: m.K8sPodPagingFaults.Enabled,
-		}
-	case kindSystem:
-		return memoryMetrics{usage: m.K8sNodeSystemContainerMemoryUsage.Enabled, workingSet: m.K8sNodeSystemContainerMemoryWorkingSet.Enabled}
-	default:
-		return memoryMetrics{
-			usage: m.ContainerMemoryUsage.Enabled, workingSet: m.ContainerMemoryWorkingSet.Enabled,
-			rss: m.ContainerMemoryRss.Enabled, cache: m.ContainerMemoryCache.Enabled,
-			mapped: m.ContainerMemoryMappedFile.Enabled, swap: m.ContainerMemorySwap.Enabled,
-			limit: m.ContainerMemoryLimit.Enabled, available: m.ContainerMemoryAvailable.Enabled,
-			oomKills: m.ContainerMemoryOomKills.Enabled, faults: m.ContainerPagingFaults.Enabled,
-		}
+	r := &memoryRec[k]
+	on := func(rec any) bool { return enabled(m, rec) }
+	return memoryMetrics{
+		usage: on(r.usage), workingSet: on(r.workingSet), rss: on(r.rss), cache: on(r.cache), mapped: on(r.mapped),
+		swap: on(r.swap), limit: on(r.limit), available: on(r.available), oomKills: on(r.oomKills), faults: on(r.faults),
 	}
 }
 
@@ -151,18 +131,19 @@ func planMemory(k cgroupKind, m *metadata.MetricsConfig, statsV1 bool) memoryPla
 // files (cgroupfs.MemoryWant); for the node also /proc/meminfo and
 // /proc/vmstat.
 type memoryFamily struct {
-	s    *Scraper
+	noSums
+	v    *env
 	slot int
 	plan [numKinds]memoryPlan
 	cur  cgroupfs.MemoryStat
 	err  error
 }
 
-func newMemoryFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	f := &memoryFamily{s: s, slot: slot}
+func newMemoryFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	f := &memoryFamily{v: v, slot: slot}
 	any := false
 	for k := range f.plan {
-		f.plan[k] = planMemory(cgroupKind(k), m, s.layout.StatsV1())
+		f.plan[k] = planMemory(cgroupKind(k), m, v.layout.StatsV1())
 		any = any || f.plan[k].pts > 0
 	}
 	if !any {
@@ -174,11 +155,11 @@ func newMemoryFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
 func (f *memoryFamily) read(e *entity) {
 	f.cur, f.err = cgroupfs.MemoryStat{}, nil
 	if want := f.plan[e.kind].want; want.Any() {
-		f.cur, f.err = f.s.readMemory(e, want, f.slot)
+		f.cur, f.err = f.readMemory(e, want)
 		if want.OOM && e.kind == kindContainer {
-			e.oomTried = true
+			e.hand.oomTried = true
 			if f.err == nil {
-				e.oomKills = f.cur.OOMKills
+				e.hand.oomKills = f.cur.OOMKills
 			}
 		}
 	}
@@ -194,7 +175,7 @@ func (f *memoryFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case f.err != nil:
 		errs.AddPartial(p.pts, fmt.Errorf("%s: %w", e.name, f.err))
 	case p.want.Any() || e.kind == kindNode && p.pts > 0:
-		f.s.recordMemory(e, p, f.cur, errs)
+		f.recordMemory(e, p, f.cur, errs)
 	}
 }
 
@@ -206,28 +187,21 @@ func (f *memoryFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 // counter (just now, with its memory) and its containers' (read before the
 // pods, kept in oomRead), so only cgroups nobody read (the sandbox, a
 // container filtered out, sub-cgroups) are read again.
-func (s *Scraper) readMemory(e *entity, want cgroupfs.MemoryWant, slot int) (cgroupfs.MemoryStat, error) {
-	mem, err := s.reader.Memory(e.rel, want)
-	if err != nil || !want.OOM || !s.layout.StatsV1() {
+func (f *memoryFamily) readMemory(e *entity, want cgroupfs.MemoryWant) (cgroupfs.MemoryStat, error) {
+	v, p := f.v, e.pass
+	mem, err := v.reader.Memory(e.rel, want)
+	if err != nil || !want.OOM || !v.layout.StatsV1() || e.kind != kindContainer && e.kind != kindPod {
 		return mem, err
 	}
-	switch e.kind {
-	case kindContainer:
-		if mem.OOMKills.OK {
-			if s.oomRead == nil {
-				s.oomRead = map[string]uint64{}
-			}
-			s.oomRead[e.rel] = mem.OOMKills.V
+	if mem.OOMKills.OK {
+		if p.oomRead == nil {
+			p.oomRead = map[string]uint64{}
 		}
-	case kindPod:
-		if mem.OOMKills.OK {
-			if s.oomRead == nil {
-				s.oomRead = map[string]uint64{}
-			}
-			s.oomRead[e.rel] = mem.OOMKills.V
-		}
-		oom := stateOf[oomTree](e.st, slot)
-		mem.OOMKills, err = oom.update(func(fn func(string, uint64)) error { return s.reader.OOMKillsTreeV1(e.rel, s.oomRead, fn) })
+		p.oomRead[e.rel] = mem.OOMKills.V
+	}
+	if e.kind == kindPod {
+		oom := stateOf[oomTree](e.st, f.slot)
+		mem.OOMKills, err = oom.update(func(fn func(string, uint64)) error { return v.reader.OOMKillsTreeV1(e.rel, p.oomRead, fn) })
 	}
 	return mem, err
 }
@@ -274,12 +248,12 @@ func recordIf(mb *metadata.MetricsBuilder, fn gaugeFn, ts pcommon.Timestamp, v c
 // every entity: working set = usage - inactive file, floored at 0;
 // available = limit - working set where a finite limit exists. A value the
 // kernel did not provide gives no point.
-func (s *Scraper) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
+func (f *memoryFamily) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) {
 	capacity := mem.Limit
 	if e.kind == kindNode {
-		mem, capacity = s.nodeMemory(p, mem, errs)
+		mem, capacity = f.nodeMemory(p, mem, errs)
 	}
-	rec, mb, ts := &memoryRec[e.kind], s.mb, e.ts
+	rec, mb, ts := &memoryRec[e.kind], f.v.mb, e.ts
 	recordIf(mb, rec.usage, ts, mem.Usage)
 	recordIf(mb, rec.rss, ts, mem.Anon)
 	recordIf(mb, rec.cache, ts, mem.File)
@@ -311,14 +285,14 @@ func (s *Scraper) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.MemoryStat
 // Swap on v2 is SwapTotal - SwapFree. The node's capacity for available is
 // MemTotal; its OOM kills and faults
 // come from /proc/vmstat, the only place that counts them node-wide.
-func (s *Scraper) nodeMemory(p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
+func (f *memoryFamily) nodeMemory(p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrapererror.ScrapeErrors) (cgroupfs.MemoryStat, cgroupfs.Limit) {
 	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
 	var capacity cgroupfs.Limit
 	var mi procfs.Meminfo
 	fallback := p.meminfoFallback && !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK)
 	if p.meminfo || fallback {
 		var err error
-		if mi, err = s.proc.Meminfo(); err != nil {
+		if mi, err = f.v.proc.Meminfo(); err != nil {
 			lost := p.meminfoPts
 			if fallback {
 				lost += p.fallbackPts // usage, working set, rss, cache and mapped file depended on it too
@@ -331,7 +305,7 @@ func (s *Scraper) nodeMemory(p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrap
 	if !mem.Usage.OK && p.meminfoFallback {
 		mem = nodeUsageV2(mem, mi)
 	}
-	if !s.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal.OK && mi.SwapFree.OK {
+	if !f.v.layout.StatsV1() && !mem.Swap.OK && mi.SwapTotal.OK && mi.SwapFree.OK {
 		// The v2 root has no memory.swap.current: swap in use on the node.
 		mem.Swap = cgroupfs.Some(calc.Available(mi.SwapTotal.V, mi.SwapFree.V))
 	}
@@ -339,7 +313,7 @@ func (s *Scraper) nodeMemory(p *memoryPlan, mem cgroupfs.MemoryStat, errs *scrap
 	if !p.vmstat {
 		return mem, capacity
 	}
-	vm, err := s.proc.Vmstat()
+	vm, err := f.v.proc.Vmstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return mem, capacity // no /proc/vmstat: absent, no points
 	}

@@ -24,15 +24,19 @@ var memoryPeakRec = [...]gaugeFn{
 // cgroup v2 memory.peak. On a v1 or hybrid node it does not exist: no
 // point, never a 0.
 type memoryPeakFamily struct {
-	s   *Scraper
+	noSums
+	v   *env
 	on  [numKinds]bool
 	cur cgroupfs.U64
 	err error
 }
 
-func newMemoryPeakFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	f := &memoryPeakFamily{s: s, on: [numKinds]bool{kindPod: m.K8sPodMemoryPeak.Enabled, kindContainer: m.ContainerMemoryPeak.Enabled}}
-	if f.on == [numKinds]bool{} || s.layout.StatsV1() {
+func newMemoryPeakFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	f := &memoryPeakFamily{v: v}
+	for k, rec := range memoryPeakRec {
+		f.on[k] = enabled(m, rec)
+	}
+	if f.on == [numKinds]bool{} || v.layout.StatsV1() {
 		return nil
 	}
 	return f
@@ -41,7 +45,7 @@ func newMemoryPeakFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
 func (f *memoryPeakFamily) read(e *entity) {
 	f.cur, f.err = cgroupfs.U64{}, nil
 	if f.on[e.kind] {
-		f.cur, f.err = f.s.reader.MemoryPeak(e.rel)
+		f.cur, f.err = f.v.reader.MemoryPeak(e.rel)
 	}
 }
 
@@ -54,6 +58,6 @@ func (f *memoryPeakFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case f.err != nil:
 		errs.AddPartial(1, fmt.Errorf("%s: %w", e.name, f.err))
 	case f.cur.OK:
-		memoryPeakRec[e.kind](f.s.mb, e.ts, calc.ClampInt64(f.cur.V))
+		memoryPeakRec[e.kind](f.v.mb, e.ts, calc.ClampInt64(f.cur.V))
 	}
 }

@@ -14,7 +14,7 @@ import (
 // mergeEqualResources merges the resource entries of md whose attributes
 // are equal into the first of them: a scope the first lacks moves over, a
 // metric it lacks too, and the points of a metric both have are appended
-// to the first's, each keeping its own start time. scrapeGPU emits every
+// to the first's, each keeping its own start time. gpuState.scrape emits every
 // GPU device as an entry of its own (its cumulative points start when the
 // device was first seen), while the devices' hw.* attributes are on the
 // points: devices of one owner (none: the node's resource) would otherwise

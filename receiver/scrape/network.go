@@ -55,7 +55,8 @@ var netRec = [...]netRecorders{
 // network. The number of interfaces varies per entity: a vanished one
 // costs what it recorded last time.
 type networkFamily struct {
-	s     *Scraper
+	noSums
+	v     *env
 	slot  int
 	on    [numKinds]bool
 	ifPts [numKinds]int // one interface's points (a failed read's cost: the count of interfaces is unknown)
@@ -66,14 +67,11 @@ type networkFamily struct {
 	err  error
 }
 
-func newNetworkFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	f := &networkFamily{s: s, slot: slot}
-	for k, e := range [numKinds][4]bool{
-		kindNode:      {m.K8sNodeNetworkIo.Enabled, m.K8sNodeNetworkPacketCount.Enabled, m.K8sNodeNetworkErrors.Enabled, m.K8sNodeNetworkPacketDropped.Enabled},
-		kindPod:       {m.K8sPodNetworkIo.Enabled, m.K8sPodNetworkPacketCount.Enabled, m.K8sPodNetworkErrors.Enabled, m.K8sPodNetworkPacketDropped.Enabled},
-		kindContainer: {m.ContainerNetworkIo.Enabled, m.ContainerNetworkPacketCount.Enabled, m.ContainerNetworkErrors.Enabled, m.ContainerNetworkPacketDropped.Enabled},
-	} {
-		f.ifPts[k] = 2 * count(e[:]...) // receive and transmit
+func newNetworkFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	f := &networkFamily{v: v, slot: slot}
+	for k := range netRec {
+		r := &netRec[k]
+		f.ifPts[k] = 2 * countOn(m, r.io, r.packets, r.errors, r.dropped) // receive and transmit
 		f.on[k] = f.ifPts[k] > 0
 	}
 	if f.on == [numKinds]bool{} {
@@ -97,18 +95,18 @@ type netnsState struct {
 }
 
 // hostNetNS returns the host's network namespace (of PID 1 under
-// root_path), read once per scrape: its /proc/1/ns/net link, or where that
+// root_path), read once per scrape (pass p): its /proc/1/ns/net link, or where that
 // is refused (EACCES, EPERM: no ptrace access to PID 1, as in some
 // sandboxes) the inode of /proc/1/net/dev; containers are compared by the
 // same method.
-func (f *networkFamily) hostNetNS() (string, bool, error) {
-	s, ns := f.s, &f.netns
-	if ns.gen != s.gen {
-		ns.gen, ns.byLink = s.gen, true
-		ns.host, ns.ok, ns.err = s.proc.NetNS(1, true)
+func (f *networkFamily) hostNetNS(p *pass) (string, bool, error) {
+	v, ns := f.v, &f.netns
+	if gen := p.gen; ns.gen != gen {
+		ns.gen, ns.byLink = gen, true
+		ns.host, ns.ok, ns.err = v.proc.NetNS(1, true)
 		if errors.Is(ns.err, fs.ErrPermission) {
 			ns.byLink = false
-			ns.host, ns.ok, ns.err = s.proc.NetNS(1, false)
+			ns.host, ns.ok, ns.err = v.proc.NetNS(1, false)
 		}
 	}
 	return ns.host, ns.ok, ns.err
@@ -128,13 +126,13 @@ func (f *networkFamily) read(e *entity) {
 	if !f.on[e.kind] || e.kind == kindContainer && !e.standalone {
 		return
 	}
-	s := f.s
+	v := f.v
 	if e.kind == kindPod {
 		// A thread of one of the pod's containers, listed by this scrape a
 		// moment ago, is in the pod's network namespace: no second listing.
 		// Gone since (it exited): look for a process as below.
-		if tid, ok := s.podThread[e.id]; ok {
-			devs, ok, err := s.proc.NetDev(tid, f.devs[:0])
+		if tid, ok := e.pass.podThread[e.id]; ok {
+			devs, ok, err := v.proc.NetDev(tid, f.devs[:0])
 			if err == nil && ok {
 				f.devs, f.ok = devs, true
 				return
@@ -143,7 +141,7 @@ func (f *networkFamily) read(e *entity) {
 	}
 	pid := 1
 	if e.kind != kindNode {
-		p, ok, err := s.reader.AnyPID(e.rel)
+		p, ok, err := v.reader.AnyPID(e.rel)
 		if err != nil || !ok {
 			f.err = err
 			return
@@ -151,20 +149,20 @@ func (f *networkFamily) read(e *entity) {
 		pid = p
 	}
 	if e.kind == kindContainer {
-		host, ok, err := f.hostNetNS()
+		host, ok, err := f.hostNetNS(e.pass)
 		if err != nil || !ok {
 			if err != nil {
 				f.err = fmt.Errorf("the host's network namespace: %w", err)
 			}
 			return
 		}
-		ns, ok, err := s.proc.NetNS(pid, f.netns.byLink)
+		ns, ok, err := v.proc.NetNS(pid, f.netns.byLink)
 		if err != nil || !ok || ns == host {
 			f.err = err
 			return
 		}
 	}
-	f.devs, f.ok, f.err = s.proc.NetDev(pid, f.devs[:0])
+	f.devs, f.ok, f.err = v.proc.NetDev(pid, f.devs[:0])
 }
 
 // record records bytes, packets, errors and drops per interface and
@@ -178,7 +176,7 @@ func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		e.st.fam[f.slot].pts = 0
 		return
 	}
-	rec, mb, ts := &netRec[e.kind], f.s.mb, e.ts
+	rec, mb, ts := &netRec[e.kind], f.v.mb, e.ts
 	rx, tx := metadata.AttributeNetworkIoDirectionReceive, metadata.AttributeNetworkIoDirectionTransmit
 	n := 0
 	for i := range f.devs {
@@ -201,12 +199,12 @@ func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 
 // notePodThread keeps tid, a thread of a container of pod, for the pod's
 // network read (the first of this scrape).
-func (s *Scraper) notePodThread(pod string, tid int) {
-	if _, ok := s.podThread[pod]; ok {
+func (p *pass) notePodThread(pod string, tid int) {
+	if _, ok := p.podThread[pod]; ok {
 		return
 	}
-	if s.podThread == nil {
-		s.podThread = map[string]int{}
+	if p.podThread == nil {
+		p.podThread = map[string]int{}
 	}
-	s.podThread[pod] = tid
+	p.podThread[pod] = tid
 }

@@ -34,7 +34,8 @@ var pidsRec = [...]pidsRecorders{
 // pidsFamily is the pids controller: tasks (processes and threads) charged
 // to the cgroup and its limit, pids.current and pids.max.
 type pidsFamily struct {
-	s   *Scraper
+	noSums
+	v   *env
 	pts [numKinds]int
 	// nodeCount and nodeLimit: which of the node's two /proc reads an
 	// enabled metric needs.
@@ -43,12 +44,12 @@ type pidsFamily struct {
 	err                  error
 }
 
-func newPidsFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	f := &pidsFamily{s: s}
-	f.nodeCount, f.nodeLimit = m.K8sNodePidsCount.Enabled, m.K8sNodePidsLimit.Enabled
-	f.pts[kindNode] = count(f.nodeCount, f.nodeLimit)
-	f.pts[kindPod] = count(m.K8sPodPidsCount.Enabled, m.K8sPodPidsLimit.Enabled)
-	f.pts[kindContainer] = count(m.ContainerPidsCount.Enabled, m.ContainerPidsLimit.Enabled)
+func newPidsFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	f := &pidsFamily{v: v}
+	for k := range pidsRec {
+		f.pts[k] = countOn(m, pidsRec[k].count, pidsRec[k].limit)
+	}
+	f.nodeCount, f.nodeLimit = enabled(m, pidsRec[kindNode].count), enabled(m, pidsRec[kindNode].limit)
 	if f.pts == [numKinds]int{} {
 		return nil
 	}
@@ -62,7 +63,7 @@ func (f *pidsFamily) read(e *entity) {
 	case e.kind == kindNode:
 		f.cur, f.err = f.readNode()
 	default:
-		f.cur, f.err = f.s.reader.Pids(e.rel)
+		f.cur, f.err = f.v.reader.Pids(e.rel)
 	}
 }
 
@@ -72,7 +73,7 @@ func (f *pidsFamily) read(e *entity) {
 func (f *pidsFamily) readNode() (cgroupfs.PidsStat, error) {
 	var st cgroupfs.PidsStat
 	if f.nodeCount {
-		n, err := f.s.proc.Tasks()
+		n, err := f.v.proc.Tasks()
 		switch {
 		case err == nil:
 			st.Current = cgroupfs.Some(n)
@@ -81,7 +82,7 @@ func (f *pidsFamily) readNode() (cgroupfs.PidsStat, error) {
 		}
 	}
 	if f.nodeLimit {
-		n, err := f.s.proc.TaskLimit()
+		n, err := f.v.proc.TaskLimit()
 		switch {
 		case err == nil:
 			st.Max = cgroupfs.Limit{V: n, OK: true}
@@ -108,9 +109,9 @@ func (f *pidsFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	}
 	rec := &pidsRec[e.kind]
 	if f.cur.Current.OK {
-		rec.count(f.s.mb, e.ts, calc.ClampInt64(f.cur.Current.V))
+		rec.count(f.v.mb, e.ts, calc.ClampInt64(f.cur.Current.V))
 	}
 	if f.cur.Max.Finite() {
-		rec.limit(f.s.mb, e.ts, calc.ClampInt64(f.cur.Max.V))
+		rec.limit(f.v.mb, e.ts, calc.ClampInt64(f.cur.Max.V))
 	}
 }

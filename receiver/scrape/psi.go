@@ -46,7 +46,8 @@ var psiRec = [...]psiRecorders{
 // unified tree (on hybrid nodes too), for the node the root cgroup's or
 // /proc/pressure.
 type psiFamily struct {
-	s           *Scraper
+	noSums
+	v           *env
 	on          [numKinds]bool
 	pts         [numKinds]int
 	unavailable bool // PSI unavailability was logged (once per receiver)
@@ -54,14 +55,11 @@ type psiFamily struct {
 	err         error
 }
 
-func newPSIFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	f := &psiFamily{s: s}
-	for k, e := range [numKinds][4]bool{
-		kindNode:      {m.K8sNodePressureStallTime.Enabled, m.K8sNodePressureAvg10.Enabled, m.K8sNodePressureAvg60.Enabled, m.K8sNodePressureAvg300.Enabled},
-		kindPod:       {m.K8sPodPressureStallTime.Enabled, m.K8sPodPressureAvg10.Enabled, m.K8sPodPressureAvg60.Enabled, m.K8sPodPressureAvg300.Enabled},
-		kindContainer: {m.ContainerPressureStallTime.Enabled, m.ContainerPressureAvg10.Enabled, m.ContainerPressureAvg60.Enabled, m.ContainerPressureAvg300.Enabled},
-	} {
-		n := count(e[:]...)
+func newPSIFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	f := &psiFamily{v: v}
+	for k := range psiRec {
+		r := &psiRec[k]
+		n := countOn(m, r.stall, r.avg10, r.avg60, r.avg300)
 		f.on[k] = n > 0
 		f.pts[k] = len(psiResources) * 2 * n // some and full per resource
 	}
@@ -82,14 +80,14 @@ func (f *psiFamily) read(e *entity) {
 	if !f.on[e.kind] {
 		return
 	}
-	s := f.s
+	v := f.v
 	for i, r := range psiResources {
 		var p cgroupfs.PSI
 		var err error
 		if e.kind == kindNode {
-			p, err = s.reader.NodePressure(r.name)
+			p, err = v.reader.NodePressure(r.name)
 		} else {
-			p, err = s.reader.Pressure(e.rel, r.name)
+			p, err = v.reader.Pressure(e.rel, r.name)
 		}
 		if err != nil {
 			if f.err == nil {
@@ -100,9 +98,9 @@ func (f *psiFamily) read(e *entity) {
 		f.cur[i] = p
 		if !p.OK && !f.unavailable {
 			f.unavailable = true
-			s.logger.Info("Pressure stall information (PSI) is unavailable for some cgroups: no pressure points for them. "+
+			v.logger.Info("Pressure stall information (PSI) is unavailable for some cgroups: no pressure points for them. "+
 				"PSI needs a unified (v2) cgroup tree and a kernel with CONFIG_PSI and without psi=0; this is logged once",
-				zap.String("first", e.name), zap.String("resource", r.name), zap.Stringer("mode", s.layout.Mode))
+				zap.String("first", e.name), zap.String("resource", r.name), zap.Stringer("mode", v.layout.Mode))
 		}
 	}
 }
@@ -117,7 +115,7 @@ func (f *psiFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	if f.err != nil {
 		errs.AddPartial(f.pts[e.kind], fmt.Errorf("%s: %w", e.name, f.err))
 	}
-	rec, mb, ts := &psiRec[e.kind], f.s.mb, e.ts
+	rec, mb, ts := &psiRec[e.kind], f.v.mb, e.ts
 	for i, r := range psiResources {
 		p := f.cur[i]
 		if !p.OK {

@@ -22,7 +22,6 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
-	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -80,47 +79,24 @@ type Options struct {
 }
 
 // Scraper scrapes one node. Scrape is called by one goroutine at a time
-// (the scraper controller's), which lets it reuse buffers and state freely.
+// (the scraper controller's). What a scrape needs is in three places: env
+// (fixed at Start, what families read and record through), the series
+// (state kept between scrapes) and each Scrape's pass (its scratch).
 type Scraper struct {
-	set    receiver.Settings
-	opts   Options
-	logger *zap.Logger
-	now    func() time.Time
-
-	layout   *cgroupfs.Layout
-	reader   *cgroupfs.Reader
-	proc     procfs.FS
-	mb       *metadata.MetricsBuilder
-	bootTime pcommon.Timestamp
+	set  receiver.Settings
+	opts Options
+	now  func() time.Time
+	env  env
 
 	series map[seriesKey]*series
 	gen    uint64
+	last   *pass // the last scrape's pass, whose buffers the next reuses
 
 	// families are the metric families every entity is read and recorded
 	// through (family.go), built in Start from the enabled metrics.
 	families []family
-	ent      entity             // the entity being read and recorded (scrapeCgroup)
-	ctr      identity.Container // the identity of the container being scraped (scrapeContainer)
-	gpu      *gpuState          // nil when GPU metrics are off
-	sys      *systemContainers  // the node's system containers (system.go); nil when off
-
-	fsSnap *fsstats.Snapshot // the filesystem snapshot of the current scrape
-
-	ident   Identity
-	sources [3]int64 // containers reported by the current scrape, by identity.Source
-	// deferred: pods of the containers this scrape left to the next one
-	// (their identity is not fetched yet, see Identity's Pending).
-	deferred map[string]bool
-	// oomRead: v1 OOM kill counters this scrape read, by cgroup path
-	// (memory.go: a pod's subtree walk reuses its containers').
-	oomRead map[string]uint64
-	// podThread: a thread of each pod's containers listed by this scrape
-	// (tasks.go), whose network namespace is the pod's (network.go).
-	podThread map[string]int
-	// events detects the container events (events.go); nil when off.
-	// oomCounters are the OOM kill counters this scrape read for it.
-	events      *containerevents.Detector
-	oomCounters []containerevents.Counter
+	sys      *systemContainers         // the node's system containers (system.go); nil when off
+	events   *containerevents.Detector // container events (events.go); nil when off
 }
 
 // New returns a scraper; nothing is read until Start.
@@ -133,7 +109,7 @@ func New(set receiver.Settings, opts Options) *Scraper {
 	if ident == nil {
 		ident = pathIdentity{}
 	}
-	return &Scraper{set: set, opts: opts, logger: set.Logger, now: now, ident: ident}
+	return &Scraper{set: set, opts: opts, now: now, env: env{rootPath: opts.RootPath, nodeName: opts.NodeName, logger: set.Logger, ident: ident, fs: opts.Filesystem}}
 }
 
 // Start detects the cgroup layout under root_path. It fails, naming the key,
@@ -151,71 +127,73 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
 	}
-	s.layout = l
-	s.reader = cgroupfs.NewReader(l)
-	s.proc = procfs.NewFS(s.opts.RootPath)
+	v := &s.env
+	v.layout = l
+	v.reader = cgroupfs.NewReader(l)
+	v.proc = procfs.NewFS(s.opts.RootPath)
 	if s.opts.TraceRead != nil {
-		s.reader.SetTrace(s.opts.TraceRead)
-		s.proc = s.proc.WithTrace(s.opts.TraceRead)
+		v.reader.SetTrace(s.opts.TraceRead)
+		v.proc = v.proc.WithTrace(s.opts.TraceRead)
 	}
 	s.series = map[seriesKey]*series{}
-	if bt, err := s.proc.BootTime(); err == nil {
-		s.bootTime = pcommon.NewTimestampFromTime(bt)
+	if bt, err := v.proc.BootTime(); err == nil {
+		v.bootTime = pcommon.NewTimestampFromTime(bt)
 	} else {
-		s.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
+		v.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
-	s.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
+	v.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
 	if s.opts.NodeName == "" {
-		s.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
+		v.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}
-	if err := s.ident.Start(ctx); err != nil {
+	if err := v.ident.Start(ctx); err != nil {
 		return fmt.Errorf("identity: %w", err)
 	}
-	s.logger.Info("Detected cgroup layout",
+	v.logger.Info("Detected cgroup layout",
 		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
-	if s.opts.Filesystem != nil {
-		if err := s.opts.Filesystem.Start(ctx); err != nil {
+	if v.fs != nil {
+		if err := v.fs.Start(ctx); err != nil {
 			return fmt.Errorf("filesystem stats: %w", err)
 		}
 	}
 	s.startEvents()
-	s.startGPU()
-	s.families = s.newFamilies(&s.opts.MetricsBuilderConfig.Metrics)
-	s.sys = s.newSystemContainers(&s.opts.MetricsBuilderConfig.Metrics)
+	v.gpu = startGPU(s.opts.GPU, v)
+	m := &s.opts.MetricsBuilderConfig.Metrics
+	s.families = newFamilies(v, m)
+	s.sys = newSystemContainers(v, m, s.opts.NoNodeSeries, s.opts.SystemContainers, s.now())
 	return nil
 }
 
 // Shutdown releases resources; safe without Start and twice.
 func (s *Scraper) Shutdown(ctx context.Context) error {
-	var err error
-	err = s.ident.Shutdown(ctx)
-	if s.opts.Filesystem != nil {
-		err = errors.Join(err, s.opts.Filesystem.Shutdown(ctx))
+	v := &s.env
+	err := v.ident.Shutdown(ctx)
+	if v.fs != nil {
+		err = errors.Join(err, v.fs.Shutdown(ctx))
 	}
-	if s.reader != nil {
-		s.reader.Close()
+	if v.reader != nil {
+		v.reader.Close()
 	}
-	return errors.Join(err, s.shutdownGPU())
+	err = errors.Join(err, v.gpu.shutdown())
+	v.gpu = nil
+	return err
 }
 
 // Scrape reads the tree once: the node, every pod and every container. A
 // cgroup that cannot be read costs its own points only, reported as a
 // partial error.
 func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
-	if s.layout == nil {
+	v := &s.env
+	if v.layout == nil {
 		return pmetric.NewMetrics(), errors.New("scraper not started")
 	}
-	now := s.now()
-	s.sources = [3]int64{}
-	clear(s.deferred)
-	clear(s.oomRead)
-	clear(s.podThread)
-	defer s.recordTelemetry(ctx, now)
 	s.gen++
+	p := newPass(s.now(), s.gen, s.last)
+	s.last = p
+	defer s.recordTelemetry(ctx, p)
 	var errs scrapererror.ScrapeErrors
 
-	tree, err := s.layout.Discover(s.opts.StandaloneContainers)
+	tree, err := v.layout.Discover(s.opts.StandaloneContainers)
 	if err != nil {
 		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
 	}
@@ -227,44 +205,42 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	for i := range tree.Containers {
 		ids[i] = tree.Containers[i].ContainerID
 	}
-	s.ident.Prepare(ctx, ids)
-	if s.opts.Filesystem != nil {
-		s.fsSnap = s.opts.Filesystem.Snapshot()
+	v.ident.Prepare(ctx, ids)
+	if v.fs != nil {
+		p.fs = v.fs.Snapshot()
 	}
 
 	if !s.opts.NoNodeSeries {
-		s.scrapeNode(now, &errs)
+		s.scrapeNode(p, &errs)
 	}
-	s.scrapeSystem(now, &tree, &errs)
+	s.scrapeSystem(p, &tree, &errs)
 	// GPUs first: containers' accelerator points come from this snapshot.
-	s.scrapeGPU(ctx, now, &tree, &errs)
+	v.gpu.scrape(ctx, p, &tree, &errs)
 	// Containers before pods: a pod's load average and task counts are the
 	// sums over its containers (tasks.go), reset here.
 	for _, f := range s.families {
-		if b, ok := f.(interface{ beginScrape() }); ok {
-			b.beginScrape()
-		}
+		f.beginScrape()
 	}
 	// The scrape's context (scraperhelper's timeout) bounds the whole walk:
 	// once it is done no further entity is read.
 	ci, pi := 0, 0
 	for ; ci < len(tree.Containers) && ctx.Err() == nil; ci++ {
-		s.scrapeContainer(now, &tree.Containers[ci], &errs)
+		s.scrapeContainer(p, &tree.Containers[ci], &errs)
 	}
 	if s.opts.NoPodSeries {
 		pi = len(tree.Pods)
 	}
 	for ; pi < len(tree.Pods) && ctx.Err() == nil; pi++ {
-		s.scrapePod(now, &tree.Pods[pi], &errs)
+		s.scrapePod(p, &tree.Pods[pi], &errs)
 	}
 	if ci < len(tree.Containers) || pi < len(tree.Pods) {
 		s.stopped(ctx, &tree, ci, pi, &errs)
 	}
 	s.evict(&tree, &errs)
-	s.detectEvents(now, &tree)
-	s.reader.Sweep() // close directory descriptors of cgroups not read in this scrape
-	md := s.mb.Emit()
-	if s.gpu != nil {
+	s.detectEvents(p, &tree)
+	v.reader.Sweep() // close directory descriptors of cgroups not read in this scrape
+	md := v.mb.Emit()
+	if v.gpu != nil {
 		mergeEqualResources(md) // GPU devices: one entry each, emitted with their owner's (or the node's) resource
 	}
 	return md, errs.Combine()
@@ -295,15 +271,15 @@ func (s *Scraper) stopped(ctx context.Context, tree *cgroupfs.Tree, ci, pi int, 
 			nc, len(tree.Containers), np, len(tree.Pods), context.Cause(ctx)))
 }
 
-// recordTelemetry records the scrape's duration (on the scraper's clock)
-// and the containers it reported by identity source.
-func (s *Scraper) recordTelemetry(ctx context.Context, began time.Time) {
+// recordTelemetry records the duration of the scrape of pass p (on the
+// scraper's clock) and the containers it reported by identity source.
+func (s *Scraper) recordTelemetry(ctx context.Context, p *pass) {
 	tb := s.opts.Telemetry
 	if tb == nil {
 		return
 	}
-	tb.ContainerStatsScrapeDuration.Record(ctx, s.now().Sub(began).Seconds())
-	for src, n := range s.sources {
+	tb.ContainerStatsScrapeDuration.Record(ctx, s.now().Sub(p.now).Seconds())
+	for src, n := range p.sources {
 		tb.ContainerStatsContainers.Record(ctx, n,
 			metric.WithAttributes(attribute.String("source", identity.Source(src).String())))
 	}

@@ -73,7 +73,7 @@ type sysProc struct {
 // the scrapes need between them. nil when no system container metric is
 // enabled or node series are off.
 type systemContainers struct {
-	s      *Scraper
+	v      *env
 	cfg    [numSys]string // configured paths (pods: never)
 	detect [2]bool        // the kubelet's, the runtime's cgroup is detected
 	found  [2]sysProc     // what the last detection found
@@ -90,16 +90,15 @@ type systemContainers struct {
 	pids   []int
 }
 
-func (s *Scraper) newSystemContainers(m *metadata.MetricsConfig) *systemContainers {
-	if s.opts.NoNodeSeries || !(m.K8sNodeSystemContainerCPUTime.Enabled || m.K8sNodeSystemContainerCPUUsage.Enabled ||
-		m.K8sNodeSystemContainerMemoryUsage.Enabled || m.K8sNodeSystemContainerMemoryWorkingSet.Enabled) {
+func newSystemContainers(v *env, m *metadata.MetricsConfig, noNodeSeries bool, c SystemCgroups, now time.Time) *systemContainers {
+	c1, m1 := &cpuRec[kindSystem], &memoryRec[kindSystem] // a system container's metrics: CPU and memory
+	if noNodeSeries || countOn(m, c1.time, c1.usage, m1.usage, m1.workingSet) == 0 {
 		return nil
 	}
-	c := s.opts.SystemContainers
-	sc := &systemContainers{s: s, cfg: [numSys]string{sysKubelet: c.Kubelet, sysRuntime: c.Runtime, sysMisc: c.Misc}}
+	sc := &systemContainers{v: v, cfg: [numSys]string{sysKubelet: c.Kubelet, sysRuntime: c.Runtime, sysMisc: c.Misc}}
 	sc.detect = [2]bool{sysKubelet: c.Kubelet == "", sysRuntime: c.Runtime == ""}
 	if sc.detect != [2]bool{} {
-		sc.detectNow(s.now())
+		sc.detectNow(now)
 	}
 	return sc
 }
@@ -128,7 +127,7 @@ func (sc *systemContainers) detectNow(now time.Time) {
 			continue
 		}
 		if p := sc.found[i].pid; p > 0 {
-			if comm, err := sc.s.proc.Comm(p); err == nil && slices.Contains(sysComms[i], comm) {
+			if comm, err := sc.v.proc.Comm(p); err == nil && slices.Contains(sysComms[i], comm) {
 				pid[i] = p
 			}
 		}
@@ -148,7 +147,7 @@ func (sc *systemContainers) detectNow(now time.Time) {
 // with the lowest PID, the runtime first by preference, then lowest PID.
 func (sc *systemContainers) scan(pid [2]int) [2]int {
 	want := [2]bool{sc.detect[0] && pid[0] == 0, sc.detect[1] && pid[1] == 0}
-	pids, err := sc.s.proc.PIDs(sc.pids[:0])
+	pids, err := sc.v.proc.PIDs(sc.pids[:0])
 	sc.pids = pids
 	if err != nil {
 		for i := range want {
@@ -163,7 +162,7 @@ func (sc *systemContainers) scan(pid [2]int) [2]int {
 	}
 	rank := [2]int{len(sysComms[0]), len(sysComms[1])} // preference of pid[i] (lower is better)
 	for _, p := range pids {
-		comm, err := sc.s.proc.Comm(p)
+		comm, err := sc.v.proc.Comm(p)
 		if err != nil {
 			continue // exited since the listing, or not a process we can name: not one of ours
 		}
@@ -191,10 +190,10 @@ func (sc *systemContainers) locate(i, pid int) sysProc {
 		})
 		return sysProc{}
 	}
-	lines, err := sc.s.proc.Cgroup(pid)
+	lines, err := sc.v.proc.Cgroup(pid)
 	var rel string
 	if err == nil {
-		rel, err = processCgroup(sc.s.layout, lines)
+		rel, err = processCgroup(sc.v.layout, lines)
 	}
 	if err != nil {
 		sc.note(i, "error:"+err.Error(), func(l *zap.Logger) {
@@ -221,7 +220,7 @@ func (sc *systemContainers) locate(i, pid int) sysProc {
 func (sc *systemContainers) note(i int, outcome string, fn func(*zap.Logger)) {
 	if sc.logged[i] != outcome {
 		sc.logged[i] = outcome
-		fn(sc.s.logger)
+		fn(sc.v.logger)
 	}
 }
 
@@ -244,12 +243,12 @@ func (sc *systemContainers) cgroup(i int, tree *cgroupfs.Tree) (rel, origin stri
 // read through the families as kind kindSystem, on its own resource. A
 // cgroup that vanished costs its points in a partial error, and a
 // detected one is detected again at the next scrape.
-func (s *Scraper) scrapeSystem(now time.Time, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
+func (s *Scraper) scrapeSystem(p *pass, tree *cgroupfs.Tree, errs *scrapererror.ScrapeErrors) {
 	sc := s.sys
 	if sc == nil {
 		return
 	}
-	sc.refresh(now)
+	sc.refresh(p.now)
 	for i, name := range sysNames {
 		rel, origin, detected := sc.cgroup(i, tree)
 		if rel == "" {
@@ -260,15 +259,16 @@ func (s *Scraper) scrapeSystem(now time.Time, tree *cgroupfs.Tree, errs *scraper
 			delete(s.series, key) // another cgroup or process: another counter
 			sc.origin[i] = origin
 		}
-		st := s.get(key, rel, pcommon.NewTimestampFromTime(now))
-		if !s.scrapeCgroup(now, entity{kind: kindSystem, rel: rel, name: "system container " + name + " (" + rel + ")", id: name, st: st}, errs) {
+		st := s.get(key, rel, pcommon.NewTimestampFromTime(p.now))
+		if !s.scrapeCgroup(p, entity{kind: kindSystem, rel: rel, name: "system container " + name + " (" + rel + ")", id: name, st: st}, errs) {
 			sc.stale = sc.stale || detected
 			continue
 		}
-		rb := s.mb.NewResourceBuilder()
-		s.setNodeName(rb)
+		mb := s.env.mb
+		rb := mb.NewResourceBuilder()
+		s.env.setNodeName(rb)
 		rb.SetK8sNodeSystemContainerName(name)
-		s.mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
+		mb.EmitForResource(metadata.WithResource(rb.Emit()), metadata.WithStartTimeOverride(st.start))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
@@ -25,6 +26,18 @@ var taskStateAttr = [procfs.NumTaskStates]metadata.AttributeTaskState{
 	procfs.StateZombie:          metadata.AttributeTaskStateZombie,
 }
 
+// tasksRecorders are the thread-state and load-average metrics of pods
+// and containers, as method expressions.
+type tasksRecorders struct {
+	tasks func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeTaskState)
+	load  func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+}
+
+var tasksRec = [...]tasksRecorders{
+	kindPod:       {mbT.RecordK8sPodTasksDataPoint, mbT.RecordK8sPodCPULoadAverage10sDataPoint},
+	kindContainer: {mbT.RecordContainerTasksDataPoint, mbT.RecordContainerCPULoadAverage10sDataPoint},
+}
+
 // podTasks sums a pod's containers in the current scrape. A pod with a
 // container whose threads could not be read has no sum: no data rather
 // than a wrong one.
@@ -39,7 +52,7 @@ type podTasks struct {
 // containers (containers are scraped before pods), so the pod metrics make
 // the containers' thread states read too.
 type tasksFamily struct {
-	s       *Scraper
+	v       *env
 	slot    int
 	pts     [numKinds]int // a container's: its states and load average; a pod's: the sums
 	states  *procfs.TaskStateReader
@@ -59,18 +72,16 @@ type tasksSeries struct {
 	threads *threadStates    // thread states of the last read
 }
 
-func newTasksFamily(s *Scraper, m *metadata.MetricsConfig, slot int) family {
-	if !m.ContainerTasks.Enabled && !m.ContainerCPULoadAverage10s.Enabled && !m.K8sPodTasks.Enabled && !m.K8sPodCPULoadAverage10s.Enabled {
+func newTasksFamily(v *env, m *metadata.MetricsConfig, slot int) family {
+	f := &tasksFamily{v: v, slot: slot}
+	for k := range tasksRec {
+		f.pts[k] = len(taskStateAttr)*countOn(m, tasksRec[k].tasks) + countOn(m, tasksRec[k].load)
+	}
+	if f.pts == [numKinds]int{} {
 		return nil
 	}
-	return &tasksFamily{
-		s: s, slot: slot,
-		pts: [numKinds]int{
-			kindPod:       len(taskStateAttr)*count(m.K8sPodTasks.Enabled) + count(m.K8sPodCPULoadAverage10s.Enabled),
-			kindContainer: len(taskStateAttr)*count(m.ContainerTasks.Enabled) + count(m.ContainerCPULoadAverage10s.Enabled),
-		},
-		states: s.proc.NewTaskStateReader(), tids: make([]int, 0, 256), pods: map[string]*podTasks{},
-	}
+	f.states, f.tids, f.pods = v.proc.NewTaskStateReader(), make([]int, 0, 256), map[string]*podTasks{}
+	return f
 }
 
 // beginScrape forgets the last scrape's pod sums.
@@ -115,8 +126,8 @@ func (f *tasksFamily) read(e *entity) {
 	if e.kind != kindContainer {
 		return
 	}
-	s, st := f.s, stateOf[tasksSeries](e.st, f.slot)
-	tids, ok, err := s.reader.Threads(e.rel, f.tids[:0])
+	v, st := f.v, stateOf[tasksSeries](e.st, f.slot)
+	tids, ok, err := v.reader.Threads(e.rel, f.tids[:0])
 	f.tids = tids
 	if err != nil || !ok {
 		st.threads = nil
@@ -124,9 +135,9 @@ func (f *tasksFamily) read(e *entity) {
 		return
 	}
 	if e.pod != "" && len(tids) > 0 && tids[0] > 0 {
-		s.notePodThread(e.pod, tids[0])
+		e.pass.notePodThread(e.pod, tids[0])
 	}
-	if prev := st.threads; prev != nil && e.cpuUsage.OK && prev.cpu == e.cpuUsage.V && slices.Equal(prev.tids, tids) {
+	if prev := st.threads; prev != nil && e.hand.cpuUsage.OK && prev.cpu == e.hand.cpuUsage.V && slices.Equal(prev.tids, tids) {
 		f.cur, f.curOK = prev.counts, true
 		return
 	}
@@ -134,7 +145,7 @@ func (f *tasksFamily) read(e *entity) {
 		// cgroup.threads shows 0 for a thread outside the reader's PID
 		// namespace: its state cannot be read (it is not counted).
 		f.foreign = true
-		s.logger.Warn("Thread lists show threads outside the collector's PID namespace: they are not counted in container.tasks "+
+		v.logger.Warn("Thread lists show threads outside the collector's PID namespace: they are not counted in container.tasks "+
 			"and the load average. Run the collector in the host PID namespace (hostPID: true); this is logged once",
 			zap.String("first", e.name))
 	}
@@ -144,7 +155,7 @@ func (f *tasksFamily) read(e *entity) {
 		return
 	}
 	f.curOK = true
-	if !e.cpuUsage.OK {
+	if !e.hand.cpuUsage.OK {
 		st.threads = nil
 		return
 	}
@@ -154,16 +165,17 @@ func (f *tasksFamily) read(e *entity) {
 		st.threads = ts
 	}
 	ts.tids = append(ts.tids[:0], tids...)
-	ts.cpu, ts.counts = e.cpuUsage.V, f.cur
+	ts.cpu, ts.counts = e.hand.cpuUsage.V, f.cur
 }
 
 // record records a container's thread counts by state and its load
 // average, updated with the running count over the real time since the
 // previous scrape, and adds both to its pod's sums; a pod records the sums.
 func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
-	mb := f.s.mb
+	mb := f.v.mb
 	switch e.kind {
 	case kindContainer:
+		rec := &tasksRec[kindContainer]
 		if f.err != nil {
 			errs.AddPartial(f.pts[kindContainer], fmt.Errorf("%s: threads: %w", e.name, f.err))
 			if e.pod != "" {
@@ -175,10 +187,10 @@ func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 			return
 		}
 		for st, n := range f.cur {
-			mb.RecordContainerTasksDataPoint(e.ts, n, taskStateAttr[st])
+			rec.tasks(mb, e.ts, n, taskStateAttr[st])
 		}
 		load := stateOf[tasksSeries](e.st, f.slot).load.Update(float64(f.cur[procfs.StateRunning]), e.now)
-		mb.RecordContainerCPULoadAverage10sDataPoint(e.ts, load)
+		rec.load(mb, e.ts, load)
 		if e.pod != "" {
 			sum := f.pod(e.pod)
 			sum.load += load
@@ -191,9 +203,10 @@ func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		if sum == nil || sum.incomplete {
 			return // no container of the pod had a thread list, or one failed
 		}
+		rec := &tasksRec[kindPod]
 		for st, n := range sum.tasks {
-			mb.RecordK8sPodTasksDataPoint(e.ts, n, taskStateAttr[st])
+			rec.tasks(mb, e.ts, n, taskStateAttr[st])
 		}
-		mb.RecordK8sPodCPULoadAverage10sDataPoint(e.ts, sum.load)
+		rec.load(mb, e.ts, sum.load)
 	}
 }

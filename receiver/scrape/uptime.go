@@ -24,14 +24,16 @@ var uptimeRec = [...]func(mbT, pcommon.Timestamp, float64){
 // once at Start), since the runtime created the pod's sandbox, and since
 // it created the container, from the identity; nothing is read per scrape.
 type uptimeFamily struct {
-	s  *Scraper
+	noSums
+	v  *env
 	on [numKinds]bool
 }
 
-func newUptimeFamily(s *Scraper, m *metadata.MetricsConfig, _ int) family {
-	f := uptimeFamily{s: s, on: [numKinds]bool{
-		kindNode: m.K8sNodeUptime.Enabled, kindPod: m.K8sPodUptime.Enabled, kindContainer: m.ContainerUptime.Enabled,
-	}}
+func newUptimeFamily(v *env, m *metadata.MetricsConfig, _ int) family {
+	f := uptimeFamily{v: v}
+	for k, rec := range uptimeRec {
+		f.on[k] = enabled(m, rec)
+	}
 	if f.on == [numKinds]bool{} {
 		return nil
 	}
@@ -55,8 +57,8 @@ func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 	var start time.Time
 	switch e.kind {
 	case kindNode:
-		if f.s.bootTime != 0 {
-			start = f.s.bootTime.AsTime()
+		if f.v.bootTime != 0 {
+			start = f.v.bootTime.AsTime()
 		}
 	case kindPod:
 		start = e.podStart
@@ -69,6 +71,6 @@ func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 		return
 	}
 	if d := e.now.Sub(start); d >= 0 {
-		uptimeRec[e.kind](f.s.mb, e.ts, float64(d/time.Second))
+		uptimeRec[e.kind](f.v.mb, e.ts, float64(d/time.Second))
 	}
 }

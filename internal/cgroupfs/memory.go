@@ -25,6 +25,8 @@ type MemoryStat struct {
 	OOMKills     U64   // v1 memory.oom_control oom_kill (this cgroup only, see OOMKillsTreeV1), v2 memory.events oom_kill (hierarchical)
 	PgFault      U64   // all page faults: v1 total_pgfault, v2 pgfault (major included)
 	PgMajFault   U64   // major page faults: v1 total_pgmajfault, v2 pgmajfault
+	RefaultAnon  U64   // refaults of anonymous pages: v1 total_workingset_refault_anon, v2 workingset_refault_anon
+	RefaultFile  U64   // refaults of page cache: v1 total_workingset_refault_file, v2 workingset_refault_file
 }
 
 // MemoryWant says which memory files to read, so a scrape reads only the
@@ -32,7 +34,7 @@ type MemoryStat struct {
 // wanted stay !OK.
 type MemoryWant struct {
 	Usage bool // v1 memory.usage_in_bytes, v2 memory.current
-	Stat  bool // memory.stat: inactive file, anon, file, mapped file, faults
+	Stat  bool // memory.stat: inactive file, anon, file, mapped file, faults, refaults
 	Swap  bool // v1 memory.memsw.usage_in_bytes (with usage), v2 memory.swap.current
 	Limit bool // v1 memory.limit_in_bytes, v2 memory.max
 	OOM   bool // v1 memory.oom_control, v2 memory.events
@@ -117,6 +119,10 @@ func (r *Reader) memoryStatV1(dir string, s *MemoryStat) error {
 			s.PgFault = Some(v)
 		case "total_pgmajfault":
 			s.PgMajFault = Some(v)
+		case "total_workingset_refault_anon":
+			s.RefaultAnon = Some(v)
+		case "total_workingset_refault_file":
+			s.RefaultFile = Some(v)
 		}
 	})
 	return err
@@ -170,6 +176,10 @@ func (r *Reader) memoryStatV2(dir string, s *MemoryStat) error {
 			s.PgFault = Some(v)
 		case "pgmajfault":
 			s.PgMajFault = Some(v)
+		case "workingset_refault_anon":
+			s.RefaultAnon = Some(v)
+		case "workingset_refault_file":
+			s.RefaultFile = Some(v)
 		}
 	})
 	return err

@@ -42,6 +42,8 @@ mapped_file 1003
 pgfault 1004
 pgmajfault 1005
 inactive_file 1006
+workingset_refault_anon 1007
+workingset_refault_file 1008
 total_cache 52428800
 total_rss 41943040
 total_rss_huge 2097152
@@ -53,6 +55,8 @@ total_inactive_anon 4096
 total_active_anon 41938944
 total_inactive_file 20971520
 total_active_file 31457280
+total_workingset_refault_anon 6001
+total_workingset_refault_file 6002
 `
 
 func TestMemoryV1Mapping(t *testing.T) {
@@ -86,6 +90,8 @@ func TestMemoryV1Mapping(t *testing.T) {
 		OOMKills:     Some(3),
 		PgFault:      Some(7654321),
 		PgMajFault:   Some(4321),
+		RefaultAnon:  Some(6001),
+		RefaultFile:  Some(6002),
 	}, got)
 
 	got, err = r.Memory("/pod", MemoryAll)
@@ -98,6 +104,8 @@ func TestMemoryV1Mapping(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got.Swap.OK, "no memsw (swap accounting off): no swap value")
 	assert.False(t, got.InactiveFile.OK)
+	assert.False(t, got.RefaultAnon.OK, "no refault keys (Linux < 5.9): no value, not 0")
+	assert.False(t, got.RefaultFile.OK)
 
 	kills := map[string]uint64{}
 	require.NoError(t, r.OOMKillsTreeV1("/pod", nil, func(rel string, v uint64) { kills[rel] = v }))
@@ -113,7 +121,7 @@ func TestMemoryV1Mapping(t *testing.T) {
 }
 
 func TestMemoryV2Mapping(t *testing.T) {
-	stat := "anon 41943040\nfile 52428800\nfile_mapped 8388608\ninactive_file 20971520\nactive_file 31457280\npgfault 7654321\npgmajfault 4321\nshmem 4096\n"
+	stat := "anon 41943040\nfile 52428800\nfile_mapped 8388608\ninactive_file 20971520\nactive_file 31457280\npgfault 7654321\npgmajfault 4321\nshmem 4096\nworkingset_refault_anon 5001\nworkingset_refault_file 5002\n"
 	r := memTree(t, true, map[string]string{
 		"pod/c/memory.current":      "99614720\n",
 		"pod/c/memory.stat":         stat,
@@ -139,6 +147,8 @@ func TestMemoryV2Mapping(t *testing.T) {
 		OOMKills:     Some(3),
 		PgFault:      Some(7654321),
 		PgMajFault:   Some(4321),
+		RefaultAnon:  Some(5001),
+		RefaultFile:  Some(5002),
 	}, got)
 
 	got, err = r.Memory("/pod", MemoryAll)

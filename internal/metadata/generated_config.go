@@ -877,6 +877,54 @@ func (ms *ContainerMemoryPeakMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
+// ContainerMemoryRefaultsMetricAttributeKey specifies the key of an attribute for the container.memory.refaults metric.
+type ContainerMemoryRefaultsMetricAttributeKey string
+
+const (
+	ContainerMemoryRefaultsMetricAttributeKeyLinuxMemoryLru ContainerMemoryRefaultsMetricAttributeKey = "linux.memory.lru"
+)
+
+// ContainerMemoryRefaultsMetricConfig provides config for the container.memory.refaults metric.
+type ContainerMemoryRefaultsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerMemoryRefaultsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerMemoryRefaultsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerMemoryRefaultsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerMemoryRefaultsMetricAttributeKeyLinuxMemoryLru:
+		default:
+			return fmt.Errorf("metric container.memory.refaults doesn't have an attribute %v, valid attributes: [linux.memory.lru]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ContainerMemoryRssMetricConfig provides config for the container.memory.rss metric.
 type ContainerMemoryRssMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -4769,6 +4817,54 @@ func (ms *K8sPodMemoryPeakMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodMemoryRefaultsMetricAttributeKey specifies the key of an attribute for the k8s.pod.memory.refaults metric.
+type K8sPodMemoryRefaultsMetricAttributeKey string
+
+const (
+	K8sPodMemoryRefaultsMetricAttributeKeyLinuxMemoryLru K8sPodMemoryRefaultsMetricAttributeKey = "linux.memory.lru"
+)
+
+// K8sPodMemoryRefaultsMetricConfig provides config for the k8s.pod.memory.refaults metric.
+type K8sPodMemoryRefaultsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []K8sPodMemoryRefaultsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *K8sPodMemoryRefaultsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *K8sPodMemoryRefaultsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case K8sPodMemoryRefaultsMetricAttributeKeyLinuxMemoryLru:
+		default:
+			return fmt.Errorf("metric k8s.pod.memory.refaults doesn't have an attribute %v, valid attributes: [linux.memory.lru]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // K8sPodMemoryRssMetricConfig provides config for the k8s.pod.memory.rss metric.
 type K8sPodMemoryRssMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -5722,6 +5818,7 @@ type MetricsConfig struct {
 	ContainerMemoryMappedFile              ContainerMemoryMappedFileMetricConfig              `mapstructure:"container.memory.mapped_file"`
 	ContainerMemoryOomKills                ContainerMemoryOomKillsMetricConfig                `mapstructure:"container.memory.oom_kills"`
 	ContainerMemoryPeak                    ContainerMemoryPeakMetricConfig                    `mapstructure:"container.memory.peak"`
+	ContainerMemoryRefaults                ContainerMemoryRefaultsMetricConfig                `mapstructure:"container.memory.refaults"`
 	ContainerMemoryRss                     ContainerMemoryRssMetricConfig                     `mapstructure:"container.memory.rss"`
 	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
@@ -5829,6 +5926,7 @@ type MetricsConfig struct {
 	K8sPodMemoryMappedFile                 K8sPodMemoryMappedFileMetricConfig                 `mapstructure:"k8s.pod.memory.mapped_file"`
 	K8sPodMemoryOomKills                   K8sPodMemoryOomKillsMetricConfig                   `mapstructure:"k8s.pod.memory.oom_kills"`
 	K8sPodMemoryPeak                       K8sPodMemoryPeakMetricConfig                       `mapstructure:"k8s.pod.memory.peak"`
+	K8sPodMemoryRefaults                   K8sPodMemoryRefaultsMetricConfig                   `mapstructure:"k8s.pod.memory.refaults"`
 	K8sPodMemoryRss                        K8sPodMemoryRssMetricConfig                        `mapstructure:"k8s.pod.memory.rss"`
 	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
@@ -5962,6 +6060,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerMemoryPeak: ContainerMemoryPeakMetricConfig{
 			Enabled: false,
+		},
+		ContainerMemoryRefaults: ContainerMemoryRefaultsMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerMemoryRefaultsMetricAttributeKey{ContainerMemoryRefaultsMetricAttributeKeyLinuxMemoryLru},
 		},
 		ContainerMemoryRss: ContainerMemoryRssMetricConfig{
 			Enabled: true,
@@ -6401,6 +6504,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sPodMemoryPeak: K8sPodMemoryPeakMetricConfig{
 			Enabled: false,
+		},
+		K8sPodMemoryRefaults: K8sPodMemoryRefaultsMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []K8sPodMemoryRefaultsMetricAttributeKey{K8sPodMemoryRefaultsMetricAttributeKeyLinuxMemoryLru},
 		},
 		K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
 			Enabled: true,

@@ -357,6 +357,32 @@ var MapAttributeK8sContainerEphemeralStorageFsType = map[string]AttributeK8sCont
 	"logs":   AttributeK8sContainerEphemeralStorageFsTypeLogs,
 }
 
+// AttributeLinuxMemoryLru specifies the value linux.memory.lru attribute.
+type AttributeLinuxMemoryLru int
+
+const (
+	_ AttributeLinuxMemoryLru = iota
+	AttributeLinuxMemoryLruAnon
+	AttributeLinuxMemoryLruFile
+)
+
+// String returns the string representation of the AttributeLinuxMemoryLru.
+func (av AttributeLinuxMemoryLru) String() string {
+	switch av {
+	case AttributeLinuxMemoryLruAnon:
+		return "anon"
+	case AttributeLinuxMemoryLruFile:
+		return "file"
+	}
+	return ""
+}
+
+// MapAttributeLinuxMemoryLru is a helper map of string to AttributeLinuxMemoryLru attribute value.
+var MapAttributeLinuxMemoryLru = map[string]AttributeLinuxMemoryLru{
+	"anon": AttributeLinuxMemoryLruAnon,
+	"file": AttributeLinuxMemoryLruFile,
+}
+
 // AttributeNetworkIoDirection specifies the value network.io.direction attribute.
 type AttributeNetworkIoDirection int
 
@@ -604,6 +630,10 @@ var MetricsInfo = metricsInfo{
 	},
 	ContainerMemoryPeak: metricInfo{
 		Name: "container.memory.peak",
+	},
+	ContainerMemoryRefaults: metricInfo{
+		Name:       "container.memory.refaults",
+		Attributes: []string{"linux.memory.lru"},
 	},
 	ContainerMemoryRss: metricInfo{
 		Name: "container.memory.rss",
@@ -985,6 +1015,10 @@ var MetricsInfo = metricsInfo{
 	K8sPodMemoryPeak: metricInfo{
 		Name: "k8s.pod.memory.peak",
 	},
+	K8sPodMemoryRefaults: metricInfo{
+		Name:       "k8s.pod.memory.refaults",
+		Attributes: []string{"linux.memory.lru"},
+	},
 	K8sPodMemoryRss: metricInfo{
 		Name: "k8s.pod.memory.rss",
 	},
@@ -1102,6 +1136,7 @@ type metricsInfo struct {
 	ContainerMemoryMappedFile              metricInfo
 	ContainerMemoryOomKills                metricInfo
 	ContainerMemoryPeak                    metricInfo
+	ContainerMemoryRefaults                metricInfo
 	ContainerMemoryRss                     metricInfo
 	ContainerMemorySwap                    metricInfo
 	ContainerMemoryUsage                   metricInfo
@@ -1209,6 +1244,7 @@ type metricsInfo struct {
 	K8sPodMemoryMappedFile                 metricInfo
 	K8sPodMemoryOomKills                   metricInfo
 	K8sPodMemoryPeak                       metricInfo
+	K8sPodMemoryRefaults                   metricInfo
 	K8sPodMemoryRss                        metricInfo
 	K8sPodMemorySwap                       metricInfo
 	K8sPodMemoryUsage                      metricInfo
@@ -3151,6 +3187,97 @@ func (m *metricContainerMemoryPeak) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryPeak(cfg ContainerMemoryPeakMetricConfig) metricContainerMemoryPeak {
 	m := metricContainerMemoryPeak{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryRefaults struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerMemoryRefaultsMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.memory.refaults metric with initial data.
+func (m *metricContainerMemoryRefaults) init() {
+	m.data.SetName("container.memory.refaults")
+	m.data.SetDescription("Refaults in the container's cgroup, by LRU list: pages evicted from memory and soon needed again, the kernel's sign of a working set larger than the memory it is given (thrashing) before any OOM kill. v1: memory.stat total_workingset_refault_anon / _file; v2: memory.stat workingset_refault_anon / _file (Linux 5.9 and later; older kernels have neither: absent, never a 0). Optional, off by default.")
+	m.data.SetUnit("{refault}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerMemoryRefaults) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, linuxMemoryLruAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerMemoryRefaultsMetricAttributeKeyLinuxMemoryLru) {
+		dp.Attributes().PutStr("linux.memory.lru", linuxMemoryLruAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryRefaults) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryRefaults) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryRefaults(cfg ContainerMemoryRefaultsMetricConfig) metricContainerMemoryRefaults {
+	m := metricContainerMemoryRefaults{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -11170,6 +11297,97 @@ func newMetricK8sPodMemoryPeak(cfg K8sPodMemoryPeakMetricConfig) metricK8sPodMem
 	return m
 }
 
+type metricK8sPodMemoryRefaults struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        K8sPodMemoryRefaultsMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills k8s.pod.memory.refaults metric with initial data.
+func (m *metricK8sPodMemoryRefaults) init() {
+	m.data.SetName("k8s.pod.memory.refaults")
+	m.data.SetDescription("Refaults in the pod's cgroup (all its containers and the sandbox), by LRU list: pages evicted from memory and soon needed again, the kernel's sign of a working set larger than the memory it is given (thrashing) before any OOM kill. v1: memory.stat total_workingset_refault_anon / _file; v2: memory.stat workingset_refault_anon / _file (Linux 5.9 and later; older kernels have neither: absent, never a 0). Optional, off by default.")
+	m.data.SetUnit("{refault}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricK8sPodMemoryRefaults) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, linuxMemoryLruAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, K8sPodMemoryRefaultsMetricAttributeKeyLinuxMemoryLru) {
+		dp.Attributes().PutStr("linux.memory.lru", linuxMemoryLruAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryRefaults) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryRefaults) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryRefaults(cfg K8sPodMemoryRefaultsMetricConfig) metricK8sPodMemoryRefaults {
+	m := metricK8sPodMemoryRefaults{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemoryRss struct {
 	data     pmetric.Metric              // data buffer for generated metric.
 	config   K8sPodMemoryRssMetricConfig // metric config provided by user.
@@ -13055,6 +13273,7 @@ type MetricsBuilder struct {
 	metricContainerMemoryMappedFile              metricContainerMemoryMappedFile
 	metricContainerMemoryOomKills                metricContainerMemoryOomKills
 	metricContainerMemoryPeak                    metricContainerMemoryPeak
+	metricContainerMemoryRefaults                metricContainerMemoryRefaults
 	metricContainerMemoryRss                     metricContainerMemoryRss
 	metricContainerMemorySwap                    metricContainerMemorySwap
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
@@ -13162,6 +13381,7 @@ type MetricsBuilder struct {
 	metricK8sPodMemoryMappedFile                 metricK8sPodMemoryMappedFile
 	metricK8sPodMemoryOomKills                   metricK8sPodMemoryOomKills
 	metricK8sPodMemoryPeak                       metricK8sPodMemoryPeak
+	metricK8sPodMemoryRefaults                   metricK8sPodMemoryRefaults
 	metricK8sPodMemoryRss                        metricK8sPodMemoryRss
 	metricK8sPodMemorySwap                       metricK8sPodMemorySwap
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
@@ -13239,6 +13459,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemoryMappedFile:              newMetricContainerMemoryMappedFile(mbc.Metrics.ContainerMemoryMappedFile),
 		metricContainerMemoryOomKills:                newMetricContainerMemoryOomKills(mbc.Metrics.ContainerMemoryOomKills),
 		metricContainerMemoryPeak:                    newMetricContainerMemoryPeak(mbc.Metrics.ContainerMemoryPeak),
+		metricContainerMemoryRefaults:                newMetricContainerMemoryRefaults(mbc.Metrics.ContainerMemoryRefaults),
 		metricContainerMemoryRss:                     newMetricContainerMemoryRss(mbc.Metrics.ContainerMemoryRss),
 		metricContainerMemorySwap:                    newMetricContainerMemorySwap(mbc.Metrics.ContainerMemorySwap),
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
@@ -13346,6 +13567,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodMemoryMappedFile:                 newMetricK8sPodMemoryMappedFile(mbc.Metrics.K8sPodMemoryMappedFile),
 		metricK8sPodMemoryOomKills:                   newMetricK8sPodMemoryOomKills(mbc.Metrics.K8sPodMemoryOomKills),
 		metricK8sPodMemoryPeak:                       newMetricK8sPodMemoryPeak(mbc.Metrics.K8sPodMemoryPeak),
+		metricK8sPodMemoryRefaults:                   newMetricK8sPodMemoryRefaults(mbc.Metrics.K8sPodMemoryRefaults),
 		metricK8sPodMemoryRss:                        newMetricK8sPodMemoryRss(mbc.Metrics.K8sPodMemoryRss),
 		metricK8sPodMemorySwap:                       newMetricK8sPodMemorySwap(mbc.Metrics.K8sPodMemorySwap),
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
@@ -13548,6 +13770,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemoryMappedFile.emit(ils.Metrics())
 	mb.metricContainerMemoryOomKills.emit(ils.Metrics())
 	mb.metricContainerMemoryPeak.emit(ils.Metrics())
+	mb.metricContainerMemoryRefaults.emit(ils.Metrics())
 	mb.metricContainerMemoryRss.emit(ils.Metrics())
 	mb.metricContainerMemorySwap.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
@@ -13655,6 +13878,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodMemoryMappedFile.emit(ils.Metrics())
 	mb.metricK8sPodMemoryOomKills.emit(ils.Metrics())
 	mb.metricK8sPodMemoryPeak.emit(ils.Metrics())
+	mb.metricK8sPodMemoryRefaults.emit(ils.Metrics())
 	mb.metricK8sPodMemoryRss.emit(ils.Metrics())
 	mb.metricK8sPodMemorySwap.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
@@ -13852,6 +14076,11 @@ func (mb *MetricsBuilder) RecordContainerMemoryOomKillsDataPoint(ts pcommon.Time
 // RecordContainerMemoryPeakDataPoint adds a data point to container.memory.peak metric.
 func (mb *MetricsBuilder) RecordContainerMemoryPeakDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryPeak.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryRefaultsDataPoint adds a data point to container.memory.refaults metric.
+func (mb *MetricsBuilder) RecordContainerMemoryRefaultsDataPoint(ts pcommon.Timestamp, val int64, linuxMemoryLruAttributeValue AttributeLinuxMemoryLru) {
+	mb.metricContainerMemoryRefaults.recordDataPoint(mb.startTime, ts, val, linuxMemoryLruAttributeValue.String())
 }
 
 // RecordContainerMemoryRssDataPoint adds a data point to container.memory.rss metric.
@@ -14387,6 +14616,11 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryOomKillsDataPoint(ts pcommon.Timesta
 // RecordK8sPodMemoryPeakDataPoint adds a data point to k8s.pod.memory.peak metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryPeakDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryPeak.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryRefaultsDataPoint adds a data point to k8s.pod.memory.refaults metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryRefaultsDataPoint(ts pcommon.Timestamp, val int64, linuxMemoryLruAttributeValue AttributeLinuxMemoryLru) {
+	mb.metricK8sPodMemoryRefaults.recordDataPoint(mb.startTime, ts, val, linuxMemoryLruAttributeValue.String())
 }
 
 // RecordK8sPodMemoryRssDataPoint adds a data point to k8s.pod.memory.rss metric.

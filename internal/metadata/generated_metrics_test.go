@@ -77,6 +77,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
 			aggMap["container.memory.hugetlb.limit"] = mb.metricContainerMemoryHugetlbLimit.config.AggregationStrategy
 			aggMap["container.memory.hugetlb.usage"] = mb.metricContainerMemoryHugetlbUsage.config.AggregationStrategy
+			aggMap["container.memory.refaults"] = mb.metricContainerMemoryRefaults.config.AggregationStrategy
 			aggMap["container.network.errors"] = mb.metricContainerNetworkErrors.config.AggregationStrategy
 			aggMap["container.network.io"] = mb.metricContainerNetworkIo.config.AggregationStrategy
 			aggMap["container.network.packet.count"] = mb.metricContainerNetworkPacketCount.config.AggregationStrategy
@@ -136,6 +137,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["k8s.pod.disk.operations"] = mb.metricK8sPodDiskOperations.config.AggregationStrategy
 			aggMap["k8s.pod.memory.hugetlb.limit"] = mb.metricK8sPodMemoryHugetlbLimit.config.AggregationStrategy
 			aggMap["k8s.pod.memory.hugetlb.usage"] = mb.metricK8sPodMemoryHugetlbUsage.config.AggregationStrategy
+			aggMap["k8s.pod.memory.refaults"] = mb.metricK8sPodMemoryRefaults.config.AggregationStrategy
 			aggMap["k8s.pod.network.errors"] = mb.metricK8sPodNetworkErrors.config.AggregationStrategy
 			aggMap["k8s.pod.network.io"] = mb.metricK8sPodNetworkIo.config.AggregationStrategy
 			aggMap["k8s.pod.network.packet.count"] = mb.metricK8sPodNetworkPacketCount.config.AggregationStrategy
@@ -277,6 +279,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			allMetricsCount++
 			mb.RecordContainerMemoryPeakDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordContainerMemoryRefaultsDataPoint(ts, 1, AttributeLinuxMemoryLruAnon)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerMemoryRefaultsDataPoint(ts, 3, AttributeLinuxMemoryLruFile)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryRssDataPoint(ts, 1)
@@ -775,6 +783,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			allMetricsCount++
 			mb.RecordK8sPodMemoryPeakDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sPodMemoryRefaultsDataPoint(ts, 1, AttributeLinuxMemoryLruAnon)
+			if tt.name == "reaggregate_set" {
+				mb.RecordK8sPodMemoryRefaultsDataPoint(ts, 3, AttributeLinuxMemoryLruFile)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryRssDataPoint(ts, 1)
@@ -920,6 +934,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerMemoryHugetlbLimit.aggDataPoints)
 				assert.Empty(t, mb.metricContainerMemoryHugetlbUsage.aggDataPoints)
+				assert.Empty(t, mb.metricContainerMemoryRefaults.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkIo.aggDataPoints)
 				assert.Empty(t, mb.metricContainerNetworkPacketCount.aggDataPoints)
@@ -979,6 +994,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricK8sPodDiskOperations.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodMemoryHugetlbLimit.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodMemoryHugetlbUsage.aggDataPoints)
+				assert.Empty(t, mb.metricK8sPodMemoryRefaults.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkErrors.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkIo.aggDataPoints)
 				assert.Empty(t, mb.metricK8sPodNetworkPacketCount.aggDataPoints)
@@ -1722,6 +1738,50 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.refaults":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.memory.refaults"], "Found a duplicate in the metrics slice: container.memory.refaults")
+						validatedMetrics["container.memory.refaults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Refaults in the container's cgroup, by LRU list: pages evicted from memory and soon needed again, the kernel's sign of a working set larger than the memory it is given (thrashing) before any OOM kill. v1: memory.stat total_workingset_refault_anon / _file; v2: memory.stat workingset_refault_anon / _file (Linux 5.9 and later; older kernels have neither: absent, never a 0). Optional, off by default.", mi.Description())
+						assert.Equal(t, "{refault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						linuxMemoryLruAttrVal, ok := dp.Attributes().Get("linux.memory.lru")
+						assert.True(t, ok)
+						assert.Equal(t, "anon", linuxMemoryLruAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.memory.refaults"], "Found a duplicate in the metrics slice: container.memory.refaults")
+						validatedMetrics["container.memory.refaults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Refaults in the container's cgroup, by LRU list: pages evicted from memory and soon needed again, the kernel's sign of a working set larger than the memory it is given (thrashing) before any OOM kill. v1: memory.stat total_workingset_refault_anon / _file; v2: memory.stat workingset_refault_anon / _file (Linux 5.9 and later; older kernels have neither: absent, never a 0). Optional, off by default.", mi.Description())
+						assert.Equal(t, "{refault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.memory.refaults"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("linux.memory.lru")
+						assert.False(t, ok)
+					}
 				case "container.memory.rss":
 					assert.False(t, validatedMetrics["container.memory.rss"], "Found a duplicate in the metrics slice: container.memory.rss")
 					validatedMetrics["container.memory.rss"] = true
@@ -5258,6 +5318,50 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.refaults":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["k8s.pod.memory.refaults"], "Found a duplicate in the metrics slice: k8s.pod.memory.refaults")
+						validatedMetrics["k8s.pod.memory.refaults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Refaults in the pod's cgroup (all its containers and the sandbox), by LRU list: pages evicted from memory and soon needed again, the kernel's sign of a working set larger than the memory it is given (thrashing) before any OOM kill. v1: memory.stat total_workingset_refault_anon / _file; v2: memory.stat workingset_refault_anon / _file (Linux 5.9 and later; older kernels have neither: absent, never a 0). Optional, off by default.", mi.Description())
+						assert.Equal(t, "{refault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						linuxMemoryLruAttrVal, ok := dp.Attributes().Get("linux.memory.lru")
+						assert.True(t, ok)
+						assert.Equal(t, "anon", linuxMemoryLruAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["k8s.pod.memory.refaults"], "Found a duplicate in the metrics slice: k8s.pod.memory.refaults")
+						validatedMetrics["k8s.pod.memory.refaults"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Refaults in the pod's cgroup (all its containers and the sandbox), by LRU list: pages evicted from memory and soon needed again, the kernel's sign of a working set larger than the memory it is given (thrashing) before any OOM kill. v1: memory.stat total_workingset_refault_anon / _file; v2: memory.stat workingset_refault_anon / _file (Linux 5.9 and later; older kernels have neither: absent, never a 0). Optional, off by default.", mi.Description())
+						assert.Equal(t, "{refault}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["k8s.pod.memory.refaults"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("linux.memory.lru")
+						assert.False(t, ok)
+					}
 				case "k8s.pod.memory.rss":
 					assert.False(t, validatedMetrics["k8s.pod.memory.rss"], "Found a duplicate in the metrics slice: k8s.pod.memory.rss")
 					validatedMetrics["k8s.pod.memory.rss"] = true

@@ -27,6 +27,7 @@ type gaugeFn func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 type memoryRecorders struct {
 	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills gaugeFn
 	faults                                                                  func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
+	refaults                                                                func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeLinuxMemoryLru)
 }
 
 var memoryRec = [...]memoryRecorders{
@@ -43,6 +44,7 @@ var memoryRec = [...]memoryRecorders{
 		mapped: mbT.RecordK8sPodMemoryMappedFileDataPoint, swap: mbT.RecordK8sPodMemorySwapDataPoint,
 		limit: mbT.RecordK8sPodMemoryLimitDataPoint, available: mbT.RecordK8sPodMemoryAvailableDataPoint,
 		oomKills: mbT.RecordK8sPodMemoryOomKillsDataPoint, faults: mbT.RecordK8sPodPagingFaultsDataPoint,
+		refaults: mbT.RecordK8sPodMemoryRefaultsDataPoint,
 	},
 	kindContainer: {
 		usage: mbT.RecordContainerMemoryUsageDataPoint, workingSet: mbT.RecordContainerMemoryWorkingSetDataPoint,
@@ -50,6 +52,7 @@ var memoryRec = [...]memoryRecorders{
 		mapped: mbT.RecordContainerMemoryMappedFileDataPoint, swap: mbT.RecordContainerMemorySwapDataPoint,
 		limit: mbT.RecordContainerMemoryLimitDataPoint, available: mbT.RecordContainerMemoryAvailableDataPoint,
 		oomKills: mbT.RecordContainerMemoryOomKillsDataPoint, faults: mbT.RecordContainerPagingFaultsDataPoint,
+		refaults: mbT.RecordContainerMemoryRefaultsDataPoint,
 	},
 	// A system container has the two the kubelet's summary has for it.
 	kindSystem: {usage: mbT.RecordK8sNodeSystemContainerMemoryUsageDataPoint, workingSet: mbT.RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint},
@@ -57,7 +60,7 @@ var memoryRec = [...]memoryRecorders{
 
 // memoryMetrics are the memory metrics of one kind that are enabled.
 type memoryMetrics struct {
-	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills, faults bool
+	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills, faults, refaults bool
 }
 
 // memoryEnabled is which of kind k's recorders (memoryRec) record an
@@ -68,6 +71,7 @@ func memoryEnabled(k cgroupKind, m *metadata.MetricsConfig) memoryMetrics {
 	return memoryMetrics{
 		usage: on(r.usage), workingSet: on(r.workingSet), rss: on(r.rss), cache: on(r.cache), mapped: on(r.mapped),
 		swap: on(r.swap), limit: on(r.limit), available: on(r.available), oomKills: on(r.oomKills), faults: on(r.faults),
+		refaults: on(r.refaults),
 	}
 }
 
@@ -97,12 +101,12 @@ func planMemory(k cgroupKind, m *metadata.MetricsConfig, statsV1 bool) memoryPla
 	ws := e.workingSet || e.available
 	p.want = cgroupfs.MemoryWant{
 		Usage: e.usage || ws,
-		Stat:  ws || e.rss || e.cache || e.mapped || e.faults,
+		Stat:  ws || e.rss || e.cache || e.mapped || e.faults || e.refaults,
 		Swap:  e.swap,
 		Limit: e.limit || e.available,
 		OOM:   e.oomKills,
 	}
-	p.pts = count(e.usage, e.workingSet, e.rss, e.cache, e.mapped, e.swap, e.limit, e.available, e.oomKills) + 2*count(e.faults)
+	p.pts = count(e.usage, e.workingSet, e.rss, e.cache, e.mapped, e.swap, e.limit, e.available, e.oomKills) + 2*count(e.faults, e.refaults)
 	if k != kindNode {
 		return p
 	}
@@ -267,6 +271,14 @@ func (f *memoryFamily) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.Memor
 		rec.faults(mb, ts, calc.ClampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
 		// The kernel's pgfault counts major faults too.
 		rec.faults(mb, ts, calc.ClampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
+	}
+	if rec.refaults != nil {
+		if mem.RefaultAnon.OK {
+			rec.refaults(mb, ts, calc.ClampInt64(mem.RefaultAnon.V), metadata.AttributeLinuxMemoryLruAnon)
+		}
+		if mem.RefaultFile.OK {
+			rec.refaults(mb, ts, calc.ClampInt64(mem.RefaultFile.V), metadata.AttributeLinuxMemoryLruFile)
+		}
 	}
 	if !mem.Usage.OK || !mem.InactiveFile.OK {
 		return

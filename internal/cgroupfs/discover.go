@@ -12,9 +12,13 @@ import (
 	"strings"
 )
 
-// standaloneMaxDepth bounds the walk for containers outside kubepods
-// (/system.slice/docker.service/docker/<id> is depth 4).
-const standaloneMaxDepth = 5
+// standaloneMaxDepth bounds the walk for containers outside kubepods:
+// /system.slice/docker.service/docker/<id> is depth 4, a rootless Podman
+// pod's container (/user.slice/user-<uid>.slice/user@<uid>.service/
+// user.slice/user-libpod_pod_<pod>.slice/libpod-<id>.scope) and a rootless
+// Quadlet payload (.../user@<uid>.service/app.slice/<unit>.service/
+// libpod-payload-<id>) are depth 6.
+const standaloneMaxDepth = 6
 
 // Tree is the result of one discovery pass.
 type Tree struct {

@@ -139,3 +139,54 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// The standalone walk finds the container cgroups Podman and nerdctl make
+// (rootful systemd and cgroupfs manager, a pod's, rootless at depth 6, a
+// Quadlet payload, nerdctl's scope) and leaves out their conmon cgroups;
+// without standalone none is reported.
+func TestDiscoverPodmanShapes(t *testing.T) {
+	const (
+		a = "aa00000000000000000000000000000000000000000000000000000000000001"
+		b = "bb00000000000000000000000000000000000000000000000000000000000002"
+		c = "cc00000000000000000000000000000000000000000000000000000000000003"
+		d = "dd00000000000000000000000000000000000000000000000000000000000004"
+		e = "ee00000000000000000000000000000000000000000000000000000000000005"
+		f = "ff00000000000000000000000000000000000000000000000000000000000006"
+		p = "0f00000000000000000000000000000000000000000000000000000000000007"
+	)
+	want := map[string]string{
+		"/machine.slice/libpod-" + a + ".scope":                                                                           a,
+		"/machine.slice/machine-libpod_pod_" + p + ".slice/libpod-" + b + ".scope":                                        b,
+		"/user.slice/user-1000.slice/user@1000.service/user.slice/user-libpod_pod_" + p + ".slice/libpod-" + c + ".scope": c,
+		"/user.slice/user-1000.slice/user@1000.service/app.slice/web.service/libpod-payload-" + d:                         d,
+		"/libpod_parent/libpod-" + e:            e,
+		"/system.slice/nerdctl-" + f + ".scope": f,
+	}
+	files := map[string]string{
+		"machine.slice/libpod-conmon-" + a + ".scope/cgroup.procs": "",
+		"libpod_parent/conmon/cgroup.procs":                        "",
+		// a container's own sub-cgroup is part of it
+		"machine.slice/libpod-" + a + ".scope/container/cgroup.procs": "",
+	}
+	for path := range want {
+		files[strings.TrimPrefix(path, "/")+"/cgroup.procs"] = ""
+	}
+	r := memTree(t, true, files)
+
+	tree, err := r.l.Discover(true)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, ct := range tree.Containers {
+		got[ct.Path] = ct.ContainerID
+		wantRT := RuntimePodman
+		if ct.ContainerID == f {
+			wantRT = RuntimeContainerd
+		}
+		assert.Equal(t, wantRT, ct.Runtime, ct.Path)
+	}
+	assert.Equal(t, want, got)
+
+	tree, err = r.l.Discover(false)
+	require.NoError(t, err)
+	assert.Empty(t, tree.Containers, "standalone containers only when asked")
+}

@@ -41,6 +41,7 @@ const (
 	RuntimeContainerd = "containerd"
 	RuntimeCRIO       = "cri-o"
 	RuntimeDocker     = "docker"
+	RuntimePodman     = "podman"
 )
 
 // Driver is the cgroup driver that named the kubepods tree.
@@ -188,24 +189,41 @@ func parsePodLevel(s string, drv Driver) (qos, uid string, isPod, ok bool) {
 	return "", "", false, false
 }
 
+// containerPrefixes are the container cgroup names "<prefix><64hex>" with
+// the runtime they name: as a systemd scope ("<prefix><id>.scope") and,
+// where unscoped is set, as a plain directory too (the runtime's cgroupfs
+// manager). Podman's are "libpod-<id>" (its cgroupfs manager, under
+// /libpod_parent) and "libpod-<id>.scope" (systemd: machine.slice, a pod's
+// machine-libpod_pod_<pod>.slice, a rootless user's user@<uid>.service),
+// and a Quadlet unit's payload "<unit>.service/libpod-payload-<id>";
+// nerdctl's (containerd) "nerdctl-<id>.scope". Conmon scopes
+// ("crio-conmon-<id>", "libpod-conmon-<id>.scope") do not match: the rest
+// is not a 64-hex ID.
+var containerPrefixes = [...]struct {
+	prefix, runtime string
+	unscoped        bool
+}{
+	{"cri-containerd-", RuntimeContainerd, false},
+	{"crio-", RuntimeCRIO, true},
+	{"docker-", RuntimeDocker, false},
+	{"libpod-payload-", RuntimePodman, true},
+	{"libpod-", RuntimePodman, true},
+	{"nerdctl-", RuntimeContainerd, false},
+}
+
 // parseContainerName recognises a container cgroup's own name:
-// "<64hex>" (cgroupfs driver: containerd, docker), "crio-<64hex>" (CRI-O on
-// cgroupfs), and "<runtime>-<64hex>.scope" (systemd driver) with runtime
-// cri-containerd, crio or docker. CRI-O's conmon scopes ("crio-conmon-<id>")
-// and everything else (*.mount, init.scope) are not containers.
+// "<64hex>" (cgroupfs driver: containerd, docker) and the runtimes'
+// prefixed names (containerPrefixes). Everything else (*.mount,
+// init.scope, conmon scopes) is not a container.
 func parseContainerName(s string) (id, runtime string, ok bool) {
 	name := strings.TrimSuffix(s, ".scope")
 	scoped := len(name) != len(s)
 	if !scoped && IsHex64(name) {
 		return name, "", true
 	}
-	for _, p := range []struct{ prefix, runtime string }{
-		{"cri-containerd-", RuntimeContainerd},
-		{"crio-", RuntimeCRIO},
-		{"docker-", RuntimeDocker},
-	} {
+	for _, p := range containerPrefixes {
 		if rest, found := strings.CutPrefix(name, p.prefix); found && IsHex64(rest) {
-			if !scoped && p.runtime != RuntimeCRIO {
+			if !scoped && !p.unscoped {
 				return "", "", false
 			}
 			return rest, p.runtime, true

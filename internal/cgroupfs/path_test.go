@@ -13,6 +13,7 @@ import (
 
 const (
 	id1  = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	id2  = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 	uid  = "1a2b3c4d-0000-4000-8000-00000000000a"
 	uidU = "1a2b3c4d_0000_4000_8000_00000000000a"
 )
@@ -46,6 +47,14 @@ func TestParsePath(t *testing.T) {
 		{"/docker/" + id1, Cgroup{Path: "/docker/" + id1, Kind: KindContainer, ContainerID: id1, Runtime: RuntimeDocker}, true},
 		{"/system.slice/docker.service/docker/" + id1, Cgroup{Path: "/system.slice/docker.service/docker/" + id1, Kind: KindContainer, ContainerID: id1, Runtime: RuntimeDocker}, true},
 		{"/system.slice/docker-" + id1 + ".scope", Cgroup{Path: "/system.slice/docker-" + id1 + ".scope", Kind: KindContainer, ContainerID: id1, Runtime: RuntimeDocker}, true},
+		// Podman: cgroupfs manager, systemd (rootful, a pod's, rootless), a
+		// Quadlet unit's payload; nerdctl's systemd scope
+		{"/libpod_parent/libpod-" + id1, Cgroup{Path: "/libpod_parent/libpod-" + id1, Kind: KindContainer, ContainerID: id1, Runtime: RuntimePodman}, true},
+		{"/machine.slice/libpod-" + id1 + ".scope", Cgroup{Path: "/machine.slice/libpod-" + id1 + ".scope", Kind: KindContainer, ContainerID: id1, Runtime: RuntimePodman}, true},
+		{"/machine.slice/machine-libpod_pod_" + id2 + ".slice/libpod-" + id1 + ".scope/container", Cgroup{Path: "/machine.slice/machine-libpod_pod_" + id2 + ".slice/libpod-" + id1 + ".scope", Kind: KindContainer, ContainerID: id1, Runtime: RuntimePodman}, true},
+		{"/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + id1 + ".scope", Cgroup{Path: "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + id1 + ".scope", Kind: KindContainer, ContainerID: id1, Runtime: RuntimePodman}, true},
+		{"/system.slice/web.service/libpod-payload-" + id1, Cgroup{Path: "/system.slice/web.service/libpod-payload-" + id1, Kind: KindContainer, ContainerID: id1, Runtime: RuntimePodman}, true},
+		{"/system.slice/nerdctl-" + id1 + ".scope", Cgroup{Path: "/system.slice/nerdctl-" + id1 + ".scope", Kind: KindContainer, ContainerID: id1, Runtime: RuntimeContainerd}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
@@ -69,6 +78,11 @@ func TestParsePathRejects(t *testing.T) {
 		"/kubepods/burstable/pod" + uid + "/cri-containerd-" + id1,                           // systemd name without .scope
 		"/system.slice/containerd.service",
 		"/user.slice",
+		"/machine.slice/libpod-conmon-" + id1 + ".scope", // Podman's conmon
+		"/libpod_parent/conmon",
+		"/machine.slice/machine-libpod_pod_" + id2 + ".slice",
+		"/system.slice/nerdctl-" + id1, // systemd name without .scope
+		"/system.slice/docker-" + id1,  // systemd name without .scope
 	} {
 		t.Run(p, func(t *testing.T) {
 			got, ok := ParsePath(p)
@@ -89,6 +103,8 @@ func FuzzParsePath(f *testing.F) {
 		"/system.slice/docker.service/docker/" + id1, "/kubepods/pod" + uid,
 		"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + uidU + ".slice",
 		"//kubepods//", "/a/b/c", "kubepods-burstable-pod.slice",
+		"/libpod_parent/libpod-" + id1, "/machine.slice/libpod-conmon-" + id1 + ".scope",
+		"/system.slice/web.service/libpod-payload-" + id1 + "/sub",
 	} {
 		f.Add(s)
 	}

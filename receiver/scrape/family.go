@@ -4,6 +4,8 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
@@ -172,6 +174,23 @@ func enabled(m *metadata.MetricsConfig, rec any) bool {
 		return false
 	}
 	return recorderEnabled(m, runtime.FuncForPC(v.Pointer()).Name())
+}
+
+// checkRecorders fails when enabled cannot tell a recorder's metric in
+// this build (a toolchain that named method expressions otherwise would
+// leave every metric off): Start fails loudly instead.
+func checkRecorders() error {
+	var all metadata.MetricsConfig
+	on := reflect.ValueOf(&all).Elem().FieldByName("ContainerCPUTime").FieldByName("Enabled")
+	if !on.CanSet() {
+		return errors.New("metrics config has no ContainerCPUTime.Enabled")
+	}
+	on.SetBool(true)
+	if !enabled(&all, mbT.RecordContainerCPUTimeDataPoint) {
+		return fmt.Errorf("cannot tell the metric of recorder %s: no metric would be enabled",
+			runtime.FuncForPC(reflect.ValueOf(mbT.RecordContainerCPUTimeDataPoint).Pointer()).Name())
+	}
+	return nil
 }
 
 // recorderEnabled reports whether the metric that the MetricsBuilder

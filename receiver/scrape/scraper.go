@@ -127,6 +127,9 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
 	}
+	if err := checkRecorders(); err != nil {
+		return err
+	}
 	v := &s.env
 	v.layout = l
 	v.reader = cgroupfs.NewReader(l)

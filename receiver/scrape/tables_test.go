@@ -64,6 +64,7 @@ func metricsConfig(t *testing.T, set string) *metadata.MetricsConfig {
 // not per entity) is in exactly one table entry per kind: a family names
 // its metrics in its table only.
 func TestRecorderTables(t *testing.T) {
+	require.NoError(t, checkRecorders(), "Start's check that recorders resolve in this build")
 	all, none := metricsConfig(t, "all"), metricsConfig(t, "none")
 	recs := map[string]string{}
 	for name, table := range recorderTables {

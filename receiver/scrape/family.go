@@ -22,10 +22,11 @@ import (
 // descriptors, filesystems, uptime, accelerators. Every family follows one
 // protocol:
 //
-//   - Its constructor (newFamilies) derives from the enabled metrics, once
-//     at Start, what it reads for each entity kind, and what each kind's
-//     points are; with no metric of it enabled it is left out (nil). A file
-//     no enabled metric needs is never opened.
+//   - Its constructor (a newFamily, listed in familyOrder) derives from its
+//     recorder table and the enabled metrics (enabled), once at Start, what
+//     it reads for each entity kind, and what each kind's points are; with
+//     no metric of it enabled it is left out (nil). A file no enabled
+//     metric needs is never opened.
 //   - read reads what the entity's kind needs into the family's own result
 //     for that entity (kept in the family: a scrape reads and records one
 //     entity at a time), and readErr is the read's error. scrapeCgroup
@@ -50,7 +51,7 @@ import (
 // A family never sees the scraper: its constructor gets the env (env.go),
 // each read the entity, whose pass is the scrape's scratch and whose hand
 // carries what an earlier family read for a later one. Adding a family
-// is a file with its type and recorder table and one line in newFamilies
+// is a file with its type and recorder table and one line in familyOrder
 // (CONTRIBUTING.md, "How to add a metric family").
 type family interface {
 	beginScrape()

@@ -12,34 +12,26 @@ import (
 // and, for cpu.time and paging.faults, "name/attribute value".
 func points(m pmetric.Metrics, attr, val string) map[string]float64 {
 	out := map[string]float64{}
-	for i := 0; i < m.ResourceMetrics().Len(); i++ {
-		rm := m.ResourceMetrics().At(i)
-		if v, ok := rm.Resource().Attributes().Get(attr); !ok || v.Str() != val {
-			continue
+	eachMetric(m, attr, val, func(mt pmetric.Metric) {
+		var dps pmetric.NumberDataPointSlice
+		if mt.Type() == pmetric.MetricTypeSum {
+			dps = mt.Sum().DataPoints()
+		} else {
+			dps = mt.Gauge().DataPoints()
 		}
-		ms := rm.ScopeMetrics().At(0).Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			mt := ms.At(j)
-			var dps pmetric.NumberDataPointSlice
-			if mt.Type() == pmetric.MetricTypeSum {
-				dps = mt.Sum().DataPoints()
-			} else {
-				dps = mt.Gauge().DataPoints()
+		for k := 0; k < dps.Len(); k++ {
+			dp := dps.At(k)
+			key := mt.Name()
+			dp.Attributes().Range(func(_ string, v pcommon.Value) bool {
+				key += "/" + v.AsString()
+				return true
+			})
+			v := dp.DoubleValue()
+			if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+				v = float64(dp.IntValue())
 			}
-			for k := 0; k < dps.Len(); k++ {
-				dp := dps.At(k)
-				key := mt.Name()
-				dp.Attributes().Range(func(_ string, v pcommon.Value) bool {
-					key += "/" + v.AsString()
-					return true
-				})
-				v := dp.DoubleValue()
-				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-					v = float64(dp.IntValue())
-				}
-				out[key] = v
-			}
+			out[key] = v
 		}
-	}
+	})
 	return out
 }

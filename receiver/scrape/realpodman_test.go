@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/podmantest"
 )
@@ -31,19 +33,30 @@ func TestRealPodman(t *testing.T) {
 	machine.Lock(t)
 	pm := podmantest.New(t)
 	c := pm.Run(t, "containerstats-podmantest", "/bin/sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=16 && exec sleep 120")
-	rel := cgroupOf(t, c.PID, "memory")
+	l, err := cgroupfs.NewHost("/").Layout()
+	require.NoError(t, err)
+	proc := procfs.NewFS("/")
+	cgroupOf := func(pid int) string { // as the system containers find theirs
+		lines, err := proc.Cgroup(pid)
+		require.NoError(t, err)
+		rel, err := processCgroup(l, lines)
+		require.NoError(t, err)
+		return rel
+	}
+	rel := cgroupOf(c.PID)
 	require.Equal(t, "/libpod_parent/libpod-"+c.ID, rel, "Podman's cgroupfs manager")
-	conmon := cgroupOf(t, c.ConmonPID, "memory")
+	conmon := cgroupOf(c.ConmonPID)
+	// The kernel's own figure, read from the file, not through the reader.
+	usageFile := filepath.Join(l.Dir("", rel), "memory.current")
+	if l.StatsV1() {
+		usageFile = filepath.Join(l.Dir(cgroupfs.CtrlMemory, rel), "memory.usage_in_bytes")
+	}
 	usage := func() uint64 {
-		for _, f := range []string{"/sys/fs/cgroup/memory" + rel + "/memory.usage_in_bytes", "/sys/fs/cgroup" + rel + "/memory.current"} {
-			if data, err := os.ReadFile(f); err == nil {
-				v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
-				require.NoError(t, err)
-				return v
-			}
-		}
-		t.Fatalf("no memory usage file for %s", rel)
-		return 0
+		data, err := os.ReadFile(usageFile)
+		require.NoError(t, err)
+		v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+		require.NoError(t, err)
+		return v
 	}
 	require.Eventually(t, func() bool { return usage() >= 16<<20 }, 20e9, 20e6, "the container never charged its 16 MiB")
 
@@ -78,26 +91,4 @@ func TestRealPodman(t *testing.T) {
 
 	p, _, _, _ = scrape(false)
 	assert.Empty(t, p, "a standalone container without standalone_containers")
-}
-
-// cgroupOf is the cgroup path of process pid in the v1 hierarchy of
-// controller ctrl, or in the unified tree ("0::") on a v2 machine.
-func cgroupOf(t *testing.T, pid int, ctrl string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
-	require.NoError(t, err)
-	var unified string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		require.Len(t, parts, 3, line)
-		if parts[0] == "0" {
-			unified = parts[2]
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == ctrl {
-				return parts[2]
-			}
-		}
-	}
-	return unified
 }

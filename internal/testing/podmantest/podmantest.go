@@ -73,7 +73,7 @@ func New(t testing.TB) *Podman {
 		"--root", filepath.Join(dir, "root"), "--runroot", filepath.Join(dir, "run"), "--tmpdir", filepath.Join(dir, "tmp"),
 		"--storage-driver", "vfs", "--cgroup-manager", "cgroupfs", "--events-backend", "none", "--runtime", runc,
 	}}
-	made := absent(t, shmLock, cgroupDirs("libpod_parent/conmon"), cgroupDirs("libpod_parent"))
+	made := absent(append(cgroupDirs("libpod_parent/conmon"), append(cgroupDirs("libpod_parent"), shmLock)...))
 	t.Cleanup(func() { p.cleanup(t, made) })
 
 	rootfs := filepath.Join(dir, "rootfs")
@@ -175,17 +175,12 @@ func cgroupDirs(rel string) []string {
 
 // absent returns, in order, the paths that do not exist now: what the test
 // will have made.
-func absent(t testing.TB, shm string, groups ...[]string) []string {
+func absent(paths []string) []string {
 	var out []string
-	for _, g := range groups {
-		for _, d := range g {
-			if _, err := os.Stat(d); os.IsNotExist(err) {
-				out = append(out, d)
-			}
+	for _, p := range paths {
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			out = append(out, p)
 		}
-	}
-	if _, err := os.Stat(shm); os.IsNotExist(err) {
-		out = append(out, shm)
 	}
 	return out
 }

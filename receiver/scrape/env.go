@@ -32,9 +32,9 @@ type env struct {
 	// bootTime is the node's boot time, 0 when /proc/stat did not give it.
 	bootTime pcommon.Timestamp
 	ident    Identity
-	fs       Filesystem // nil: no filesystem metrics
-	gpu      *gpuState  // nil: GPU metrics off (gpu.go)
-	events   bool       // container events are detected (events.go)
+	fs       Filesystem                // nil: no filesystem metrics
+	gpu      *gpuState                 // nil: GPU metrics off (gpu.go)
+	events   *containerevents.Detector // container events (events.go); nil when off
 }
 
 // pass is one scrape's scratch: made by each Scrape (newPass) and reached

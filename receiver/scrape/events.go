@@ -28,18 +28,17 @@ type EventSink = containerevents.Sink
 
 // startEvents turns detection on when the sink is active. Called in Start.
 func (s *Scraper) startEvents() {
-	s.events, s.env.events = nil, false
+	s.env.events = nil
 	if s.opts.Events == nil || !s.opts.Events.Active() {
 		return
 	}
-	s.events = containerevents.NewDetector(containerevents.Config{
+	s.env.events = containerevents.NewDetector(containerevents.Config{
 		NodeName:           s.opts.NodeName,
 		ResourceAttributes: s.opts.MetricsBuilderConfig.ResourceAttributes,
 		ScopeVersion:       s.set.BuildInfo.Version,
 		Filter:             s.opts.Filter,
 		PodLabels:          s.podLabels,
 	})
-	s.env.events = true
 }
 
 // eventsFamily reads each container's OOM kill counter for the events
@@ -53,7 +52,7 @@ type eventsFamily struct {
 }
 
 func newEventsFamily(v *env, _ *metadata.MetricsConfig, _ int) family {
-	if !v.events {
+	if v.events == nil {
 		return nil
 	}
 	return &eventsFamily{v: v}
@@ -91,10 +90,10 @@ func (f *eventsFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 // publishes the records it returns. Called at the end of every scrape
 // that discovered the tree.
 func (s *Scraper) detectEvents(p *pass, tree *cgroupfs.Tree) {
-	if s.events == nil {
+	if s.env.events == nil {
 		return
 	}
-	ld := s.events.Observe(containerevents.Scrape{Now: p.now, Tree: tree, Counters: p.oomCounters, Listed: true, Instances: s.env.ident.Instances()})
+	ld := s.env.events.Observe(containerevents.Scrape{Now: p.now, Tree: tree, Counters: p.oomCounters, Listed: true, Instances: s.env.ident.Instances()})
 	if ld.LogRecordCount() > 0 {
 		s.opts.Events.Publish(ld)
 	}

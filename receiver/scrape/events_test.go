@@ -229,7 +229,7 @@ func TestOOMKillEventsAbsentCounter(t *testing.T) {
 	scrapeAt(t, s, clk, t0)
 	scrapeAt(t, s, clk, t0.Add(10*time.Second))
 	assert.Empty(t, sink.drain())
-	st, ok := s.events.Instance(idC3)
+	st, ok := s.env.events.Instance(idC3)
 	require.True(t, ok)
 	assert.False(t, st.Counter)
 }
@@ -244,7 +244,7 @@ func TestEventsOffWhenSinkInactive(t *testing.T) {
 	setOOM(t, root, "v2-systemd", oomFiles["v2-systemd"].a1, 50)
 	scrapeAt(t, s, clk, t0.Add(10*time.Second))
 	assert.Empty(t, sink.got)
-	assert.Nil(t, s.events)
+	assert.Nil(t, s.env.events)
 }
 
 // A malformed counter costs that container's events only, as a partial
@@ -418,7 +418,7 @@ func TestRuntimeOOMBaselineAndGiveUp(t *testing.T) {
 		scrapeAt(t, s, clk, t0.Add(10*time.Second+time.Duration(i)*10*time.Second))
 	}
 	assert.Empty(t, sink.drain(), "73's exit status never came: given up after exitWait")
-	st, _ := s.events.Instance(pending.ID)
+	st, _ := s.env.events.Instance(pending.ID)
 	assert.True(t, st.ExitDone)
 }
 

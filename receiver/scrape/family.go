@@ -4,7 +4,6 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -181,13 +180,8 @@ func enabled(m *metadata.MetricsConfig, rec any) bool {
 // this build (a toolchain that named method expressions otherwise would
 // leave every metric off): Start fails loudly instead.
 func checkRecorders() error {
-	var all metadata.MetricsConfig
-	on := reflect.ValueOf(&all).Elem().FieldByName("ContainerCPUTime").FieldByName("Enabled")
-	if !on.CanSet() {
-		return errors.New("metrics config has no ContainerCPUTime.Enabled")
-	}
-	on.SetBool(true)
-	if !enabled(&all, mbT.RecordContainerCPUTimeDataPoint) {
+	m := metadata.DefaultMetricsConfig() // container.cpu.time is on by default
+	if !enabled(&m, mbT.RecordContainerCPUTimeDataPoint) {
 		return fmt.Errorf("cannot tell the metric of recorder %s: no metric would be enabled",
 			runtime.FuncForPC(reflect.ValueOf(mbT.RecordContainerCPUTimeDataPoint).Pointer()).Name())
 	}

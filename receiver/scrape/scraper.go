@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
-	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
@@ -95,8 +94,7 @@ type Scraper struct {
 	// families are the metric families every entity is read and recorded
 	// through (family.go), built in Start from the enabled metrics.
 	families []family
-	sys      *systemContainers         // the node's system containers (system.go); nil when off
-	events   *containerevents.Detector // container events (events.go); nil when off
+	sys      *systemContainers // the node's system containers (system.go); nil when off
 }
 
 // New returns a scraper; nothing is read until Start.

@@ -62,6 +62,12 @@ type Config struct {
 	// k8s.pod.label.<key> on pod and container series.
 	PodLabels bool `mapstructure:"pod_labels"`
 
+	// ContainerLabels is the allow-list of container labels set as
+	// resource attributes container.label.<key> on container series, log
+	// records and events: the keys of labels the Docker Engine API or
+	// containerd give (e.g. com.docker.compose.project). Empty: none.
+	ContainerLabels []string `mapstructure:"container_labels"`
+
 	// FilesystemCollectionInterval is the period of the background
 	// filesystem collection: containers' writable layers and the image
 	// filesystems from CRI, and the sizes of container log files
@@ -178,6 +184,15 @@ type RuntimeConfig struct {
 	ContainerdEndpoint string `mapstructure:"containerd_endpoint"`
 	// ContainerdNamespaces are the containerd namespaces listed.
 	ContainerdNamespaces []string `mapstructure:"containerd_namespaces"`
+	// DockerEnabled turns the Docker Engine API resolver on: dockerd's
+	// socket and Podman's Docker-compatible one give standalone
+	// containers their names, images and labels.
+	DockerEnabled bool `mapstructure:"docker_enabled"`
+	// DockerEndpoints are Engine API sockets (paths on the collector's
+	// filesystem, optionally "unix://"). Empty: every one found under
+	// root_path among run/docker.sock, run/podman/podman.sock (and their
+	// var/run paths) and rootless Podman's run/user/<uid>/podman/podman.sock.
+	DockerEndpoints []string `mapstructure:"docker_endpoints"`
 	// Timeout bounds every runtime call.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// RefreshInterval is the period of the background refresh.
@@ -305,6 +320,11 @@ func (cfg *Config) Validate() error {
 	case cfg.FilesystemCollectionInterval <= 0:
 		return fmt.Errorf("filesystem_collection_interval: must be greater than 0, got %s", cfg.FilesystemCollectionInterval)
 	}
+	for i, k := range cfg.ContainerLabels {
+		if k == "" || strings.TrimSpace(k) != k {
+			return fmt.Errorf("container_labels::%d: must be a label key without surrounding spaces, got %q", i, k)
+		}
+	}
 	return nil
 }
 
@@ -331,6 +351,12 @@ func (rt *RuntimeConfig) Validate() error {
 	errs := []error{
 		validEndpoint("cri_endpoint", rt.CRIEndpoint),
 		validEndpoint("containerd_endpoint", rt.ContainerdEndpoint),
+	}
+	for i, ep := range rt.DockerEndpoints {
+		if ep == "" {
+			errs = append(errs, fmt.Errorf("docker_endpoints::%d: must not be empty", i))
+		}
+		errs = append(errs, validEndpoint(fmt.Sprintf("docker_endpoints::%d", i), ep))
 	}
 	if rt.ContainerdEnabled && len(rt.ContainerdNamespaces) == 0 {
 		errs = append(errs, errors.New("containerd_namespaces: must not be empty when containerd_enabled is true"))

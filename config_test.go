@@ -67,12 +67,13 @@ func TestConfigIdentityDefaults(t *testing.T) {
 	cfg, err := loadConfig(t, "default.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, RuntimeConfig{
-		CRIEnabled: true, ContainerdEnabled: true, ContainerdNamespaces: []string{"k8s.io", "moby"},
+		CRIEnabled: true, ContainerdEnabled: true, ContainerdNamespaces: []string{"k8s.io", "moby"}, DockerEnabled: true,
 		Timeout: 2 * time.Second, RefreshInterval: 30 * time.Second, MinRefreshInterval: 5 * time.Second, PodLogs: true,
 	}, cfg.Runtime)
 	assert.True(t, cfg.PodSeries)
 	assert.True(t, cfg.NodeSeries)
 	assert.False(t, cfg.PodLabels)
+	assert.Empty(t, cfg.ContainerLabels)
 	assert.Equal(t, FiltersConfig{}, cfg.Filters)
 }
 
@@ -82,11 +83,13 @@ func TestConfigIdentity(t *testing.T) {
 	assert.Equal(t, RuntimeConfig{
 		CRIEndpoint: "unix:///hostfs/run/crio/crio.sock", CRIEnabled: true,
 		ContainerdEndpoint: "/hostfs/run/k3s/containerd/containerd.sock", ContainerdNamespaces: []string{"k8s.io"},
+		DockerEndpoints: []string{"/hostfs/run/user/1000/podman/podman.sock", "unix:///hostfs/run/docker.sock"},
 		Timeout: 3 * time.Second, RefreshInterval: 45 * time.Second, MinRefreshInterval: 7 * time.Second, IncludeSandboxes: true,
 	}, cfg.Runtime)
 	assert.False(t, cfg.PodSeries)
 	assert.False(t, cfg.NodeSeries)
 	assert.True(t, cfg.PodLabels)
+	assert.Equal(t, []string{"com.docker.compose.project", "com.docker.compose.service"}, cfg.ContainerLabels)
 	f, err := cfg.Filters.compile()
 	require.NoError(t, err)
 	assert.True(t, f.AllowContainer("team-a", "web", "app"))
@@ -160,6 +163,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"bad_runtime.yaml", "; containerd_namespaces: must not be empty"},
 		{"bad_runtime.yaml", "; timeout: must be greater than 0"},
 		{"bad_runtime.yaml", "; refresh_interval: must be greater than 0"},
+		{"bad_runtime.yaml", `; docker_endpoints::0: must be an absolute unix socket path, got "run/docker.sock"; docker_endpoints::1: must not be empty`},
+		{"bad_labels.yaml", `container_labels::1: must be a label key without surrounding spaces, got " com.docker.compose.service"`},
 		{"bad_filter.yaml", "filters::pods::include::0: error parsing regexp: missing closing )"},
 		{"bad_filter.yaml", "filters::containers::exclude::0: strict and regex cannot be used together"},
 		{"bad_logs.yaml", `logs: start_at: must be "beginning" or "end", got "middle"`},

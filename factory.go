@@ -88,6 +88,7 @@ func createDefaultConfig() component.Config {
 			CRIEnabled:           true,
 			ContainerdEnabled:    true,
 			ContainerdNamespaces: []string{"k8s.io", "moby"},
+			DockerEnabled:        true,
 			Timeout:              identity.DefaultTimeout,
 			RefreshInterval:      identity.DefaultRefreshInterval,
 			MinRefreshInterval:   identity.DefaultMinRefresh,
@@ -167,7 +168,9 @@ func createMetricsReceiver(
 
 // useNode returns a new receiver's handle on c's shared node state.
 func useNode(ns *nodes, c *Config, logger *zap.Logger) *node.Handle {
-	return node.Use(ns, c, node.Config{Root: c.RootPath, Standalone: c.StandaloneContainers, Identity: identityConfig(c.Runtime)}, logger)
+	ic := identityConfig(c.Runtime)
+	ic.ContainerLabels = c.ContainerLabels
+	return node.Use(ns, c, node.Config{Root: c.RootPath, Standalone: c.StandaloneContainers, Identity: ic}, logger)
 }
 
 // identityConfig is the runtime section, as the identity uses it.
@@ -175,6 +178,7 @@ func identityConfig(r RuntimeConfig) node.IdentityConfig {
 	return node.IdentityConfig{
 		CRIEnabled: r.CRIEnabled, CRIEndpoint: r.CRIEndpoint,
 		ContainerdEnabled: r.ContainerdEnabled, ContainerdEndpoint: r.ContainerdEndpoint, ContainerdNamespaces: r.ContainerdNamespaces,
+		DockerEnabled: r.DockerEnabled, DockerEndpoints: r.DockerEndpoints,
 		Timeout: r.Timeout, RefreshInterval: r.RefreshInterval, MinRefresh: r.MinRefreshInterval, PodLogs: r.PodLogs,
 	}
 }

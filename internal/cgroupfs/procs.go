@@ -6,7 +6,10 @@ package cgroupfs // import "github.com/containerstats/containerstatsreceiver/int
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+
+	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
 )
 
 // AnyPID returns one process of cgroup rel or of its sub-cgroups, depth
@@ -53,4 +56,20 @@ func (r *Reader) anyPID(dir string, top bool) (int, bool, error) {
 // walk is skipped. ok is false when the cgroup has no cgroup.procs.
 func (r *Reader) Procs(rel string, dst []int) (pids []int, ok bool, err error) {
 	return r.threadsUnder(filepath.Join(r.l.WalkRoot(), rel), "cgroup.procs", dst, true)
+}
+
+// Instance identifies the cgroup at rel as it exists now: its directory's
+// inode in the hierarchy discovery walks. A cgroup removed and made again
+// under the same path (docker and Podman keep a container's ID across a
+// restart) is a new instance. A missing cgroup is ErrVanished.
+func (r *Reader) Instance(rel string) (uint64, error) {
+	dir := filepath.Join(r.l.WalkRoot(), rel)
+	ino, err := rawfile.PathInode(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("%s: %w", dir, ErrVanished)
+		}
+		return 0, fmt.Errorf("%s: %w", dir, err)
+	}
+	return ino, nil
 }

@@ -27,7 +27,13 @@ const (
 	SourceCRI
 	// SourceContainerd: containerd's own API.
 	SourceContainerd
+	// SourceDocker: the Docker Engine API (dockerd, or Podman's
+	// Docker-compatible service).
+	SourceDocker
 )
+
+// Sources is the number of Source values (arrays indexed by Source).
+const Sources = int(SourceDocker) + 1
 
 func (s Source) String() string {
 	switch s {
@@ -35,6 +41,8 @@ func (s Source) String() string {
 		return "cri"
 	case SourceContainerd:
 		return "containerd"
+	case SourceDocker:
+		return "docker"
 	default:
 		return "path"
 	}
@@ -58,6 +66,9 @@ type Container struct {
 	// StartTime is the container's creation time from the runtime; zero
 	// when unknown.
 	StartTime time.Time
+	// Labels are the container's labels whose keys are on the allow-list
+	// (container_labels; container.label.<key>); nil when none.
+	Labels map[string]string
 	// Sandbox marks pause/sandbox containers.
 	Sandbox bool
 	// Exited marks containers the runtime reports as exited (CRI
@@ -131,6 +142,21 @@ func SplitImage(ref string) (name, tag string) {
 		return "", "" // ":tag" or "@digest" alone names nothing
 	}
 	return name, tag
+}
+
+// AllowedLabels returns the labels of l whose keys are in allow; nil when
+// there are none.
+func AllowedLabels(l map[string]string, allow []string) map[string]string {
+	var out map[string]string
+	for _, k := range allow {
+		if v, ok := l[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(allow))
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Kubernetes labels the kubelet puts on sandboxes and containers.

@@ -61,7 +61,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ContainerStatsContainers, err = builder.meter.Int64Gauge(
 		"otelcol_container_stats_containers",
-		metric.WithDescription("Containers reported by the last scrape, by identity source (attribute source: cri, containerd, path). [Development]"),
+		metric.WithDescription("Containers reported by the last scrape, by identity source (attribute source: cri, containerd, docker (the Docker Engine API: dockerd or Podman), path). [Development]"),
 		metric.WithUnit("{container}"),
 	)
 	errs = errors.Join(errs, err)

@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 func AssertEqualContainerStatsContainers(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_container_stats_containers",
-		Description: "Containers reported by the last scrape, by identity source (attribute source: cri, containerd, path). [Development]",
+		Description: "Containers reported by the last scrape, by identity source (attribute source: cri, containerd, docker (the Docker Engine API: dockerd or Podman), path). [Development]",
 		Unit:        "{container}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,

@@ -13,6 +13,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
+	"github.com/containerstats/containerstatsreceiver/internal/identity/docker"
 	"github.com/containerstats/containerstatsreceiver/internal/podlogs"
 )
 
@@ -24,6 +25,13 @@ type IdentityConfig struct {
 	ContainerdEnabled    bool
 	ContainerdEndpoint   string
 	ContainerdNamespaces []string
+	// DockerEnabled lists the Docker Engine API sockets DockerEndpoints
+	// names, else those found under root (docker.Endpoints).
+	DockerEnabled   bool
+	DockerEndpoints []string
+	// ContainerLabels is the allow-list of container labels kept from the
+	// Engine API and containerd (container.label.<key>).
+	ContainerLabels []string
 	Timeout              time.Duration
 	RefreshInterval      time.Duration
 	MinRefresh           time.Duration
@@ -83,9 +91,22 @@ func (r *Identity) Start(ctx context.Context) error {
 		r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
 			zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
 	}
+	if r.cfg.DockerEnabled {
+		// Before containerd: docker's containers are in containerd's moby
+		// namespace too, by ID alone, and the first resolver that knows a
+		// container wins.
+		for _, ep := range docker.Endpoints(r.root, r.cfg.DockerEndpoints) {
+			d, err := docker.New(ep, r.cfg.ContainerLabels)
+			if err != nil {
+				closeAll()
+				return err
+			}
+			resolvers = append(resolvers, d)
+		}
+	}
 	if r.cfg.ContainerdEnabled {
 		if ep := containerd.Endpoint(r.root, r.cfg.ContainerdEndpoint); ep != "" {
-			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces)
+			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.ContainerLabels)
 			if err != nil {
 				closeAll()
 				return err

@@ -43,6 +43,7 @@ func Container(rb *metadata.ResourceBuilder, nodeName string, c *cgroupfs.Cgroup
 	SetContainerIdentity(rb, ct)
 	res := rb.Emit()
 	SetPodLabels(res, podLabels)
+	SetContainerLabels(res, ct.Labels)
 	return res
 }
 
@@ -77,6 +78,18 @@ const PodLabelPrefix = "k8s.pod.label."
 func SetPodLabels(res pcommon.Resource, labels map[string]string) {
 	for k, v := range labels {
 		res.Attributes().PutStr(PodLabelPrefix+k, v)
+	}
+}
+
+// ContainerLabelPrefix prefixes the container labels on the allow-list
+// (container_labels) on container resources: the semantic conventions'
+// container.label.<key>.
+const ContainerLabelPrefix = "container.label."
+
+// SetContainerLabels sets labels as container.label.<key> attributes of res.
+func SetContainerLabels(res pcommon.Resource, labels map[string]string) {
+	for k, v := range labels {
+		res.Attributes().PutStr(ContainerLabelPrefix+k, v)
 	}
 }
 

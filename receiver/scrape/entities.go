@@ -85,7 +85,12 @@ func (s *Scraper) scrapeContainer(p *pass, c *cgroupfs.Cgroup, errs *scrapererro
 	if !ct.StartTime.IsZero() {
 		start = pcommon.NewTimestampFromTime(ct.StartTime)
 	}
-	st := s.get(seriesKey{kind: kindContainer, id: c.ContainerID}, c.Path, start)
+	key := seriesKey{kind: kindContainer, id: c.ContainerID}
+	st := s.get(key, c.Path, start)
+	standalone := c.PodUID == "" && ct.PodUID == ""
+	if standalone {
+		st = s.trackRun(p, key, st, c)
+	}
 	if !ct.StartTime.IsZero() && !st.runtimeStart {
 		// A runtime that answers late replaces the first-seen time, once:
 		// after that the start time never moves, even when the identity
@@ -94,7 +99,7 @@ func (s *Scraper) scrapeContainer(p *pass, c *cgroupfs.Cgroup, errs *scrapererro
 		st.start, st.runtimeStart = start, true
 	}
 	if !s.scrapeCgroup(p, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
-		standalone: c.PodUID == "" && ct.PodUID == "", ct: ct, cg: c}, errs) {
+		standalone: standalone, ct: ct, cg: c}, errs) {
 		return
 	}
 	p.sources[ct.Source]++

@@ -31,10 +31,14 @@ type env struct {
 	logger   *zap.Logger
 	// bootTime is the node's boot time, 0 when /proc/stat did not give it.
 	bootTime pcommon.Timestamp
-	ident    Identity
-	fs       Filesystem                // nil: no filesystem metrics
-	gpu      *gpuState                 // nil: GPU metrics off (gpu.go)
-	events   *containerevents.Detector // container events (events.go); nil when off
+	// runs: standalone containers are reported and a metric that depends
+	// on their runs is on (runStartRec): their runs are followed
+	// (instance.go).
+	runs   bool
+	ident  Identity
+	fs     Filesystem                // nil: no filesystem metrics
+	gpu    *gpuState                 // nil: GPU metrics off (gpu.go)
+	events *containerevents.Detector // container events (events.go); nil when off
 }
 
 // pass is one scrape's scratch: made by each Scrape (newPass) and reached
@@ -43,12 +47,13 @@ type env struct {
 // entity being read and recorded. Nothing in it outlives the scrape; its
 // maps are the previous pass's, cleared, so a scrape allocates none.
 type pass struct {
-	now time.Time
-	gen uint64            // the scrape's generation (series.seen)
-	fs  *fsstats.Snapshot // the filesystem snapshot; nil without filesystem metrics
+	now  time.Time
+	prev time.Time         // the previous scrape's time; zero for the first
+	gen  uint64            // the scrape's generation (series.seen)
+	fs   *fsstats.Snapshot // the filesystem snapshot; nil without filesystem metrics
 	// sources counts the containers reported, by identity.Source (the
 	// receiver's own metrics).
-	sources [3]int64
+	sources [identity.Sources]int64
 	// deferred: pods of the containers left to the next scrape (their
 	// identity is not fetched yet, see Identity's Pending).
 	deferred map[string]bool
@@ -74,6 +79,7 @@ type pass struct {
 func newPass(now time.Time, gen uint64, last *pass) *pass {
 	p := &pass{now: now, gen: gen}
 	if last != nil {
+		p.prev = last.now
 		p.deferred, p.oomRead, p.podThread = last.deferred, last.oomRead, last.podThread
 		clear(p.deferred)
 		clear(p.oomRead)

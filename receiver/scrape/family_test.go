@@ -81,19 +81,25 @@ func compactStrings(s []string) []string {
 var blkioFiles = []string{"io.stat", "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
 	"blkio.bfq.io_service_bytes_recursive", "blkio.bfq.io_serviced_recursive", "uevent"}
 
+// runFiles are what following a standalone container's run reads, once
+// per run, when a metric that depends on it is on (runStartRec,
+// instance.go): its processes and their /proc/<pid>/stat start times.
+var runFiles = []string{"cgroup.procs", "stat"}
+
 func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
+	run := func(files ...string) []string { return append(files, runFiles...) }
 	cases := map[string][]string{
 		"container.memory.usage":        {"memory.current", "memory.usage_in_bytes"},
 		"container.memory.working_set":  {"memory.current", "memory.usage_in_bytes", "memory.stat"},
 		"container.memory.swap":         {"memory.swap.current", "memory.usage_in_bytes", "memory.memsw.usage_in_bytes"},
 		"container.memory.limit":        {"memory.max", "memory.limit_in_bytes"},
-		"container.memory.oom_kills":    {"memory.events", "memory.oom_control"},
+		"container.memory.oom_kills":    run("memory.events", "memory.oom_control"),
 		"container.memory.peak":         {"memory.peak"}, // v2 only: nothing on v1 and hybrid
-		"container.paging.faults":       {"memory.stat"},
-		"container.cpu.time":            {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"container.paging.faults":       run("memory.stat"),
+		"container.cpu.time":            run("cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"),
 		"container.cpu.limit":           {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us"},
 		"container.cpu.shares":          {"cpu.weight", "cpu.shares"},
-		"container.pressure.stall_time": {"cpu.pressure", "memory.pressure", "io.pressure"},
+		"container.pressure.stall_time": run("cpu.pressure", "memory.pressure", "io.pressure"),
 		"container.tasks":               {"cgroup.threads", "tasks", "stat"},
 		"k8s.pod.memory.oom_kills":      {"memory.events", "memory.oom_control"},
 		"k8s.pod.cpu.usage":             {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
@@ -104,7 +110,7 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.memory.oom_kills":     {"vmstat"},
 		"k8s.node.pids.count":           {"loadavg"},
 		"k8s.node.pids.limit":           {"pid_max", "threads-max"},
-		"container.disk.io":             blkioFiles,
+		"container.disk.io":             run(blkioFiles...),
 		"k8s.pod.disk.operations":       blkioFiles,
 		"k8s.node.disk.io":              {"diskstats", "uevent"},
 		// The optional hugetlb and file descriptor families, and container network.
@@ -113,7 +119,7 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes"},
 		"k8s.node.memory.hugetlb.usage":   {"hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
 		"container.file_descriptor.count": {"cgroup.procs"}, // and /proc/<pid>/fd, a directory
-		"container.network.io":            {"cgroup.procs", "net", "dev"},
+		"container.network.io":            run("net", "dev"),
 		// The node's system containers: the cgroups' files only (their
 		// processes are looked at in Start, and again once a minute).
 		"k8s.node.system_container.cpu.time":           {"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},

@@ -269,14 +269,18 @@ func TestTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	fi := fullIdentity()
 	delete(fi.containers, idC3) // c3: path only
+	b2 := fi.containers[idB2]
+	b2.Source = identity.SourceDocker // b2: the Docker Engine API
+	fi.containers[idB2] = b2
 	clk := &fakeClock{now: t0}
 	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = fi; o.Telemetry = tb })
 	_, err = s.Scrape(context.Background())
 	require.NoError(t, err)
 	metadatatest.AssertEqualContainerStatsContainers(t, tt, []metricdata.DataPoint[int64]{
 		{Value: 1, Attributes: attribute.NewSet(attribute.String("source", "path"))},
-		{Value: 2, Attributes: attribute.NewSet(attribute.String("source", "cri"))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("source", "cri"))},
 		{Value: 0, Attributes: attribute.NewSet(attribute.String("source", "containerd"))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("source", "docker"))},
 	}, metricdatatest.IgnoreTimestamp())
 	m, err := tt.GetMetric("otelcol_container_stats_scrape_duration")
 	require.NoError(t, err)

@@ -143,6 +143,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		v.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
 	v.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
+	v.runs = s.opts.StandaloneContainers && countOn(&s.opts.MetricsBuilderConfig.Metrics, runStartRec[:]...) > 0
 	if s.opts.NodeName == "" {
 		v.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}

@@ -4,6 +4,8 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
+	"time"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
@@ -37,9 +39,14 @@ type series struct {
 	start pcommon.Timestamp // start time of its cumulative points
 	// runtimeStart: start came from the runtime (it is never replaced).
 	runtimeStart bool
-	seen         uint64     // generation of the last scrape that saw it
-	rel          string     // cgroup path when last seen, for eviction
-	fam          []famState // per family, by slot
+	seen         uint64 // generation of the last scrape that saw it
+	// inst is a standalone container's cgroup instance (its directory's
+	// inode, cgroupfs.Reader.Instance; 0: not tracked) and runStart the
+	// start of that run, when /proc told it (instance.go).
+	inst     uint64
+	runStart time.Time
+	rel      string     // cgroup path when last seen, for eviction
+	fam      []famState // per family, by slot
 }
 
 // get returns the state of key at cgroup path rel, creating it with start

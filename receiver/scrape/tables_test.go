@@ -4,6 +4,8 @@
 package scrape
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
@@ -119,4 +122,37 @@ func TestHandoffOrder(t *testing.T) {
 	} {
 		assert.Less(t, at(h.from), at(h.to), "handoff.%s: its producer must come before its consumer", h.field)
 	}
+}
+
+// runStartRec is exactly container.uptime and the container's monotonic
+// sums in metadata.yaml: the metrics whose points depend on a run.
+func TestRunStartRec(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "metadata.yaml"))
+	require.NoError(t, err)
+	var md struct {
+		Metrics map[string]struct {
+			Sum *struct {
+				Monotonic bool `yaml:"monotonic"`
+			} `yaml:"sum"`
+		} `yaml:"metrics"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &md))
+	want := []string{"container.uptime"}
+	for name, m := range md.Metrics {
+		if strings.HasPrefix(name, "container.") && m.Sum != nil && m.Sum.Monotonic {
+			want = append(want, name)
+		}
+	}
+	tags := map[string]string{} // MetricsConfig field -> metric name
+	typ := reflect.TypeFor[metadata.MetricsConfig]()
+	for i := range typ.NumField() {
+		tags[typ.Field(i).Name] = typ.Field(i).Tag.Get("mapstructure")
+	}
+	var got []string
+	for _, rec := range runStartRec {
+		field, ok := recordedField(runtime.FuncForPC(reflect.ValueOf(rec).Pointer()).Name())
+		require.True(t, ok)
+		got = append(got, tags[field])
+	}
+	assert.ElementsMatch(t, want, got)
 }

@@ -63,7 +63,10 @@ func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 	case kindPod:
 		start = e.podStart
 	case kindContainer:
-		if e.ct != nil {
+		switch {
+		case !e.st.runStart.IsZero():
+			start = e.st.runStart // a standalone container's run (instance.go)
+		case e.ct != nil:
 			start = e.ct.StartTime
 		}
 	}

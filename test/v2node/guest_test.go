@@ -113,7 +113,7 @@ func newIdentityWith(t *testing.T, socket string, cfg identity.CacheConfig) *ide
 	cc, err := cri.Dial(socket)
 	require.NoError(t, err)
 	c := cri.NewResolver(cc)
-	d, err := containerd.New(socket, []string{"k8s.io", "moby"})
+	d, err := containerd.New(socket, []string{"k8s.io", "moby"}, nil)
 	require.NoError(t, err)
 	cfg.Resolvers, cfg.PodLogs, cfg.Logger = []identity.Resolver{c, d}, identity.NewPodLogs("/"), zap.NewNop()
 	ids := identity.NewCache(cfg)

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	containersapi "github.com/containerd/containerd/api/services/containers/v1"
 	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
@@ -60,13 +61,16 @@ const (
 type Resolver struct {
 	endpoint   string
 	namespaces []string
+	allow      []string // container labels kept (container.label.<key>)
 	conn       *grpc.ClientConn
 	containers containersapi.ContainersClient
 	tasks      tasksapi.TasksClient
 }
 
 // New connects lazily to containerd's socket (a path or "unix://path").
-func New(endpoint string, namespaces []string) (*Resolver, error) {
+// Container labels whose keys are in labels are kept (nerdctl's, say:
+// compose's project and service).
+func New(endpoint string, namespaces, labels []string) (*Resolver, error) {
 	if len(namespaces) == 0 {
 		return nil, fmt.Errorf("containerd endpoint %q: no namespaces", endpoint)
 	}
@@ -75,7 +79,7 @@ func New(endpoint string, namespaces []string) (*Resolver, error) {
 		return nil, err
 	}
 	return &Resolver{
-		endpoint: path, namespaces: namespaces, conn: conn,
+		endpoint: path, namespaces: namespaces, allow: slices.Clone(labels), conn: conn,
 		containers: containersapi.NewContainersClient(conn), tasks: tasksapi.NewTasksClient(conn),
 	}, nil
 }
@@ -136,6 +140,7 @@ func (r *Resolver) listNamespace(ctx context.Context, ns string, snap *identity.
 			Namespace:     l[identity.LabelPodNamespace],
 			Sandbox:       l[labelCRIKind] == "sandbox" || l[labelDockerType] == "podsandbox",
 			Exited:        stopped[c.GetID()],
+			Labels:        identity.AllowedLabels(l, r.allow),
 			Source:        identity.SourceContainerd,
 		}
 		if c.GetCreatedAt() != nil {

@@ -97,7 +97,7 @@ func TestList(t *testing.T) {
 		},
 		running: map[string][]string{"k8s.io": {id64('a'), id64('b')}, "moby": {id64('c')}},
 	}
-	r, err := New(start(t, f), []string{"k8s.io", "moby"})
+	r, err := New(start(t, f), []string{"k8s.io", "moby"}, nil)
 	require.NoError(t, err)
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -123,8 +123,8 @@ func TestList(t *testing.T) {
 }
 
 func TestNewRejects(t *testing.T) {
-	_, err := New("run/containerd.sock", []string{"k8s.io"})
+	_, err := New("run/containerd.sock", []string{"k8s.io"}, nil)
 	assert.Error(t, err)
-	_, err = New("/run/containerd.sock", nil)
+	_, err = New("/run/containerd.sock", nil, nil)
 	assert.Error(t, err)
 }

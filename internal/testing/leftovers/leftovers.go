@@ -233,6 +233,10 @@ var testBinaries = map[string]bool{
 	"qemu-system-x86_64": true, "mmdebstrap": true,
 	// test/peer (make bench-peer): cAdvisor as the kubelet embeds it.
 	"cadvisorpeer": true,
+	// internal/testing/dockertest and podmantest: a private dockerd (it
+	// stops its own containerd), Podman's API service and container
+	// monitors.
+	"dockerd": true, "podman": true, "conmon": true,
 }
 
 // leftover says why p is a test's leftover, or "".

@@ -113,6 +113,11 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("109", "S", []string{"mmdebstrap", "--variant=minbase", "bookworm", tmp + "/vmnode-build-1/rootfs"}, hostCgroup("/"))
 	// bench-peer's cAdvisor (its address file in the test's directory).
 	m.proc("110", "S", []string{"/work/bin/cadvisorpeer", "-hk-interval", "10s", "-addr-file", tmp + "/TestPeerquietN=2001/001/cadvisor.addr"}, hostCgroup("/"))
+	// dockertest's dockerd, podmantest's API service and a conmon (their
+	// data and state under the test's directory).
+	m.proc("112", "S", []string{"/usr/sbin/dockerd", "--data-root", tmp + "/TestRealDocker/001/root", "-H", "unix://" + tmp + "/TestRealDocker/001/docker.sock"}, hostCgroup("/"))
+	m.proc("113", "S", []string{"podman", "--root", tmp + "/TestRealPodmanAPI/001/root", "system", "service", "--time=0"}, hostCgroup("/"))
+	m.proc("114", "S", []string{"/usr/bin/conmon", "--api-version", "1", "-b", tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata"}, hostCgroup("/libpod_parent/conmon"))
 	// Not leftovers: the machine's own processes, a zombie in a test
 	// cgroup (not alive), the caller itself, a containerd of the machine,
 	// an etcd and a kube-apiserver of a real control plane.
@@ -124,6 +129,7 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("204", "S", []string{"/usr/local/bin/etcd", "--data-dir=/var/lib/etcd"}, hostCgroup("/system.slice/etcd.service"))
 	m.proc("205", "S", []string{"kube-apiserver", "--tls-cert-file=/etc/kubernetes/pki/apiserver.crt"}, hostCgroup("/"))
 	m.proc("206", "S", []string{"qemu-system-x86_64", "-name", "someones-vm", "-hda", "/var/lib/vm.img"}, hostCgroup("/"))
+	m.proc("207", "S", []string{"/usr/sbin/dockerd", "-H", "fd://", "--containerd=/run/containerd/containerd.sock"}, hostCgroup("/system.slice/docker.service"))
 	m.file("mountinfo", "22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n"+
 		"90 22 0:50 / "+tmp+"/ctrd-1/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs rw - overlay overlay rw\n"+
 		"91 22 0:51 / "+tmp+"/TestY/hostroot\\040x rw - ext4 /dev/vda rw\n"+
@@ -162,6 +168,9 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"process 109: mmdebstrap of a test (names " + tmp + "): mmdebstrap --variant=minbase bookworm " + tmp + "/vmnode-build-1/rootfs",
 		"process 110: cadvisorpeer of a test (names " + tmp + "): /work/bin/cadvisorpeer -hk-interval 10s -addr-file " + tmp + "/TestPeerquietN=2001/001/cadvisor.addr",
 		"dir " + tmp + "/vmnode-build-1 (a vmnode guest's unfinished build)",
+		"process 112: dockerd of a test (names " + tmp + "): /usr/sbin/dockerd --data-root " + tmp + "/TestRealDocker/001/root -H unix://" + tmp + "/TestRealDocker/001/docker.sock",
+		"process 113: podman of a test (names " + tmp + "): podman --root " + tmp + "/TestRealPodmanAPI/001/root system service --time=0",
+		"process 114: conmon of a test (names " + tmp + "): /usr/bin/conmon --api-version 1 -b " + tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata",
 	} {
 		if !got[want] {
 			t.Errorf("missing leftover %q", want)

@@ -25,10 +25,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,29 +75,12 @@ func New(t testing.TB) *Podman {
 		"--root", filepath.Join(dir, "root"), "--runroot", filepath.Join(dir, "run"), "--tmpdir", filepath.Join(dir, "tmp"),
 		"--storage-driver", "vfs", "--cgroup-manager", "cgroupfs", "--events-backend", "none", "--runtime", runc,
 	}}
-	made := absent(append(cgroupDirs("libpod_parent/conmon"), append(cgroupDirs("libpod_parent"), shmLock)...))
+	made := machine.Absent(append(machine.CgroupDirs("libpod_parent/conmon"), append(machine.CgroupDirs("libpod_parent"), shmLock)...))
 	t.Cleanup(func() { p.cleanup(t, made) })
 
-	rootfs := filepath.Join(dir, "rootfs")
-	bin := filepath.Join(rootfs, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(busybox)
+	archive, err := machine.BusyboxTar(dir, "sh", "sleep", "dd", "cat")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, applet := range []string{"sh", "sleep", "dd", "cat"} {
-		if err := os.Symlink("busybox", filepath.Join(bin, applet)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	archive, err := exec.Command("tar", "-C", rootfs, "-c", ".").Output()
-	if err != nil {
-		t.Fatalf("tar the busybox root: %v", err)
 	}
 	if _, err := p.run(t, bytes.NewBuffer(archive), "import", "-", Image); err != nil {
 		t.Fatal(err)
@@ -107,8 +92,17 @@ func New(t testing.TB) *Podman {
 // once its init process runs.
 func (p *Podman) Run(t testing.TB, name string, cmd ...string) Container {
 	t.Helper()
-	out, err := p.run(t, nil, append([]string{"run", "-d", "--name", name, "--network", "none",
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", Image}, cmd...)...)
+	return p.RunLabelled(t, name, nil, cmd...)
+}
+
+// RunLabelled is Run with container labels.
+func (p *Podman) RunLabelled(t testing.TB, name string, labels map[string]string, cmd ...string) Container {
+	t.Helper()
+	args := []string{"run", "-d", "--name", name, "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"}
+	for k, v := range labels {
+		args = append(args, "--label", k+"="+v)
+	}
+	out, err := p.run(t, nil, append(append(args, Image), cmd...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +115,54 @@ func (p *Podman) Run(t testing.TB, name string, cmd ...string) Container {
 		t.Fatalf("podman inspect %s: %q: %v", c.ID, out, err)
 	}
 	return c
+}
+
+// Service starts Podman's Docker-compatible API (`podman system service`)
+// on a socket in the temp directory, serving this harness' storage, and
+// returns the socket once it answers. It is stopped in t.Cleanup (before
+// the containers are removed) and dies with the test.
+func (p *Podman) Service(t testing.TB) string {
+	t.Helper()
+	sock := filepath.Join(p.dir, "podman.sock")
+	cmd := exec.Command("podman", append(append([]string{}, p.args...), "system", "service", "--time=0", "unix://"+sock)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	logs, err := os.Create(filepath.Join(p.dir, "service.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logged := func() string { b, _ := os.ReadFile(logs.Name()); return string(b) }
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			_ = c.Close()
+			return sock
+		}
+		select {
+		case <-exited:
+			t.Fatalf("podman system service exited: %s", logged())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("podman system service did not listen within 30 s: %s", logged())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // run runs podman with the harness' flags and args, stdin from in.
@@ -153,49 +195,11 @@ func (p *Podman) cleanup(t testing.TB, made []string) {
 	}
 	// Made paths deepest first: the cgroups of conmon, then their parent.
 	for _, path := range made {
-		if err := removeWhenEmpty(path); err != nil {
+		if err := machine.RemoveWhenEmpty(path); err != nil {
 			t.Error(err)
 		}
 	}
 	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(mounts, []byte(" "+p.dir+"/")) {
 		t.Errorf("podman left a mount below %s", p.dir)
 	}
-}
-
-// cgroupDirs is rel in every cgroup hierarchy of the machine (the unified
-// tree and each v1 one).
-func cgroupDirs(rel string) []string {
-	dirs := []string{filepath.Join("/sys/fs/cgroup", rel)}
-	hs, _ := filepath.Glob("/sys/fs/cgroup/*/cgroup.procs")
-	for _, h := range hs {
-		dirs = append(dirs, filepath.Join(filepath.Dir(h), rel))
-	}
-	return dirs
-}
-
-// absent returns, in order, the paths that do not exist now: what the test
-// will have made.
-func absent(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if _, err := os.Stat(p); os.IsNotExist(err) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// removeWhenEmpty removes path (a cgroup directory, once the processes in
-// it have gone, or a file), retrying for a few seconds; a path that is
-// already gone is fine.
-func removeWhenEmpty(path string) error {
-	var err error
-	for range 50 {
-		err = os.Remove(path)
-		if err == nil || os.IsNotExist(err) {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("remove %s: %w", path, err)
 }

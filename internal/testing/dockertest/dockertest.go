@@ -1,0 +1,240 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build linux
+
+// Package dockertest runs a private dockerd for a real-machine test:
+// Debian's docker.io (20.10) with its own containerd, its data root, exec
+// root, pidfile and API socket under the test's temp directory, no
+// iptables, no bridge and no userland proxy (containers run with
+// --network none), the cgroupfs driver (a container's cgroup is
+// /docker/<id> in every hierarchy), and a local busybox image (no
+// registry). Everything it made is removed in t.Cleanup, even after a
+// failure: its containers and images through the API, dockerd (which stops
+// its containerd) by its PID, then the cgroups /docker and the trust key
+// /etc/docker/key.json where the test made them (not there before), after
+// checking nothing stays mounted below the temp directory.
+//
+// The caller holds the machine lock (machine.Lock). A machine without
+// dockerd, docker, docker-compose or a static busybox skips the test, and
+// fails it under CI, which installs them (Debian packages docker.io,
+// docker-compose, busybox-static).
+package dockertest // import "github.com/containerstats/containerstatsreceiver/internal/testing/dockertest"
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+)
+
+// Image is the local busybox image every container runs.
+const Image = "localhost/containerstats-dockertest:1"
+
+// Debian's binaries, by path: /usr/local/bin may hold another docker CLI.
+const (
+	dockerd = "/usr/sbin/dockerd"
+	docker  = "/usr/bin/docker"
+	compose = "/usr/bin/docker-compose"
+	busybox = "/bin/busybox"
+	trust   = "/etc/docker/key.json"
+)
+
+// Dockerd is one test's dockerd.
+type Dockerd struct {
+	// Socket is the Engine API's unix socket.
+	Socket string
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Container is a running container.
+type Container struct {
+	ID  string // 64 hex
+	PID int    // its init process, in the host's PID namespace
+}
+
+// Start starts dockerd for t and imports the busybox image.
+func Start(t testing.TB) *Dockerd {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		machine.Need(t, "dockertest needs root (dockerd)")
+	}
+	for _, bin := range []string{dockerd, docker, compose, busybox} {
+		if _, err := os.Stat(bin); err != nil {
+			machine.Need(t, fmt.Sprintf("dockertest needs %s (Debian packages docker.io, docker-compose, busybox-static)", bin))
+		}
+	}
+	dir := t.TempDir()
+	d := &Dockerd{Socket: filepath.Join(dir, "docker.sock"), dir: dir, exited: make(chan struct{})}
+	made := machine.Absent(append(machine.CgroupDirs("docker"), trust, filepath.Dir(trust)))
+	t.Cleanup(func() { d.cleanup(t, made) })
+
+	log, err := os.Create(filepath.Join(dir, "dockerd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	d.cmd = exec.Command(dockerd, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none", "--userland-proxy=false",
+		"--data-root", filepath.Join(dir, "root"), "--exec-root", filepath.Join(dir, "exec"), "--pidfile", filepath.Join(dir, "dockerd.pid"),
+		"-H", "unix://"+d.Socket, "--containerd-namespace", "cstest-docker", "--containerd-plugins-namespace", "cstest-docker-plugins",
+		"--default-ulimit", "nofile=1024:1024", "--cgroup-parent", "/docker", "--log-level", "warn")
+	d.cmd.Stdout, d.cmd.Stderr = log, log
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := d.Docker(nil, "version", "--format", "{{.Server.Version}}"); err == nil {
+			break
+		}
+		select {
+		case <-d.exited:
+			logged, _ := os.ReadFile(log.Name())
+			t.Fatalf("dockerd exited: %s", logged)
+		default:
+		}
+		if time.Now().After(deadline) {
+			logged, _ := os.ReadFile(log.Name())
+			t.Fatalf("dockerd did not answer within 60 s: %s", logged)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	archive, err := machine.BusyboxTar(dir, "sh", "sleep", "dd", "cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Docker(bytes.NewBuffer(archive), "import", "-", Image); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Run starts a detached container named name with labels, running cmd,
+// and returns it once its init process runs.
+func (d *Dockerd) Run(t testing.TB, name string, labels map[string]string, cmd ...string) Container {
+	t.Helper()
+	args := []string{"run", "-d", "--name", name, "--network", "none", "--ulimit", "nproc=1024:1024"}
+	for k, v := range labels {
+		args = append(args, "--label", k+"="+v)
+	}
+	out, err := d.Docker(nil, append(append(args, Image), cmd...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Inspect(t, strings.TrimSpace(string(out)))
+}
+
+// Inspect returns container id (an ID or a name) with its init process.
+func (d *Dockerd) Inspect(t testing.TB, id string) Container {
+	t.Helper()
+	out, err := d.Docker(nil, "inspect", "--format", "{{.Id}} {{.State.Pid}}", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Container
+	if _, err := fmt.Sscan(string(out), &c.ID, &c.PID); err != nil || c.PID <= 0 {
+		t.Fatalf("docker inspect %s: %q: %v", id, out, err)
+	}
+	return c
+}
+
+// Compose runs `docker-compose -p project up -d` on the compose file
+// given as its text (written to the temp directory), and returns the
+// project's containers by service name.
+func (d *Dockerd) Compose(t testing.TB, project, file string) map[string]Container {
+	t.Helper()
+	dir := filepath.Join(d.dir, "compose-"+project)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, compose, "--no-ansi", "-p", project, "up", "-d")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+d.Socket)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("docker-compose -p %s up -d: %v: %s", project, err, out)
+	}
+	out, err := d.Docker(nil, "ps", "--filter", "label=com.docker.compose.project="+project,
+		"--format", `{{.ID}} {{.Label "com.docker.compose.service"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := map[string]Container{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if id, svc, ok := strings.Cut(line, " "); ok {
+			cs[svc] = d.Inspect(t, id)
+		}
+	}
+	return cs
+}
+
+// Docker runs Debian's docker CLI against this dockerd, stdin from in.
+func (d *Dockerd) Docker(in *bytes.Buffer, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, docker, append([]string{"-H", "unix://" + d.Socket}, args...)...)
+	if in != nil {
+		cmd.Stdin = in
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out, nil
+}
+
+// cleanup removes the containers and images, stops dockerd (and so its
+// containerd), then removes what absent found missing before the test
+// (made) and checks nothing stays mounted below the temp directory (which
+// t.TempDir removes after).
+func (d *Dockerd) cleanup(t testing.TB, made []string) {
+	if d.cmd != nil && d.cmd.Process != nil {
+		if out, err := d.Docker(nil, "ps", "-aq"); err == nil && len(bytes.TrimSpace(out)) > 0 {
+			if _, err := d.Docker(nil, append([]string{"rm", "-f"}, strings.Fields(string(out))...)...); err != nil {
+				t.Error(err)
+			}
+		}
+		if out, err := d.Docker(nil, "images", "-q"); err == nil && len(bytes.TrimSpace(out)) > 0 {
+			if _, err := d.Docker(nil, append([]string{"rmi", "-f"}, strings.Fields(string(out))...)...); err != nil {
+				t.Error(err)
+			}
+		}
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.exited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("dockerd did not stop within 30 s of SIGTERM: killed")
+			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+			<-d.exited
+		}
+	}
+	// Made paths deepest first: the trust key, then its directory; the
+	// cgroups, once dockerd's containerd has gone.
+	for _, path := range made {
+		if err := machine.RemoveWhenEmpty(path); err != nil {
+			t.Error(err)
+		}
+	}
+	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(mounts, []byte(" "+d.dir+"/")) {
+		t.Errorf("dockerd left a mount below %s", d.dir)
+	}
+}

@@ -1,0 +1,81 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package machine
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// CgroupDirs is rel in every cgroup hierarchy of the machine (the unified
+// tree and each v1 one): where a runtime a harness starts makes its
+// parent cgroup.
+func CgroupDirs(rel string) []string {
+	dirs := []string{filepath.Join("/sys/fs/cgroup", rel)}
+	hs, _ := filepath.Glob("/sys/fs/cgroup/*/cgroup.procs") // the pattern is valid: no error
+	for _, h := range hs {
+		dirs = append(dirs, filepath.Join(filepath.Dir(h), rel))
+	}
+	return dirs
+}
+
+// Absent returns, in order, the paths that do not exist now: what a test
+// will have made, and its cleanup removes (RemoveWhenEmpty). A path that
+// existed before the test is the machine's, never removed.
+func Absent(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// RemoveWhenEmpty removes path (a cgroup directory, once the processes in
+// it have gone, an empty directory or a file), retrying for five seconds;
+// a path that is already gone is fine.
+func RemoveWhenEmpty(path string) error {
+	var err error
+	for range 50 {
+		err = os.Remove(path)
+		if err == nil || os.IsNotExist(err) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("remove %s: %w", path, err)
+}
+
+// BusyboxTar makes a root filesystem of the machine's static busybox
+// (Debian's busybox-static, /bin/busybox) with applets linked to it in
+// dir/rootfs, and returns it as a tar archive: a local image for
+// `docker import` or `podman import`, no registry needed.
+func BusyboxTar(dir string, applets ...string) ([]byte, error) {
+	rootfs := filepath.Join(dir, "rootfs")
+	bin := filepath.Join(rootfs, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil {
+		return nil, err
+	}
+	for _, applet := range applets {
+		if err := os.Symlink("busybox", filepath.Join(bin, applet)); err != nil {
+			return nil, err
+		}
+	}
+	archive, err := exec.Command("tar", "-C", rootfs, "-c", ".").Output()
+	if err != nil {
+		return nil, fmt.Errorf("tar the busybox root: %w", err)
+	}
+	return archive, nil
+}

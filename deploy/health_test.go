@@ -44,6 +44,12 @@ var podConfigs = []string{
 // the e2e test's agent and sink (several on one host: no fixed port).
 var devConfigs = []string{"../config/local.yaml", "../config/e2e-agent.yaml", "../config/e2e-sink.yaml"}
 
+// hostOverlays are config/'s files layered over a pod config for a
+// container on a Docker or Podman host (deploy/docker/compose.yaml): the
+// collector's own network namespace, where the health check listens on
+// every address of the container.
+var hostOverlays = []string{"../config/docker-host.yaml"}
+
 func loadConf(t *testing.T, path string) *confmap.Conf {
 	t.Helper()
 	raw, err := os.ReadFile(path)
@@ -66,7 +72,11 @@ func TestHealthCheck(t *testing.T) {
 	files, err := filepath.Glob("../config/*.yaml")
 	require.NoError(t, err)
 	for _, f := range files {
-		assert.True(t, slices.Contains(podConfigs, f) || slices.Contains(devConfigs, f), "%s: neither in podConfigs nor in devConfigs", f)
+		assert.True(t, slices.Contains(podConfigs, f) || slices.Contains(devConfigs, f) || slices.Contains(hostOverlays, f),
+			"%s: neither in podConfigs, devConfigs nor hostOverlays", f)
+	}
+	for _, f := range hostOverlays {
+		assert.Equal(t, "0.0.0.0:13133", loadConf(t, f).Get("extensions::health_check::endpoint"), "%s: health_check's endpoint (the base enables it)", f)
 	}
 	for _, f := range podConfigs {
 		conf := loadConf(t, f)

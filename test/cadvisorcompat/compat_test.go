@@ -66,6 +66,9 @@ var cadvisorNames = map[string]bool{
 var resourceLabels = map[string]bool{
 	"namespace": true, "pod": true, "container": true, "image": true, "name": true, "id": true, "node": true,
 	"metrics_path": true, "service.name": true, "service.instance.id": true,
+	// Allowed container labels (container_labels; the compose project and
+	// service in TestCompatStandaloneContainer), standalone cAdvisor's.
+	"container_label_com_docker_compose_project": true, "container_label_com_docker_compose_service": true,
 }
 var pointLabels = map[string]bool{
 	"cpu": true, "interface": true, "device": true, "state": true, "acc_id": true, "make": true, "model": true, "pagesize": true,
@@ -547,4 +550,47 @@ func TestCompatFilesystemAndExtras(t *testing.T) {
 			t.Logf("%d series checked", checked)
 		})
 	}
+}
+
+// TestCompatStandaloneContainer: a Docker or Podman host's container, as
+// the Engine API names it (hybrid's /docker/<id>, with a compose
+// project's names and the receiver's allowed labels), gets cAdvisor
+// standalone's labels: name, image and container_label_<key> with dots as
+// underscores, so a compose stack's dashboards keep selecting it; the node
+// keeps none of them.
+func TestCompatStandaloneContainer(t *testing.T) {
+	const docker = "1818181818181818181818181818181818181818181818181818181818181818"
+	in := load(t, "hybrid.yaml")
+	found := false
+	for i := 0; i < in.ResourceMetrics().Len(); i++ {
+		a := in.ResourceMetrics().At(i).Resource().Attributes()
+		if v, ok := a.Get("container.id"); ok && v.Str() == docker {
+			a.PutStr("container.name", "shop_web_1")
+			a.PutStr("container.image.name", "localhost/shop/web")
+			a.PutEmptySlice("container.image.tags").AppendEmpty().SetStr("2.4")
+			a.PutStr("container.label.com.docker.compose.project", "shop")
+			a.PutStr("container.label.com.docker.compose.service", "web")
+			found = true
+		}
+	}
+	require.True(t, found, "the hybrid golden's docker container")
+	out := run(t, in)
+	n := 0
+	for _, s := range out {
+		if s.labels["id"] != docker {
+			assert.NotContains(t, s.labels, "container_label_com_docker_compose_project", s.name)
+			continue
+		}
+		n++
+		delete(s.labels, "point:cpu")
+		delete(s.labels, "point:interface")
+		delete(s.labels, "point:device")
+		delete(s.labels, "point:state")
+		assert.Equal(t, map[string]string{
+			"id": docker, "name": "shop_web_1", "image": "localhost/shop/web:2.4",
+			"container_label_com_docker_compose_project": "shop", "container_label_com_docker_compose_service": "web",
+			"node": "node-1", "service.instance.id": "node-1", "service.name": "cadvisor", "metrics_path": "/metrics/cadvisor",
+		}, s.labels, s.name)
+	}
+	assert.Positive(t, n, "the container's series")
 }

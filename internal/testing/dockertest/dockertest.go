@@ -151,10 +151,11 @@ func (d *Dockerd) Inspect(t testing.TB, id string) Container {
 	return c
 }
 
-// Compose runs `docker-compose -p project up -d` on the compose file
-// given as its text (written to the temp directory), and returns the
-// project's containers by service name.
-func (d *Dockerd) Compose(t testing.TB, project, file string) map[string]Container {
+// Compose runs `docker-compose -p project up -d [services]` on the
+// compose file given as its text (written to the temp directory), and
+// returns the project's containers by service name. The project is taken
+// down in t.Cleanup (its network too).
+func (d *Dockerd) Compose(t testing.TB, project, file string, services ...string) map[string]Container {
 	t.Helper()
 	dir := filepath.Join(d.dir, "compose-"+project)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -163,12 +164,20 @@ func (d *Dockerd) Compose(t testing.TB, project, file string) map[string]Contain
 	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, compose, "--no-ansi", "-p", project, "up", "-d")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+d.Socket)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	composeRun := func(args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, compose, append([]string{"--no-ansi", "-p", project}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+d.Socket)
+		return cmd.CombinedOutput()
+	}
+	t.Cleanup(func() {
+		if out, err := composeRun("down", "--timeout", "0"); err != nil {
+			t.Errorf("docker-compose -p %s down: %v: %s", project, err, out)
+		}
+	})
+	if out, err := composeRun(append([]string{"up", "-d"}, services...)...); err != nil {
 		t.Fatalf("docker-compose -p %s up -d: %v: %s", project, err, out)
 	}
 	out, err := d.Docker(nil, "ps", "--filter", "label=com.docker.compose.project="+project,
@@ -217,6 +226,10 @@ func (d *Dockerd) cleanup(t testing.TB, made []string) {
 			if _, err := d.Docker(nil, append([]string{"rmi", "-f"}, strings.Fields(string(out))...)...); err != nil {
 				t.Error(err)
 			}
+		}
+		// Networks a compose project made (their bridges outlive dockerd).
+		if _, err := d.Docker(nil, "network", "prune", "-f"); err != nil {
+			t.Error(err)
 		}
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 		select {

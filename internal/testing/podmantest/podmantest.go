@@ -165,6 +165,22 @@ func (p *Podman) Service(t testing.TB) string {
 	}
 }
 
+// DockerArchive loads the OCI image archive archive (make image's) into
+// this Podman and writes image, one of its names, as a docker-archive tar
+// in the temp directory, whose path it returns: what `docker load` of
+// Docker 20.10 takes (it refuses an OCI layout).
+func (p *Podman) DockerArchive(t testing.TB, archive, image string) string {
+	t.Helper()
+	if _, err := p.run(t, nil, "load", "-i", archive); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(p.dir, "docker-archive.tar")
+	if _, err := p.run(t, nil, "save", "--format", "docker-archive", "-o", out, image); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // run runs podman with the harness' flags and args, stdin from in.
 func (p *Podman) run(t testing.TB, in *bytes.Buffer, args ...string) ([]byte, error) {
 	t.Helper()

@@ -1,0 +1,183 @@
+// Copyright The containerstats Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/dockertest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/podmantest"
+)
+
+// dockerHostOverlay is layered over the shipped Docker-host setup
+// (config/cadvisor-compat.yaml + config/docker-host.yaml, as
+// deploy/docker/compose.yaml runs them): this machine's root instead of
+// /hostfs, the test dockerd's socket (%[1]s), a 1 s interval, the pull
+// endpoint (%[2]s) and the health check on free loopback ports.
+const dockerHostOverlay = `receivers:
+  container_stats:
+    root_path: /
+    collection_interval: 1s
+    initial_delay: 0s
+    runtime:
+      docker_endpoints: [%[1]s]
+exporters:
+  prometheus:
+    endpoint: %[2]s
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:0
+`
+
+// shopCompose is a compose project of two services, on the test image.
+const shopCompose = `version: "2.4"
+services:
+  web:
+    image: ` + dockertest.Image + `
+    command: ["sleep", "600"]
+    network_mode: none
+    ulimits: {nproc: 1024}
+  worker:
+    image: ` + dockertest.Image + `
+    command: ["sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=24 && exec sleep 600"]
+    network_mode: none
+    ulimits: {nproc: 1024}
+`
+
+// TestDockerHost: the shipped Docker-host setup (the collector with
+// config/cadvisor-compat.yaml and config/docker-host.yaml) on a real
+// dockerd running a docker-compose project, scraped by a real Prometheus:
+// the containers' series carry cAdvisor standalone's labels (name, image,
+// container_label_com_docker_compose_project / _service, job cadvisor),
+// and a compose dashboard's query (CPU by service of a project) answers.
+func TestDockerHost(t *testing.T) {
+	machine.Lock(t)
+	bin := collectorBin(t)
+	d := dockertest.Start(t)
+	cs := d.Compose(t, "shop", shopCompose)
+	require.Len(t, cs, 2)
+
+	pull := freeAddr(t)
+	prom := startPrometheusWith(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: containerstats
+    honor_labels: true
+    static_configs:
+      - targets: [%q]
+`, pull))
+	overlay := filepath.Join(t.TempDir(), "docker-host-e2e.yaml")
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, d.Socket, pull)), 0o644))
+	root := repoRoot(t)
+	ag := start(t, "agent-docker-host", bin, []string{"HOST_NAME=docker-host-e2e"},
+		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"), "--config", overlay)
+
+	t0 := time.Now()
+	ws := map[string]sample{}
+	eventually(t, 60*time.Second, "both services' working sets in Prometheus with cAdvisor standalone's labels", func() error {
+		ag.alive(t)
+		for svc, c := range cs {
+			s, err := prom.query(fmt.Sprintf(`container_memory_working_set_bytes{name="shop_%s_1", container_label_com_docker_compose_project="shop", container_label_com_docker_compose_service=%q}`, svc, svc))
+			if err != nil {
+				return err
+			}
+			if len(s) != 1 {
+				return fmt.Errorf("%s: %d series: %v", svc, len(s), s)
+			}
+			if s[0].Labels["id"] != c.ID {
+				return fmt.Errorf("%s: id %q, want %s", svc, s[0].Labels["id"], c.ID)
+			}
+			ws[svc] = s[0]
+		}
+		return nil
+	})
+	t.Logf("both services in Prometheus %.1fs after the collector started", time.Since(t0).Seconds())
+	for svc, s := range ws {
+		for k, want := range map[string]string{"job": "cadvisor", "image": dockertest.Image, "node": "docker-host-e2e", "instance": "docker-host-e2e"} {
+			assert.Equal(t, want, s.Labels[k], "%s: label %s: %v", svc, k, s.Labels)
+		}
+	}
+	assert.GreaterOrEqual(t, ws["worker"].Value, float64(24<<20), "the worker's 24 MiB in /dev/shm")
+	assert.Less(t, ws["web"].Value, float64(24<<20), "web holds no such memory")
+
+	// A compose dashboard's panel: CPU by service of one project.
+	eventually(t, 30*time.Second, "CPU rate by compose service", func() error {
+		s, err := prom.query(`sum by (container_label_com_docker_compose_service) (rate(container_cpu_usage_seconds_total{container_label_com_docker_compose_project="shop"}[5s]))`)
+		if err != nil {
+			return err
+		}
+		if len(s) != 2 {
+			return fmt.Errorf("%d series: %v", len(s), s)
+		}
+		return nil
+	})
+
+	// The shipped compose file itself, the collector in a container of
+	// make image's image (loaded as the README says for Podman, then
+	// saved for Docker 20.10's `docker load`): the file as it is but for
+	// the socket's source (the test dockerd's), the configs' absolute
+	// paths and the collector service alone (the Prometheus image needs a
+	// registry); the test reads the endpoint on the container's address.
+	t.Run("compose file", func(t *testing.T) {
+		img := os.Getenv("IMAGE_NAME")
+		if img == "" {
+			img = "docker.io/library/otelcol-containerstats:0.0.0-dev"
+		}
+		tag := img[strings.LastIndexByte(img, ':')+1:]
+		pm := podmantest.New(t)
+		_, err := d.Docker(nil, "load", "-i", pm.DockerArchive(t, imageArchive(t), img))
+		require.NoError(t, err)
+		raw, err := os.ReadFile(filepath.Join(root, "deploy", "docker", "compose.yaml"))
+		require.NoError(t, err)
+		text := string(raw)
+		for old, repl := range map[string]string{
+			"- /var/run/docker.sock:/var/run/docker.sock:ro": "- " + d.Socket + ":/var/run/docker.sock:ro",
+			"- ../../config/": "- " + filepath.Join(root, "config") + "/",
+		} {
+			require.Contains(t, text, old)
+			text = strings.ReplaceAll(text, old, repl)
+		}
+		t.Setenv("CONTAINERSTATS_VERSION", tag)
+		t.Setenv("HOST_NAME", "compose-host")
+		col := d.Compose(t, "cstest", text, "otelcol-containerstats")["otelcol-containerstats"]
+		ip, err := d.Docker(nil, "inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", col.ID)
+		require.NoError(t, err)
+		url := "http://" + strings.TrimSpace(string(ip)) + ":9464/metrics"
+		want := []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^container_memory_working_set_bytes\{[^}]*container_label_com_docker_compose_service="web"[^}]*name="shop_web_1"[^}]*node="compose-host"`),
+			regexp.MustCompile(`(?m)^container_memory_working_set_bytes\{[^}]*container_label_com_docker_compose_project="cstest"[^}]*id="` + col.ID + `"[^}]*image="otelcol-containerstats:` + regexp.QuoteMeta(tag) + `"`),
+		}
+		eventually(t, 60*time.Second, "the compose file's collector serves the compose labels", func() error {
+			resp, err := http.Get(url)
+			if err != nil {
+				return err
+			}
+			page, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			for _, re := range want {
+				if !re.Match(page) {
+					return fmt.Errorf("%s: no line matches %s", url, re)
+				}
+			}
+			return nil
+		})
+	})
+}

@@ -114,8 +114,8 @@ bench-peer: otelcol cadvisor-peer prometheus3
 prometheus3:
 	$(LOCK)
 	$(call sh,prometheus3,PROMETHEUS3_BIN)
-e2e: otelcol image prometheus3
-	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN)
+e2e: otelcol image prometheus3 cadvisor-peer
+	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CADVISOR_PEER_BIN)
 kube-bins:
 	$(LOCK)
 	$(call sh,kube-bins,KUBE_BIN_DIR KUBE_VERSION)

@@ -608,36 +608,11 @@ func (k *cluster) startWorkloads(t *testing.T) []workload {
 	return out
 }
 
-// promSample is one sample of the Prometheus text format.
-type promSample struct {
-	labels map[string]string
-	value  float64
-	at     time.Time // zero: no timestamp
-}
-
 // kubeletMetrics fetches and parses a kubelet metrics path into samples
 // by metric name.
 func (k *cluster) kubeletMetrics(t *testing.T, path string) map[string][]promSample {
 	t.Helper()
 	return parseExposition(t, k.kubeletGet(t, path))
-}
-
-// find returns the one sample of name whose labels include want.
-func find(m map[string][]promSample, name string, want map[string]string) (promSample, bool) {
-	var out []promSample
-	for _, s := range m[name] {
-		ok := true
-		for k, v := range want {
-			ok = ok && s.labels[k] == v
-		}
-		if ok {
-			out = append(out, s)
-		}
-	}
-	if len(out) != 1 {
-		return promSample{}, false
-	}
-	return out[0], true
 }
 
 // ourPoint is one of our samples: the value (summed over the series sel

@@ -127,6 +127,21 @@ scrape_configs:
 		return nil
 	})
 
+	// Standalone cAdvisor (its docker handler, its own binary's
+	// housekeeping) on the same containers: CPU time and working set agree
+	// with ours, on the same names.
+	t.Run("cadvisor standalone", func(t *testing.T) {
+		theirs := cadvisorStandalone(t, []string{"-docker", "unix://" + d.Socket}, "shop_web_1", "shop_worker_1")
+		for svc := range cs {
+			name := "shop_" + svc + "_1"
+			agree(t, theirs, name, func(metric string) float64 {
+				us, err := prom.one(fmt.Sprintf(`%s{name=%q}`, metric, name))
+				require.NoError(t, err)
+				return us.Value
+			})
+		}
+	})
+
 	// The shipped compose file itself, the collector in a container of
 	// make image's image (loaded as the README says for Podman, then
 	// saved for Docker 20.10's `docker load`): the file as it is but for
@@ -179,5 +194,119 @@ scrape_configs:
 			}
 			return nil
 		})
+	})
+}
+
+// cadvisorStandalone runs cAdvisor as its own binary runs on a Docker or
+// Podman host (tools/cadvisorpeer -standalone: the docker and podman
+// handlers on the sockets flags give, its default housekeeping of 1 s,
+// dynamic up to 60 s, every cgroup) and returns its /metrics once every
+// container named in names has a CPU and a working-set series.
+func cadvisorStandalone(t *testing.T, flags []string, names ...string) map[string][]promSample {
+	t.Helper()
+	bin := os.Getenv("CADVISOR_PEER_BIN")
+	if bin == "" {
+		bin = filepath.Join(repoRoot(t), "bin", "cadvisorpeer")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		need(t, "cAdvisor peer missing (make cadvisor-peer): "+err.Error())
+	}
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	cp := start(t, "cadvisor-standalone", bin, nil, append([]string{"-standalone",
+		"-hk-interval", "1s", "-hk-max", "60s", "-cgroup-roots", "/", "-addr-file", addrFile}, flags...)...)
+	var theirs map[string][]promSample
+	eventually(t, 60*time.Second, "cAdvisor standalone reports every container", func() error {
+		cp.alive(t)
+		addr, err := os.ReadFile(addrFile)
+		if err != nil {
+			return err
+		}
+		resp, err := http.Get("http://" + string(addr) + "/metrics")
+		if err != nil {
+			return err
+		}
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		theirs = parseExposition(t, page)
+		for _, name := range names {
+			for _, m := range []string{"container_cpu_usage_seconds_total", "container_memory_working_set_bytes"} {
+				if _, ok := find(theirs, m, map[string]string{"name": name}); !ok {
+					return fmt.Errorf("%s of %s missing", m, name)
+				}
+			}
+		}
+		return nil
+	})
+	return theirs
+}
+
+// agree checks that container name's CPU time and working set, ours (by
+// cAdvisor's names: the compat view) against cAdvisor standalone's, agree
+// within 20 ms (idle containers) and 256 KiB (as the v2 guest's
+// comparisons).
+func agree(t *testing.T, theirs map[string][]promSample, name string, ours func(metric string) float64) {
+	t.Helper()
+	for _, c := range []struct {
+		metric string
+		tol    float64
+	}{
+		{"container_cpu_usage_seconds_total", 0.02},
+		{"container_memory_working_set_bytes", 256 << 10},
+	} {
+		them, ok := find(theirs, c.metric, map[string]string{"name": name})
+		require.True(t, ok, "cAdvisor's %s of %s", c.metric, name)
+		us := ours(c.metric)
+		t.Logf("%s %s: ours %v, cAdvisor standalone %v", name, c.metric, us, them.value)
+		assert.InDelta(t, them.value, us, c.tol, "%s %s", name, c.metric)
+	}
+}
+
+// TestPodmanHost: the shipped host setup on rootful Podman (Debian's 4.3,
+// cgroupfs manager) through its Docker-compatible API: the container's
+// series carry its name, image and allowed label, and its CPU time and
+// working set agree with standalone cAdvisor's podman handler.
+func TestPodmanHost(t *testing.T) {
+	machine.Lock(t)
+	bin := collectorBin(t)
+	pm := podmantest.New(t)
+	sock := pm.Service(t)
+	c := pm.RunLabelled(t, "containerstats-podman-host", map[string]string{"com.docker.compose.project": "ledger", "com.docker.compose.service": "db"},
+		"sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=20 && exec sleep 600")
+
+	pull := freeAddr(t)
+	overlay := filepath.Join(t.TempDir(), "podman-host-e2e.yaml")
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, sock, pull)), 0o644))
+	root := repoRoot(t)
+	ag := start(t, "agent-podman-host", bin, []string{"HOST_NAME=podman-host-e2e"},
+		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"), "--config", overlay)
+	theirs := cadvisorStandalone(t, []string{"-podman", "unix://" + sock, "-docker", "unix://" + filepath.Join(t.TempDir(), "none.sock")}, "containerstats-podman-host")
+
+	var ours map[string][]promSample
+	labels := map[string]string{"name": "containerstats-podman-host", "id": c.ID, "image": podmantest.Image,
+		"container_label_com_docker_compose_project": "ledger", "container_label_com_docker_compose_service": "db", "job": "cadvisor", "node": "podman-host-e2e"}
+	eventually(t, 60*time.Second, "the Podman container's series with its names", func() error {
+		ag.alive(t)
+		resp, err := http.Get("http://" + pull + "/metrics")
+		if err != nil {
+			return err
+		}
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		ours = parseExposition(t, page)
+		if _, ok := find(ours, "container_memory_working_set_bytes", labels); !ok {
+			return fmt.Errorf("no container_memory_working_set_bytes%v: %v", labels, ours["container_memory_working_set_bytes"])
+		}
+		return nil
+	})
+	agree(t, theirs, "containerstats-podman-host", func(metric string) float64 {
+		s, ok := find(ours, metric, map[string]string{"name": "containerstats-podman-host"})
+		require.True(t, ok, metric)
+		return s.value
 	})
 }

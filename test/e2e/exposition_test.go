@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build e2e && kube
+//go:build e2e
 
 package e2e
 
@@ -15,8 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// promSample is one sample of the Prometheus text format.
+type promSample struct {
+	labels map[string]string
+	value  float64
+	at     time.Time // zero: no timestamp
+}
+
 // parseExposition parses the Prometheus text format (the kubelet's
-// /metrics/resource and /metrics/cadvisor) into counter, gauge and untyped
+// /metrics/resource and /metrics/cadvisor, cAdvisor's own) into counter, gauge and untyped
 // samples by metric name.
 func parseExposition(t *testing.T, b []byte) map[string][]promSample {
 	t.Helper()
@@ -47,6 +54,24 @@ func parseExposition(t *testing.T, b []byte) map[string][]promSample {
 		}
 	}
 	return out
+}
+
+// find returns the one sample of name whose labels include want.
+func find(m map[string][]promSample, name string, want map[string]string) (promSample, bool) {
+	var out []promSample
+	for _, s := range m[name] {
+		ok := true
+		for k, v := range want {
+			ok = ok && s.labels[k] == v
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) != 1 {
+		return promSample{}, false
+	}
+	return out[0], true
 }
 
 func TestParseExposition(t *testing.T) {

@@ -25,6 +25,11 @@ import (
 	"syscall"
 	"time"
 
+	// The handlers of standalone cAdvisor's Docker and Podman containers
+	// (the kubelet registers neither): without their sockets they decline
+	// at Start, and every cgroup is a raw container, as in the kubelet.
+	_ "github.com/google/cadvisor/container/docker/install"
+	_ "github.com/google/cadvisor/container/podman/install"
 	"github.com/google/cadvisor/lib/cache/memory"
 	"github.com/google/cadvisor/lib/container"
 	"github.com/google/cadvisor/lib/manager"
@@ -93,6 +98,13 @@ func main() {
 	roots := flag.String("cgroup-roots", "/kubepods", "comma-separated raw cgroup prefixes cAdvisor tracks (the kubelet: its node-allocatable root, its own cgroup, runtime and system cgroups)")
 	pressure := flag.Bool("pressure", true, "the kubelet's KubeletPSI feature gate (on by default since Kubernetes 1.34): PSI collected by housekeeping and exported")
 	loadReader := flag.Bool("enable-load-reader", false, "cAdvisor's netlink CPU load reader, as cAdvisor's own binary wires it for --enable_load_reader (the kubelet never does)")
+	// Standalone cAdvisor on a Docker or Podman host (its docker and
+	// podman handlers name the containers; their sockets: cAdvisor's own
+	// --docker and --podman flags): its default labels, name, image and
+	// container_label_<key>. Its own binary's housekeeping defaults are
+	// 1 s, dynamic up to 60 s: pass -hk-interval 1s -hk-max 60s, and
+	// -cgroup-roots / (it tracks every cgroup).
+	standalone := flag.Bool("standalone", false, "label series as standalone cAdvisor does (name, image, container_label_<key>) instead of as the kubelet does")
 	flag.Parse()
 
 	cflags := map[string]string{
@@ -123,7 +135,11 @@ func main() {
 	reg := prometheus.NewRegistry()
 	set := kubeletMetrics(*pressure)
 	reg.MustRegister(metrics.NewPrometheusMachineCollector(m, set))
-	reg.MustRegister(metrics.NewPrometheusCollector(m, kubeletLabels, set, clock.RealClock{},
+	labels := metrics.ContainerLabelsFunc(kubeletLabels)
+	if *standalone {
+		labels = metrics.DefaultContainerLabels
+	}
+	reg.MustRegister(metrics.NewPrometheusCollector(m, labels, set, clock.RealClock{},
 		info.RequestOptions{IdType: info.TypeName, Count: 1, Recursive: true}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))

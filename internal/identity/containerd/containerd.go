@@ -51,10 +51,12 @@ func Endpoint(root, configured string) string {
 // from.
 const namespaceHeader = "containerd-namespace"
 
-// Labels containerd's CRI plugin and docker put on sandboxes.
+// Labels containerd's CRI plugin and docker put on sandboxes, and the one
+// nerdctl keeps a container's name in.
 const (
-	labelCRIKind    = "io.cri-containerd.kind"
-	labelDockerType = "io.kubernetes.docker.type"
+	labelCRIKind     = "io.cri-containerd.kind"
+	labelDockerType  = "io.kubernetes.docker.type"
+	labelNerdctlName = "nerdctl/name"
 )
 
 // Resolver lists containers of some containerd namespaces.
@@ -145,6 +147,9 @@ func (r *Resolver) listNamespace(ctx context.Context, ns string, snap *identity.
 		}
 		if c.GetCreatedAt() != nil {
 			ct.StartTime = c.GetCreatedAt().AsTime()
+		}
+		if ct.Name == "" {
+			ct.Name = l[labelNerdctlName] // nerdctl run --name
 		}
 		ct.ImageName, ct.ImageTag = identity.SplitImage(c.GetImage())
 		if ct.Sandbox {

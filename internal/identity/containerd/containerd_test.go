@@ -94,10 +94,17 @@ func TestList(t *testing.T) {
 			"moby": {
 				{ID: id64('c'), Image: "docker.io/library/redis:7", CreatedAt: timestamppb.New(created.Add(2 * time.Second))},
 			},
+			// nerdctl's: its name and a compose project's labels are
+			// containerd labels.
+			"default": {
+				{ID: id64('d'), Image: "registry.local/shop/web:3", CreatedAt: timestamppb.New(created.Add(3 * time.Second)), Labels: map[string]string{
+					labelNerdctlName: "shop-web-1", "com.docker.compose.project": "shop", "com.docker.compose.service": "web", "nerdctl/platform": "linux/amd64",
+				}},
+			},
 		},
-		running: map[string][]string{"k8s.io": {id64('a'), id64('b')}, "moby": {id64('c')}},
+		running: map[string][]string{"k8s.io": {id64('a'), id64('b')}, "moby": {id64('c')}, "default": {id64('d')}},
 	}
-	r, err := New(start(t, f), []string{"k8s.io", "moby"}, nil)
+	r, err := New(start(t, f), []string{"k8s.io", "moby", "default"}, []string{"com.docker.compose.project", "com.docker.compose.service", "team"})
 	require.NoError(t, err)
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -106,7 +113,7 @@ func TestList(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{id64('a')}, snap.SandboxIDs)
 	assert.Equal(t, []identity.Pod{{UID: "uid-a", Name: "api-1", Namespace: "prod", Labels: map[string]string{"team": "core"}, StartTime: created, Source: identity.SourceContainerd}}, snap.Pods)
-	require.Len(t, snap.Containers, 4)
+	require.Len(t, snap.Containers, 5)
 	assert.Equal(t, identity.Container{
 		ID: id64('b'), Name: "api", ContainerName: "api", ImageName: "registry.local/api", ImageTag: "2.4", Runtime: "containerd",
 		PodUID: "uid-a", PodName: "api-1", Namespace: "prod", StartTime: created.Add(time.Second), Source: identity.SourceContainerd,
@@ -115,6 +122,10 @@ func TestList(t *testing.T) {
 	assert.Equal(t, identity.Container{
 		ID: id64('c'), ImageName: "docker.io/library/redis", ImageTag: "7", Runtime: "docker", StartTime: created.Add(2 * time.Second), Source: identity.SourceContainerd,
 	}, snap.Containers[3])
+	assert.Equal(t, identity.Container{
+		ID: id64('d'), Name: "shop-web-1", ImageName: "registry.local/shop/web", ImageTag: "3", Runtime: "containerd", StartTime: created.Add(3 * time.Second),
+		Labels: map[string]string{"com.docker.compose.project": "shop", "com.docker.compose.service": "web"}, Source: identity.SourceContainerd,
+	}, snap.Containers[4])
 
 	f.failNS = "moby"
 	_, err = r.List(ctx)

@@ -24,24 +24,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
-// composeFile is a two-service compose project: compose labels its
-// containers com.docker.compose.project / .service itself; the service
-// web adds a label of its own.
-const composeFile = `version: "2.4"
-services:
-  web:
-    image: ` + dockertest.Image + `
-    command: ["sleep", "600"]
-    network_mode: none
-    ulimits: {nproc: 1024}
-    labels: {com.example.team: payments}
-  worker:
-    image: ` + dockertest.Image + `
-    command: ["sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=24 && exec sleep 600"]
-    network_mode: none
-    ulimits: {nproc: 1024}
-`
-
 // TestRealDocker: containers a real dockerd (Debian's 20.10, private,
 // cgroupfs driver: /docker/<id>) runs, one of them from a real
 // docker-compose project, are reported as standalone containers with the
@@ -50,7 +32,7 @@ services:
 func TestRealDocker(t *testing.T) {
 	machine.Lock(t)
 	d := dockertest.Start(t)
-	cs := d.Compose(t, "shop", composeFile)
+	cs := d.Compose(t, "shop", dockertest.ShopCompose)
 	require.Len(t, cs, 2, "the compose project's containers")
 	solo := d.Run(t, "solo", map[string]string{"com.example.tier": "gold", "com.example.hidden": "x"}, "sleep", "600")
 	own := []string{cs["web"].ID, cs["worker"].ID, solo.ID}

@@ -44,21 +44,6 @@ extensions:
     endpoint: 127.0.0.1:0
 `
 
-// shopCompose is a compose project of two services, on the test image.
-const shopCompose = `version: "2.4"
-services:
-  web:
-    image: ` + dockertest.Image + `
-    command: ["sleep", "600"]
-    network_mode: none
-    ulimits: {nproc: 1024}
-  worker:
-    image: ` + dockertest.Image + `
-    command: ["sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=24 && exec sleep 600"]
-    network_mode: none
-    ulimits: {nproc: 1024}
-`
-
 // TestDockerHost: the shipped Docker-host setup (the collector with
 // config/cadvisor-compat.yaml and config/docker-host.yaml) on a real
 // dockerd running a docker-compose project, scraped by a real Prometheus:
@@ -69,7 +54,7 @@ func TestDockerHost(t *testing.T) {
 	machine.Lock(t)
 	bin := collectorBin(t)
 	d := dockertest.Start(t)
-	cs := d.Compose(t, "shop", shopCompose)
+	cs := d.Compose(t, "shop", dockertest.ShopCompose)
 	require.Len(t, cs, 2)
 
 	pull := freeAddr(t)
@@ -178,12 +163,7 @@ scrape_configs:
 			regexp.MustCompile(`(?m)^container_memory_working_set_bytes\{[^}]*container_label_com_docker_compose_project="cstest"[^}]*id="` + col.ID + `"[^}]*image="otelcol-containerstats:` + regexp.QuoteMeta(tag) + `"`),
 		}
 		eventually(t, 60*time.Second, "the compose file's collector serves the compose labels", func() error {
-			resp, err := http.Get(url)
-			if err != nil {
-				return err
-			}
-			page, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			page, err := getPage(url)
 			if err != nil {
 				return err
 			}
@@ -221,12 +201,7 @@ func cadvisorStandalone(t *testing.T, flags []string, names ...string) map[strin
 		if err != nil {
 			return err
 		}
-		resp, err := http.Get("http://" + string(addr) + "/metrics")
-		if err != nil {
-			return err
-		}
-		page, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		page, err := getPage("http://" + string(addr) + "/metrics")
 		if err != nil {
 			return err
 		}
@@ -289,12 +264,7 @@ func TestPodmanHost(t *testing.T) {
 		"container_label_com_docker_compose_project": "ledger", "container_label_com_docker_compose_service": "db", "job": "cadvisor", "node": "podman-host-e2e"}
 	eventually(t, 60*time.Second, "the Podman container's series with its names", func() error {
 		ag.alive(t)
-		resp, err := http.Get("http://" + pull + "/metrics")
-		if err != nil {
-			return err
-		}
-		page, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		page, err := getPage("http://" + pull + "/metrics")
 		if err != nil {
 			return err
 		}
@@ -309,4 +279,17 @@ func TestPodmanHost(t *testing.T) {
 		require.True(t, ok, metric)
 		return s.value
 	})
+}
+
+// getPage is the body of a GET of url (an exporter's /metrics).
+func getPage(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
 }

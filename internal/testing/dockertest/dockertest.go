@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,25 @@ import (
 
 // Image is the local busybox image every container runs.
 const Image = "localhost/containerstats-dockertest:1"
+
+// ShopCompose is a two-service compose project on Image, for
+// Compose(t, "shop", ShopCompose): compose labels its containers
+// com.docker.compose.project / .service itself; web adds a label of its
+// own (com.example.team), worker holds 24 MiB in /dev/shm.
+const ShopCompose = `version: "2.4"
+services:
+  web:
+    image: ` + Image + `
+    command: ["sleep", "600"]
+    network_mode: none
+    ulimits: {nproc: 1024}
+    labels: {com.example.team: payments}
+  worker:
+    image: ` + Image + `
+    command: ["sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=24 && exec sleep 600"]
+    network_mode: none
+    ulimits: {nproc: 1024}
+`
 
 // Debian's binaries, by path: /usr/local/bin may hold another docker CLI.
 const (
@@ -196,19 +216,11 @@ func (d *Dockerd) Compose(t testing.TB, project, file string, services ...string
 
 // Docker runs Debian's docker CLI against this dockerd, stdin from in.
 func (d *Dockerd) Docker(in *bytes.Buffer, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, docker, append([]string{"-H", "unix://" + d.Socket}, args...)...)
+	var stdin io.Reader
 	if in != nil {
-		cmd.Stdin = in
+		stdin = in
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out, nil
+	return machine.RunCLI(stdin, "docker "+strings.Join(args, " "), append([]string{docker, "-H", "unix://" + d.Socket}, args...)...)
 }
 
 // cleanup removes the containers and images, stops dockerd (and so its

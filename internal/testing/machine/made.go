@@ -4,7 +4,10 @@
 package machine
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,4 +81,24 @@ func BusyboxTar(dir string, applets ...string) ([]byte, error) {
 		return nil, fmt.Errorf("tar the busybox root: %w", err)
 	}
 	return archive, nil
+}
+
+// RunCLI runs argv (a runtime's command line tool: docker, podman) with
+// stdin from in (nil: none) and a two-minute limit, and returns its
+// standard output; an error names what (the command as the test sees it,
+// without the harness' own flags) and carries its standard error.
+func RunCLI(in io.Reader, what string, argv ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if in != nil {
+		cmd.Stdin = in
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s: %w: %s", what, err, stderr.Bytes())
+	}
+	return out, nil
 }

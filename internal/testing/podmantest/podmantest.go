@@ -23,8 +23,8 @@ package podmantest // import "github.com/containerstats/containerstatsreceiver/i
 
 import (
 	"bytes"
-	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -184,19 +184,11 @@ func (p *Podman) DockerArchive(t testing.TB, archive, image string) string {
 // run runs podman with the harness' flags and args, stdin from in.
 func (p *Podman) run(t testing.TB, in *bytes.Buffer, args ...string) ([]byte, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "podman", append(append([]string{}, p.args...), args...)...)
+	var stdin io.Reader
 	if in != nil {
-		cmd.Stdin = in
+		stdin = in
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("podman %s: %w: %s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out, nil
+	return machine.RunCLI(stdin, "podman "+strings.Join(args, " "), append(append([]string{"podman"}, p.args...), args...)...)
 }
 
 // cleanup removes the containers and the image, then what absent found

@@ -153,6 +153,7 @@ func TestDiscoverPodmanShapes(t *testing.T) {
 		e = "ee00000000000000000000000000000000000000000000000000000000000005"
 		f = "ff00000000000000000000000000000000000000000000000000000000000006"
 		p = "0f00000000000000000000000000000000000000000000000000000000000007"
+		g = "ab00000000000000000000000000000000000000000000000000000000000008"
 	)
 	want := map[string]string{
 		"/machine.slice/libpod-" + a + ".scope":                                                                           a,
@@ -165,6 +166,10 @@ func TestDiscoverPodmanShapes(t *testing.T) {
 	files := map[string]string{
 		"machine.slice/libpod-conmon-" + a + ".scope/cgroup.procs": "",
 		"libpod_parent/conmon/cgroup.procs":                        "",
+		// a conmon whose container's scope is gone (it outlives the
+		// container for a moment): not a container either; with its
+		// container there, the shorter path would win and hide it
+		"machine.slice/libpod-conmon-" + g + ".scope/cgroup.procs": "",
 		// a container's own sub-cgroup is part of it
 		"machine.slice/libpod-" + a + ".scope/container/cgroup.procs": "",
 	}

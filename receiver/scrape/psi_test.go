@@ -32,7 +32,7 @@ func allPSI() metadata.MetricsBuilderConfig {
 // With every PSI metric on, the layouts that have pressure files match their
 // golden files (the averages as ratios 0-1).
 func TestScrapeGoldenPSIAverages(t *testing.T) {
-	for _, lt := range []string{"v2-systemd", "hybrid"} {
+	for _, lt := range []string{"v2-systemd", "hybrid", "v2-standalone"} {
 		t.Run(lt, func(t *testing.T) {
 			s := scraperWith(t, copyFixture(t, lt), allPSI(), &fakeClock{now: t0}, nil)
 			m, err := s.Scrape(context.Background())

@@ -73,6 +73,7 @@ var layouts = []struct {
 	{"v2-systemd", false},
 	{"v2-cgroupfs", false},
 	{"hybrid", true},
+	{"v2-standalone", true},
 }
 
 // TestScrapeGolden scrapes each fixture layout twice, 10s apart with CPU

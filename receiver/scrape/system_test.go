@@ -61,7 +61,8 @@ func sysResources(m pmetric.Metrics) map[string]map[string]any {
 
 // TestSystemContainersFixtures: in every layout the kubelet's and the
 // runtime's cgroups are found from their processes and the pods' root
-// from discovery; each is its own resource with the node's name, and the
+// from discovery (a Docker/Podman host, v2-standalone, has the runtime's
+// only); each is its own resource with the node's name, and the
 // values are the kubelet's quantities of that cgroup: CPU time = the total
 // in seconds, memory usage = usage_in_bytes / memory.current, working set
 // = usage - (total_)inactive_file. The first scrape has no CPU usage.
@@ -93,6 +94,11 @@ func TestSystemContainersFixtures(t *testing.T) {
 			// dockerd runs too (PID 7591, lower): containerd is preferred.
 			"runtime": {rel: "/system.slice/containerd.service", cpuNs: 2852000019964, usage: 2995781632, ws: 2995781632 - 11841536},
 		},
+		// A Docker/Podman host: no kubelet, no pods' root. dockerd runs
+		// too (PID 8900, lower): containerd is preferred.
+		"v2-standalone": {
+			"runtime": {rel: "/system.slice/containerd.service", cpuNs: 1746005238_000, usage: 1837105152, ws: 1837105152 - 7266304},
+		},
 	}
 	for _, lt := range layouts {
 		t.Run(lt.name, func(t *testing.T) {
@@ -101,7 +107,16 @@ func TestSystemContainersFixtures(t *testing.T) {
 			m, err := s.Scrape(context.Background())
 			require.NoError(t, err)
 			res := sysResources(m)
-			assert.Len(t, res, 3, "kubelet, runtime, pods; misc only when configured: %v", res)
+			l, err := cgroupfs.Detect(root)
+			require.NoError(t, err)
+			tree, err := l.Discover(false)
+			require.NoError(t, err)
+			pods := tree.Kubepods != ""
+			wantRes := len(cases[lt.name])
+			if pods {
+				wantRes++
+			}
+			assert.Len(t, res, wantRes, "kubelet, runtime, pods (those the node has); misc only when configured: %v", res)
 			for name, w := range cases[lt.name] {
 				require.Contains(t, res, name)
 				assert.Equal(t, map[string]any{sysAttr: name, "k8s.node.name": "node-1"}, res[name])
@@ -118,8 +133,13 @@ func TestSystemContainersFixtures(t *testing.T) {
 				_, ok = sysPoint(m, name, "k8s.node.system_container.cpu.usage")
 				assert.False(t, ok, "%s: no rate on the first scrape", name)
 			}
-			require.Contains(t, res, "pods")
-			assert.Equal(t, 3, dataPoints(m, sysAttr, "pods"), "time, memory usage, working set of the pods' root")
+			if pods {
+				require.Contains(t, res, "pods")
+				assert.Equal(t, 3, dataPoints(m, sysAttr, "pods"), "time, memory usage, working set of the pods' root")
+			} else {
+				assert.NotContains(t, res, "pods", "no kubepods tree, no pods' root")
+				assert.NotContains(t, res, "kubelet", "no kubelet process")
+			}
 
 			clk.now = t0.Add(10 * time.Second)
 			bumpCPU(t, root)

@@ -91,7 +91,8 @@ func (b collector) command(args ...string) *exec.Cmd {
 }
 
 // The layouts of the scrape's golden tests (receiver/scrape's layouts):
-// the hybrid fixture has containers outside Kubernetes' pods.
+// the hybrid fixture has containers outside Kubernetes' pods, and
+// v2-standalone (a Docker/Podman host, no kubepods) only those.
 var layouts = []struct {
 	name       string
 	standalone bool
@@ -101,6 +102,7 @@ var layouts = []struct {
 	{"v2-systemd", false},
 	{"v2-cgroupfs", false},
 	{"hybrid", true},
+	{"v2-standalone", true},
 }
 
 // The golden files' clock (receiver/scrape's t0): the first scrape at t0,

@@ -184,7 +184,7 @@ var promName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 // TestCompatNamesAndLabels: every output name is a cAdvisor name, every
 // label one cAdvisor (or the kubelet scrape) has, on every golden layout.
 func TestCompatNamesAndLabels(t *testing.T) {
-	for _, g := range []string{"identity-v1-cgroupfs.yaml", "v1-cgroupfs.yaml", "v2-systemd.yaml", "hybrid.yaml", "gpu-consumer.yaml", "filesystem-v2-systemd.yaml", "v1-cgroupfs-extras.yaml"} {
+	for _, g := range []string{"identity-v1-cgroupfs.yaml", "v1-cgroupfs.yaml", "v2-systemd.yaml", "hybrid.yaml", "v2-standalone.yaml", "gpu-consumer.yaml", "filesystem-v2-systemd.yaml", "v1-cgroupfs-extras.yaml"} {
 		t.Run(g, func(t *testing.T) {
 			out := run(t, load(t, g))
 			require.NotEmpty(t, out)

@@ -344,12 +344,19 @@ func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
 // start runs one process, its output into <Dir>/<name>.log.
 func (c *Cluster) start(t testing.TB, name, bin string, args ...string) {
 	t.Helper()
+	c.startEnv(t, name, nil, bin, args...)
+}
+
+// startEnv is start with the environment env (nil: this process's).
+func (c *Cluster) startEnv(t testing.TB, name string, env []string, bin string, args ...string) {
+	t.Helper()
 	logPath := filepath.Join(c.Dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = c.Dir
 	// Killed with the test process if it dies first (a test timeout).

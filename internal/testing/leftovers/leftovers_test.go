@@ -113,6 +113,11 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("109", "S", []string{"mmdebstrap", "--variant=minbase", "bookworm", tmp + "/vmnode-build-1/rootfs"}, hostCgroup("/"))
 	// bench-peer's cAdvisor (its address file in the test's directory).
 	m.proc("110", "S", []string{"/work/bin/cadvisorpeer", "-hk-interval", "10s", "-addr-file", tmp + "/TestPeerquietN=2001/001/cadvisor.addr"}, hostCgroup("/"))
+	// make containerd-bins' runtime (containerd 2.4, its shim and runc from
+	// bin/containerd; docs/runtimes.md), named by its full path.
+	m.proc("112", "S", []string{"/work/bin/containerd/containerd", "--config", tmp + "/ctrd-2/config.toml"}, hostCgroup("/"))
+	m.proc("113", "S", []string{"/work/bin/containerd/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "ghi", "-address", tmp + "/ctrd-2/c.sock"}, hostCgroup("/"))
+	m.proc("114", "S", []string{"/work/bin/containerd/runc", "--root", tmp + "/ctrd-2/runc/k8s.io", "delete", "ghi"}, hostCgroup("/"))
 	// Not leftovers: the machine's own processes, a zombie in a test
 	// cgroup (not alive), the caller itself, a containerd of the machine,
 	// an etcd and a kube-apiserver of a real control plane.
@@ -162,6 +167,9 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"process 109: mmdebstrap of a test (names " + tmp + "): mmdebstrap --variant=minbase bookworm " + tmp + "/vmnode-build-1/rootfs",
 		"process 110: cadvisorpeer of a test (names " + tmp + "): /work/bin/cadvisorpeer -hk-interval 10s -addr-file " + tmp + "/TestPeerquietN=2001/001/cadvisor.addr",
 		"dir " + tmp + "/vmnode-build-1 (a vmnode guest's unfinished build)",
+		"process 112: containerd of a test (names " + tmp + "): /work/bin/containerd/containerd --config " + tmp + "/ctrd-2/config.toml",
+		"process 113: containerd-shim-runc-v2 of a test (names " + tmp + "): /work/bin/containerd/containerd-shim-runc-v2 -namespace k8s.io -id ghi -address " + tmp + "/ctrd-2/c.sock",
+		"process 114: runc of a test (names " + tmp + "): /work/bin/containerd/runc --root " + tmp + "/ctrd-2/runc/k8s.io delete ghi",
 	} {
 		if !got[want] {
 			t.Errorf("missing leftover %q", want)

@@ -8,7 +8,7 @@
 // kube-apiserver (Start), on request kube-controller-manager and
 // kube-scheduler (StartControllers) and a node: containerd with the CNI
 // bridge and a kubelet (StartNode, node.go), all built by `make kube-bins`
-// from tools/kube/go.mod (k8s.io/kubernetes v1.34.4) into bin/kube, and a
+// from tools/kube/go.mod (k8s.io/kubernetes v1.37.2) into bin/kube, and a
 // server-side applier of manifests (apply.go). Everything listens on
 // loopback only (the pods on the node's own bridge), on ports that were
 // free a moment before; certificates, keys, the static admin token and
@@ -56,7 +56,7 @@ import (
 )
 
 // Version is the Kubernetes version tools/kube/go.mod pins.
-const Version = "v1.34.4"
+const Version = "v1.37.2"
 
 // ServiceCIDR is the cluster's service range (no traffic goes to it yet).
 const ServiceCIDR = "10.96.0.0/24"

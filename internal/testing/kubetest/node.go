@@ -200,7 +200,11 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 		}
 	}
 
-	// The kubelet.
+	// The kubelet. failCgroupV1: false because this machine is cgroup v1
+	// (hybrid: v1 controllers, an empty unified tree): since 1.35 the
+	// kubelet refuses to start on cgroup v1 unless told so (KEP-5573,
+	// cgroup v1 in maintenance mode; the setting defaults to true). A v2
+	// node (the vmnode guest) needs no such line. docs/kube.md.
 	port, roPort, healthz := freePort(t), freePort(t), freePort(t)
 	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration

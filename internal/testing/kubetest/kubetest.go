@@ -175,6 +175,11 @@ func Start(t testing.TB, binDir string) *Cluster {
 		"--etcd-servers="+etcdClient,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// Since 1.36 the lease endpoint reconciler (the default) refuses a
+		// loopback address for the kubernetes Service's endpoints ("may not
+		// be in the loopback range"): none keeps them, which this cluster
+		// never used (no Service proxy: pods cannot reach it there anyway).
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+port,
 		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"),
 		"--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),

@@ -9,7 +9,7 @@
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
 #   make fuzz | bench | bench-peer | soak | gpu-check | clean
-#   make prometheus3 | kube-bins | helm | cadvisor-peer | v2guest-*: test tools
+#   make prometheus3 | kube-bins | containerd-bins | helm | cadvisor-peer | v2guest-*: test tools
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .ONESHELL:
@@ -65,18 +65,19 @@ TEST_TIMEOUT    ?= 20m
 RACE_TIMEOUT    ?= 30m
 RACE_PKGS       ?= ./...
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross arch-test v2-test
-TEST_BG    ?= prometheus3 otelcol-arm64 kube-bins helm cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
+TEST_BG    ?= containerd-bins prometheus3 otelcol-arm64 kube-bins helm cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
 # Test tools and their outputs (docs/e2e.md, docs/kube.md, docs/v2-node.md).
 PROMETHEUS3_BIN   := bin/prometheus3/prometheus
 CADVISOR_PEER_BIN := bin/cadvisorpeer
 KUBE_BIN_DIR      ?= bin/kube
-KUBE_VERSION      := v1.34.4
+CONTAINERD_BIN_DIR ?= bin/containerd
+KUBE_VERSION      := v1.37.2
 HELM_BIN          ?= bin/helm/helm
 OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet unit race nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
+.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -88,8 +89,9 @@ vet:
 	$(GO) vet $(TEST_BUILDFLAGS) -tags peerbench ./test/peer/
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
-race:
-	CGO_ENABLED=1 $(GO) test -race -tags $(REAL_TAGS) -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
+# The identity tests run on both runtimes (docs/runtimes.md); the others on make containerd-bins'.
+race: containerd-bins
+	CGO_ENABLED=1 CONTAINERD_BIN_DIR="$(abspath $(CONTAINERD_BIN_DIR))" $(GO) test -race -tags $(REAL_TAGS) -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
 nocgo:
 	$(LOCK)
 	$(call sh,nocgo,CROSSCHECK TEST_TIMEOUT GOTESTFLAGS)
@@ -114,16 +116,19 @@ bench-peer: otelcol cadvisor-peer prometheus3
 prometheus3:
 	$(LOCK)
 	$(call sh,prometheus3,PROMETHEUS3_BIN)
-e2e: otelcol image prometheus3 cadvisor-peer
-	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CADVISOR_PEER_BIN)
+e2e: otelcol image prometheus3 containerd-bins cadvisor-peer
+	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CONTAINERD_BIN_DIR CADVISOR_PEER_BIN)
 kube-bins:
 	$(LOCK)
 	$(call sh,kube-bins,KUBE_BIN_DIR KUBE_VERSION)
+containerd-bins:
+	$(LOCK)
+	$(call sh,containerd-bins,CONTAINERD_BIN_DIR)
 helm:
 	$(LOCK)
 	$(call sh,helm,HELM_BIN)
-kube-test: kube-bins image helm prometheus3
-	$(call sh,kube-test,TEST_BUILDFLAGS GOTESTFLAGS KUBE_BIN_DIR IMAGE_ARCHIVE HELM_BIN PROMETHEUS3_BIN OTEL_COLLECTOR_CHART)
+kube-test: kube-bins containerd-bins image helm prometheus3
+	$(call sh,kube-test,TEST_BUILDFLAGS GOTESTFLAGS KUBE_BIN_DIR CONTAINERD_BIN_DIR IMAGE_ARCHIVE HELM_BIN PROMETHEUS3_BIN OTEL_COLLECTOR_CHART)
 v2-test: cadvisor-peer kube-bins v2guest-build
 	$(call sh,v2-test,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE CADVISOR_PEER_BIN KUBE_BIN_DIR)
 v2guest-build v2guest-image:

@@ -34,12 +34,20 @@ import (
 // creates pods and containers through CRI, and checks every identity
 // attribute the receiver reports against what CRI says. Then containerd is
 // stopped (identity stays, one warning per resolver) and restarted
-// (reachable again).
+// (reachable again). On both runtimes (containerdtest.Stacks): the
+// current one (make containerd-bins) and Debian's containerd 1.6, so that
+// the clients we ship keep working against the runtimes still deployed.
 func TestRealContainerdIdentity(t *testing.T) {
 	machine.Lock(t) // first: released after every cleanup below
+	for _, st := range containerdtest.Stacks() {
+		t.Run(st.Name, func(t *testing.T) { testRealContainerdIdentity(t, st) })
+	}
+}
+
+func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 	began := time.Now()
 	step := func(what string) { t.Logf("%6.2fs %s", time.Since(began).Seconds(), what) }
-	h := containerdtest.Start(t)
+	h := containerdtest.StartWith(t, containerdtest.Options{BinDir: st.BinDir})
 	t.Cleanup(func() { step("cleanup (runs after this)") })
 	step("containerd started, image imported")
 	ctx := context.Background()

@@ -351,10 +351,17 @@ func TestReadOnlyRuntimeRPCs(t *testing.T) {
 // the dead runtime longer than twice the runtime timeout, the containers
 // keep their cached identity while it is down, each resolver logs each
 // change of state once, and a container started after the restart gets
-// full identity.
+// full identity. On both runtimes (containerdtest.Stacks), as
+// TestRealContainerdIdentity.
 func TestContainerdRestartCadence(t *testing.T) {
 	machine.Lock(t)
-	h := containerdtest.Start(t)
+	for _, st := range containerdtest.Stacks() {
+		t.Run(st.Name, func(t *testing.T) { testContainerdRestartCadence(t, st) })
+	}
+}
+
+func testContainerdRestartCadence(t *testing.T, st containerdtest.Stack) {
+	h := containerdtest.StartWith(t, containerdtest.Options{BinDir: st.BinDir})
 	pod := h.RunPod(t, "cadence-0", "ops", "burstable", nil)
 	a := pod.StartContainer(t, "alpha", 0)
 	b := pod.StartContainer(t, "beta", 1)

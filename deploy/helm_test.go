@@ -35,7 +35,7 @@ const ChartVersion = "0.170.0"
 
 // helmKubeVersion is the Kubernetes version helm renders for: the test
 // cluster's (Makefile KUBE_VERSION).
-const helmKubeVersion = "v1.34.4"
+const helmKubeVersion = "v1.37.2"
 
 // helmRelease is the release name the docs install the chart as.
 const helmRelease = "containerstats"

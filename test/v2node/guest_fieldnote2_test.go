@@ -83,7 +83,7 @@ type sample struct {
 	values map[string]float64
 }
 
-// TestFieldNote2 puts a standalone kubelet v1.34 (make kube-bins) on the
+// TestFieldNote2 puts a standalone kubelet (make kube-bins: v1.37.2) on the
 // v2 node, running static pods through containerd's CRI on the systemd
 // driver, next to our scraper, and compares, at the kubelet's own sample
 // times: node working set (ours: anon + file - inactive_file of the root's

@@ -6,13 +6,16 @@
 # collector, and the image of make image. Root; in CI (CI set) a missing
 # prerequisite fails it instead of skipping. Reads GO, TEST_BUILDFLAGS,
 # GOTESTFLAGS, OTELCOL_BIN, OTELCOL_ARM64_BIN, QEMU_AARCH64, IMAGE_ARCHIVE,
-# IMAGE_NAME, PROMETHEUS3_BIN, CADVISOR_PEER_BIN (standalone cAdvisor, for
-# TestDockerHost and TestPodmanHost), and E2E_TIMEOUT (default below).
+# IMAGE_NAME, PROMETHEUS3_BIN, CONTAINERD_BIN_DIR (the runtime the tests
+# run: make containerd-bins'; docs/runtimes.md), CADVISOR_PEER_BIN
+# (standalone cAdvisor, for TestDockerHost and TestPodmanHost), and
+# E2E_TIMEOUT (default below).
 source "$(dirname "$0")/lib.sh"
 words buildflags "$TEST_BUILDFLAGS"
 words testflags "$GOTESTFLAGS"
 E2E_TIMEOUT=${E2E_TIMEOUT-10m}
 $GO vet "${buildflags[@]}" -tags e2e ./test/e2e/
 OTELCOL_BIN=$(abs "$OTELCOL_BIN") OTELCOL_ARM64_BIN=$(abs "$OTELCOL_ARM64_BIN") QEMU_AARCH64=$QEMU_AARCH64 \
-  IMAGE_ARCHIVE=$(abs "$IMAGE_ARCHIVE") IMAGE_NAME=$IMAGE_NAME PROMETHEUS3_BIN=$(abs "$PROMETHEUS3_BIN") CADVISOR_PEER_BIN=$(abs "$CADVISOR_PEER_BIN") \
+  IMAGE_ARCHIVE=$(abs "$IMAGE_ARCHIVE") IMAGE_NAME=$IMAGE_NAME PROMETHEUS3_BIN=$(abs "$PROMETHEUS3_BIN") \
+  CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") CADVISOR_PEER_BIN=$(abs "$CADVISOR_PEER_BIN") \
   $GO test "${buildflags[@]}" -tags e2e -count=1 -v -timeout "$E2E_TIMEOUT" "${testflags[@]}" ./test/e2e/

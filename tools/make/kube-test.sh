@@ -16,7 +16,9 @@
 # line by line, on a cluster of its own, into Prometheus 3
 # (test/e2e/newcomer_test.go; kubectl from make kube-bins). Root; in CI
 # (CI set) a missing prerequisite fails a test instead of skipping it.
-# Reads GO, TEST_BUILDFLAGS, GOTESTFLAGS, KUBE_BIN_DIR, IMAGE_ARCHIVE,
+# The node's runtime is make containerd-bins' (CONTAINERD_BIN_DIR;
+# docs/runtimes.md).
+# Reads GO, TEST_BUILDFLAGS, GOTESTFLAGS, KUBE_BIN_DIR, CONTAINERD_BIN_DIR, IMAGE_ARCHIVE,
 # HELM_BIN, PROMETHEUS3_BIN, OTEL_COLLECTOR_CHART, and KUBE_TIMEOUT,
 # KUBE_SIDE_BY_SIDE, OTEL_OPERATOR_CRD (defaults below).
 source "$(dirname "$0")/lib.sh"
@@ -27,12 +29,12 @@ KUBE_SIDE_BY_SIDE=${KUBE_SIDE_BY_SIDE-bin/kube-side-by-side.md}
 OTEL_OPERATOR_CRD=${OTEL_OPERATOR_CRD-$PWD/../shared/crds/opentelemetry.io_opentelemetrycollectors.yaml}
 $GO vet "${buildflags[@]}" -tags kube ./deploy/ ./internal/testing/kubetest/
 $GO vet "${buildflags[@]}" -tags e2e,kube ./test/e2e/
-KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") HELM_BIN=$(abs "$HELM_BIN") \
+KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") HELM_BIN=$(abs "$HELM_BIN") \
   OTEL_COLLECTOR_CHART=$OTEL_COLLECTOR_CHART OTEL_OPERATOR_CRD=$OTEL_OPERATOR_CRD \
   $GO test "${buildflags[@]}" -p 1 -tags kube -count=1 -v -timeout "$KUBE_TIMEOUT" \
   -run '^(TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods)$' \
   "${testflags[@]}" ./deploy/ ./internal/testing/kubetest/
-KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") IMAGE_ARCHIVE=$(abs "$IMAGE_ARCHIVE") KUBE_SIDE_BY_SIDE=$(abs "$KUBE_SIDE_BY_SIDE") \
+KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") IMAGE_ARCHIVE=$(abs "$IMAGE_ARCHIVE") KUBE_SIDE_BY_SIDE=$(abs "$KUBE_SIDE_BY_SIDE") \
   HELM_BIN=$(abs "$HELM_BIN") OTEL_COLLECTOR_CHART=$OTEL_COLLECTOR_CHART PROMETHEUS3_BIN=$(abs "$PROMETHEUS3_BIN") \
   $GO test "${buildflags[@]}" -tags e2e,kube -count=1 -v -timeout "$KUBE_TIMEOUT" \
   -run '^(TestClusterDaemonSet|TestNewcomerPath|TestParseExposition|TestAround)$' \

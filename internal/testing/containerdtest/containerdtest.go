@@ -14,9 +14,18 @@
 // sockets in /run/containerd/s (never another containerd's), and the temp
 // directory. Several harnesses may run at once on one machine.
 //
+// Two runtimes: the one of make containerd-bins (containerd 2.4, runc 1.5,
+// built from the module proxy; BinDirEnv names its directory, which make
+// e2e, kube-test and race set), and the machine's from PATH (Debian's
+// containerd 1.6.20 and runc 1.1.5), on which the identity tests run too
+// (Stacks) and which the cgroup v2 guest runs. Config writes the
+// configuration format of the containerd it runs (version 3 for
+// containerd 2, 2 for 1.6). docs/runtimes.md.
+//
 // Tests skip (with the reason) only when not root or when containerd, runc,
 // ctr or a static busybox are missing, and fail instead under CI (CI set),
-// which installs them (Debian packages containerd, runc, busybox-static).
+// which installs and builds them (Debian packages containerd, runc,
+// busybox-static; make containerd-bins).
 // Start takes the machine lock (internal/testing/machine) first; pod UIDs
 // carry the test mark (leftovers.TestPodUID). If the test process dies
 // (a test timeout), containerd dies with it (Pdeathsig) and the lock's
@@ -62,20 +71,120 @@ const (
 	shimSocks  = "/run/containerd/s"
 )
 
-// Available reports why a real containerd cannot run here, or "" if it can.
-func Available() string {
+// BinDirEnv names the variable that chooses the runtime Start runs: a
+// directory holding containerd, containerd-shim-runc-v2, ctr and runc
+// (make containerd-bins: containerd 2.4 and runc 1.5, which make e2e,
+// make kube-test and make race set). Unset or empty: the machine's, found
+// in PATH (Debian's packages: containerd 1.6.20, runc 1.1.5).
+// docs/runtimes.md.
+const BinDirEnv = "CONTAINERD_BIN_DIR"
+
+// DefaultBinDir is the runtime Start runs: BinDirEnv's value, "" for the
+// machine's.
+func DefaultBinDir() string { return os.Getenv(BinDirEnv) }
+
+// binaries are what a runtime stack consists of.
+var binaries = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"}
+
+// Bin is the program name to run from binDir ("": the name, looked up in
+// PATH).
+func Bin(binDir, name string) string {
+	if binDir == "" {
+		return name
+	}
+	return filepath.Join(binDir, name)
+}
+
+// Available reports why a real containerd of DefaultBinDir cannot run
+// here, or "" if it can.
+func Available() string { return AvailableIn(DefaultBinDir()) }
+
+// AvailableIn reports why a real containerd of binDir ("": the machine's)
+// cannot run here, or "" if it can.
+func AvailableIn(binDir string) string {
 	if os.Geteuid() != 0 {
 		return "needs root to run containerd"
 	}
-	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"} {
-		if _, err := exec.LookPath(b); err != nil {
-			return b + " not installed (Debian: apt-get install containerd runc)"
+	for _, b := range binaries {
+		if binDir == "" {
+			if _, err := exec.LookPath(b); err != nil {
+				return b + " not installed (Debian: apt-get install containerd runc)"
+			}
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(binDir, b)); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return fmt.Sprintf("%s not built in %s (make containerd-bins)", b, binDir)
 		}
 	}
 	if busybox() == "" {
 		return "static busybox not installed (Debian: apt-get install busybox-static)"
 	}
 	return ""
+}
+
+// Stack is a runtime to run a test on: the binaries' directory, "" for
+// the machine's.
+type Stack struct {
+	Name   string // a subtest's name
+	BinDir string
+}
+
+// Stacks are the two runtimes the identity tests run on: the one of make
+// containerd-bins (BinDirEnv, or else the checkout's bin/containerd), the
+// current containerd 2.4; and the machine's, Debian's containerd 1.6, so
+// that the clients we ship keep working against the runtimes still
+// deployed.
+func Stacks() []Stack {
+	built := DefaultBinDir()
+	if built == "" {
+		built = repoBinDir()
+	}
+	return []Stack{{Name: "containerd-bins", BinDir: built}, {Name: "debian-packages", BinDir: ""}}
+}
+
+// repoBinDir is the checkout's bin/containerd (make containerd-bins'
+// default output), found from the working directory up; bin/containerd
+// when no checkout is found.
+func repoBinDir() string {
+	dir, err := os.Getwd()
+	for err == nil {
+		if b, rerr := os.ReadFile(filepath.Join(dir, "go.mod")); rerr == nil &&
+			strings.HasPrefix(string(b), "module github.com/containerstats/containerstatsreceiver\n") {
+			return filepath.Join(dir, "bin", "containerd")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return filepath.Join("bin", "containerd")
+}
+
+// Version is what `containerd --version` of binDir ("": the machine's)
+// prints as its version ("v2.4.2", "1.6.20~ds1"), and its major number,
+// which decides the configuration's format (Config).
+func Version(binDir string) (version string, major int, err error) {
+	out, err := exec.Command(Bin(binDir, "containerd"), "--version").Output()
+	if err != nil {
+		return "", 0, fmt.Errorf("containerd --version: %w", err)
+	}
+	return parseVersion(string(out))
+}
+
+// parseVersion reads `containerd --version`: "containerd <package>
+// <version> [<revision>]".
+func parseVersion(out string) (string, int, error) {
+	f := strings.Fields(out)
+	if len(f) < 3 || f[0] != "containerd" {
+		return "", 0, fmt.Errorf("containerd --version: unexpected %q", out)
+	}
+	v := f[2]
+	major, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(v, "v"), ".", 2)[0])
+	if err != nil {
+		return "", 0, fmt.Errorf("containerd --version: version %q: %w", v, err)
+	}
+	return v, major, nil
 }
 
 func busybox() string {
@@ -92,6 +201,10 @@ type Containerd struct {
 	t      testing.TB
 	base   string
 	Socket string // containerd's gRPC socket: CRI and containerd API
+	// BinDir is where its containerd, shim, ctr and runc are ("": the
+	// machine's, from PATH); Version is what containerd says it is
+	// ("v2.4.2", "1.6.20~ds1").
+	BinDir, Version string
 	// LogRoot, when set before RunPod, is a host root under which pods
 	// log the way the kubelet lays them out:
 	// <LogRoot>/var/log/pods/<namespace>_<pod>_<uid>/<container>/<attempt>.log
@@ -138,6 +251,11 @@ type Pod struct {
 
 // Options changes what Start runs.
 type Options struct {
+	// BinDir holds the containerd, containerd-shim-runc-v2, ctr and runc
+	// to run (make containerd-bins); "": the machine's, from PATH
+	// (Debian's packages). Start passes DefaultBinDir. The configuration
+	// follows containerd's major version (Config).
+	BinDir string
 	// Systemd: runc's systemd cgroup driver (SystemdCgroup = true), pods
 	// under kubepods.slice as a kubelet with cgroupDriver: systemd puts
 	// them; needs systemd as PID 1 (a vmnode guest). Default: cgroupfs,
@@ -153,22 +271,29 @@ type Options struct {
 	Bridge, Subnet, Gateway string
 }
 
-// Start starts containerd with a private configuration and imports Image.
+// Start starts containerd (DefaultBinDir's) with a private configuration
+// and imports Image.
 func Start(t testing.TB) *Containerd {
 	t.Helper()
-	return StartWith(t, Options{})
+	return StartWith(t, Options{BinDir: DefaultBinDir()})
 }
 
 // StartWith is Start with options.
 func StartWith(t testing.TB, o Options) *Containerd {
 	t.Helper()
 	machine.Lock(t) // before any cleanup: released after them
-	machine.Need(t, Available())
+	machine.Need(t, AvailableIn(o.BinDir))
+	version, major, err := Version(o.BinDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("containerdtest: containerd %s (%s)", version, Bin(o.BinDir, "containerd"))
 	base, err := os.MkdirTemp("", "ctrd-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), preCgroup: map[string]bool{}, systemd: o.Systemd}
+	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), BinDir: o.BinDir, Version: version,
+		preCgroup: map[string]bool{}, systemd: o.Systemd}
 	for _, h := range hierarchies() {
 		for _, rel := range sharedLevels {
 			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
@@ -194,7 +319,8 @@ func StartWith(t testing.TB, o Options) *Containerd {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(Config(base, c.Socket, cniBin, o.Systemd)), 0o644); err != nil {
+	cfg := Config(ConfigOptions{Major: major, BinDir: o.BinDir, Base: base, Socket: c.Socket, CNIBin: cniBin, Systemd: o.Systemd})
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.Restart(t)
@@ -202,7 +328,7 @@ func StartWith(t testing.TB, o Options) *Containerd {
 	if err := WriteImageWith(img, o.ImageFiles); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("ctr", "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
+	if out, err := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
 		t.Fatalf("ctr images import: %v: %s", err, out)
 	}
 	conn, err := grpc.NewClient("unix://"+c.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -227,28 +353,57 @@ func BridgeConflist(name, bridge, ipamDir, subnet, gw string) string {
 `, name, bridge, ipamDir, subnet, gw)
 }
 
-// Config is a containerd configuration with its root, state, ttrpc
-// socket, opt plugin path, runc root and CNI configuration directory
-// (base/cni/conf) under base, its gRPC socket at sock, CNI plugins from
-// cniBin, runc's cgroup driver systemd or cgroupfs, and Image as the
-// sandbox image: what Start runs, and the test node of
-// internal/testing/kubetest.
-func Config(base, sock, cniBin string, systemd bool) string {
-	// [timeouts]: containerd 1.6 gives a running shim 5 s to answer when it
-	// reconnects after a restart (shim.load); one that does not is taken for
-	// dead and cleaned up (`shim delete`: runc delete --force), which kills
-	// its container or sandbox. On a loaded 2-core machine a shim once took
-	// longer, and a restart test lost a container that way. A test's
-	// containerd waits longer instead; a lost container is then a real
-	// failure (RequireRunning names it). TestRestartWaitsForSlowShims shows
-	// both: with 5 s a shim stopped for 7 s loses its container (EXITED,
-	// reason Unknown, exit code 255), with 60 s it survives.
-	//
-	// stats_collect_period = 1: the CRI plugin measures writable layers and
-	// the image filesystem every second (default 10 s), so a test waiting
-	// for a file written in a container to show in ListContainerStats
-	// waits seconds, not tens of seconds.
-	return fmt.Sprintf(`version = 2
+// ConfigOptions are what Config writes.
+type ConfigOptions struct {
+	// Major is containerd's major version (Version): 1 gets a
+	// configuration of version 2 (the CRI plugin in one section,
+	// io.containerd.grpc.v1.cri), 2 and later one of version 3 (the CRI
+	// plugin's runtime and images parts in io.containerd.cri.v1.runtime
+	// and io.containerd.cri.v1.images).
+	Major int
+	// BinDir, when set, holds the runc the shim runs (BinaryName); the
+	// shim itself is found in PATH (Env).
+	BinDir string
+	// Base holds root, state, the ttrpc socket, the opt plugin path, runc's
+	// root and the CNI configuration directory (Base/cni/conf); Socket is
+	// the gRPC socket; CNIBin the CNI plugins' directory.
+	Base, Socket, CNIBin string
+	// Systemd: runc's systemd cgroup driver, else cgroupfs.
+	Systemd bool
+}
+
+// Config is a containerd configuration for o, with Image as the sandbox
+// image: what Start runs, and the test node of internal/testing/kubetest.
+//
+// [timeouts]: containerd 1.6 gives a running shim 5 s to answer when it
+// reconnects after a restart (shim.load); one that does not is taken for
+// dead and cleaned up (`shim delete`: runc delete --force), which kills
+// its container or sandbox. On a loaded 2-core machine a shim once took
+// longer, and a restart test lost a container that way. A test's
+// containerd waits longer instead; a lost container is then a real
+// failure (RequireRunning names it). TestRestartWaitsForSlowShims shows
+// both: with 5 s a shim stopped for 7 s loses its container (EXITED,
+// reason Unknown, exit code 255), with 60 s it survives.
+//
+// stats_collect_period = 1: the CRI plugin measures writable layers and
+// the image filesystem every second (default 10 s), so a test waiting
+// for a file written in a container to show in ListContainerStats
+// waits seconds, not tens of seconds.
+//
+// The rest is what a private containerd on a shared machine needs
+// (../shared/docs/real-components.md): restrict_oom_score_adj (the
+// machine refuses a lower oom_score_adj), the netns mounts under the
+// state directory, no AppArmor. containerd 2 also starts NRI, whose
+// socket is the machine's /var/run/nri/nri.sock: off.
+func Config(o ConfigOptions) string {
+	runc := ""
+	if o.BinDir != "" {
+		runc = fmt.Sprintf("\n        BinaryName = %q", filepath.Join(o.BinDir, "runc"))
+	}
+	args := []any{filepath.Join(o.Base, "root"), filepath.Join(o.Base, "state"), o.Socket, filepath.Join(o.Base, "t.sock"),
+		filepath.Join(o.Base, "opt"), Image, o.CNIBin, filepath.Join(o.Base, "cni/conf"), filepath.Join(o.Base, "runc"), o.Systemd, runc}
+	if o.Major < 2 {
+		return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
 [timeouts]
@@ -277,9 +432,61 @@ state = %[2]q
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = %[10]t
-        Root = %[9]q
-`, filepath.Join(base, "root"), filepath.Join(base, "state"), sock, filepath.Join(base, "t.sock"),
-		filepath.Join(base, "opt"), Image, cniBin, filepath.Join(base, "cni/conf"), filepath.Join(base, "runc"), systemd)
+        Root = %[9]q%[11]s
+`, args...)
+	}
+	return fmt.Sprintf(`version = 3
+root = %[1]q
+state = %[2]q
+[timeouts]
+  "io.containerd.timeout.shim.load" = "60s"
+  "io.containerd.timeout.shim.cleanup" = "30s"
+  "io.containerd.timeout.task.state" = "30s"
+[grpc]
+  address = %[3]q
+[ttrpc]
+  address = %[4]q
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[5]q
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  stats_collect_period = 1
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = %[6]q
+[plugins."io.containerd.cri.v1.runtime"]
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  disable_apparmor = true
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = [%[7]q]
+    conf_dir = %[8]q
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = %[10]t
+        Root = %[9]q%[11]s
+`, args...)
+}
+
+// Env is the environment containerd of binDir runs in: this process's,
+// with binDir first in PATH, where containerd looks for its shim (and the
+// shim, without BinaryName, for runc). binDir "": this process's.
+func Env(binDir string) []string {
+	env := os.Environ()
+	if binDir == "" {
+		return env
+	}
+	for i, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			env[i] = "PATH=" + binDir + ":" + strings.TrimPrefix(e, "PATH=")
+			return env
+		}
+	}
+	return append(env, "PATH="+binDir+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 }
 
 // CRI is a CRI client for setting up pods and containers (tests may call
@@ -305,7 +512,8 @@ func (c *Containerd) restartWithin(t testing.TB, d time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("containerd", "--config", filepath.Join(c.base, "config.toml"))
+	cmd := exec.Command(Bin(c.BinDir, "containerd"), "--config", filepath.Join(c.base, "config.toml"))
+	cmd.Env = Env(c.BinDir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Killed with the test process if it dies first (a test timeout); its
 	// shims and containers, which outlive it by design, are then swept by
@@ -582,7 +790,7 @@ func (c *Containerd) cleanup() {
 	}
 	c.stopLocked()
 	// Shims serving our containerd, by PID (their -address is our socket),
-	// and their sockets in /run/containerd/s, named by containerd 1.6 as
+	// and their sockets in /run/containerd/s, named by containerd (1.6 and 2.x alike) as
 	// sha256(<containerd address>/<namespace>/<shim id>). Only ours are
 	// removed: other tests may run their own containerd concurrently.
 	shimIDs := map[string]bool{}

@@ -8,7 +8,7 @@
 // kube-apiserver (Start), on request kube-controller-manager and
 // kube-scheduler (StartControllers) and a node: containerd with the CNI
 // bridge and a kubelet (StartNode, node.go), all built by `make kube-bins`
-// from tools/kube/go.mod (k8s.io/kubernetes v1.34.4) into bin/kube, and a
+// from tools/kube/go.mod (k8s.io/kubernetes v1.37.2) into bin/kube, and a
 // server-side applier of manifests (apply.go). Everything listens on
 // loopback only (the pods on the node's own bridge), on ports that were
 // free a moment before; certificates, keys, the static admin token and
@@ -56,7 +56,7 @@ import (
 )
 
 // Version is the Kubernetes version tools/kube/go.mod pins.
-const Version = "v1.34.4"
+const Version = "v1.37.2"
 
 // ServiceCIDR is the cluster's service range (no traffic goes to it yet).
 const ServiceCIDR = "10.96.0.0/24"
@@ -175,6 +175,11 @@ func Start(t testing.TB, binDir string) *Cluster {
 		"--etcd-servers="+etcdClient,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// Since 1.36 the lease endpoint reconciler (the default) refuses a
+		// loopback address for the kubernetes Service's endpoints ("may not
+		// be in the loopback range"): none keeps them, which this cluster
+		// never used (no Service proxy: pods cannot reach it there anyway).
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+port,
 		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"),
 		"--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),
@@ -344,12 +349,19 @@ func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
 // start runs one process, its output into <Dir>/<name>.log.
 func (c *Cluster) start(t testing.TB, name, bin string, args ...string) {
 	t.Helper()
+	c.startEnv(t, name, nil, bin, args...)
+}
+
+// startEnv is start with the environment env (nil: this process's).
+func (c *Cluster) startEnv(t testing.TB, name string, env []string, bin string, args ...string) {
+	t.Helper()
 	logPath := filepath.Join(c.Dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = c.Dir
 	// Killed with the test process if it dies first (a test timeout).

@@ -69,6 +69,7 @@ type Node struct {
 	c          *Cluster
 	dir        string
 	socket     string // containerd's gRPC socket (under dir)
+	ctrdBin    string // the directory of containerd, its shim, ctr and runc ("": PATH's)
 	holder     *exec.Cmd
 	holderIn   io.WriteCloser
 	holderDone chan struct{}
@@ -136,7 +137,7 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 	if err := subnetFree(PodSubnet); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{Name: NodeName, c: c, dir: filepath.Join(c.Dir, "node"), preCgroup: map[string]bool{}}
+	n := &Node{Name: NodeName, c: c, dir: filepath.Join(c.Dir, "node"), ctrdBin: containerdtest.DefaultBinDir(), preCgroup: map[string]bool{}}
 	n.socket = filepath.Join(n.dir, "ctrd", "c.sock")
 	for _, d := range []string{"var-lib", "var-log", "ipam", "ctrd/root", "ctrd/state", "ctrd/opt", "ctrd/runc", "ctrd/cni/conf"} {
 		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o755); err != nil {
@@ -177,10 +178,16 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(containerdtest.Config(ctrd, n.socket, CNIBinDir, false)), 0o644); err != nil {
+	version, major, err := containerdtest.Version(n.ctrdBin)
+	if err != nil {
 		t.Fatal(err)
 	}
-	n.start(t, "containerd", "containerd", "--config", filepath.Join(ctrd, "config.toml"))
+	t.Logf("kubetest: the node's containerd is %s", version)
+	ctrdCfg := containerdtest.Config(containerdtest.ConfigOptions{Major: major, BinDir: n.ctrdBin, Base: ctrd, Socket: n.socket, CNIBin: CNIBinDir})
+	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(ctrdCfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n.start(t, "containerd", containerdtest.Bin(n.ctrdBin, "containerd"), "--config", filepath.Join(ctrd, "config.toml"))
 	n.moveToCgroup(t, n.procs[len(n.procs)-1].cmd.Process.Pid, RuntimeCgroup)
 	n.waitSocket(t, 20*time.Second)
 	testbox := filepath.Join(n.dir, "testbox.tar")
@@ -188,12 +195,16 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 		t.Fatal(err)
 	}
 	for _, img := range append([]string{testbox}, images...) {
-		if out, err := exec.Command("ctr", "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil {
+		if out, err := exec.Command(containerdtest.Bin(n.ctrdBin, "ctr"), "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil {
 			t.Fatalf("ctr images import %s: %v: %s", img, err, out)
 		}
 	}
 
-	// The kubelet.
+	// The kubelet. failCgroupV1: false because this machine is cgroup v1
+	// (hybrid: v1 controllers, an empty unified tree): since 1.35 the
+	// kubelet refuses to start on cgroup v1 unless told so (KEP-5573,
+	// cgroup v1 in maintenance mode; the setting defaults to true). A v2
+	// node (the vmnode guest) needs no such line. docs/kube.md.
 	port, roPort, healthz := freePort(t), freePort(t), freePort(t)
 	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -355,14 +366,16 @@ func (n *Node) makeCgroup(t testing.TB, rel string) []string {
 // starts at its root: a relative path in args is the caller's business
 // (cd first).
 func (n *Node) Command(name string, args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...)
+	cmd := exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...)
+	cmd.Env = containerdtest.Env(n.ctrdBin) // ctr is the node's runtime's
+	return cmd
 }
 
 // start runs bin in the node's mount namespace (nsenter execs it: the
 // process is bin itself), output into <Dir>/<name>.log.
 func (n *Node) start(t testing.TB, name, bin string, args ...string) {
 	t.Helper()
-	n.c.start(t, name, "nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", bin}, args...)...)
+	n.c.startEnv(t, name, containerdtest.Env(n.ctrdBin), "nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", bin}, args...)...)
 	n.procs = append(n.procs, n.c.procs[len(n.c.procs)-1])
 }
 

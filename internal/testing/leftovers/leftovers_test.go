@@ -113,11 +113,16 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("109", "S", []string{"mmdebstrap", "--variant=minbase", "bookworm", tmp + "/vmnode-build-1/rootfs"}, hostCgroup("/"))
 	// bench-peer's cAdvisor (its address file in the test's directory).
 	m.proc("110", "S", []string{"/work/bin/cadvisorpeer", "-hk-interval", "10s", "-addr-file", tmp + "/TestPeerquietN=2001/001/cadvisor.addr"}, hostCgroup("/"))
+	// make containerd-bins' runtime (containerd 2.4, its shim and runc from
+	// bin/containerd; docs/runtimes.md), named by its full path.
+	m.proc("112", "S", []string{"/work/bin/containerd/containerd", "--config", tmp + "/ctrd-2/config.toml"}, hostCgroup("/"))
+	m.proc("113", "S", []string{"/work/bin/containerd/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "ghi", "-address", tmp + "/ctrd-2/c.sock"}, hostCgroup("/"))
+	m.proc("114", "S", []string{"/work/bin/containerd/runc", "--root", tmp + "/ctrd-2/runc/k8s.io", "delete", "ghi"}, hostCgroup("/"))
 	// dockertest's dockerd, podmantest's API service and a conmon (their
 	// data and state under the test's directory).
-	m.proc("112", "S", []string{"/usr/sbin/dockerd", "--data-root", tmp + "/TestRealDocker/001/root", "-H", "unix://" + tmp + "/TestRealDocker/001/docker.sock"}, hostCgroup("/"))
-	m.proc("113", "S", []string{"podman", "--root", tmp + "/TestRealPodmanAPI/001/root", "system", "service", "--time=0"}, hostCgroup("/"))
-	m.proc("114", "S", []string{"/usr/bin/conmon", "--api-version", "1", "-b", tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata"}, hostCgroup("/libpod_parent/conmon"))
+	m.proc("115", "S", []string{"/usr/sbin/dockerd", "--data-root", tmp + "/TestRealDocker/001/root", "-H", "unix://" + tmp + "/TestRealDocker/001/docker.sock"}, hostCgroup("/"))
+	m.proc("116", "S", []string{"podman", "--root", tmp + "/TestRealPodmanAPI/001/root", "system", "service", "--time=0"}, hostCgroup("/"))
+	m.proc("117", "S", []string{"/usr/bin/conmon", "--api-version", "1", "-b", tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata"}, hostCgroup("/libpod_parent/conmon"))
 	// Not leftovers: the machine's own processes, a zombie in a test
 	// cgroup (not alive), the caller itself, a containerd of the machine,
 	// an etcd and a kube-apiserver of a real control plane.
@@ -168,9 +173,12 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"process 109: mmdebstrap of a test (names " + tmp + "): mmdebstrap --variant=minbase bookworm " + tmp + "/vmnode-build-1/rootfs",
 		"process 110: cadvisorpeer of a test (names " + tmp + "): /work/bin/cadvisorpeer -hk-interval 10s -addr-file " + tmp + "/TestPeerquietN=2001/001/cadvisor.addr",
 		"dir " + tmp + "/vmnode-build-1 (a vmnode guest's unfinished build)",
-		"process 112: dockerd of a test (names " + tmp + "): /usr/sbin/dockerd --data-root " + tmp + "/TestRealDocker/001/root -H unix://" + tmp + "/TestRealDocker/001/docker.sock",
-		"process 113: podman of a test (names " + tmp + "): podman --root " + tmp + "/TestRealPodmanAPI/001/root system service --time=0",
-		"process 114: conmon of a test (names " + tmp + "): /usr/bin/conmon --api-version 1 -b " + tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata",
+		"process 112: containerd of a test (names " + tmp + "): /work/bin/containerd/containerd --config " + tmp + "/ctrd-2/config.toml",
+		"process 113: containerd-shim-runc-v2 of a test (names " + tmp + "): /work/bin/containerd/containerd-shim-runc-v2 -namespace k8s.io -id ghi -address " + tmp + "/ctrd-2/c.sock",
+		"process 114: runc of a test (names " + tmp + "): /work/bin/containerd/runc --root " + tmp + "/ctrd-2/runc/k8s.io delete ghi",
+		"process 115: dockerd of a test (names " + tmp + "): /usr/sbin/dockerd --data-root " + tmp + "/TestRealDocker/001/root -H unix://" + tmp + "/TestRealDocker/001/docker.sock",
+		"process 116: podman of a test (names " + tmp + "): podman --root " + tmp + "/TestRealPodmanAPI/001/root system service --time=0",
+		"process 117: conmon of a test (names " + tmp + "): /usr/bin/conmon --api-version 1 -b " + tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata",
 	} {
 		if !got[want] {
 			t.Errorf("missing leftover %q", want)

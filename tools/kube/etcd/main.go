@@ -3,7 +3,7 @@
 
 // Command etcd is a single-member etcd server for the test cluster of
 // internal/testing/kubetest, built on go.etcd.io/etcd/server/v3/embed at the
-// version k8s.io/kubernetes v1.34.4 uses. It listens on the URLs it is given
+// version k8s.io/kubernetes v1.37.2 pins (v3.7.0). It listens on the URLs it is given
 // (loopback only in the tests), keeps its data in -data-dir, and stops on
 // SIGTERM or SIGINT.
 package main

@@ -22,8 +22,8 @@ import (
 // start of the cgroup's processes (/proc/<pid>/stat), read once per run.
 // When /proc does not tell it (no process yet, no hostPID), a first run
 // keeps the runtime's creation time (or the first-seen time), and a
-// restart starts at the previous scrape: the last time the old run was
-// seen, before the new one began. Containers in pods need none of this: a
+// restart starts (uptime included) at the previous scrape: the last time
+// the old run was seen, before the new one began. Containers in pods need none of this: a
 // kubelet restart is a new container ID. It returns the series to use.
 func (s *Scraper) trackRun(p *pass, key seriesKey, st *series, c *cgroupfs.Cgroup) *series {
 	if !s.env.runs {
@@ -35,7 +35,7 @@ func (s *Scraper) trackRun(p *pass, key seriesKey, st *series, c *cgroupfs.Cgrou
 	}
 	if st.inst != 0 {
 		start := pcommon.NewTimestampFromTime(p.prev)
-		st = &series{start: start, runtimeStart: true, seen: st.seen, rel: st.rel}
+		st = &series{start: start, runtimeStart: true, runStart: p.prev, seen: st.seen, rel: st.rel}
 		s.series[key] = st
 	}
 	st.inst = ino

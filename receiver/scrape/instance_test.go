@@ -117,8 +117,9 @@ func TestStandaloneRestartStartsTheSeriesAgain(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(root, "proc/7600/stat")))
 	restartCgroup(t, root)
 	prev := clk.now
-	start, _ = startAndUptime(t, tick())
+	start, up = startAndUptime(t, tick())
 	assert.Equal(t, pcommon.NewTimestampFromTime(prev), start)
+	assert.Equal(t, 10.0, up, "uptime from the previous scrape, not the first run's creation")
 }
 
 // resources counts the resources with container.id id.

@@ -84,7 +84,7 @@ func TestConfigIdentity(t *testing.T) {
 		CRIEndpoint: "unix:///hostfs/run/crio/crio.sock", CRIEnabled: true,
 		ContainerdEndpoint: "/hostfs/run/k3s/containerd/containerd.sock", ContainerdNamespaces: []string{"k8s.io"},
 		DockerEndpoints: []string{"/hostfs/run/user/1000/podman/podman.sock", "unix:///hostfs/run/docker.sock"},
-		Timeout: 3 * time.Second, RefreshInterval: 45 * time.Second, MinRefreshInterval: 7 * time.Second, IncludeSandboxes: true,
+		Timeout:         3 * time.Second, RefreshInterval: 45 * time.Second, MinRefreshInterval: 7 * time.Second, IncludeSandboxes: true,
 	}, cfg.Runtime)
 	assert.False(t, cfg.PodSeries)
 	assert.False(t, cfg.NodeSeries)

@@ -32,10 +32,10 @@ type IdentityConfig struct {
 	// ContainerLabels is the allow-list of container labels kept from the
 	// Engine API and containerd (container.label.<key>).
 	ContainerLabels []string
-	Timeout              time.Duration
-	RefreshInterval      time.Duration
-	MinRefresh           time.Duration
-	PodLogs              bool
+	Timeout         time.Duration
+	RefreshInterval time.Duration
+	MinRefresh      time.Duration
+	PodLogs         bool
 }
 
 // CRIEndpoint is the CRI socket the identity and the filesystem

@@ -57,9 +57,19 @@ func SocketEndpoint(root, configured string, candidates []string) string {
 	}
 	for _, s := range candidates {
 		p := filepath.Join(root, s)
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if _, ok := StatSocket(p); ok {
 			return p
 		}
 	}
 	return ""
+}
+
+// StatSocket is path's file information when path is a unix socket
+// (links followed); false for anything else or nothing.
+func StatSocket(path string) (os.FileInfo, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode()&os.ModeSocket == 0 {
+		return nil, false
+	}
+	return fi, true
 }

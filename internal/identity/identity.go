@@ -165,6 +165,9 @@ const (
 	LabelPodNamespace  = "io.kubernetes.pod.namespace"
 	LabelPodUID        = "io.kubernetes.pod.uid"
 	LabelContainerName = "io.kubernetes.container.name"
+	// LabelDockerType is what docker's Kubernetes integration (dockershim,
+	// cri-dockerd) marks containers with; "podsandbox" is a sandbox.
+	LabelDockerType = "io.kubernetes.docker.type"
 )
 
 // PodLabels returns the user's pod labels from a sandbox's labels: the

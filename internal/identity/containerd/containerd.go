@@ -51,11 +51,10 @@ func Endpoint(root, configured string) string {
 // from.
 const namespaceHeader = "containerd-namespace"
 
-// Labels containerd's CRI plugin and docker put on sandboxes, and the one
+// The label containerd's CRI plugin puts on sandboxes, and the one
 // nerdctl keeps a container's name in.
 const (
 	labelCRIKind     = "io.cri-containerd.kind"
-	labelDockerType  = "io.kubernetes.docker.type"
 	labelNerdctlName = "nerdctl/name"
 )
 
@@ -140,7 +139,7 @@ func (r *Resolver) listNamespace(ctx context.Context, ns string, snap *identity.
 			PodUID:        l[identity.LabelPodUID],
 			PodName:       l[identity.LabelPodName],
 			Namespace:     l[identity.LabelPodNamespace],
-			Sandbox:       l[labelCRIKind] == "sandbox" || l[labelDockerType] == "podsandbox",
+			Sandbox:       l[labelCRIKind] == "sandbox" || l[identity.LabelDockerType] == "podsandbox",
 			Exited:        stopped[c.GetID()],
 			Labels:        identity.AllowedLabels(l, r.allow),
 			Source:        identity.SourceContainerd,

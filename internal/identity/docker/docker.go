@@ -59,8 +59,8 @@ func Endpoints(root string, configured []string) []string {
 	var out []string
 	var seen []os.FileInfo
 	add := func(p string) {
-		fi, err := os.Stat(p)
-		if err != nil || fi.Mode()&os.ModeSocket == 0 {
+		fi, ok := identity.StatSocket(p)
+		if !ok {
 			return
 		}
 		if slices.ContainsFunc(seen, func(s os.FileInfo) bool { return os.SameFile(s, fi) }) {
@@ -78,9 +78,6 @@ func Endpoints(root string, configured []string) []string {
 	}
 	return out
 }
-
-// Labels docker's Kubernetes integration (cri-dockerd) puts on containers.
-const labelDockerType = "io.kubernetes.docker.type"
 
 // Resolver lists the containers of one Engine API socket.
 type Resolver struct {
@@ -138,7 +135,7 @@ func snapshot(items []container.Summary, allow []string) identity.Snapshot {
 			PodUID:        l[identity.LabelPodUID],
 			PodName:       l[identity.LabelPodName],
 			Namespace:     l[identity.LabelPodNamespace],
-			Sandbox:       l[labelDockerType] == "podsandbox",
+			Sandbox:       l[identity.LabelDockerType] == "podsandbox",
 			Labels:        identity.AllowedLabels(l, allow),
 			Source:        identity.SourceDocker,
 		}

@@ -215,12 +215,8 @@ func (d *Dockerd) Compose(t testing.TB, project, file string, services ...string
 }
 
 // Docker runs Debian's docker CLI against this dockerd, stdin from in.
-func (d *Dockerd) Docker(in *bytes.Buffer, args ...string) ([]byte, error) {
-	var stdin io.Reader
-	if in != nil {
-		stdin = in
-	}
-	return machine.RunCLI(stdin, "docker "+strings.Join(args, " "), append([]string{docker, "-H", "unix://" + d.Socket}, args...)...)
+func (d *Dockerd) Docker(in io.Reader, args ...string) ([]byte, error) {
+	return machine.RunCLI(in, "docker "+strings.Join(args, " "), append([]string{docker, "-H", "unix://" + d.Socket}, args...)...)
 }
 
 // cleanup removes the containers and images, stops dockerd (and so its

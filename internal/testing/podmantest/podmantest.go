@@ -182,13 +182,9 @@ func (p *Podman) DockerArchive(t testing.TB, archive, image string) string {
 }
 
 // run runs podman with the harness' flags and args, stdin from in.
-func (p *Podman) run(t testing.TB, in *bytes.Buffer, args ...string) ([]byte, error) {
+func (p *Podman) run(t testing.TB, in io.Reader, args ...string) ([]byte, error) {
 	t.Helper()
-	var stdin io.Reader
-	if in != nil {
-		stdin = in
-	}
-	return machine.RunCLI(stdin, "podman "+strings.Join(args, " "), append(append([]string{"podman"}, p.args...), args...)...)
+	return machine.RunCLI(in, "podman "+strings.Join(args, " "), append(append([]string{"podman"}, p.args...), args...)...)
 }
 
 // cleanup removes the containers and the image, then what absent found

@@ -404,19 +404,7 @@ func Config(o ConfigOptions) string {
 		filepath.Join(o.Base, "opt"), Image, o.CNIBin, filepath.Join(o.Base, "cni/conf"), filepath.Join(o.Base, "runc"), o.Systemd, runc}
 	if o.Major < 2 {
 		return fmt.Sprintf(`version = 2
-root = %[1]q
-state = %[2]q
-[timeouts]
-  "io.containerd.timeout.shim.load" = "60s"
-  "io.containerd.timeout.shim.cleanup" = "30s"
-  "io.containerd.timeout.task.state" = "30s"
-[grpc]
-  address = %[3]q
-[ttrpc]
-  address = %[4]q
-[plugins."io.containerd.internal.v1.opt"]
-  path = %[5]q
-[plugins."io.containerd.grpc.v1.cri"]
+`+configCommon+`[plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = %[6]q
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
@@ -436,19 +424,7 @@ state = %[2]q
 `, args...)
 	}
 	return fmt.Sprintf(`version = 3
-root = %[1]q
-state = %[2]q
-[timeouts]
-  "io.containerd.timeout.shim.load" = "60s"
-  "io.containerd.timeout.shim.cleanup" = "30s"
-  "io.containerd.timeout.task.state" = "30s"
-[grpc]
-  address = %[3]q
-[ttrpc]
-  address = %[4]q
-[plugins."io.containerd.internal.v1.opt"]
-  path = %[5]q
-[plugins."io.containerd.nri.v1.nri"]
+`+configCommon+`[plugins."io.containerd.nri.v1.nri"]
   disable = true
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
@@ -471,6 +447,22 @@ state = %[2]q
         Root = %[9]q%[11]s
 `, args...)
 }
+
+// configCommon is what both config versions say alike: directories,
+// timeouts, sockets (Config's arguments 1 to 5).
+const configCommon = `root = %[1]q
+state = %[2]q
+[timeouts]
+  "io.containerd.timeout.shim.load" = "60s"
+  "io.containerd.timeout.shim.cleanup" = "30s"
+  "io.containerd.timeout.task.state" = "30s"
+[grpc]
+  address = %[3]q
+[ttrpc]
+  address = %[4]q
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[5]q
+`
 
 // Env is the environment containerd of binDir runs in: this process's,
 // with binDir first in PATH, where containerd looks for its shim (and the

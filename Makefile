@@ -8,7 +8,7 @@
 #   make unit (no root, no -race) | race | vet | nocgo | cross | fuzz-smoke
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
-#   make fuzz | bench | bench-peer | soak | gpu-check | clean
+#   make fuzz | bench | bench-peer | bench-docker | soak | gpu-check | clean
 #   make prometheus3 | kube-bins | containerd-bins | helm | cadvisor-peer | v2guest-*: test tools
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -65,7 +65,7 @@ TEST_TIMEOUT    ?= 20m
 RACE_TIMEOUT    ?= 30m
 RACE_PKGS       ?= ./...
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross arch-test v2-test
-TEST_BG    ?= containerd-bins prometheus3 otelcol-arm64 kube-bins helm cadvisor-peer v2guest-build fuzz-build v2guest-image nocgo cross
+TEST_BG    ?= containerd-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 v2guest-build fuzz-build v2guest-image nocgo cross
 # Test tools and their outputs (docs/e2e.md, docs/kube.md, docs/v2-node.md).
 PROMETHEUS3_BIN   := bin/prometheus3/prometheus
 CADVISOR_PEER_BIN := bin/cadvisorpeer
@@ -77,7 +77,7 @@ OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
+.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -113,6 +113,8 @@ cadvisor-peer:
 	cd tools/cadvisorpeer && $(GO) vet . && $(GO) build -trimpath -o "$(CURDIR)/$(CADVISOR_PEER_BIN)" .
 bench-peer: otelcol cadvisor-peer prometheus3
 	$(call sh,bench-peer,OTELCOL_BIN CADVISOR_PEER_BIN PROMETHEUS3_BIN)
+bench-docker: otelcol cadvisor-peer
+	$(call sh,bench-docker,OTELCOL_BIN CADVISOR_PEER_BIN)
 prometheus3:
 	$(LOCK)
 	$(call sh,prometheus3,PROMETHEUS3_BIN)

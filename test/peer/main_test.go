@@ -17,6 +17,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	runDockerstatsChild()
 	runPeerChild()
 	cgrouptest.MaybeRunChild()
 	os.Exit(m.Run())

@@ -839,7 +839,7 @@ func (s *scraper) loop(interval time.Duration, stop <-chan struct{}) {
 	defer tick.Stop()
 	for {
 		var wg sync.WaitGroup
-		for name, url := range s.targets {
+		for name, url := range s.currentTargets() {
 			wg.Add(1)
 			go func() { defer wg.Done(); s.scrape(name, url) }()
 		}
@@ -850,6 +850,32 @@ func (s *scraper) loop(interval time.Duration, stop <-chan struct{}) {
 		case <-tick.C:
 		}
 	}
+}
+
+// currentTargets is a copy of the targets now.
+func (s *scraper) currentTargets() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.targets))
+	for k, v := range s.targets {
+		out[k] = v
+	}
+	return out
+}
+
+// setTarget adds or replaces the target name (url empty: removes it and
+// what its last page gave), from the next round on.
+func (s *scraper) setTarget(name, url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if url == "" {
+		delete(s.targets, name)
+		for _, m := range []map[string]int{s.bytes, s.gz, s.series, s.own, s.seen} {
+			delete(m, name)
+		}
+		return
+	}
+	s.targets[name] = url
 }
 
 func (s *scraper) scrape(name, url string) {
@@ -892,6 +918,9 @@ func (s *scraper) scrape(name, url string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.targets[name]; !ok {
+		return // removed while this page was fetched
+	}
 	s.bytes[name], s.gz[name], s.series[name], s.own[name], s.seen[name] = len(body), len(raw), series, own, len(seen)
 }
 

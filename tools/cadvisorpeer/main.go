@@ -81,6 +81,24 @@ func kubeletMetrics(psi bool) container.MetricSet {
 	return s
 }
 
+// standaloneMetrics is what cAdvisor's own binary collects by default: every
+// kind but its --disable_metrics default (advtcp, cpu_topology, cpuset,
+// hugetlb, memory_numa, process, referenced_memory, resctrl, sched, tcp,
+// udp; cAdvisor's docs/runtime_options.md). perf_event stays inert without
+// a perf configuration, cpuLoad without the load reader.
+func standaloneMetrics() container.MetricSet {
+	s := container.MetricSet{}
+	for k := range container.AllMetrics {
+		s[k] = struct{}{}
+	}
+	for _, k := range []container.MetricKind{container.NetworkAdvancedTcpUsageMetrics, container.CPUTopologyMetrics, container.CPUSetMetrics,
+		container.HugetlbUsageMetrics, container.MemoryNumaMetrics, container.ProcessMetrics, container.ReferencedMemoryMetrics,
+		container.ResctrlMetrics, container.ProcessSchedulerMetrics, container.NetworkTcpUsageMetrics, container.NetworkUdpUsageMetrics} {
+		delete(s, k)
+	}
+	return s
+}
+
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address of the /metrics endpoint")
 	addrFile := flag.String("addr-file", "", "write the listening address into this file once serving")
@@ -105,7 +123,23 @@ func main() {
 	// 1 s, dynamic up to 60 s: pass -hk-interval 1s -hk-max 60s, and
 	// -cgroup-roots / (it tracks every cgroup).
 	standalone := flag.Bool("standalone", false, "label series as standalone cAdvisor does (name, image, container_label_<key>) instead of as the kubelet does")
+	metricSet := flag.String("metrics", "", "what housekeeping collects and /metrics exports: kubelet (the kubelet's set, -pressure as its gate) or standalone (cAdvisor's own binary's defaults); default: standalone with -standalone, else kubelet")
 	flag.Parse()
+	if *metricSet == "" {
+		*metricSet = "kubelet"
+		if *standalone {
+			*metricSet = "standalone"
+		}
+	}
+	var set container.MetricSet
+	switch *metricSet {
+	case "kubelet":
+		set = kubeletMetrics(*pressure)
+	case "standalone":
+		set = standaloneMetrics()
+	default:
+		log.Fatalf("-metrics %q: neither kubelet nor standalone", *metricSet)
+	}
 
 	cflags := map[string]string{
 		"housekeeping_interval":     hk.String(),
@@ -124,7 +158,7 @@ func main() {
 
 	m, err := manager.New(memory.New(statsCacheDuration, nil), sysfs.NewRealSysFs(),
 		manager.HousekeepingConfig{Interval: maxHK, AllowDynamic: dynamic},
-		kubeletMetrics(*pressure), strings.Split(*roots, ","), nil, "", 0)
+		set, strings.Split(*roots, ","), nil, "", 0)
 	if err != nil {
 		log.Fatalf("cadvisor manager: %v", err)
 	}
@@ -133,7 +167,6 @@ func main() {
 	}
 
 	reg := prometheus.NewRegistry()
-	set := kubeletMetrics(*pressure)
 	reg.MustRegister(metrics.NewPrometheusMachineCollector(m, set))
 	labels := metrics.ContainerLabelsFunc(kubeletLabels)
 	if *standalone {

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -258,4 +259,34 @@ func (d *Dockerd) cleanup(t testing.TB, made []string) {
 	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(mounts, []byte(" "+d.dir+"/")) {
 		t.Errorf("dockerd left a mount below %s", d.dir)
 	}
+}
+
+// EnginePIDs is the engine's processes now: dockerd, the containerd it
+// started and the containerd shims of its containers, that is every process
+// whose command line names this dockerd's exec root (a benchmark counts
+// their CPU on the side of what makes the engine work).
+func (d *Dockerd) EnginePIDs() ([]int, error) {
+	execRoot := []byte(filepath.Join(d.dir, "exec"))
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone since the listing
+		}
+		if bytes.Contains(cmdline, execRoot) {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) == 0 {
+		return nil, fmt.Errorf("no process names dockerd's exec root %s", execRoot)
+	}
+	return pids, nil
 }

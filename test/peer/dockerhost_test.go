@@ -73,23 +73,8 @@ func readDockerSettings(t *testing.T) dockerSettings {
 
 		conditionSettings: readConditionSettings(t),
 	}
-	for _, f := range strings.Split(envOr("BENCH_DOCKER_N", "50,200"), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			t.Fatalf("BENCH_DOCKER_N=%q: not a list of positive sizes", os.Getenv("BENCH_DOCKER_N"))
-		}
-		s.sizes = append(s.sizes, n)
-	}
-	for _, p := range []*string{&s.otelcol, &s.cadv} {
-		abs, err := filepath.Abs(*p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			t.Fatalf("%v (make bench-docker builds it)", err)
-		}
-		*p = abs
-	}
+	s.sizes = envSizes(t, "BENCH_DOCKER_N", "50,200")
+	absExisting(t, "make bench-docker", &s.otelcol, &s.cadv)
 	return s
 }
 
@@ -294,12 +279,7 @@ func runDockerSize(t *testing.T, s dockerSettings, n int) dockerResult {
 		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"),
 		"--config", writeFile(t, filepath.Join(dir, "overlay.yaml"), dockerHostOverlay(sock, port, health)))
 	targets := map[string]string{dOursHost: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
-	sc := newScraper(targets, ids)
-	stop := make(chan struct{})
-	var scWG sync.WaitGroup
-	scWG.Add(1)
-	go func() { defer scWG.Done(); sc.loop(s.interval, stop) }()
-	t.Cleanup(func() { close(stop); scWG.Wait() })
+	sc := startScraper(t, targets, ids, s.interval)
 	time.Sleep(s.replayWarmup)
 	res.windows = append(res.windows, measure("ours", sc))
 	if got := lastResources(t, procs[dOurs].log); got < n {

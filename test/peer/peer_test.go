@@ -165,13 +165,7 @@ func readSettings(t *testing.T) settings {
 
 		conditionSettings: readConditionSettings(t),
 	}
-	for _, f := range strings.Split(envOr("BENCH_PEER_N", "50,200,500"), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			t.Fatalf("BENCH_PEER_N=%q: not a list of positive sizes", os.Getenv("BENCH_PEER_N"))
-		}
-		s.sizes = append(s.sizes, n)
-	}
+	s.sizes = envSizes(t, "BENCH_PEER_N", "50,200,500")
 	bins := []*string{&s.otelcol, &s.cadv}
 	if s.baseline != "" {
 		bins = append(bins, &s.baseline)
@@ -179,17 +173,36 @@ func readSettings(t *testing.T) settings {
 	if s.prom3 != "" {
 		bins = append(bins, &s.prom3, &s.prom3Config)
 	}
-	for _, p := range bins {
+	absExisting(t, "make bench-peer", bins...)
+	return s
+}
+
+// envSizes is the list of container counts in the environment variable key.
+func envSizes(t *testing.T, key, def string) []int {
+	var sizes []int
+	for _, f := range strings.Split(envOr(key, def), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			t.Fatalf("%s=%q: not a list of positive sizes", key, os.Getenv(key))
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// absExisting makes each path absolute and fails when one is missing
+// (target: what builds them).
+func absExisting(t *testing.T, target string, paths ...*string) {
+	for _, p := range paths {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(abs); err != nil {
-			t.Fatalf("%v (make bench-peer builds it)", err)
+			t.Fatalf("%v (%s builds it)", err, target)
 		}
 		*p = abs
 	}
-	return s
 }
 
 // measured is one process's cost over the window.
@@ -564,12 +577,7 @@ func runSize(t *testing.T, s settings, cond string, n int) result {
 		targets[pCadvisorScrape] = "http://" + cadvAddr + "/metrics"
 		targets[pOursPromLean] = fmt.Sprintf("http://127.0.0.1:%d/metrics", leanPort)
 	}
-	sc := newScraper(targets, ids)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); sc.loop(s.interval, stop) }()
-	t.Cleanup(func() { close(stop); wg.Wait() })
+	sc := startScraper(t, targets, ids, s.interval)
 
 	time.Sleep(s.warmup)
 	for name, p := range procs {
@@ -821,6 +829,17 @@ type scraper struct {
 	mu                     sync.Mutex
 	bytes, gz, series, own map[string]int
 	seen                   map[string]int
+}
+
+// startScraper scrapes targets every interval until the test's cleanup.
+func startScraper(t *testing.T, targets map[string]string, ids []string, interval time.Duration) *scraper {
+	sc := newScraper(targets, ids)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); sc.loop(interval, stop) }()
+	t.Cleanup(func() { close(stop); wg.Wait() })
+	return sc
 }
 
 func newScraper(targets map[string]string, ids []string) *scraper {

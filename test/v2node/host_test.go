@@ -63,7 +63,7 @@ func TestV2Node(t *testing.T) {
 	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))
 	run := os.Getenv("V2NODE_RUN")
 	if run == "" {
-		run = "^(TestV2|TestFieldNote2)$" // not the unit tests the binary also holds
+		run = "^(TestV2|TestFieldNote2|TestPodman)$" // not the unit tests the binary also holds
 	}
 	script := fmt.Sprintf(`#!/bin/sh
 export VMNODE_GUEST=1 VMNODE_RESULTS=/results WORKLOAD_BIN=/host/workload

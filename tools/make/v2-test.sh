@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # make v2-test: the cgroup v2 node (docs/v2-node.md). internal/testing/vmnode
-# builds a QEMU guest from Debian packages (kernel, systemd, containerd,
+# builds a QEMU guest from Debian packages (kernel, systemd, containerd, podman,
 # runc; cached by package version in VMNODE_CACHE) and boots it under TCG
 # with no network (TestBoot); test/v2node (TestV2Node) runs the receiver's
 # real-machine families in it through CRI on the systemd driver, cAdvisor's
 # load reader (field note 1) and a standalone kubelet (field note 2) beside
-# it, and checks our v2 fixtures against the guest's kernel. The field-note
-# tables go to V2NODE_OUT. Root; in CI a missing prerequisite fails.
+# it, real Podman (rootful, a pod, a systemd unit, rootless; TestPodman)
+# named through its API sockets, and checks our v2 fixtures against the
+# guest's kernel. The field-note tables and Podman's cgroups go to
+# V2NODE_OUT. Root; in CI a missing prerequisite fails.
 # Reads GO, TEST_BUILDFLAGS, GOTESTFLAGS, VMNODE_CACHE, CADVISOR_PEER_BIN,
 # KUBE_BIN_DIR, and V2NODE_OUT, V2NODE_TIMEOUT (defaults below).
 source "$(dirname "$0")/lib.sh"

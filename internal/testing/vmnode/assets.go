@@ -21,16 +21,23 @@ import (
 
 // recipe is bumped whenever the way the guest is made changes in a way the
 // package versions do not show (a unit, a mask, the init script, a module).
-const recipe = "vmnode-6"
+const recipe = "vmnode-7"
 
 // Packages are the Debian packages of the guest's root filesystem on top of
 // mmdebstrap's minbase: systemd as PID 1 with D-Bus (runc's systemd cgroup
 // driver talks to it), containerd and runc (containerd's CRI plugin), the
 // CNI plugins (pods with their own network namespace on a bridge inside the
-// guest), a static busybox (the test image), iproute2 and procps.
+// guest), a static busybox (the test image), iproute2 and procps; and
+// Podman as `apt-get install podman` makes it on Debian 12 (podman 4.3 with
+// conmon, crun, containers-common's configuration, catatonit for a pod's
+// infra container), plus what rootless Podman needs with a systemd user
+// session: uidmap (newuidmap, newgidmap) and dbus-user-session (the
+// user's bus, through which Podman asks the user's systemd for scopes).
+// mmdebstrap installs no Recommends: each is named.
 var Packages = []string{
 	"systemd", "systemd-sysv", "dbus", "libseccomp2", "iproute2", "procps",
 	"containerd", "runc", "containernetworking-plugins", "busybox-static",
+	"podman", "conmon", "crun", "golang-github-containers-common", "catatonit", "uidmap", "dbus-user-session",
 }
 
 // modules are loaded by the initramfs before systemd starts (the guest's
@@ -369,12 +376,20 @@ WantedBy=multi-user.target
 
 // masked are units the guest must not run: the packaged containerd (each
 // test starts its own), gettys on the console the harness reads, and
-// timers that would spend emulated CPU during measurements.
+// timers and boot-time jobs that would spend emulated CPU during
+// measurements (Podman's package enables its auto-update timer and a
+// restart job at boot).
 var masked = []string{
 	"containerd.service", "serial-getty@ttyS0.service", "getty@tty1.service", "getty-static.service",
 	"apt-daily.timer", "apt-daily-upgrade.timer", "dpkg-db-backup.timer", "fstrim.timer",
 	"e2scrub_all.timer", "systemd-tmpfiles-clean.timer",
+	"podman-auto-update.timer", "podman-auto-update.service", "podman-restart.service",
 }
+
+// unwanted are units a package enabled at boot that the guest starts only
+// when asked: Podman's API service (WantedBy=default.target; a test
+// starts it, or podman.socket, which stays enabled, activates it).
+var unwanted = []string{"default.target.wants/podman.service", "multi-user.target.wants/podman.service"}
 
 // customize writes the guest's own files into the root filesystem.
 func customize(root string) error {
@@ -405,6 +420,11 @@ func customize(root string) error {
 	}
 	if err := os.Symlink("/etc/systemd/system/vmnode-run.service", filepath.Join(wants, "vmnode-run.service")); err != nil {
 		return err
+	}
+	for _, u := range unwanted {
+		if err := os.Remove(filepath.Join(root, "etc/systemd/system", u)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
 	}
 	for _, u := range masked {
 		p := filepath.Join(root, "etc/systemd/system", u)

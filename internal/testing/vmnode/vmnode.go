@@ -5,11 +5,11 @@
 
 // Package vmnode runs a throw-away cgroup v2 node for a test: a QEMU guest
 // with Debian's generic kernel, systemd as PID 1 on the unified cgroup
-// hierarchy with every controller, and containerd + runc from Debian, so
-// that what only exists on a v2 node (memory.current, io.stat, cpu.max,
-// the systemd driver's kubepods.slice/…/cri-containerd-<id>.scope layout,
-// PSI with real controllers) is real in tests on a machine that mounts
-// cgroup v1.
+// hierarchy with every controller, and containerd + runc and Podman from
+// Debian, so that what only exists on a v2 node (memory.current, io.stat,
+// cpu.max, the systemd driver's kubepods.slice/…/cri-containerd-<id>.scope
+// layout, Podman's machine.slice and user@<uid>.service scopes, PSI with
+// real controllers) is real in tests on a machine that mounts cgroup v1.
 //
 // The guest is built from Debian packages at test time (Prepare: the kernel
 // package unpacked, an initramfs of our own that loads its modules, a root

@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	goruntime "runtime"
 	"sort"
 	"strconv"
@@ -1816,7 +1817,8 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 				if seen[j] == nil {
 					seen[j] = map[string]int{}
 				}
-				e := strings.ReplaceAll(tg.LastError, addr, "<pod IP>:9464")
+				e := localAddr.ReplaceAllString(tg.LastError, "write tcp ...")
+				e = strings.ReplaceAll(e, addr, "<pod IP>:9464")
 				seen[j][e]++
 				for _, r := range refused {
 					if r.job == j && strings.Contains(e, r.alert) {
@@ -1871,6 +1873,10 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("pull endpoint: the right certificate's scrape holds %.0f series of node %s, the burner's CPU time among them", n.Value, kubetest.NodeName)
 }
+
+// localAddr is the addresses of a write error (its local port differs
+// each time), replaced in the pull endpoint's errors to count them.
+var localAddr = regexp.MustCompile(`write tcp \S+->\S+?:\d+`)
 
 // nonRoot runs the collector once without uid 0: a pod of the DaemonSet's
 // template on the node but as uid/gid 65534 (runAsNonRoot), its OTLP

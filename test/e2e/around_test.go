@@ -61,3 +61,52 @@ func TestAround(t *testing.T) {
 	_, _, how := g.interpolated()
 	require.Equal(t, "first sample 1.0 s after", how)
 }
+
+// TestAroundBounded: where a CPU time counter can have been at the
+// kubelet's moment, from our samples and the container's top speed.
+func TestAroundBounded(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// A burner at its 200m limit all along: a range of two quotas.
+	burner := []ourPoint{{at(0), 0}, {at(10), 2}, {at(20), 4}}
+	a := aroundOf(burner, at(14), at(14))
+	lo, hi, how := a.bounded(0.2, 0.02)
+	require.InDelta(t, 2.78, lo, 1e-9)
+	require.InDelta(t, 2.82, hi, 1e-9)
+	require.Equal(t, "samples 4.0 s before, 6.0 s after", how)
+	_, ok := a.counterBounded(2.80, 0.2, 0.02, 0.02)
+	require.True(t, ok)
+	_, ok = a.counterBounded(2.85, 0.2, 0.02, 0.02)
+	require.False(t, ok)
+	_, ok = a.counterBounded(2.765, 0.2, 0.02, 0.02)
+	require.True(t, ok)
+	_, ok = a.counterBounded(2.765, 0.2, 0.02, 0.01)
+	require.False(t, ok)
+	// Starved to half its limit between two samples: the range widens by
+	// what it was denied.
+	a = aroundOf([]ourPoint{{at(10), 2}, {at(20), 3}}, at(14), at(14))
+	lo, hi, _ = a.bounded(0.2, 0.02)
+	require.InDelta(t, 2, lo, 1e-9)
+	require.InDelta(t, 2.82, hi, 1e-9)
+	// Idle: our two samples, whatever the rate.
+	a = aroundOf([]ourPoint{{at(0), 2}, {at(10), 2.001}}, at(4), at(4))
+	lo, hi, _ = a.bounded(2, 0)
+	require.InDelta(t, 2, lo, 1e-9)
+	require.InDelta(t, 2.001, hi, 1e-9)
+	_, ok = a.counterBounded(2.015, 2, 0, 0.02)
+	require.True(t, ok)
+	_, ok = a.counterBounded(2.03, 2, 0, 0.02)
+	require.False(t, ok)
+	_, ok = a.counterBounded(0, 2, 0, 0.02) // CPU time lost (0) is no match
+	require.False(t, ok)
+	// Faster than the rate (our timestamps late): the range between.
+	a = aroundOf([]ourPoint{{at(0), 0}, {at(10), 2.1}}, at(5), at(5))
+	lo, hi, _ = a.bounded(0.2, 0)
+	require.InDelta(t, 1, lo, 1e-9)
+	require.InDelta(t, 1.1, hi, 1e-9)
+	// A moment named in whole seconds.
+	a = aroundOf(burner, at(13.5), at(14.5))
+	lo, hi, _ = a.bounded(0.2, 0.02)
+	require.InDelta(t, 2.68, lo, 1e-9)
+	require.InDelta(t, 2.92, hi, 1e-9)
+}

@@ -37,5 +37,5 @@ KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DI
 KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") IMAGE_ARCHIVE=$(abs "$IMAGE_ARCHIVE") KUBE_SIDE_BY_SIDE=$(abs "$KUBE_SIDE_BY_SIDE") \
   HELM_BIN=$(abs "$HELM_BIN") OTEL_COLLECTOR_CHART=$OTEL_COLLECTOR_CHART PROMETHEUS3_BIN=$(abs "$PROMETHEUS3_BIN") \
   $GO test "${buildflags[@]}" -tags e2e,kube -count=1 -v -timeout "$KUBE_TIMEOUT" \
-  -run '^(TestClusterDaemonSet|TestNewcomerPath|TestParseExposition|TestAround)$' \
+  -run '^(TestClusterDaemonSet|TestNewcomerPath|TestParseExposition|TestAround|TestAroundBounded)$' \
   "${testflags[@]}" ./test/e2e/

@@ -130,6 +130,14 @@ func NodeAvailable(binDir string) string {
 // the bridge deleted.
 func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node {
 	t.Helper()
+	return c.StartNodeWith(t, binDir, nil, images...)
+}
+
+// StartNodeWith is StartNode with more files in the busybox test image
+// (containerdtest.WriteImageWith's extra: path in the image to the file
+// on this machine), e.g. bin/workload.
+func (c *Cluster) StartNodeWith(t testing.TB, binDir string, imageFiles map[string]string, images ...string) *Node {
+	t.Helper()
 	machine.Need(t, NodeAvailable(binDir))
 	if _, err := os.Stat(filepath.Join("/sys/class/net", Bridge)); err == nil {
 		t.Fatalf("network interface %s exists: left over by a test (go run ./internal/testing/cmd/leftovers -clean)", Bridge)
@@ -191,7 +199,7 @@ func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node
 	n.moveToCgroup(t, n.procs[len(n.procs)-1].cmd.Process.Pid, RuntimeCgroup)
 	n.waitSocket(t, 20*time.Second)
 	testbox := filepath.Join(n.dir, "testbox.tar")
-	if err := containerdtest.WriteImage(testbox); err != nil {
+	if err := containerdtest.WriteImageWith(testbox, imageFiles); err != nil {
 		t.Fatal(err)
 	}
 	for _, img := range append([]string{testbox}, images...) {

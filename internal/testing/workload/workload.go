@@ -45,7 +45,10 @@ const (
 	// reads it back twice (active page cache), writes C MiB to
 	// PATH.inactive once (inactive page cache), creates PATH.ready and
 	// sleeps until killed: a working set (anon + active file) that differs
-	// from usage, from anon and from anon + file by tens of MiB each.
+	// from usage, from anon and from anon + file by tens of MiB each. With
+	// "cpu=MS" it first burns CPU on one thread until the process has used
+	// MS ms of CPU time (user + system), so that it holds a known amount
+	// of CPU time and then uses none.
 	Mix = "mix"
 	// DirectWrite: args "mib=N" and "file=PATH": writes N MiB to PATH (a
 	// block device) with O_DIRECT, so the bios are the workload's, then
@@ -101,6 +104,9 @@ func Run(mode string, args []string, poke func() error) int {
 			return fail(4, err)
 		}
 		if err := write(strs["file"]+".inactive", ints["inactive"]); err != nil {
+			return fail(4, err)
+		}
+		if err := burnFor(time.Duration(ints["cpu"]) * time.Millisecond); err != nil {
 			return fail(4, err)
 		}
 		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
@@ -175,6 +181,27 @@ func burn(threads, mib int) {
 				}
 			}
 		}()
+	}
+}
+
+// burnFor spins on the calling thread until the process has used d of
+// CPU time (getrusage: user + system, every thread).
+func burnFor(d time.Duration) error {
+	x := time.Now().UnixNano()
+	for {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			return err
+		}
+		if time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= d {
+			return nil
+		}
+		for i := 0; i < 1<<20; i++ { // ~1 ms between the checks
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if x == 0 {
+			sink = nil
+		}
 	}
 }
 

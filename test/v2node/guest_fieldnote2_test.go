@@ -100,7 +100,7 @@ func TestFieldNote2(t *testing.T) {
 		machine.Need(t, "no kubelet in the guest (make kube-bins, KUBE_BIN_DIR): "+err.Error())
 	}
 	ctrd := containerdtest.StartWith(t, containerdtest.Options{
-		Systemd: true, ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
+		BinDir: containerdtest.DefaultBinDir(), Systemd: true, ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
 	})
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")

@@ -89,7 +89,7 @@ func allMetrics() metadata.MetricsBuilderConfig {
 func startNode(t *testing.T) *node {
 	t.Helper()
 	ctrd := containerdtest.StartWith(t, containerdtest.Options{
-		Systemd:    true,
+		BinDir: containerdtest.DefaultBinDir(), Systemd: true,
 		ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
 		Bridge:     bridge, Subnet: subnet, Gateway: gateway,
 	})

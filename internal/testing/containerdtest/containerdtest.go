@@ -83,8 +83,8 @@ const BinDirEnv = "CONTAINERD_BIN_DIR"
 // machine's.
 func DefaultBinDir() string { return os.Getenv(BinDirEnv) }
 
-// binaries are what a runtime stack consists of.
-var binaries = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"}
+// Binaries are what a runtime stack consists of: the files of a BinDir.
+var Binaries = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"}
 
 // Bin is the program name to run from binDir ("": the name, looked up in
 // PATH).
@@ -105,7 +105,7 @@ func AvailableIn(binDir string) string {
 	if os.Geteuid() != 0 {
 		return "needs root to run containerd"
 	}
-	for _, b := range binaries {
+	for _, b := range Binaries {
 		if binDir == "" {
 			if _, err := exec.LookPath(b); err != nil {
 				return b + " not installed (Debian: apt-get install containerd runc)"

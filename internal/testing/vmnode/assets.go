@@ -25,12 +25,14 @@ const recipe = "vmnode-6"
 
 // Packages are the Debian packages of the guest's root filesystem on top of
 // mmdebstrap's minbase: systemd as PID 1 with D-Bus (runc's systemd cgroup
-// driver talks to it), containerd and runc (containerd's CRI plugin), the
-// CNI plugins (pods with their own network namespace on a bridge inside the
-// guest), a static busybox (the test image), iproute2 and procps.
+// driver talks to it), the CNI plugins (pods with their own network
+// namespace on a bridge inside the guest), a static busybox (the test
+// image), iproute2 and procps. No containerd or runc: the tests run the
+// static ones of make containerd-bins, shared with the guest as our
+// binaries are (test/v2node).
 var Packages = []string{
 	"systemd", "systemd-sysv", "dbus", "libseccomp2", "iproute2", "procps",
-	"containerd", "runc", "containernetworking-plugins", "busybox-static",
+	"containernetworking-plugins", "busybox-static",
 }
 
 // modules are loaded by the initramfs before systemd starts (the guest's
@@ -367,9 +369,9 @@ TimeoutStartSec=infinity
 WantedBy=multi-user.target
 `
 
-// masked are units the guest must not run: the packaged containerd (each
-// test starts its own), gettys on the console the harness reads, and
-// timers that would spend emulated CPU during measurements.
+// masked are units the guest must not run: a packaged containerd (none is
+// installed; each test starts its own), gettys on the console the harness
+// reads, and timers that would spend emulated CPU during measurements.
 var masked = []string{
 	"containerd.service", "serial-getty@ttyS0.service", "getty@tty1.service", "getty-static.service",
 	"apt-daily.timer", "apt-daily-upgrade.timer", "dpkg-db-backup.timer", "fstrim.timer",

@@ -485,10 +485,13 @@ func Env(binDir string) []string {
 // mutating RPCs; the receiver never does).
 func (c *Containerd) CRI() runtimeapi.RuntimeServiceClient { return c.cri }
 
-// Restart starts containerd again after Stop (Start calls it once).
+// Restart starts containerd again after Stop (Start calls it once),
+// waiting up to 60 s for its socket: containerd 2.4 in the v2 guest's
+// emulated CPUs, on a loaded host, once took more than 10 s to load its
+// plugins (a healthy start there takes 1-3 s; here, well under one).
 func (c *Containerd) Restart(t testing.TB) {
 	t.Helper()
-	c.restartWithin(t, 10*time.Second)
+	c.restartWithin(t, 60*time.Second)
 }
 
 // restartWithin is Restart, waiting up to d for containerd's socket (it

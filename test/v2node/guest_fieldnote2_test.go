@@ -6,59 +6,28 @@
 package v2node
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
-// kubeletConfig is a standalone kubelet (no API server) on the systemd
-// cgroup driver, static pods from dir, the read-only port on loopback.
-const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: 127.0.0.1
-readOnlyPort: 10255
-healthzBindAddress: 127.0.0.1
-healthzPort: 10248
-authentication:
-  anonymous: {enabled: true}
-  webhook: {enabled: false}
-authorization: {mode: AlwaysAllow}
-containerRuntimeEndpoint: unix://%s
-cgroupDriver: systemd
-cgroupsPerQOS: true
-cgroupRoot: /
-failSwapOn: false
-staticPodPath: %s
-fileCheckFrequency: 2s
-enforceNodeAllocatable: []
-makeIPTablesUtilChains: false
-resolvConf: ""
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard:
-  memory.available: "1Mi"
-  nodefs.available: "1%%"
-  imagefs.available: "1%%"
-`
-
-// staticPod is a host-network static pod with one container running the
-// workload binary of the test image (pulled never: it is imported).
+// staticPod is a static pod with one container running the workload
+// binary of the test image (pulled never: it is imported), on the host's
+// network unless its name is netPod.
 func staticPod(name, qosResources string, command ...string) string {
 	var cmd []string
 	for _, c := range command {
@@ -68,20 +37,26 @@ func staticPod(name, qosResources string, command ...string) string {
 kind: Pod
 metadata: {name: %s, namespace: fieldnote}
 spec:
-  hostNetwork: true
+  hostNetwork: %t
   containers:
   - name: %s
     image: %s
     imagePullPolicy: Never
     command: [%s]
-%s`, name, name, containerdtest.Image, strings.Join(cmd, ", "), qosResources)
+%s`, name, name != netPod, name, containerdtest.Image, strings.Join(cmd, ", "), qosResources)
 }
 
-// sample is one of our scrapes: when, and the values of interest by key.
-type sample struct {
-	at     time.Time
-	values map[string]float64
-}
+// The static pods of TestFieldNote2, by name (each pod's container is
+// named as its pod): mixed holds anonymous and page-cache memory, burner
+// burns one thread under a CPU limit (a CFS quota) with a huge page limit,
+// cache holds page cache in its writable layer, net sleeps on the pods'
+// bridge (netPod: the only one with a network namespace of its own).
+const netPod = "net"
+
+var fieldnotePods = []string{"mixed", "burner", "cache", netPod}
+
+// The guest's second pod network (TestV2's is bridge/subnet).
+const bridge2, subnet2, gateway2 = "cstest2", "10.88.220.0/24", "10.88.220.1"
 
 // TestFieldNote2 puts a standalone kubelet (make kube-bins: v1.37.2) on the
 // v2 node, running static pods through containerd's CRI on the systemd
@@ -93,14 +68,21 @@ type sample struct {
 // /metrics/resource. The compared containers hold tens of MiB of
 // anonymous and page-cache memory, so a wrong mapping (usage for working
 // set, anon alone) is off by tens of MiB, far outside the tolerances. The
-// table goes to fieldnote2.md (docs/memory.md quotes it).
+// table goes to fieldnote2.md (docs/memory.md quotes it). Then the
+// kubelet restarts with PodAndContainerStatsFromCRI on, for the same
+// pods (CRIStatsGate).
 func TestFieldNote2(t *testing.T) {
 	bin := os.Getenv("KUBELET_BIN")
 	if _, err := os.Stat(bin); err != nil {
 		machine.Need(t, "no kubelet in the guest (make kube-bins, KUBE_BIN_DIR): "+err.Error())
 	}
+	// Huge pages for the burner's limit: the kubelet admits a pod asking
+	// for them only when the node has them.
+	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o644))
 	ctrd := containerdtest.StartWith(t, containerdtest.Options{
-		Systemd: true, ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
+		BinDir: containerdtest.DefaultBinDir(), Systemd: true,
+		ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
+		Bridge:     bridge2, Subnet: subnet2, Gateway: gateway2,
 	})
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
@@ -112,65 +94,33 @@ func TestFieldNote2(t *testing.T) {
 	for name, pod := range map[string]string{
 		"mixed": staticPod("mixed", burstable, "/bin/workload", "mix", "anon=48", "active=32", "inactive=32", "file=/tmp/mix"),
 		"burner": staticPod("burner", `    resources:
-      requests: {cpu: 100m, memory: 64Mi}
-      limits: {cpu: 500m, memory: 512Mi}
+      requests: {cpu: 100m, memory: 64Mi, hugepages-2Mi: 4Mi}
+      limits: {cpu: 500m, memory: 512Mi, hugepages-2Mi: 4Mi}
 `, "/bin/workload", "burn", "threads=1", "mib=24"),
 		"cache": staticPod("cache", "", "/bin/workload", "cache", "mib=40", "file=/tmp/cache"),
+		netPod:  staticPod(netPod, burstable, "/bin/sleep", "3600"),
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte(pod), 0o644))
 	}
-	cfg := filepath.Join(dir, "kubelet.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(kubeletConfig, ctrd.Socket, manifests)), 0o644))
-	// The node's address: the guest has no network device, and the kubelet
-	// takes no loopback address for its node.
-	const nodeIP = "10.88.219.1"
-	if out, err := exec.Command("ip", "addr", "add", nodeIP+"/32", "dev", "lo").CombinedOutput(); err != nil {
+	if out, err := exec.Command("ip", "addr", "add", kubeletNodeIP+"/32", "dev", "lo").CombinedOutput(); err != nil {
 		t.Fatalf("ip addr add: %v: %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", nodeIP+"/32", "dev", "lo").Run() })
-	var klog bytes.Buffer
-	cmd := exec.Command(bin, "--config="+cfg, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName,
-		"--node-ip="+nodeIP, "--v=1")
-	cmd.Stdout, cmd.Stderr = &klog, &klog
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	started := time.Now()
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("kubelet's log (end):\n%s", tail(klog.String(), 6000))
-		}
-	})
-	const ro = "http://127.0.0.1:10255"
+	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", kubeletNodeIP+"/32", "dev", "lo").Run() })
+	// The kubelet's cAdvisor finds containerd where a node has it, to name
+	// the containers' cgroups (the guest has no other containerd).
+	const stdSocket = "/run/containerd/containerd.sock"
+	require.NoError(t, os.MkdirAll(filepath.Dir(stdSocket), 0o755))
+	require.NoError(t, os.Symlink(ctrd.Socket, stdSocket))
+	t.Cleanup(func() { _ = os.Remove(stdSocket) })
+	kl := startKubelet(t, bin, dir, "gate-off", fmt.Sprintf(kubeletConfig, ctrd.Socket, manifests))
 
-	// The kubelet's cAdvisor has sampled every container of the three pods.
-	var expo string
-	require.Eventually(t, func() bool {
-		b, err := httpGet(ro + "/metrics/resource")
-		if err != nil {
-			return false
-		}
-		expo = b
-		for _, c := range []string{"mixed", "burner", "cache"} {
-			if _, ok := expoValue(expo, "container_memory_working_set_bytes", map[string]string{"container": c}); !ok {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Minute, time.Second, "the kubelet never reported the three static pods' containers; log:\n%s", tail(klog.String(), 4000))
-	t.Logf("kubelet: static pods reported %s after start", time.Since(started).Round(time.Second))
+	// The kubelet has sampled every container of the pods.
+	waitKubelet(t, kl, nil)
+	t.Logf("kubelet: static pods reported %s after start", time.Since(kl.started).Round(time.Second))
 
 	ids := newIdentity(t, ctrd.Socket)
-	s := newScraper(t, ids, allMetrics(), nil)
-	// The three containers as CRI runs them now, once their workloads are
+	s := newScraperFS(t, ids, ctrd.Socket)
+	// The containers as CRI runs them now, once their workloads are
 	// ready (the kubelet may replace a container while it settles a pod).
 	running := func() map[string][2]string {
 		cs, err := ctrd.CRI().ListContainers(t.Context(), &runtimeapi.ListContainersRequest{
@@ -184,7 +134,7 @@ func TestFieldNote2(t *testing.T) {
 		}
 		return out
 	}
-	readyFile := map[string]string{"mixed": "/tmp/mix.ready", "cache": "/tmp/cache.ready", "burner": "/"}
+	readyFile := map[string]string{"mixed": "/tmp/mix.ready", "cache": "/tmp/cache.ready", "burner": "/", netPod: "/"}
 	var ctrs map[string][2]string
 	allReady := func() bool {
 		ctrs = running()
@@ -207,17 +157,20 @@ func TestFieldNote2(t *testing.T) {
 	for c, id := range ctrs {
 		require.NotNil(t, resource(scrapeOwn(t, s), "container.id", id[0]), "our scraper does not see %s", c)
 	}
+	// Traffic for the net pod's counters: 10 pings of 1000 bytes from the
+	// node, ended before any comparison.
+	pingPod(t, ctrd, netPod)
 
 	// Our scrapes every 2 s until the kubelet has published two samples
 	// taken after the workloads were ready, bracketed by our scrapes.
-	var ours []sample
-	type kubeletSample struct {
-		at  time.Time
-		val float64
-	}
-	kubeletAt := func(expo, metric string, labels map[string]string) (kubeletSample, bool) {
-		v, ts, ok := expoSample(expo, metric, labels)
-		return kubeletSample{at: ts, val: v}, ok
+	var ours samples
+	scrapeNow := func() {
+		mi := keyed(t, "/proc/meminfo")
+		t0 := time.Now()
+		m := scrapeOwn(t, s)
+		sm := ourSample(m, ctrs, t0.Add(time.Since(t0)/2))
+		sm.values["node.meminfo"] = float64((mi["MemTotal"] - mi["MemFree"] - mi["Inactive(file)"]) << 10)
+		ours = append(ours, sm)
 	}
 	// Every kubelet sample compared below, by metric and labels.
 	type want struct {
@@ -226,40 +179,27 @@ func TestFieldNote2(t *testing.T) {
 	}
 	wants := []want{{"node_memory_working_set_bytes", nil}}
 	for c := range ctrs {
-		lab := map[string]string{"container": c, "pod": c + "-" + nodeName, "namespace": "fieldnote"}
-		pod := map[string]string{"pod": c + "-" + nodeName, "namespace": "fieldnote"}
-		wants = append(wants, want{"container_memory_working_set_bytes", lab}, want{"container_cpu_usage_seconds_total", lab},
-			want{"pod_memory_working_set_bytes", pod}, want{"pod_cpu_usage_seconds_total", pod})
+		wants = append(wants, want{"container_memory_working_set_bytes", ctrLabels(c)}, want{"container_cpu_usage_seconds_total", ctrLabels(c)},
+			want{"pod_memory_working_set_bytes", podLabels(c)}, want{"pod_cpu_usage_seconds_total", podLabels(c)})
 	}
 	var final, prev string
 	var missing []string
+	loopStart := time.Now()
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		mi := keyed(t, "/proc/meminfo")
 		t0 := time.Now()
-		m := scrapeOwn(t, s)
-		sm := sample{at: t0.Add(time.Since(t0) / 2), values: map[string]float64{}}
-		nv := nodeValues(m)
-		sm.values["node.ws"] = nv["k8s.node.memory.working_set"]
-		sm.values["node.meminfo"] = float64((mi["MemTotal"] - mi["MemFree"] - mi["Inactive(file)"]) << 10)
-		for c, id := range ctrs {
-			cv, pv := values(m, "container.id", id[0]), values(m, "k8s.pod.uid", id[1])
-			sm.values[c+".ws"] = cv["container.memory.working_set"]
-			sm.values[c+".usage"] = cv["container.memory.usage"]
-			sm.values[c+".anon"] = cv["container.memory.rss"]
-			sm.values[c+".cpu"] = cv["container.cpu.time/user"] + cv["container.cpu.time/system"]
-			sm.values[c+".pod.ws"] = pv["k8s.pod.memory.working_set"]
-			sm.values[c+".pod.cpu"] = pv["k8s.pod.cpu.time"] // the total: no cpu.mode
+		scrapeNow()
+		if len(ours) <= 3 {
+			t.Logf("our scrape %d took %s", len(ours), time.Since(t0).Round(time.Millisecond))
 		}
-		ours = append(ours, sm)
 		// The kubelet's samples fetched last time are compared once a
 		// scrape of ours follows them: the CRI stats provider samples
 		// containers when asked, cAdvisor's cache serves pods and the node.
 		if prev != "" {
 			missing = missing[:0]
 			for _, w := range wants {
-				k, ok := kubeletAt(prev, w.metric, w.labels)
-				if !ok || k.at.Before(ours[0].at) || k.at.After(ours[len(ours)-1].at) {
-					missing = append(missing, fmt.Sprintf("%s%v at %s", w.metric, w.labels, k.at.Format(time.StampMilli)))
+				_, at, ok := expoSample(prev, w.metric, w.labels)
+				if !ok || !ours.bracket(at) {
+					missing = append(missing, fmt.Sprintf("%s%v at %s", w.metric, w.labels, at.Format(time.StampMilli)))
 				}
 			}
 			if len(missing) == 0 {
@@ -267,92 +207,143 @@ func TestFieldNote2(t *testing.T) {
 				break
 			}
 		}
-		if b, err := httpGet(ro + "/metrics/resource"); err == nil {
+		if b, err := httpGet(kubeletRO + "/metrics/resource"); err == nil {
 			prev = b
 			writeResult(t, "metrics-resource.txt", []byte(b))
 		}
 	}
+	t.Logf("the kubelet's samples bracketed after %s, %d scrapes of ours", time.Since(loopStart).Round(time.Second), len(ours))
 	require.NotEmpty(t, final, "in 3 min our scrapes (%s to %s) never bracketed all the kubelet's samples: not %s",
 		ours[0].at.Format(time.StampMilli), ours[len(ours)-1].at.Format(time.StampMilli), strings.Join(missing, "; "))
 	require.Equal(t, ctrs, running(), "the kubelet replaced a container during the comparison")
 
-	// Ours at the kubelet's sample time: CPU interpolated between the
-	// scrapes around it; memory from the nearest scrape.
-	at := func(key string, when time.Time, interpolate bool) (float64, time.Duration) {
-		sort.Slice(ours, func(i, j int) bool { return ours[i].at.Before(ours[j].at) })
-		for i := 1; i < len(ours); i++ {
-			a, b := ours[i-1], ours[i]
-			if when.Before(a.at) || when.After(b.at) {
-				continue
-			}
-			if interpolate {
-				f := when.Sub(a.at).Seconds() / b.at.Sub(a.at).Seconds()
-				return a.values[key] + f*(b.values[key]-a.values[key]), 0
-			}
-			if when.Sub(a.at) < b.at.Sub(when) {
-				return a.values[key], a.at.Sub(when)
-			}
-			return b.values[key], b.at.Sub(when)
-		}
-		return math.NaN(), 0
-	}
 	const mib = float64(1 << 20)
 	var table strings.Builder
 	fmt.Fprintf(&table, "| what | ours | kubelet `/metrics/resource` | difference | tolerance | ours read | `MemTotal − MemFree − Inactive(file)` |\n|---|---:|---:|---:|---:|---|---:|\n")
 	row := func(what string, ours, theirs, tol float64, unit string, note string, extra string) {
 		diff := ours - theirs
-		f := func(v float64) string {
-			if unit == "MiB" {
-				return strconv.FormatFloat(v/mib, 'f', 2, 64) + " MiB"
-			}
-			return strconv.FormatFloat(v, 'f', 3, 64) + " s"
-		}
-		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s | %s | %s |\n", what, f(ours), f(theirs), f(diff), f(tol), note, extra)
-		assert.LessOrEqual(t, math.Abs(diff), tol, "%s: ours %s, the kubelet's %s", what, f(ours), f(theirs))
+		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s | %s | %s |\n", what, fmtValue(ours, unit), fmtValue(theirs, unit),
+			fmtValue(diff, unit), fmtValue(tol, unit), note, extra)
+		assert.LessOrEqual(t, math.Abs(diff), tol, "%s: ours %s, the kubelet's %s", what, fmtValue(ours, unit), fmtValue(theirs, unit))
 	}
-	kn, _ := kubeletAt(final, "node_memory_working_set_bytes", nil)
-	ourNode, off := at("node.ws", kn.at, false)
-	meminfo, _ := at("node.meminfo", kn.at, false)
+	kn, knAt, _ := expoSample(final, "node_memory_working_set_bytes", nil)
+	ourNode, off := ours.at("n|k8s.node.memory.working_set", knAt, false)
+	meminfo, _ := ours.at("node.meminfo", knAt, false)
 	// The node's working set moves with every process of the node (the
 	// kubelet itself, our test): 2% of it.
-	row("node working set", ourNode, kn.val, 0.02*kn.val, "MiB", fmt.Sprintf("nearest scrape, %+.1f s", off.Seconds()), strconv.FormatFloat(meminfo/mib, 'f', 2, 64)+" MiB")
+	row("node working set", ourNode, kn, 0.02*kn, "MiB", fmt.Sprintf("nearest scrape, %+.1f s", off.Seconds()), strconv.FormatFloat(meminfo/mib, 'f', 2, 64)+" MiB")
 	for _, c := range []string{"mixed", "burner", "cache"} {
-		lab := map[string]string{"container": c, "pod": c + "-" + nodeName, "namespace": "fieldnote"}
-		kc, ok := kubeletAt(final, "container_memory_working_set_bytes", lab)
+		kc, kcAt, ok := expoSample(final, "container_memory_working_set_bytes", ctrLabels(c))
 		require.True(t, ok, "kubelet: %s working set", c)
-		v, off := at(c+".ws", kc.at, false)
+		v, off := ours.at("c:"+c+"|container.memory.working_set", kcAt, false)
 		// Stable workloads, and the kubelet's CRI stats provider samples
 		// containers when asked: 256 KiB, far below the 32 MiB a wrong
 		// mapping (usage, anon) would be off by. Pods come from cAdvisor's
 		// cache, up to 15 s old, and hold the sandbox's shell loop too:
 		// 1 MiB.
-		row(c+" container working set", v, kc.val, 256<<10, "MiB", fmt.Sprintf("nearest scrape, %+.1f s", off.Seconds()), "")
-		kp, ok := kubeletAt(final, "pod_memory_working_set_bytes", map[string]string{"pod": c + "-" + nodeName, "namespace": "fieldnote"})
+		row(c+" container working set", v, kc, 256<<10, "MiB", fmt.Sprintf("nearest scrape, %+.1f s", off.Seconds()), "")
+		kp, kpAt, ok := expoSample(final, "pod_memory_working_set_bytes", podLabels(c))
 		require.True(t, ok, "kubelet: %s pod working set", c)
-		v, off = at(c+".pod.ws", kp.at, false)
-		row(c+" pod working set", v, kp.val, 1<<20, "MiB", fmt.Sprintf("nearest scrape, %+.1f s", off.Seconds()), "")
-		kcpu, ok := kubeletAt(final, "container_cpu_usage_seconds_total", lab)
+		v, off = ours.at("p:"+c+"|k8s.pod.memory.working_set", kpAt, false)
+		row(c+" pod working set", v, kp, 1<<20, "MiB", fmt.Sprintf("nearest scrape, %+.1f s", off.Seconds()), "")
+		kcpu, kcpuAt, ok := expoSample(final, "container_cpu_usage_seconds_total", ctrLabels(c))
 		require.True(t, ok, "kubelet: %s CPU", c)
-		v, _ = at(c+".cpu", kcpu.at, true)
+		v, _ = ours.at("c:"+c+"|cpu", kcpuAt, true)
 		// Interpolated: linear between two scrapes 2 s apart; the burner
 		// runs one thread, so 1% of the time plus 20 ms.
-		row(c+" container CPU time", v, kcpu.val, 0.02+0.01*kcpu.val, "s", "interpolated", "")
-		kpcpu, ok := kubeletAt(final, "pod_cpu_usage_seconds_total", map[string]string{"pod": c + "-" + nodeName, "namespace": "fieldnote"})
+		row(c+" container CPU time", v, kcpu, 0.02+0.01*kcpu, "s", "interpolated", "")
+		kpcpu, kpcpuAt, ok := expoSample(final, "pod_cpu_usage_seconds_total", podLabels(c))
 		require.True(t, ok, "kubelet: %s pod CPU", c)
-		v, _ = at(c+".pod.cpu", kpcpu.at, true)
+		v, _ = ours.at("p:"+c+"|k8s.pod.cpu.time", kpcpuAt, true)
 		// A pod's figure is cAdvisor's, from its cache with its own sample
 		// time, and ours carries the scrape's start time though the pod is
 		// read later in the scrape: on this emulated guest, where the
 		// burner takes a whole CPU, the two times can be ~50 ms apart
 		// (a CI run: burner pod 62 ms, earlier runs 4-12 ms): 1% + 100 ms.
-		row(c+" pod CPU time", v, kpcpu.val, 0.1+0.01*kpcpu.val, "s", "interpolated", "")
+		row(c+" pod CPU time", v, kpcpu, 0.1+0.01*kpcpu, "s", "interpolated", "")
 	}
 	last := ours[len(ours)-1].values
 	fmt.Fprintf(&table, "\nThe mixed container, ours at the last scrape: usage %.2f MiB, anon %.2f MiB, working set %.2f MiB.\n",
-		last["mixed.usage"]/mib, last["mixed.anon"]/mib, last["mixed.ws"]/mib)
+		last["c:mixed|container.memory.usage"]/mib, last["c:mixed|container.memory.rss"]/mib, last["c:mixed|container.memory.working_set"]/mib)
 	writeResult(t, "fieldnote2.md", []byte(table.String()))
 	t.Logf("field note 2 on the real v2 node:\n%s", table.String())
 	assert.Greater(t, meminfo-ourNode, 16*mib, "MemTotal - MemFree - Inactive(file) overstates the node's working set")
+
+	t.Run("CRIStatsGate", func(t *testing.T) {
+		g := gateRun{t: t, ctrs: ctrs, running: running, scrape: scrapeNow, ours: &ours}
+		g.views = append(g.views, g.view("off"))
+		t0 := time.Now()
+		kl.stop()
+		t.Logf("kubelet stopped in %s", time.Since(t0).Round(100*time.Millisecond))
+		cfg := fmt.Sprintf(kubeletConfig, ctrd.Socket, manifests) + "featureGates:\n  PodAndContainerStatsFromCRI: true\n"
+		on := startKubelet(t, bin, dir, "gate-on", cfg)
+		// Ours go on every 2 s meanwhile, for the history view needs.
+		waitKubelet(t, on, scrapeNow)
+		t.Logf("kubelet with PodAndContainerStatsFromCRI: static pods reported %s after start", time.Since(on.started).Round(time.Second))
+		g.views = append(g.views, g.view("on"))
+		g.compare()
+	})
+}
+
+// waitKubelet waits until the kubelet's /metrics/resource reports every
+// container of fieldnotePods, calling tick (when set) every 2 s meanwhile.
+func waitKubelet(t *testing.T, kl *kubeletProc, tick func()) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		if tick != nil {
+			tick()
+		}
+		b, err := httpGet(kubeletRO + "/metrics/resource")
+		if err != nil {
+			return false
+		}
+		for _, c := range fieldnotePods {
+			if _, _, ok := expoSample(b, "container_memory_working_set_bytes", ctrLabels(c)); !ok {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Minute, 2*time.Second, "the kubelet never reported the static pods' containers; log:\n%s", tail(kl.log.String(), 4000))
+}
+
+// ourSample is one scrape's values: of each container of ctrs ("c:<name>|"
+// and the value's key), its pod ("p:<name>|"), and the node ("n|"); and
+// each container's and pod's CPU time summed over the modes ("|cpu").
+func ourSample(m pmetric.Metrics, ctrs map[string][2]string, at time.Time) sample {
+	sm := sample{at: at, values: map[string]float64{}}
+	for k, v := range nodeValues(m) {
+		sm.values["n|"+k] = v
+	}
+	for c, id := range ctrs {
+		cv, pv := values(m, "container.id", id[0]), values(m, "k8s.pod.uid", id[1])
+		for k, v := range cv {
+			sm.values["c:"+c+"|"+k] = v
+		}
+		for k, v := range pv {
+			sm.values["p:"+c+"|"+k] = v
+		}
+		if u, ok := cv["container.cpu.time/user"]; ok {
+			sm.values["c:"+c+"|cpu"] = u + cv["container.cpu.time/system"]
+		}
+	}
+	return sm
+}
+
+// pingPod sends 10 pings of 1000 bytes from the node to the pod's address.
+func pingPod(t *testing.T, ctrd *containerdtest.Containerd, name string) {
+	t.Helper()
+	ps, err := ctrd.CRI().ListPodSandbox(t.Context(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
+		State:         &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY},
+		LabelSelector: map[string]string{"io.kubernetes.pod.name": name + "-" + nodeName}}})
+	require.NoError(t, err)
+	require.Len(t, ps.GetItems(), 1, "pod %s", name)
+	st, err := ctrd.CRI().PodSandboxStatus(t.Context(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: ps.GetItems()[0].GetId()})
+	require.NoError(t, err)
+	ip := st.GetStatus().GetNetwork().GetIp()
+	require.NotEmpty(t, ip, "CNI gave pod %s an address", name)
+	if out, err := exec.Command("busybox", "ping", "-c", "10", "-s", "1000", "-i", "0.2", "-W", "5", ip).CombinedOutput(); err != nil {
+		t.Fatalf("ping %s: %v: %s", ip, err, out)
+	}
 }
 
 // cgroupOf finds a container's scope under kubepods.slice ("" if none).
@@ -365,32 +356,4 @@ func cgroupOf(id string) string {
 		return nil
 	})
 	return found
-}
-
-// expoSample is expoValue with the sample's timestamp (ms since the epoch,
-// as the kubelet's /metrics/resource gives it).
-func expoSample(expo, metric string, want map[string]string) (float64, time.Time, bool) {
-	for _, line := range strings.Split(expo, "\n") {
-		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
-			continue
-		}
-		v, ok := expoValue(line, metric, want)
-		if !ok {
-			continue
-		}
-		rest := line[len(metric):]
-		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
-			rest = rest[i+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) < 2 {
-			return v, time.Time{}, true
-		}
-		ms, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			return v, time.Time{}, true
-		}
-		return v, time.UnixMilli(ms), true
-	}
-	return 0, time.Time{}, false
 }

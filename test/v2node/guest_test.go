@@ -29,6 +29,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cri"
+	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -89,7 +90,7 @@ func allMetrics() metadata.MetricsBuilderConfig {
 func startNode(t *testing.T) *node {
 	t.Helper()
 	ctrd := containerdtest.StartWith(t, containerdtest.Options{
-		Systemd:    true,
+		BinDir: containerdtest.DefaultBinDir(), Systemd: true,
 		ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
 		Bridge:     bridge, Subnet: subnet, Gateway: gateway,
 	})
@@ -134,6 +135,27 @@ func newScraper(t *testing.T, ids *identity.Cache, mbc metadata.MetricsBuilderCo
 	if ids != nil {
 		o.Identity = shared{ids}
 	}
+	s := scrape.New(receivertest.NewNopSettings(metadata.Type), o)
+	require.NoError(t, s.Start(context.Background(), nil))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return s
+}
+
+// newScraperFS is newScraper with allMetrics and the background filesystem
+// collection asking the CRI at socket every 10 s, as the receiver's
+// filesystem section does (filesystemConfig) with a shorter interval.
+func newScraperFS(t *testing.T, ids *identity.Cache, socket string) *scrape.Scraper {
+	t.Helper()
+	mbc := allMetrics()
+	fs := scrape.NewFilesystem(&mbc.Metrics, fsstats.Config{Root: "/", Interval: 10 * time.Second, Timeout: 10 * time.Second,
+		Logger: zap.NewNop(), Connect: func() (fsstats.Source, error) {
+			cl, err := cri.Dial(socket)
+			if err != nil {
+				return nil, err
+			}
+			return cri.NewFilesystemSource(cl), nil
+		}})
+	o := scrape.Options{RootPath: "/", NodeName: nodeName, MetricsBuilderConfig: mbc, Identity: shared{ids}, Filesystem: fs}
 	s := scrape.New(receivertest.NewNopSettings(metadata.Type), o)
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/vmnode"
 )
@@ -27,9 +28,10 @@ import (
 // what the guest's kernel has. What the guest writes for the docs (the
 // field-note tables) is copied to $V2NODE_OUT when set.
 //
-// Environment: CADVISOR_PEER_BIN (make cadvisor-peer) and KUBE_BIN_DIR (make
-// kube-bins, for the kubelet): the field-note tests fail in the guest
-// without them. V2NODE_RUN narrows the guest's tests (-test.run).
+// Environment: CADVISOR_PEER_BIN (make cadvisor-peer), KUBE_BIN_DIR (make
+// kube-bins, for the kubelet) and CONTAINERD_BIN_DIR (make containerd-bins:
+// the guest's only containerd and runc): the guest's tests fail without
+// them. V2NODE_RUN narrows the guest's tests (-test.run).
 func TestV2Node(t *testing.T) {
 	machine.Lock(t)
 	machine.Need(t, vmnode.Available())
@@ -60,6 +62,20 @@ func TestV2Node(t *testing.T) {
 			t.Fatalf("%s: %v", env, err)
 		}
 	}
+	// The runtime: make containerd-bins' static containerd, shim, ctr and
+	// runc (the guest has no other), in /host/containerd.
+	dir := containerdtest.DefaultBinDir()
+	if dir == "" {
+		machine.Need(t, containerdtest.BinDirEnv+" unset (make containerd-bins): the guest has no containerd")
+	}
+	if err := os.Mkdir(filepath.Join(share, "containerd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range containerdtest.Binaries {
+		if err := linkOrCopy(filepath.Join(dir, b), filepath.Join(share, "containerd", b)); err != nil {
+			t.Fatalf("%s: %v", containerdtest.BinDirEnv, err)
+		}
+	}
 	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))
 	run := os.Getenv("V2NODE_RUN")
 	if run == "" {
@@ -67,7 +83,7 @@ func TestV2Node(t *testing.T) {
 	}
 	script := fmt.Sprintf(`#!/bin/sh
 export VMNODE_GUEST=1 VMNODE_RESULTS=/results WORKLOAD_BIN=/host/workload
-export CADVISOR_BIN=/host/cadvisorpeer KUBELET_BIN=/host/kubelet CI=%q
+export CADVISOR_BIN=/host/cadvisorpeer KUBELET_BIN=/host/kubelet CONTAINERD_BIN_DIR=/host/containerd CI=%q
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mkswap /dev/vdc >/dev/null && swapon /dev/vdc || echo "v2node: no swap"
 cd /tmp

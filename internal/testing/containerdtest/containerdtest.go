@@ -83,8 +83,8 @@ const BinDirEnv = "CONTAINERD_BIN_DIR"
 // machine's.
 func DefaultBinDir() string { return os.Getenv(BinDirEnv) }
 
-// binaries are what a runtime stack consists of.
-var binaries = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"}
+// Binaries are what a runtime stack consists of: the files of a BinDir.
+var Binaries = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr"}
 
 // Bin is the program name to run from binDir ("": the name, looked up in
 // PATH).
@@ -105,7 +105,7 @@ func AvailableIn(binDir string) string {
 	if os.Geteuid() != 0 {
 		return "needs root to run containerd"
 	}
-	for _, b := range binaries {
+	for _, b := range Binaries {
 		if binDir == "" {
 			if _, err := exec.LookPath(b); err != nil {
 				return b + " not installed (Debian: apt-get install containerd runc)"
@@ -485,10 +485,13 @@ func Env(binDir string) []string {
 // mutating RPCs; the receiver never does).
 func (c *Containerd) CRI() runtimeapi.RuntimeServiceClient { return c.cri }
 
-// Restart starts containerd again after Stop (Start calls it once).
+// Restart starts containerd again after Stop (Start calls it once),
+// waiting up to 60 s for its socket: containerd 2.4 in the v2 guest's
+// emulated CPUs, on a loaded host, once took more than 10 s to load its
+// plugins (a healthy start there takes 1-3 s; here, well under one).
 func (c *Containerd) Restart(t testing.TB) {
 	t.Helper()
-	c.restartWithin(t, 10*time.Second)
+	c.restartWithin(t, 60*time.Second)
 }
 
 // restartWithin is Restart, waiting up to d for containerd's socket (it

@@ -25,18 +25,20 @@ const recipe = "vmnode-7"
 
 // Packages are the Debian packages of the guest's root filesystem on top of
 // mmdebstrap's minbase: systemd as PID 1 with D-Bus (runc's systemd cgroup
-// driver talks to it), containerd and runc (containerd's CRI plugin), the
-// CNI plugins (pods with their own network namespace on a bridge inside the
-// guest), a static busybox (the test image), iproute2 and procps; and
-// Podman as `apt-get install podman` makes it on Debian 12 (podman 4.3 with
-// conmon, crun, containers-common's configuration, catatonit for a pod's
-// infra container), plus what rootless Podman needs with a systemd user
-// session: uidmap (newuidmap, newgidmap) and dbus-user-session (the
-// user's bus, through which Podman asks the user's systemd for scopes).
-// mmdebstrap installs no Recommends: each is named.
+// driver talks to it), the CNI plugins (pods with their own network
+// namespace on a bridge inside the guest), a static busybox (the test
+// image), iproute2 and procps. No containerd or runc: the tests run the
+// static ones of make containerd-bins, shared with the guest as our
+// binaries are (test/v2node). And Podman as `apt-get install podman` makes
+// it on Debian 12 (podman 4.3 with conmon, crun, containers-common's
+// configuration, catatonit for a pod's infra container), plus what rootless
+// Podman needs with a systemd user session: uidmap (newuidmap, newgidmap)
+// and dbus-user-session (the user's bus, through which Podman asks the
+// user's systemd for scopes). mmdebstrap installs no Recommends: each is
+// named.
 var Packages = []string{
 	"systemd", "systemd-sysv", "dbus", "libseccomp2", "iproute2", "procps",
-	"containerd", "runc", "containernetworking-plugins", "busybox-static",
+	"containernetworking-plugins", "busybox-static",
 	"podman", "conmon", "crun", "golang-github-containers-common", "catatonit", "uidmap", "dbus-user-session",
 }
 
@@ -374,9 +376,9 @@ TimeoutStartSec=infinity
 WantedBy=multi-user.target
 `
 
-// masked are units the guest must not run: the packaged containerd (each
-// test starts its own), gettys on the console the harness reads, and
-// timers and boot-time jobs that would spend emulated CPU during
+// masked are units the guest must not run: a packaged containerd (none is
+// installed; each test starts its own), gettys on the console the harness
+// reads, and timers and boot-time jobs that would spend emulated CPU during
 // measurements (Podman's package enables its auto-update timer and a
 // restart job at boot).
 var masked = []string{

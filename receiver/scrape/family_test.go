@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -60,17 +61,7 @@ func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]
 	recording = true // Start's own reads (boot time) are not the scrape's
 	_, err := s.Scrape(context.Background())
 	sort.Strings(rec)
-	return compactStrings(rec), err
-}
-
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	return slices.Compact(rec), err
 }
 
 // TestFilesReadOnlyForEnabledMetrics: with every metric off but one, a

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -273,7 +274,7 @@ func TestPodman(t *testing.T) {
 		return nil
 	}))
 	sort.Strings(seen)
-	seen = compactStrings(seen)
+	seen = slices.Compact(seen)
 	t.Logf("cgroups of real Podman:\n%s", strings.Join(seen, "\n"))
 	writeResult(t, "podman-cgroups.txt", []byte(strings.Join(seen, "\n")+"\n"))
 
@@ -407,16 +408,6 @@ func splitRef(ref string) (name, tag string) {
 		return ref[:i], ref[i+1:]
 	}
 	return ref, ""
-}
-
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // startUnitContainer makes a container, has `podman generate systemd

@@ -336,7 +336,32 @@ func StartWith(t testing.TB, o Options) *Containerd {
 		t.Fatal(err)
 	}
 	c.conn, c.cri = conn, runtimeapi.NewRuntimeServiceClient(conn)
+	c.waitImage(t, 60*time.Second)
 	return c
+}
+
+// waitImage waits up to d until the CRI plugin knows the imported Image.
+// `ctr images import` returns once containerd's image store has it; the
+// CRI plugin learns of it from containerd's events, asynchronously (on
+// containerd 2.4 a RunPodSandbox 20 ms after the import still missed it
+// and tried to pull the sandbox image from its registry, which a test
+// machine cannot reach).
+func (c *Containerd) waitImage(t testing.TB, d time.Duration) {
+	t.Helper()
+	images := runtimeapi.NewImageServiceClient(c.conn)
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: Image}})
+		cancel()
+		if err == nil && resp.GetImage() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containerdtest: CRI does not know the imported image %s after %s (ImageStatus: %v, %v); log: %s", Image, d, resp, err, c.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // CNIBinDir is where Debian's containernetworking-plugins installs the

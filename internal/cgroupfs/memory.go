@@ -20,6 +20,7 @@ type MemoryStat struct {
 	Anon         U64   // v1 total_rss, v2 anon
 	File         U64   // v1 total_cache, v2 file
 	MappedFile   U64   // v1 total_mapped_file, v2 file_mapped
+	Shmem        U64   // tmpfs and shared memory, part of File: v1 total_shmem, v2 shmem
 	Swap         U64   // v1 memory.memsw.usage_in_bytes - usage (floored at 0), v2 memory.swap.current
 	Limit        Limit // v1 memory.limit_in_bytes, v2 memory.max
 	OOMKills     U64   // v1 memory.oom_control oom_kill (this cgroup only, see OOMKillsTreeV1), v2 memory.events oom_kill (hierarchical)
@@ -34,7 +35,7 @@ type MemoryStat struct {
 // wanted stay !OK.
 type MemoryWant struct {
 	Usage bool // v1 memory.usage_in_bytes, v2 memory.current
-	Stat  bool // memory.stat: inactive file, anon, file, mapped file, faults, refaults
+	Stat  bool // memory.stat: every key of memoryStatKeys
 	Swap  bool // v1 memory.memsw.usage_in_bytes (with usage), v2 memory.swap.current
 	Limit bool // v1 memory.limit_in_bytes, v2 memory.max
 	OOM   bool // v1 memory.oom_control, v2 memory.events
@@ -70,7 +71,7 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 		s.Usage = usage
 	}
 	if want.Stat {
-		if err = r.memoryStatV1(dir, &s); err != nil {
+		if err = r.memoryStat(dir, true, &s); err != nil {
 			return s, err
 		}
 	}
@@ -104,25 +105,34 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 	return s, err
 }
 
-func (r *Reader) memoryStatV1(dir string, s *MemoryStat) error {
+// memoryStatKeys are the memory.stat keys read, v1's hierarchical
+// total_* key and v2's of each, and the MemoryStat field each sets: a new
+// key is a field and a row.
+var memoryStatKeys = [...]struct {
+	v1, v2 string
+	field  func(*MemoryStat) *U64
+}{
+	{"total_inactive_file", "inactive_file", func(s *MemoryStat) *U64 { return &s.InactiveFile }},
+	{"total_rss", "anon", func(s *MemoryStat) *U64 { return &s.Anon }},
+	{"total_cache", "file", func(s *MemoryStat) *U64 { return &s.File }},
+	{"total_mapped_file", "file_mapped", func(s *MemoryStat) *U64 { return &s.MappedFile }},
+	{"total_shmem", "shmem", func(s *MemoryStat) *U64 { return &s.Shmem }},
+	{"total_pgfault", "pgfault", func(s *MemoryStat) *U64 { return &s.PgFault }},
+	{"total_pgmajfault", "pgmajfault", func(s *MemoryStat) *U64 { return &s.PgMajFault }},
+	{"total_workingset_refault_anon", "workingset_refault_anon", func(s *MemoryStat) *U64 { return &s.RefaultAnon }},
+	{"total_workingset_refault_file", "workingset_refault_file", func(s *MemoryStat) *U64 { return &s.RefaultFile }},
+}
+
+// memoryStat reads memory.stat in dir into s: the v1 keys of
+// memoryStatKeys, or the v2 ones.
+func (r *Reader) memoryStat(dir string, v1 bool, s *MemoryStat) error {
 	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
-		switch string(k) {
-		case "total_inactive_file":
-			s.InactiveFile = Some(v)
-		case "total_rss":
-			s.Anon = Some(v)
-		case "total_cache":
-			s.File = Some(v)
-		case "total_mapped_file":
-			s.MappedFile = Some(v)
-		case "total_pgfault":
-			s.PgFault = Some(v)
-		case "total_pgmajfault":
-			s.PgMajFault = Some(v)
-		case "total_workingset_refault_anon":
-			s.RefaultAnon = Some(v)
-		case "total_workingset_refault_file":
-			s.RefaultFile = Some(v)
+		for i := range memoryStatKeys {
+			key := &memoryStatKeys[i]
+			if v1 && string(k) == key.v1 || !v1 && string(k) == key.v2 {
+				*key.field(s) = Some(v)
+				return
+			}
 		}
 	})
 	return err
@@ -137,7 +147,7 @@ func (r *Reader) memoryV2(dir string, want MemoryWant) (MemoryStat, error) {
 		}
 	}
 	if want.Stat {
-		if err = r.memoryStatV2(dir, &s); err != nil {
+		if err = r.memoryStat(dir, false, &s); err != nil {
 			return s, err
 		}
 	}
@@ -159,30 +169,6 @@ func (r *Reader) memoryV2(dir string, want MemoryWant) (MemoryStat, error) {
 		})
 	}
 	return s, err
-}
-
-func (r *Reader) memoryStatV2(dir string, s *MemoryStat) error {
-	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
-		switch string(k) {
-		case "inactive_file":
-			s.InactiveFile = Some(v)
-		case "anon":
-			s.Anon = Some(v)
-		case "file":
-			s.File = Some(v)
-		case "file_mapped":
-			s.MappedFile = Some(v)
-		case "pgfault":
-			s.PgFault = Some(v)
-		case "pgmajfault":
-			s.PgMajFault = Some(v)
-		case "workingset_refault_anon":
-			s.RefaultAnon = Some(v)
-		case "workingset_refault_file":
-			s.RefaultFile = Some(v)
-		}
-	})
-	return err
 }
 
 // MemoryPeak reads memory.peak of cgroup rel: the highest memory usage

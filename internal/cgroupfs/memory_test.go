@@ -39,6 +39,7 @@ func memTree(t *testing.T, v2 bool, files map[string]string) *Reader {
 const v1Stat = `cache 1001
 rss 1002
 mapped_file 1003
+shmem 1009
 pgfault 1004
 pgmajfault 1005
 inactive_file 1006
@@ -48,6 +49,7 @@ total_cache 52428800
 total_rss 41943040
 total_rss_huge 2097152
 total_mapped_file 8388608
+total_shmem 12288
 total_swap 1048576
 total_pgfault 7654321
 total_pgmajfault 4321
@@ -85,6 +87,7 @@ func TestMemoryV1Mapping(t *testing.T) {
 		Anon:         Some(41943040),
 		File:         Some(52428800),
 		MappedFile:   Some(8388608),
+		Shmem:        Some(12288),
 		Swap:         Some(1048576),
 		Limit:        Limit{V: 268435456, OK: true},
 		OOMKills:     Some(3),
@@ -142,6 +145,7 @@ func TestMemoryV2Mapping(t *testing.T) {
 		Anon:         Some(41943040),
 		File:         Some(52428800),
 		MappedFile:   Some(8388608),
+		Shmem:        Some(4096),
 		Swap:         Some(1048576),
 		Limit:        Limit{V: 268435456, OK: true},
 		OOMKills:     Some(3),

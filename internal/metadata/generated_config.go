@@ -945,6 +945,26 @@ func (ms *ContainerMemoryRssMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+// ContainerMemoryShmemMetricConfig provides config for the container.memory.shmem metric.
+type ContainerMemoryShmemMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ContainerMemoryShmemMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ContainerMemorySwapMetricConfig provides config for the container.memory.swap metric.
 type ContainerMemorySwapMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -3527,6 +3547,26 @@ func (ms *K8sNodeMemoryRssMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sNodeMemoryShmemMetricConfig provides config for the k8s.node.memory.shmem metric.
+type K8sNodeMemoryShmemMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sNodeMemoryShmemMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sNodeMemorySwapMetricConfig provides config for the k8s.node.memory.swap metric.
 type K8sNodeMemorySwapMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -4885,6 +4925,26 @@ func (ms *K8sPodMemoryRssMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// K8sPodMemoryShmemMetricConfig provides config for the k8s.pod.memory.shmem metric.
+type K8sPodMemoryShmemMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *K8sPodMemoryShmemMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // K8sPodMemorySwapMetricConfig provides config for the k8s.pod.memory.swap metric.
 type K8sPodMemorySwapMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -5820,6 +5880,7 @@ type MetricsConfig struct {
 	ContainerMemoryPeak                    ContainerMemoryPeakMetricConfig                    `mapstructure:"container.memory.peak"`
 	ContainerMemoryRefaults                ContainerMemoryRefaultsMetricConfig                `mapstructure:"container.memory.refaults"`
 	ContainerMemoryRss                     ContainerMemoryRssMetricConfig                     `mapstructure:"container.memory.rss"`
+	ContainerMemoryShmem                   ContainerMemoryShmemMetricConfig                   `mapstructure:"container.memory.shmem"`
 	ContainerMemorySwap                    ContainerMemorySwapMetricConfig                    `mapstructure:"container.memory.swap"`
 	ContainerMemoryUsage                   ContainerMemoryUsageMetricConfig                   `mapstructure:"container.memory.usage"`
 	ContainerMemoryWorkingSet              ContainerMemoryWorkingSetMetricConfig              `mapstructure:"container.memory.working_set"`
@@ -5883,6 +5944,7 @@ type MetricsConfig struct {
 	K8sNodeMemoryMappedFile                K8sNodeMemoryMappedFileMetricConfig                `mapstructure:"k8s.node.memory.mapped_file"`
 	K8sNodeMemoryOomKills                  K8sNodeMemoryOomKillsMetricConfig                  `mapstructure:"k8s.node.memory.oom_kills"`
 	K8sNodeMemoryRss                       K8sNodeMemoryRssMetricConfig                       `mapstructure:"k8s.node.memory.rss"`
+	K8sNodeMemoryShmem                     K8sNodeMemoryShmemMetricConfig                     `mapstructure:"k8s.node.memory.shmem"`
 	K8sNodeMemorySwap                      K8sNodeMemorySwapMetricConfig                      `mapstructure:"k8s.node.memory.swap"`
 	K8sNodeMemoryUsage                     K8sNodeMemoryUsageMetricConfig                     `mapstructure:"k8s.node.memory.usage"`
 	K8sNodeMemoryWorkingSet                K8sNodeMemoryWorkingSetMetricConfig                `mapstructure:"k8s.node.memory.working_set"`
@@ -5928,6 +5990,7 @@ type MetricsConfig struct {
 	K8sPodMemoryPeak                       K8sPodMemoryPeakMetricConfig                       `mapstructure:"k8s.pod.memory.peak"`
 	K8sPodMemoryRefaults                   K8sPodMemoryRefaultsMetricConfig                   `mapstructure:"k8s.pod.memory.refaults"`
 	K8sPodMemoryRss                        K8sPodMemoryRssMetricConfig                        `mapstructure:"k8s.pod.memory.rss"`
+	K8sPodMemoryShmem                      K8sPodMemoryShmemMetricConfig                      `mapstructure:"k8s.pod.memory.shmem"`
 	K8sPodMemorySwap                       K8sPodMemorySwapMetricConfig                       `mapstructure:"k8s.pod.memory.swap"`
 	K8sPodMemoryUsage                      K8sPodMemoryUsageMetricConfig                      `mapstructure:"k8s.pod.memory.usage"`
 	K8sPodMemoryWorkingSet                 K8sPodMemoryWorkingSetMetricConfig                 `mapstructure:"k8s.pod.memory.working_set"`
@@ -6068,6 +6131,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		ContainerMemoryRss: ContainerMemoryRssMetricConfig{
 			Enabled: true,
+		},
+		ContainerMemoryShmem: ContainerMemoryShmemMetricConfig{
+			Enabled: false,
 		},
 		ContainerMemorySwap: ContainerMemorySwapMetricConfig{
 			Enabled: true,
@@ -6346,6 +6412,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		K8sNodeMemoryRss: K8sNodeMemoryRssMetricConfig{
 			Enabled: true,
 		},
+		K8sNodeMemoryShmem: K8sNodeMemoryShmemMetricConfig{
+			Enabled: false,
+		},
 		K8sNodeMemorySwap: K8sNodeMemorySwapMetricConfig{
 			Enabled: true,
 		},
@@ -6512,6 +6581,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		K8sPodMemoryRss: K8sPodMemoryRssMetricConfig{
 			Enabled: true,
+		},
+		K8sPodMemoryShmem: K8sPodMemoryShmemMetricConfig{
+			Enabled: false,
 		},
 		K8sPodMemorySwap: K8sPodMemorySwapMetricConfig{
 			Enabled: true,

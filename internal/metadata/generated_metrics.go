@@ -638,6 +638,9 @@ var MetricsInfo = metricsInfo{
 	ContainerMemoryRss: metricInfo{
 		Name: "container.memory.rss",
 	},
+	ContainerMemoryShmem: metricInfo{
+		Name: "container.memory.shmem",
+	},
 	ContainerMemorySwap: metricInfo{
 		Name: "container.memory.swap",
 	},
@@ -871,6 +874,9 @@ var MetricsInfo = metricsInfo{
 	K8sNodeMemoryRss: metricInfo{
 		Name: "k8s.node.memory.rss",
 	},
+	K8sNodeMemoryShmem: metricInfo{
+		Name: "k8s.node.memory.shmem",
+	},
 	K8sNodeMemorySwap: metricInfo{
 		Name: "k8s.node.memory.swap",
 	},
@@ -1022,6 +1028,9 @@ var MetricsInfo = metricsInfo{
 	K8sPodMemoryRss: metricInfo{
 		Name: "k8s.pod.memory.rss",
 	},
+	K8sPodMemoryShmem: metricInfo{
+		Name: "k8s.pod.memory.shmem",
+	},
 	K8sPodMemorySwap: metricInfo{
 		Name: "k8s.pod.memory.swap",
 	},
@@ -1138,6 +1147,7 @@ type metricsInfo struct {
 	ContainerMemoryPeak                    metricInfo
 	ContainerMemoryRefaults                metricInfo
 	ContainerMemoryRss                     metricInfo
+	ContainerMemoryShmem                   metricInfo
 	ContainerMemorySwap                    metricInfo
 	ContainerMemoryUsage                   metricInfo
 	ContainerMemoryWorkingSet              metricInfo
@@ -1201,6 +1211,7 @@ type metricsInfo struct {
 	K8sNodeMemoryMappedFile                metricInfo
 	K8sNodeMemoryOomKills                  metricInfo
 	K8sNodeMemoryRss                       metricInfo
+	K8sNodeMemoryShmem                     metricInfo
 	K8sNodeMemorySwap                      metricInfo
 	K8sNodeMemoryUsage                     metricInfo
 	K8sNodeMemoryWorkingSet                metricInfo
@@ -1246,6 +1257,7 @@ type metricsInfo struct {
 	K8sPodMemoryPeak                       metricInfo
 	K8sPodMemoryRefaults                   metricInfo
 	K8sPodMemoryRss                        metricInfo
+	K8sPodMemoryShmem                      metricInfo
 	K8sPodMemorySwap                       metricInfo
 	K8sPodMemoryUsage                      metricInfo
 	K8sPodMemoryWorkingSet                 metricInfo
@@ -3330,6 +3342,58 @@ func (m *metricContainerMemoryRss) emit(metrics pmetric.MetricSlice) {
 
 func newMetricContainerMemoryRss(cfg ContainerMemoryRssMetricConfig) metricContainerMemoryRss {
 	m := metricContainerMemoryRss{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerMemoryShmem struct {
+	data     pmetric.Metric                   // data buffer for generated metric.
+	config   ContainerMemoryShmemMetricConfig // metric config provided by user.
+	capacity int                              // max observed number of data points added to the metric.
+}
+
+// init fills container.memory.shmem metric with initial data.
+func (m *metricContainerMemoryShmem) init() {
+	m.data.SetName("container.memory.shmem")
+	m.data.SetDescription("Shared memory (tmpfs such as /dev/shm and emptyDir with medium Memory, SysV and POSIX shared memory) charged to the container's cgroup; part of container.memory.cache. v1: memory.stat total_shmem; v2: memory.stat shmem.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricContainerMemoryShmem) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerMemoryShmem) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerMemoryShmem) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerMemoryShmem(cfg ContainerMemoryShmemMetricConfig) metricContainerMemoryShmem {
+	m := metricContainerMemoryShmem{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -8484,6 +8548,58 @@ func newMetricK8sNodeMemoryRss(cfg K8sNodeMemoryRssMetricConfig) metricK8sNodeMe
 	return m
 }
 
+type metricK8sNodeMemoryShmem struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   K8sNodeMemoryShmemMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills k8s.node.memory.shmem metric with initial data.
+func (m *metricK8sNodeMemoryShmem) init() {
+	m.data.SetName("k8s.node.memory.shmem")
+	m.data.SetDescription("Shared memory (tmpfs, SysV and POSIX shared memory) on the node; part of k8s.node.memory.cache. v1: root memory.stat total_shmem; v2: root memory.stat shmem (absent when the root has no memory.stat).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sNodeMemoryShmem) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sNodeMemoryShmem) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sNodeMemoryShmem) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sNodeMemoryShmem(cfg K8sNodeMemoryShmemMetricConfig) metricK8sNodeMemoryShmem {
+	m := metricK8sNodeMemoryShmem{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sNodeMemorySwap struct {
 	data     pmetric.Metric                // data buffer for generated metric.
 	config   K8sNodeMemorySwapMetricConfig // metric config provided by user.
@@ -11440,6 +11556,58 @@ func newMetricK8sPodMemoryRss(cfg K8sPodMemoryRssMetricConfig) metricK8sPodMemor
 	return m
 }
 
+type metricK8sPodMemoryShmem struct {
+	data     pmetric.Metric                // data buffer for generated metric.
+	config   K8sPodMemoryShmemMetricConfig // metric config provided by user.
+	capacity int                           // max observed number of data points added to the metric.
+}
+
+// init fills k8s.pod.memory.shmem metric with initial data.
+func (m *metricK8sPodMemoryShmem) init() {
+	m.data.SetName("k8s.pod.memory.shmem")
+	m.data.SetDescription("Shared memory (tmpfs such as /dev/shm and emptyDir with medium Memory, SysV and POSIX shared memory) charged to the pod's cgroup (all its containers and the sandbox); part of k8s.pod.memory.cache. v1: memory.stat total_shmem; v2: memory.stat shmem.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricK8sPodMemoryShmem) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricK8sPodMemoryShmem) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricK8sPodMemoryShmem) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricK8sPodMemoryShmem(cfg K8sPodMemoryShmemMetricConfig) metricK8sPodMemoryShmem {
+	m := metricK8sPodMemoryShmem{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricK8sPodMemorySwap struct {
 	data     pmetric.Metric               // data buffer for generated metric.
 	config   K8sPodMemorySwapMetricConfig // metric config provided by user.
@@ -13275,6 +13443,7 @@ type MetricsBuilder struct {
 	metricContainerMemoryPeak                    metricContainerMemoryPeak
 	metricContainerMemoryRefaults                metricContainerMemoryRefaults
 	metricContainerMemoryRss                     metricContainerMemoryRss
+	metricContainerMemoryShmem                   metricContainerMemoryShmem
 	metricContainerMemorySwap                    metricContainerMemorySwap
 	metricContainerMemoryUsage                   metricContainerMemoryUsage
 	metricContainerMemoryWorkingSet              metricContainerMemoryWorkingSet
@@ -13338,6 +13507,7 @@ type MetricsBuilder struct {
 	metricK8sNodeMemoryMappedFile                metricK8sNodeMemoryMappedFile
 	metricK8sNodeMemoryOomKills                  metricK8sNodeMemoryOomKills
 	metricK8sNodeMemoryRss                       metricK8sNodeMemoryRss
+	metricK8sNodeMemoryShmem                     metricK8sNodeMemoryShmem
 	metricK8sNodeMemorySwap                      metricK8sNodeMemorySwap
 	metricK8sNodeMemoryUsage                     metricK8sNodeMemoryUsage
 	metricK8sNodeMemoryWorkingSet                metricK8sNodeMemoryWorkingSet
@@ -13383,6 +13553,7 @@ type MetricsBuilder struct {
 	metricK8sPodMemoryPeak                       metricK8sPodMemoryPeak
 	metricK8sPodMemoryRefaults                   metricK8sPodMemoryRefaults
 	metricK8sPodMemoryRss                        metricK8sPodMemoryRss
+	metricK8sPodMemoryShmem                      metricK8sPodMemoryShmem
 	metricK8sPodMemorySwap                       metricK8sPodMemorySwap
 	metricK8sPodMemoryUsage                      metricK8sPodMemoryUsage
 	metricK8sPodMemoryWorkingSet                 metricK8sPodMemoryWorkingSet
@@ -13461,6 +13632,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricContainerMemoryPeak:                    newMetricContainerMemoryPeak(mbc.Metrics.ContainerMemoryPeak),
 		metricContainerMemoryRefaults:                newMetricContainerMemoryRefaults(mbc.Metrics.ContainerMemoryRefaults),
 		metricContainerMemoryRss:                     newMetricContainerMemoryRss(mbc.Metrics.ContainerMemoryRss),
+		metricContainerMemoryShmem:                   newMetricContainerMemoryShmem(mbc.Metrics.ContainerMemoryShmem),
 		metricContainerMemorySwap:                    newMetricContainerMemorySwap(mbc.Metrics.ContainerMemorySwap),
 		metricContainerMemoryUsage:                   newMetricContainerMemoryUsage(mbc.Metrics.ContainerMemoryUsage),
 		metricContainerMemoryWorkingSet:              newMetricContainerMemoryWorkingSet(mbc.Metrics.ContainerMemoryWorkingSet),
@@ -13524,6 +13696,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sNodeMemoryMappedFile:                newMetricK8sNodeMemoryMappedFile(mbc.Metrics.K8sNodeMemoryMappedFile),
 		metricK8sNodeMemoryOomKills:                  newMetricK8sNodeMemoryOomKills(mbc.Metrics.K8sNodeMemoryOomKills),
 		metricK8sNodeMemoryRss:                       newMetricK8sNodeMemoryRss(mbc.Metrics.K8sNodeMemoryRss),
+		metricK8sNodeMemoryShmem:                     newMetricK8sNodeMemoryShmem(mbc.Metrics.K8sNodeMemoryShmem),
 		metricK8sNodeMemorySwap:                      newMetricK8sNodeMemorySwap(mbc.Metrics.K8sNodeMemorySwap),
 		metricK8sNodeMemoryUsage:                     newMetricK8sNodeMemoryUsage(mbc.Metrics.K8sNodeMemoryUsage),
 		metricK8sNodeMemoryWorkingSet:                newMetricK8sNodeMemoryWorkingSet(mbc.Metrics.K8sNodeMemoryWorkingSet),
@@ -13569,6 +13742,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricK8sPodMemoryPeak:                       newMetricK8sPodMemoryPeak(mbc.Metrics.K8sPodMemoryPeak),
 		metricK8sPodMemoryRefaults:                   newMetricK8sPodMemoryRefaults(mbc.Metrics.K8sPodMemoryRefaults),
 		metricK8sPodMemoryRss:                        newMetricK8sPodMemoryRss(mbc.Metrics.K8sPodMemoryRss),
+		metricK8sPodMemoryShmem:                      newMetricK8sPodMemoryShmem(mbc.Metrics.K8sPodMemoryShmem),
 		metricK8sPodMemorySwap:                       newMetricK8sPodMemorySwap(mbc.Metrics.K8sPodMemorySwap),
 		metricK8sPodMemoryUsage:                      newMetricK8sPodMemoryUsage(mbc.Metrics.K8sPodMemoryUsage),
 		metricK8sPodMemoryWorkingSet:                 newMetricK8sPodMemoryWorkingSet(mbc.Metrics.K8sPodMemoryWorkingSet),
@@ -13772,6 +13946,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricContainerMemoryPeak.emit(ils.Metrics())
 	mb.metricContainerMemoryRefaults.emit(ils.Metrics())
 	mb.metricContainerMemoryRss.emit(ils.Metrics())
+	mb.metricContainerMemoryShmem.emit(ils.Metrics())
 	mb.metricContainerMemorySwap.emit(ils.Metrics())
 	mb.metricContainerMemoryUsage.emit(ils.Metrics())
 	mb.metricContainerMemoryWorkingSet.emit(ils.Metrics())
@@ -13835,6 +14010,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sNodeMemoryMappedFile.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryOomKills.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryRss.emit(ils.Metrics())
+	mb.metricK8sNodeMemoryShmem.emit(ils.Metrics())
 	mb.metricK8sNodeMemorySwap.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sNodeMemoryWorkingSet.emit(ils.Metrics())
@@ -13880,6 +14056,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricK8sPodMemoryPeak.emit(ils.Metrics())
 	mb.metricK8sPodMemoryRefaults.emit(ils.Metrics())
 	mb.metricK8sPodMemoryRss.emit(ils.Metrics())
+	mb.metricK8sPodMemoryShmem.emit(ils.Metrics())
 	mb.metricK8sPodMemorySwap.emit(ils.Metrics())
 	mb.metricK8sPodMemoryUsage.emit(ils.Metrics())
 	mb.metricK8sPodMemoryWorkingSet.emit(ils.Metrics())
@@ -14086,6 +14263,11 @@ func (mb *MetricsBuilder) RecordContainerMemoryRefaultsDataPoint(ts pcommon.Time
 // RecordContainerMemoryRssDataPoint adds a data point to container.memory.rss metric.
 func (mb *MetricsBuilder) RecordContainerMemoryRssDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricContainerMemoryRss.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordContainerMemoryShmemDataPoint adds a data point to container.memory.shmem metric.
+func (mb *MetricsBuilder) RecordContainerMemoryShmemDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricContainerMemoryShmem.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordContainerMemorySwapDataPoint adds a data point to container.memory.swap metric.
@@ -14403,6 +14585,11 @@ func (mb *MetricsBuilder) RecordK8sNodeMemoryRssDataPoint(ts pcommon.Timestamp, 
 	mb.metricK8sNodeMemoryRss.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordK8sNodeMemoryShmemDataPoint adds a data point to k8s.node.memory.shmem metric.
+func (mb *MetricsBuilder) RecordK8sNodeMemoryShmemDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sNodeMemoryShmem.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordK8sNodeMemorySwapDataPoint adds a data point to k8s.node.memory.swap metric.
 func (mb *MetricsBuilder) RecordK8sNodeMemorySwapDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sNodeMemorySwap.recordDataPoint(mb.startTime, ts, val)
@@ -14626,6 +14813,11 @@ func (mb *MetricsBuilder) RecordK8sPodMemoryRefaultsDataPoint(ts pcommon.Timesta
 // RecordK8sPodMemoryRssDataPoint adds a data point to k8s.pod.memory.rss metric.
 func (mb *MetricsBuilder) RecordK8sPodMemoryRssDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricK8sPodMemoryRss.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordK8sPodMemoryShmemDataPoint adds a data point to k8s.pod.memory.shmem metric.
+func (mb *MetricsBuilder) RecordK8sPodMemoryShmemDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricK8sPodMemoryShmem.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordK8sPodMemorySwapDataPoint adds a data point to k8s.pod.memory.swap metric.

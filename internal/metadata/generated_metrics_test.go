@@ -288,6 +288,9 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemoryRssDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordContainerMemoryShmemDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerMemorySwapDataPoint(ts, 1)
@@ -609,6 +612,9 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemoryRssDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sNodeMemoryShmemDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sNodeMemorySwapDataPoint(ts, 1)
@@ -792,6 +798,9 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemoryRssDataPoint(ts, 1)
+
+			allMetricsCount++
+			mb.RecordK8sPodMemoryShmemDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordK8sPodMemorySwapDataPoint(ts, 1)
@@ -1788,6 +1797,20 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the container's cgroup. v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "container.memory.shmem":
+					assert.False(t, validatedMetrics["container.memory.shmem"], "Found a duplicate in the metrics slice: container.memory.shmem")
+					validatedMetrics["container.memory.shmem"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Shared memory (tmpfs such as /dev/shm and emptyDir with medium Memory, SysV and POSIX shared memory) charged to the container's cgroup; part of container.memory.cache. v1: memory.stat total_shmem; v2: memory.stat shmem.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -4264,6 +4287,20 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.node.memory.shmem":
+					assert.False(t, validatedMetrics["k8s.node.memory.shmem"], "Found a duplicate in the metrics slice: k8s.node.memory.shmem")
+					validatedMetrics["k8s.node.memory.shmem"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Shared memory (tmpfs, SysV and POSIX shared memory) on the node; part of k8s.node.memory.cache. v1: root memory.stat total_shmem; v2: root memory.stat shmem (absent when the root has no memory.stat).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "k8s.node.memory.swap":
 					assert.False(t, validatedMetrics["k8s.node.memory.swap"], "Found a duplicate in the metrics slice: k8s.node.memory.swap")
 					validatedMetrics["k8s.node.memory.swap"] = true
@@ -5368,6 +5405,20 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 					assert.Equal(t, "Anonymous memory (heap, stacks, anonymous mmap) of the pod's cgroup (all its containers and the sandbox). v1: memory.stat total_rss; v2: memory.stat anon.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "k8s.pod.memory.shmem":
+					assert.False(t, validatedMetrics["k8s.pod.memory.shmem"], "Found a duplicate in the metrics slice: k8s.pod.memory.shmem")
+					validatedMetrics["k8s.pod.memory.shmem"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Shared memory (tmpfs such as /dev/shm and emptyDir with medium Memory, SysV and POSIX shared memory) charged to the pod's cgroup (all its containers and the sandbox); part of k8s.pod.memory.cache. v1: memory.stat total_shmem; v2: memory.stat shmem.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

@@ -17,21 +17,34 @@ import (
 // bandwidthRecorders are the CFS bandwidth metrics of pods or containers
 // (the root cgroup has no quota), as method expressions.
 type bandwidthRecorders struct {
-	periods, throttledPeriods func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
-	throttledTime, limit      func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
-	shares, weight            func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+	periods, throttledPeriods recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)]
+	throttledTime, limit      recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)]
+	shares, weight            recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)]
 	// utilization is the usage over the limit; containers only (the
 	// semantic conventions define it for k8s.container).
-	utilization func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	utilization recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)]
 }
 
-var bandwidthRec = [...]bandwidthRecorders{
-	kindPod: {mbT.RecordK8sPodCPUThrottlingPeriodsDataPoint, mbT.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint,
-		mbT.RecordK8sPodCPUThrottlingThrottledTimeDataPoint, mbT.RecordK8sPodCPULimitDataPoint,
-		mbT.RecordK8sPodCPUSharesDataPoint, mbT.RecordK8sPodCPUWeightDataPoint, nil},
-	kindContainer: {mbT.RecordContainerCPUThrottlingPeriodsDataPoint, mbT.RecordContainerCPUThrottlingThrottledPeriodsDataPoint,
-		mbT.RecordContainerCPUThrottlingThrottledTimeDataPoint, mbT.RecordContainerCPULimitDataPoint,
-		mbT.RecordContainerCPUSharesDataPoint, mbT.RecordContainerCPUWeightDataPoint, mbT.RecordK8sContainerCPULimitUtilizationDataPoint},
+func bandwidthTable(m *metadata.MetricsConfig) [numKinds]bandwidthRecorders {
+	return [numKinds]bandwidthRecorders{
+		kindPod: {
+			periods:          rec(m.K8sPodCPUThrottlingPeriods.Enabled, mbT.RecordK8sPodCPUThrottlingPeriodsDataPoint),
+			throttledPeriods: rec(m.K8sPodCPUThrottlingThrottledPeriods.Enabled, mbT.RecordK8sPodCPUThrottlingThrottledPeriodsDataPoint),
+			throttledTime:    rec(m.K8sPodCPUThrottlingThrottledTime.Enabled, mbT.RecordK8sPodCPUThrottlingThrottledTimeDataPoint),
+			limit:            rec(m.K8sPodCPULimit.Enabled, mbT.RecordK8sPodCPULimitDataPoint),
+			shares:           rec(m.K8sPodCPUShares.Enabled, mbT.RecordK8sPodCPUSharesDataPoint),
+			weight:           rec(m.K8sPodCPUWeight.Enabled, mbT.RecordK8sPodCPUWeightDataPoint),
+		},
+		kindContainer: {
+			periods:          rec(m.ContainerCPUThrottlingPeriods.Enabled, mbT.RecordContainerCPUThrottlingPeriodsDataPoint),
+			throttledPeriods: rec(m.ContainerCPUThrottlingThrottledPeriods.Enabled, mbT.RecordContainerCPUThrottlingThrottledPeriodsDataPoint),
+			throttledTime:    rec(m.ContainerCPUThrottlingThrottledTime.Enabled, mbT.RecordContainerCPUThrottlingThrottledTimeDataPoint),
+			limit:            rec(m.ContainerCPULimit.Enabled, mbT.RecordContainerCPULimitDataPoint),
+			shares:           rec(m.ContainerCPUShares.Enabled, mbT.RecordContainerCPUSharesDataPoint),
+			weight:           rec(m.ContainerCPUWeight.Enabled, mbT.RecordContainerCPUWeightDataPoint),
+			utilization:      rec(m.K8sContainerCPULimitUtilization.Enabled, mbT.RecordK8sContainerCPULimitUtilizationDataPoint),
+		},
+	}
 }
 
 // bandwidthFamily is CFS bandwidth control: CPU throttling counters, the
@@ -43,6 +56,7 @@ var bandwidthRec = [...]bandwidthRecorders{
 type bandwidthFamily struct {
 	noSums
 	v    *env
+	rec  [numKinds]bandwidthRecorders
 	want [numKinds]cgroupfs.CPUWant
 	pts  [numKinds]int
 	cur  cgroupfs.CPUBandwidth
@@ -50,16 +64,15 @@ type bandwidthFamily struct {
 }
 
 func newBandwidthFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	f := &bandwidthFamily{v: v}
-	for k := range bandwidthRec {
-		r := &bandwidthRec[k]
-		on := func(rec any) bool { return enabled(m, rec) }
+	f := &bandwidthFamily{v: v, rec: bandwidthTable(m)}
+	for k := range f.rec {
+		r := &f.rec[k]
 		f.want[k] = cgroupfs.CPUWant{
-			Throttling: on(r.periods) || on(r.throttledPeriods) || on(r.throttledTime),
-			Limit:      on(r.limit) || on(r.utilization),
-			Shares:     on(r.shares) || on(r.weight),
+			Throttling: r.periods.on || r.throttledPeriods.on || r.throttledTime.on,
+			Limit:      r.limit.on || r.utilization.on,
+			Shares:     r.shares.on || r.weight.on,
 		}
-		f.pts[k] = countOn(m, r.periods, r.throttledPeriods, r.throttledTime, r.limit, r.shares, r.weight, r.utilization)
+		f.pts[k] = count(r.periods.on, r.throttledPeriods.on, r.throttledTime.on, r.limit.on, r.shares.on, r.weight.on, r.utilization.on)
 	}
 	if f.pts == [numKinds]int{} {
 		return nil
@@ -91,26 +104,26 @@ func (f *bandwidthFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case !f.want[e.kind].Any():
 		return
 	}
-	rec, mb, bw, ts := &bandwidthRec[e.kind], f.v.mb, &f.cur, e.ts
+	rec, mb, bw, ts := &f.rec[e.kind], f.v.mb, &f.cur, e.ts
 	if bw.Periods.OK {
-		rec.periods(mb, ts, calc.ClampInt64(bw.Periods.V))
+		rec.periods.record(mb, ts, calc.ClampInt64(bw.Periods.V))
 	}
 	if bw.ThrottledPeriods.OK {
-		rec.throttledPeriods(mb, ts, calc.ClampInt64(bw.ThrottledPeriods.V))
+		rec.throttledPeriods.record(mb, ts, calc.ClampInt64(bw.ThrottledPeriods.V))
 	}
 	if bw.ThrottledTime.OK {
-		rec.throttledTime(mb, ts, float64(bw.ThrottledTime.V)/1e9)
+		rec.throttledTime.record(mb, ts, float64(bw.ThrottledTime.V)/1e9)
 	}
 	if cores, ok := bw.CPULimitCores(); ok {
-		rec.limit(mb, ts, cores) // no-ops for a metric that is off
-		if rec.utilization != nil && e.hand.cpuCoresOK {
-			rec.utilization(mb, ts, e.hand.cpuCores/cores)
+		rec.limit.record(mb, ts, cores) // no-ops for a metric that is off
+		if rec.utilization.on && e.hand.cpuCoresOK {
+			rec.utilization.record(mb, ts, e.hand.cpuCores/cores)
 		}
 	}
 	if bw.Shares.OK {
-		rec.shares(mb, ts, calc.ClampInt64(bw.Shares.V))
+		rec.shares.record(mb, ts, calc.ClampInt64(bw.Shares.V))
 	}
 	if bw.Weight.OK {
-		rec.weight(mb, ts, calc.ClampInt64(bw.Weight.V))
+		rec.weight.record(mb, ts, calc.ClampInt64(bw.Weight.V))
 	}
 }

@@ -32,20 +32,33 @@ type ioRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, strin
 // own.
 type discardRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string)
 
-// blkioRecorders are the block I/O metrics of one entity kind, as method
-// expressions.
+// blkioRecorders are the block I/O metrics of one entity kind.
 type blkioRecorders struct {
-	io, ops               ioRecorder
-	discardIO, discardOps discardRecorder
+	io, ops               recorder[ioRecorder]
+	discardIO, discardOps recorder[discardRecorder]
 }
 
-var blkioRec = [...]blkioRecorders{
-	kindNode: {mbT.RecordK8sNodeDiskIoDataPoint, mbT.RecordK8sNodeDiskOperationsDataPoint,
-		mbT.RecordK8sNodeDiskDiscardIoDataPoint, mbT.RecordK8sNodeDiskDiscardOperationsDataPoint},
-	kindPod: {mbT.RecordK8sPodDiskIoDataPoint, mbT.RecordK8sPodDiskOperationsDataPoint,
-		mbT.RecordK8sPodDiskDiscardIoDataPoint, mbT.RecordK8sPodDiskDiscardOperationsDataPoint},
-	kindContainer: {mbT.RecordContainerDiskIoDataPoint, mbT.RecordContainerDiskOperationsDataPoint,
-		mbT.RecordContainerDiskDiscardIoDataPoint, mbT.RecordContainerDiskDiscardOperationsDataPoint},
+func blkioTable(m *metadata.MetricsConfig) [numKinds]blkioRecorders {
+	return [numKinds]blkioRecorders{
+		kindNode: {
+			io:         rec(m.K8sNodeDiskIo.Enabled, mbT.RecordK8sNodeDiskIoDataPoint),
+			ops:        rec(m.K8sNodeDiskOperations.Enabled, mbT.RecordK8sNodeDiskOperationsDataPoint),
+			discardIO:  rec(m.K8sNodeDiskDiscardIo.Enabled, mbT.RecordK8sNodeDiskDiscardIoDataPoint),
+			discardOps: rec(m.K8sNodeDiskDiscardOperations.Enabled, mbT.RecordK8sNodeDiskDiscardOperationsDataPoint),
+		},
+		kindPod: {
+			io:         rec(m.K8sPodDiskIo.Enabled, mbT.RecordK8sPodDiskIoDataPoint),
+			ops:        rec(m.K8sPodDiskOperations.Enabled, mbT.RecordK8sPodDiskOperationsDataPoint),
+			discardIO:  rec(m.K8sPodDiskDiscardIo.Enabled, mbT.RecordK8sPodDiskDiscardIoDataPoint),
+			discardOps: rec(m.K8sPodDiskDiscardOperations.Enabled, mbT.RecordK8sPodDiskDiscardOperationsDataPoint),
+		},
+		kindContainer: {
+			io:         rec(m.ContainerDiskIo.Enabled, mbT.RecordContainerDiskIoDataPoint),
+			ops:        rec(m.ContainerDiskOperations.Enabled, mbT.RecordContainerDiskOperationsDataPoint),
+			discardIO:  rec(m.ContainerDiskDiscardIo.Enabled, mbT.RecordContainerDiskDiscardIoDataPoint),
+			discardOps: rec(m.ContainerDiskDiscardOperations.Enabled, mbT.RecordContainerDiskDiscardOperationsDataPoint),
+		},
+	}
 }
 
 // blkioFamily is block I/O: bytes and operations per device and direction,
@@ -57,6 +70,7 @@ type blkioFamily struct {
 	noSums
 	v           *env
 	slot        int
+	rec         [numKinds]blkioRecorders
 	io, ops     [numKinds]bool // which metrics of the kind are enabled
 	dio, dops   [numKinds]bool // which discard metrics of the kind are enabled
 	devPts      [numKinds]int  // a failed read's cost: one device's points, 2 directions per metric and 1 per discard metric (the count of devices is unknown)
@@ -74,10 +88,10 @@ type blkioFamily struct {
 func devKey(maj, minor uint32) uint64 { return uint64(maj)<<32 | uint64(minor) }
 
 func newBlkioFamily(v *env, m *metadata.MetricsConfig, slot int) family {
-	f := &blkioFamily{v: v, slot: slot}
-	for k := range blkioRec {
-		r := &blkioRec[k]
-		f.io[k], f.ops[k], f.dio[k], f.dops[k] = enabled(m, r.io), enabled(m, r.ops), enabled(m, r.discardIO), enabled(m, r.discardOps)
+	f := &blkioFamily{v: v, slot: slot, rec: blkioTable(m)}
+	for k := range f.rec {
+		r := &f.rec[k]
+		f.io[k], f.ops[k], f.dio[k], f.dops[k] = r.io.on, r.ops.on, r.discardIO.on, r.discardOps.on
 		f.devPts[k] = 2*count(f.io[k], f.ops[k]) + count(f.dio[k], f.dops[k])
 	}
 	if f.devPts == [numKinds]int{} {
@@ -162,25 +176,25 @@ func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 			"on the device (e.g. a very high blkio.throttle.read_bps_device on the kubepods cgroup); cgroup v2 (io.stat) needs none. Logged once.",
 			zap.String("first", e.name))
 	}
-	rec, mb, ts := &blkioRec[e.kind], f.v.mb, e.ts
+	rec, mb, ts := &f.rec[e.kind], f.v.mb, e.ts
 	ioOn, opsOn, dioOn, dopsOn := f.io[e.kind], f.ops[e.kind], f.dio[e.kind], f.dops[e.kind]
 	n := 0
 	for i := range f.cur.Devices {
 		d := &f.cur.Devices[i]
 		name := f.deviceName(d.Major, d.Minor).Name
 		if ioOn {
-			n += recordDir(mb, ts, rec.io, d.ReadBytes, name, metadata.AttributeDiskIoDirectionRead)
-			n += recordDir(mb, ts, rec.io, d.WriteBytes, name, metadata.AttributeDiskIoDirectionWrite)
+			n += recordDir(mb, ts, rec.io.record, d.ReadBytes, name, metadata.AttributeDiskIoDirectionRead)
+			n += recordDir(mb, ts, rec.io.record, d.WriteBytes, name, metadata.AttributeDiskIoDirectionWrite)
 		}
 		if dioOn {
-			n += recordDiscard(mb, ts, rec.discardIO, d.DiscBytes, name)
+			n += recordDiscard(mb, ts, rec.discardIO.record, d.DiscBytes, name)
 		}
 		if opsOn {
-			n += recordDir(mb, ts, rec.ops, d.ReadOps, name, metadata.AttributeDiskIoDirectionRead)
-			n += recordDir(mb, ts, rec.ops, d.WriteOps, name, metadata.AttributeDiskIoDirectionWrite)
+			n += recordDir(mb, ts, rec.ops.record, d.ReadOps, name, metadata.AttributeDiskIoDirectionRead)
+			n += recordDir(mb, ts, rec.ops.record, d.WriteOps, name, metadata.AttributeDiskIoDirectionWrite)
 		}
 		if dopsOn {
-			n += recordDiscard(mb, ts, rec.discardOps, d.DiscOps, name)
+			n += recordDiscard(mb, ts, rec.discardOps.record, d.DiscOps, name)
 		}
 	}
 	e.st.fam[f.slot].pts = n // what this entity's vanishing costs next time
@@ -220,7 +234,7 @@ func (f *blkioFamily) wholeDisk(d *procfs.DiskStat) bool {
 // recordNode records the node's disks from /proc/diskstats and returns
 // the points recorded.
 func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
-	rec, mb := &blkioRec[kindNode], f.v.mb
+	rec, mb := &f.rec[kindNode], f.v.mb
 	n := 0
 	for i := range f.node {
 		d := &f.node[i]
@@ -233,8 +247,8 @@ func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
 			discardRec           discardRecorder
 			read, write, discard uint64
 		}{
-			{f.io[kindNode], f.dio[kindNode], rec.io, rec.discardIO, d.ReadBytes, d.WriteBytes, d.DiscardBytes},
-			{f.ops[kindNode], f.dops[kindNode], rec.ops, rec.discardOps, d.ReadOps, d.WriteOps, d.DiscardOps},
+			{f.io[kindNode], f.dio[kindNode], rec.io.record, rec.discardIO.record, d.ReadBytes, d.WriteBytes, d.DiscardBytes},
+			{f.ops[kindNode], f.dops[kindNode], rec.ops.record, rec.discardOps.record, d.ReadOps, d.WriteOps, d.DiscardOps},
 		} {
 			if x.on {
 				x.rec(mb, ts, calc.ClampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)

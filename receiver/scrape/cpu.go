@@ -22,16 +22,30 @@ import (
 // k8s.node.cpu.time, k8s.pod.cpu.time and
 // k8s.node.system_container.cpu.time: without cpu.mode.
 type cpuRecorders struct {
-	modeTime func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributeCPUMode)
-	time     func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
-	usage    func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	modeTime recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributeCPUMode)]
+	time     recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)]
+	usage    recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)]
 }
 
-var cpuRec = [...]cpuRecorders{
-	kindNode:      {time: mbT.RecordK8sNodeCPUTimeDataPoint, usage: mbT.RecordK8sNodeCPUUsageDataPoint},
-	kindPod:       {time: mbT.RecordK8sPodCPUTimeDataPoint, usage: mbT.RecordK8sPodCPUUsageDataPoint},
-	kindContainer: {modeTime: mbT.RecordContainerCPUTimeDataPoint, usage: mbT.RecordContainerCPUUsageDataPoint},
-	kindSystem:    {time: mbT.RecordK8sNodeSystemContainerCPUTimeDataPoint, usage: mbT.RecordK8sNodeSystemContainerCPUUsageDataPoint},
+func cpuTable(m *metadata.MetricsConfig) [numKinds]cpuRecorders {
+	return [numKinds]cpuRecorders{
+		kindNode: {
+			time:  rec(m.K8sNodeCPUTime.Enabled, mbT.RecordK8sNodeCPUTimeDataPoint),
+			usage: rec(m.K8sNodeCPUUsage.Enabled, mbT.RecordK8sNodeCPUUsageDataPoint),
+		},
+		kindPod: {
+			time:  rec(m.K8sPodCPUTime.Enabled, mbT.RecordK8sPodCPUTimeDataPoint),
+			usage: rec(m.K8sPodCPUUsage.Enabled, mbT.RecordK8sPodCPUUsageDataPoint),
+		},
+		kindContainer: {
+			modeTime: rec(m.ContainerCPUTime.Enabled, mbT.RecordContainerCPUTimeDataPoint),
+			usage:    rec(m.ContainerCPUUsage.Enabled, mbT.RecordContainerCPUUsageDataPoint),
+		},
+		kindSystem: {
+			time:  rec(m.K8sNodeSystemContainerCPUTime.Enabled, mbT.RecordK8sNodeSystemContainerCPUTimeDataPoint),
+			usage: rec(m.K8sNodeSystemContainerCPUUsage.Enabled, mbT.RecordK8sNodeSystemContainerCPUUsageDataPoint),
+		},
+	}
 }
 
 // cpuFamily is CPU time (by mode for containers) and usage:
@@ -40,6 +54,7 @@ type cpuFamily struct {
 	noSums
 	v    *env
 	slot int
+	rec  [numKinds]cpuRecorders
 	on   [numKinds]bool // a CPU metric of the kind is enabled
 	pts  [numKinds]int
 	cur  cgroupfs.CPUStat
@@ -54,18 +69,18 @@ type cpuSeries struct {
 }
 
 func newCPUFamily(v *env, m *metadata.MetricsConfig, slot int) family {
-	f := &cpuFamily{v: v, slot: slot}
-	for k := range cpuRec {
-		r := &cpuRec[k]
-		f.on[k] = countOn(m, r.modeTime, r.time, r.usage) > 0
+	f := &cpuFamily{v: v, slot: slot, rec: cpuTable(m)}
+	for k := range f.rec {
+		r := &f.rec[k]
+		f.on[k] = r.modeTime.on || r.time.on || r.usage.on
 		// The time is one point, the total, but a container's two: user
 		// and system.
-		f.pts[k] = countOn(m, r.time, r.usage) + 2*countOn(m, r.modeTime)
+		f.pts[k] = count(r.time.on, r.usage.on) + 2*count(r.modeTime.on)
 	}
 	// The limit utilization (bandwidth.go) is the usage rate over the
 	// limit: the CPU time is read for it too (its point is the bandwidth
 	// family's).
-	f.on[kindContainer] = f.on[kindContainer] || enabled(m, bandwidthRec[kindContainer].utilization)
+	f.on[kindContainer] = f.on[kindContainer] || bandwidthTable(m)[kindContainer].utilization.on
 	if f.on == [numKinds]bool{} {
 		return nil
 	}
@@ -98,11 +113,11 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case !f.on[e.kind]:
 		return
 	}
-	rec, mb, cpu, st := &cpuRec[e.kind], f.v.mb, f.cur, stateOf[cpuSeries](e.st, f.slot)
-	if rec.modeTime != nil {
+	rec, mb, cpu, st := &f.rec[e.kind], f.v.mb, f.cur, stateOf[cpuSeries](e.st, f.slot)
+	if rec.modeTime.on {
 		f.recordModes(e, rec, &cpu, st)
-	} else if cpu.Usage.OK {
-		rec.time(mb, e.ts, float64(cpu.Usage.V)/1e9)
+	} else if rec.time.on && cpu.Usage.OK {
+		rec.time.record(mb, e.ts, float64(cpu.Usage.V)/1e9)
 	}
 	if !cpu.Usage.OK {
 		st.hasLast = false
@@ -111,7 +126,9 @@ func (f *cpuFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	cur := calc.Sample{Value: cpu.Usage.V, At: e.now}
 	if st.hasLast {
 		if cores, ok := calc.CPUCores(st.last, cur); ok {
-			rec.usage(mb, e.ts, cores) // a no-op when the metric is off
+			if rec.usage.on {
+				rec.usage.record(mb, e.ts, cores)
+			}
 			e.hand.cpuCores, e.hand.cpuCoresOK = cores, true
 		}
 	}
@@ -127,9 +144,9 @@ func (f *cpuFamily) recordModes(e *entity, rec *cpuRecorders, cpu *cgroupfs.CPUS
 		cpu.User.V, cpu.System.V = st.cpuSplit.User, st.cpuSplit.System
 	}
 	if cpu.User.OK {
-		rec.modeTime(f.v.mb, e.ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
+		rec.modeTime.record(f.v.mb, e.ts, float64(cpu.User.V)/1e9, metadata.AttributeCPUModeUser)
 	}
 	if cpu.System.OK {
-		rec.modeTime(f.v.mb, e.ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
+		rec.modeTime.record(f.v.mb, e.ts, float64(cpu.System.V)/1e9, metadata.AttributeCPUModeSystem)
 	}
 }

@@ -4,11 +4,6 @@
 package scrape // import "github.com/containerstats/containerstatsreceiver/receiver/scrape"
 
 import (
-	"fmt"
-	"reflect"
-	"runtime"
-	"strings"
-
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
@@ -21,8 +16,9 @@ import (
 // descriptors, filesystems, uptime, accelerators. Every family follows one
 // protocol:
 //
-//   - Its constructor (a newFamily, listed in familyOrder) derives from its
-//     recorder table and the enabled metrics (enabled), once at Start, what
+//   - Its constructor (a newFamily, listed in familyOrder) builds its
+//     recorder table from the MetricsConfig (recorder), and derives from
+//     the table's enabled rows, once at Start, what
 //     it reads for each entity kind, and what each kind's points are; with
 //     no metric of it enabled it is left out (nil). A file no enabled
 //     metric needs is never opened.
@@ -32,7 +28,7 @@ import (
 //     reads every family before it records any, so a cgroup that vanishes
 //     half-way (an error wrapping cgroupfs.ErrVanished from any family)
 //     leaves nothing in the builder.
-//   - record records the read through the family's static recorder table
+//   - record records the read through the family's recorder table
 //     (MetricsBuilder methods as method expressions indexed by kind, as
 //     kubeletstats' internal/metadata does), or reports the read's error as
 //     a partial error counting the points it cost.
@@ -160,74 +156,25 @@ func count(bs ...bool) int {
 	return n
 }
 
-// enabled reports whether the metric that recorder rec records is enabled
-// in m. rec is an entry of a family's recorder table, a MetricsBuilder
-// method as a method expression; nil records nothing and is never
-// enabled. Its metric is the configuration field the method's name names
-// (RecordK8sNodeMemoryUsageDataPoint: K8sNodeMemoryUsage, mdatagen's
-// naming), so a table entry is both the recorder and the enablement of its
-// metric, which is named once. A recorder of no configured metric is a
-// programming error TestRecorderTables catches; here it is not enabled.
-func enabled(m *metadata.MetricsConfig, rec any) bool {
-	v := reflect.ValueOf(rec)
-	if v.Kind() != reflect.Func || v.IsNil() {
-		return false
-	}
-	return recorderEnabled(m, runtime.FuncForPC(v.Pointer()).Name())
+// recorder is one row of a family's recorder table: the MetricsBuilder
+// method that records a metric of an entity kind (a method expression)
+// and whether that metric is enabled, its generated MetricsConfig's
+// Enabled. A family's table is a function of the MetricsConfig, called once
+// at Start, whose rows name each metric on one line, its config and its
+// method (rec(m.X.Enabled, mbT.RecordXDataPoint)): a family names its
+// metrics there only. A kind without the metric has the zero recorder
+// (off, nothing to call). TestRecorderTables holds every row's config to
+// its method.
+type recorder[F any] struct {
+	on     bool
+	record F
 }
 
-// checkRecorders fails when enabled cannot tell a recorder's metric in
-// this build (a toolchain that named method expressions otherwise would
-// leave every metric off): Start fails loudly instead.
-func checkRecorders() error {
-	m := metadata.DefaultMetricsConfig() // container.cpu.time is on by default
-	if !enabled(&m, mbT.RecordContainerCPUTimeDataPoint) {
-		return fmt.Errorf("cannot tell the metric of recorder %s: no metric would be enabled",
-			runtime.FuncForPC(reflect.ValueOf(mbT.RecordContainerCPUTimeDataPoint).Pointer()).Name())
-	}
-	return nil
-}
-
-// recorderEnabled reports whether the metric that the MetricsBuilder
-// method fn (its full name) records is enabled in m.
-func recorderEnabled(m *metadata.MetricsConfig, fn string) bool {
-	field, ok := recordedField(fn)
-	if !ok {
-		return false
-	}
-	mc := reflect.ValueOf(m).Elem().FieldByName(field)
-	if mc.Kind() != reflect.Struct {
-		return false
-	}
-	on := mc.FieldByName("Enabled")
-	return on.Kind() == reflect.Bool && on.Bool()
-}
-
-// recordedField is the MetricsConfig field of the metric that the
-// MetricsBuilder method fn (its full name, as runtime.FuncForPC gives it)
-// records.
-func recordedField(fn string) (string, bool) {
-	const recv = "metadata.(*MetricsBuilder).Record"
-	i := strings.LastIndex(fn, recv)
-	if i < 0 {
-		return "", false
-	}
-	return strings.CutSuffix(fn[i+len(recv):], "DataPoint")
-}
-
-// countOn is the number of recorders in recs whose metric is enabled in m.
-func countOn(m *metadata.MetricsConfig, recs ...any) int {
-	n := 0
-	for _, r := range recs {
-		if enabled(m, r) {
-			n++
-		}
-	}
-	return n
-}
+// rec is a recorder table's row.
+func rec[F any](on bool, record F) recorder[F] { return recorder[F]{on: on, record: record} }
 
 // mbT is the MetricsBuilder as a method receiver: the recorder tables hold
 // its methods as method expressions, indexed by entity kind, the way
-// kubeletstats' internal/metadata/metrics.go does: static, no binding per
-// scraper, no allocation per call.
+// kubeletstats' internal/metadata/metrics.go does: no binding per scraper,
+// no allocation per call.
 type mbT = *metadata.MetricsBuilder

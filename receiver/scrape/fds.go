@@ -12,8 +12,10 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-// fdRec is container.file_descriptor.count, as a method expression.
-var fdRec = mbT.RecordContainerFileDescriptorCountDataPoint
+// fdTable is container.file_descriptor.count.
+func fdTable(m *metadata.MetricsConfig) recorder[gaugeFn] {
+	return rec(m.ContainerFileDescriptorCount.Enabled, mbT.RecordContainerFileDescriptorCountDataPoint)
+}
 
 // fdFamily is container.file_descriptor.count: the entries of
 // /proc/<pid>/fd summed over the container's processes (cgroup.procs,
@@ -21,6 +23,7 @@ var fdRec = mbT.RecordContainerFileDescriptorCountDataPoint
 type fdFamily struct {
 	noSums
 	v       *env
+	rec     recorder[gaugeFn]
 	counter *procfs.FDCounter // the directory reader, created on first use
 	pids    []int             // PID buffer, reused
 
@@ -30,10 +33,11 @@ type fdFamily struct {
 }
 
 func newFDFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	if !enabled(m, fdRec) {
+	r := fdTable(m)
+	if !r.on {
 		return nil
 	}
-	return &fdFamily{v: v}
+	return &fdFamily{v: v, rec: r}
 }
 
 // read counts the container's open file descriptors. A process that exits
@@ -83,6 +87,6 @@ func (f *fdFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		return
 	}
 	if f.ok {
-		fdRec(f.v.mb, e.ts, int64(f.n))
+		f.rec.record(f.v.mb, e.ts, int64(f.n))
 	}
 }

@@ -64,48 +64,63 @@ type (
 	volumeFn = func(mbT, pcommon.Timestamp, int64, string, ...metadata.MetricAttributeOption)
 )
 
-// filesystemRec is the filesystem family's metrics, as method expressions,
-// by what they are taken from; planFilesystem derives from it both what
-// the background collection collects and what the family records.
-var filesystemRec = struct {
+// filesystemRecorders are the filesystem family's metrics, by what they
+// are taken from; planFilesystem derives from them both what the
+// background collection collects and what the family records.
+type filesystemRecorders struct {
 	// The node filesystem's statfs, taken at scrape time.
-	nodeCapacity, nodeAvailable, nodeUsage, nodeInodes, nodeInodesFree gaugeFn
+	nodeCapacity, nodeAvailable, nodeUsage, nodeInodes, nodeInodesFree recorder[gaugeFn]
 	// The runtime's image filesystems (the snapshot's Images).
-	imageUsage, imageInodesUsed, imageCapacity, imageAvailable imageFn
+	imageUsage, imageInodesUsed, imageCapacity, imageAvailable recorder[imageFn]
 	// A container's writable layer (Layers), and the space of the first
 	// image filesystem.
-	ctrUsage, ctrInodesUsed, ctrCapacity, ctrAvailable gaugeFn
+	ctrUsage, ctrInodesUsed, ctrCapacity, ctrAvailable recorder[gaugeFn]
 	// A container's ephemeral storage: its writable layer and log files.
-	ephemeral func(mbT, pcommon.Timestamp, int64, metadata.AttributeK8sContainerEphemeralStorageFsType)
+	ephemeral recorder[func(mbT, pcommon.Timestamp, int64, metadata.AttributeK8sContainerEphemeralStorageFsType)]
 	// A pod's ephemeral storage: the node filesystem's capacity and
 	// available, the usage summed over its parts.
-	podCapacity, podAvailable, podUsage gaugeFn
+	podCapacity, podAvailable, podUsage recorder[gaugeFn]
 	// A pod's volumes (Volumes).
-	volAvailable, volCapacity, volUsage, volInodes, volInodesFree, volInodesUsed volumeFn
-}{
-	nodeCapacity: mbT.RecordK8sNodeFilesystemCapacityDataPoint, nodeAvailable: mbT.RecordK8sNodeFilesystemAvailableDataPoint,
-	nodeUsage: mbT.RecordK8sNodeFilesystemUsageDataPoint, nodeInodes: mbT.RecordK8sNodeFilesystemInodeCountDataPoint,
-	nodeInodesFree: mbT.RecordK8sNodeFilesystemInodeFreeDataPoint,
+	volAvailable, volCapacity, volUsage, volInodes, volInodesFree, volInodesUsed recorder[volumeFn]
+}
 
-	imageUsage: mbT.RecordK8sNodeImageFilesystemUsageDataPoint, imageInodesUsed: mbT.RecordK8sNodeImageFilesystemInodeUsedDataPoint,
-	imageCapacity: mbT.RecordK8sNodeImageFilesystemCapacityDataPoint, imageAvailable: mbT.RecordK8sNodeImageFilesystemAvailableDataPoint,
+func filesystemTable(m *metadata.MetricsConfig) filesystemRecorders {
+	return filesystemRecorders{
+		nodeCapacity:   rec(m.K8sNodeFilesystemCapacity.Enabled, mbT.RecordK8sNodeFilesystemCapacityDataPoint),
+		nodeAvailable:  rec(m.K8sNodeFilesystemAvailable.Enabled, mbT.RecordK8sNodeFilesystemAvailableDataPoint),
+		nodeUsage:      rec(m.K8sNodeFilesystemUsage.Enabled, mbT.RecordK8sNodeFilesystemUsageDataPoint),
+		nodeInodes:     rec(m.K8sNodeFilesystemInodeCount.Enabled, mbT.RecordK8sNodeFilesystemInodeCountDataPoint),
+		nodeInodesFree: rec(m.K8sNodeFilesystemInodeFree.Enabled, mbT.RecordK8sNodeFilesystemInodeFreeDataPoint),
 
-	ctrUsage: mbT.RecordContainerFilesystemUsageDataPoint, ctrInodesUsed: mbT.RecordContainerFilesystemInodeUsedDataPoint,
-	ctrCapacity: mbT.RecordContainerFilesystemCapacityDataPoint, ctrAvailable: mbT.RecordContainerFilesystemAvailableDataPoint,
-	ephemeral: mbT.RecordK8sContainerEphemeralStorageUsageDataPoint,
+		imageUsage:      rec(m.K8sNodeImageFilesystemUsage.Enabled, mbT.RecordK8sNodeImageFilesystemUsageDataPoint),
+		imageInodesUsed: rec(m.K8sNodeImageFilesystemInodeUsed.Enabled, mbT.RecordK8sNodeImageFilesystemInodeUsedDataPoint),
+		imageCapacity:   rec(m.K8sNodeImageFilesystemCapacity.Enabled, mbT.RecordK8sNodeImageFilesystemCapacityDataPoint),
+		imageAvailable:  rec(m.K8sNodeImageFilesystemAvailable.Enabled, mbT.RecordK8sNodeImageFilesystemAvailableDataPoint),
 
-	podCapacity: mbT.RecordK8sPodFilesystemCapacityDataPoint, podAvailable: mbT.RecordK8sPodFilesystemAvailableDataPoint,
-	podUsage: mbT.RecordK8sPodFilesystemUsageDataPoint,
+		ctrUsage:      rec(m.ContainerFilesystemUsage.Enabled, mbT.RecordContainerFilesystemUsageDataPoint),
+		ctrInodesUsed: rec(m.ContainerFilesystemInodeUsed.Enabled, mbT.RecordContainerFilesystemInodeUsedDataPoint),
+		ctrCapacity:   rec(m.ContainerFilesystemCapacity.Enabled, mbT.RecordContainerFilesystemCapacityDataPoint),
+		ctrAvailable:  rec(m.ContainerFilesystemAvailable.Enabled, mbT.RecordContainerFilesystemAvailableDataPoint),
+		ephemeral:     rec(m.K8sContainerEphemeralStorageUsage.Enabled, mbT.RecordK8sContainerEphemeralStorageUsageDataPoint),
 
-	volAvailable: mbT.RecordK8sPodVolumeAvailableDataPoint, volCapacity: mbT.RecordK8sPodVolumeCapacityDataPoint,
-	volUsage: mbT.RecordK8sPodVolumeUsageDataPoint, volInodes: mbT.RecordK8sPodVolumeInodeCountDataPoint,
-	volInodesFree: mbT.RecordK8sPodVolumeInodeFreeDataPoint, volInodesUsed: mbT.RecordK8sPodVolumeInodeUsedDataPoint,
+		podCapacity:  rec(m.K8sPodFilesystemCapacity.Enabled, mbT.RecordK8sPodFilesystemCapacityDataPoint),
+		podAvailable: rec(m.K8sPodFilesystemAvailable.Enabled, mbT.RecordK8sPodFilesystemAvailableDataPoint),
+		podUsage:     rec(m.K8sPodFilesystemUsage.Enabled, mbT.RecordK8sPodFilesystemUsageDataPoint),
+
+		volAvailable:  rec(m.K8sPodVolumeAvailable.Enabled, mbT.RecordK8sPodVolumeAvailableDataPoint),
+		volCapacity:   rec(m.K8sPodVolumeCapacity.Enabled, mbT.RecordK8sPodVolumeCapacityDataPoint),
+		volUsage:      rec(m.K8sPodVolumeUsage.Enabled, mbT.RecordK8sPodVolumeUsageDataPoint),
+		volInodes:     rec(m.K8sPodVolumeInodeCount.Enabled, mbT.RecordK8sPodVolumeInodeCountDataPoint),
+		volInodesFree: rec(m.K8sPodVolumeInodeFree.Enabled, mbT.RecordK8sPodVolumeInodeFreeDataPoint),
+		volInodesUsed: rec(m.K8sPodVolumeInodeUsed.Enabled, mbT.RecordK8sPodVolumeInodeUsedDataPoint),
+	}
 }
 
 // filesystemPlan is what the enabled filesystem metrics need: what the
 // background collection collects (NewFilesystem) and what the family
 // records.
 type filesystemPlan struct {
+	rec     filesystemRecorders
 	nodePts int // the node statfs' points: capacity, available, usage, inodes, free inodes
 	ctrPts  int // a container's: writable layer bytes and inodes, ephemeral storage's rootfs and logs parts, its filesystem's capacity and available
 	eph     bool
@@ -128,25 +143,24 @@ func (v volumeMetrics) any() bool {
 	return v.available || v.capacity || v.usage || v.inodes || v.inodesFree || v.inodesUsed
 }
 
-// planFilesystem derives the plan from filesystemRec and the enabled
-// metrics of m.
+// planFilesystem derives the plan from the recorder table of m.
 func planFilesystem(m *metadata.MetricsConfig) filesystemPlan {
-	r := &filesystemRec
-	on := func(rec any) bool { return enabled(m, rec) }
+	r := filesystemTable(m)
 	p := filesystemPlan{
-		eph:    on(r.ephemeral),
-		ctrFS:  on(r.ctrCapacity) || on(r.ctrAvailable),
-		podCap: on(r.podCapacity) || on(r.podAvailable),
-		podUse: on(r.podUsage),
+		rec:    r,
+		eph:    r.ephemeral.on,
+		ctrFS:  r.ctrCapacity.on || r.ctrAvailable.on,
+		podCap: r.podCapacity.on || r.podAvailable.on,
+		podUse: r.podUsage.on,
 		vol: volumeMetrics{
-			available: on(r.volAvailable), capacity: on(r.volCapacity), usage: on(r.volUsage),
-			inodes: on(r.volInodes), inodesFree: on(r.volInodesFree), inodesUsed: on(r.volInodesUsed),
+			available: r.volAvailable.on, capacity: r.volCapacity.on, usage: r.volUsage.on,
+			inodes: r.volInodes.on, inodesFree: r.volInodesFree.on, inodesUsed: r.volInodesUsed.on,
 		},
-		nodePts: countOn(m, r.nodeCapacity, r.nodeAvailable, r.nodeUsage, r.nodeInodes, r.nodeInodesFree),
+		nodePts: count(r.nodeCapacity.on, r.nodeAvailable.on, r.nodeUsage.on, r.nodeInodes.on, r.nodeInodesFree.on),
 	}
-	p.ctrPts = countOn(m, r.ctrUsage, r.ctrInodesUsed, r.ctrCapacity, r.ctrAvailable) + 2*count(p.eph) // ephemeral: rootfs and logs
-	p.layers = p.eph || p.podUse || p.ctrFS || on(r.ctrUsage) || on(r.ctrInodesUsed) ||
-		countOn(m, r.imageUsage, r.imageInodesUsed, r.imageCapacity, r.imageAvailable) > 0
+	p.ctrPts = count(r.ctrUsage.on, r.ctrInodesUsed.on, r.ctrCapacity.on, r.ctrAvailable.on) + 2*count(p.eph) // ephemeral: rootfs and logs
+	p.layers = p.eph || p.podUse || p.ctrFS || r.ctrUsage.on || r.ctrInodesUsed.on ||
+		r.imageUsage.on || r.imageInodesUsed.on || r.imageCapacity.on || r.imageAvailable.on
 	p.logs = p.eph || p.podUse
 	p.volumes = p.podUse || p.podCap || p.vol.any()
 	p.node = p.nodePts > 0
@@ -246,21 +260,21 @@ func (f *filesystemFamily) recordNode(ts pcommon.Timestamp, snap *fsstats.Snapsh
 		errs.AddPartial(f.nodePts, fmt.Errorf("node: filesystem: %w", f.err))
 	} else if f.nodeOK {
 		sp := &f.node
-		filesystemRec.nodeCapacity(mb, ts, calc.ClampInt64(sp.Capacity))
-		filesystemRec.nodeAvailable(mb, ts, calc.ClampInt64(sp.Available))
-		filesystemRec.nodeUsage(mb, ts, calc.ClampInt64(sp.Used))
-		recordOpt(mb, ts, sp.Inodes, filesystemRec.nodeInodes)
-		recordOpt(mb, ts, sp.InodesFree, filesystemRec.nodeInodesFree)
+		f.rec.nodeCapacity.record(mb, ts, calc.ClampInt64(sp.Capacity))
+		f.rec.nodeAvailable.record(mb, ts, calc.ClampInt64(sp.Available))
+		f.rec.nodeUsage.record(mb, ts, calc.ClampInt64(sp.Used))
+		recordOpt(mb, ts, sp.Inodes, f.rec.nodeInodes.record)
+		recordOpt(mb, ts, sp.InodesFree, f.rec.nodeInodesFree.record)
 	}
 	n := 0
 	for i := range snap.Images {
 		im := &snap.Images[i]
 		mp := im.Mountpoint
-		n += recordOptAttr(mb, ts, im.Bytes, mp, filesystemRec.imageUsage)
-		n += recordOptAttr(mb, ts, im.Inodes, mp, filesystemRec.imageInodesUsed)
+		n += recordOptAttr(mb, ts, im.Bytes, mp, f.rec.imageUsage.record)
+		n += recordOptAttr(mb, ts, im.Inodes, mp, f.rec.imageInodesUsed.record)
 		if im.Space.OK {
-			filesystemRec.imageCapacity(mb, ts, calc.ClampInt64(im.Space.V.Capacity), mp)
-			filesystemRec.imageAvailable(mb, ts, calc.ClampInt64(im.Space.V.Available), mp)
+			f.rec.imageCapacity.record(mb, ts, calc.ClampInt64(im.Space.V.Capacity), mp)
+			f.rec.imageAvailable.record(mb, ts, calc.ClampInt64(im.Space.V.Available), mp)
 			n += 2
 		}
 	}
@@ -282,15 +296,15 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, snap *fsstats.S
 	mb := f.v.mb
 	l, layer := snap.Layers[id]
 	if layer {
-		recordOpt(mb, ts, l.Bytes, filesystemRec.ctrUsage)
-		recordOpt(mb, ts, l.Inodes, filesystemRec.ctrInodesUsed)
+		recordOpt(mb, ts, l.Bytes, f.rec.ctrUsage.record)
+		recordOpt(mb, ts, l.Inodes, f.rec.ctrInodesUsed.record)
 		if f.eph && l.Bytes.OK {
-			filesystemRec.ephemeral(mb, ts, calc.ClampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
+			f.rec.ephemeral.record(mb, ts, calc.ClampInt64(l.Bytes.V), metadata.AttributeK8sContainerEphemeralStorageFsTypeRootfs)
 		}
 		if f.ctrFS && len(snap.Images) > 0 && snap.Images[0].Space.OK {
 			sp := &snap.Images[0].Space.V
-			filesystemRec.ctrCapacity(mb, ts, calc.ClampInt64(sp.Capacity))
-			filesystemRec.ctrAvailable(mb, ts, calc.ClampInt64(sp.Available))
+			f.rec.ctrCapacity.record(mb, ts, calc.ClampInt64(sp.Capacity))
+			f.rec.ctrAvailable.record(mb, ts, calc.ClampInt64(sp.Available))
 		}
 	}
 	if podUID == "" {
@@ -319,7 +333,7 @@ func (f *filesystemFamily) recordContainer(ts pcommon.Timestamp, snap *fsstats.S
 		return
 	}
 	if n, ok := snap.Logs[fsstats.LogDir{PodUID: podUID, Container: ct.ContainerName}]; ok {
-		filesystemRec.ephemeral(mb, ts, calc.ClampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
+		f.rec.ephemeral.record(mb, ts, calc.ClampInt64(n), metadata.AttributeK8sContainerEphemeralStorageFsTypeLogs)
 	}
 }
 
@@ -342,8 +356,8 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, p *pass, uid string) 
 	}
 	if f.podCap {
 		if sp, err := f.nodeFS(p); err == nil {
-			filesystemRec.podCapacity(mb, ts, calc.ClampInt64(sp.Capacity))
-			filesystemRec.podAvailable(mb, ts, calc.ClampInt64(sp.Available))
+			f.rec.podCapacity.record(mb, ts, calc.ClampInt64(sp.Capacity))
+			f.rec.podAvailable.record(mb, ts, calc.ClampInt64(sp.Available))
 			n += 2
 		}
 	}
@@ -353,7 +367,7 @@ func (f *filesystemFamily) recordPod(ts pcommon.Timestamp, p *pass, uid string) 
 			if pe != nil {
 				total += pe.bytes
 			}
-			filesystemRec.podUsage(mb, ts, calc.ClampInt64(total))
+			f.rec.podUsage.record(mb, ts, calc.ClampInt64(total))
 			n++
 		}
 	}
@@ -377,13 +391,13 @@ func (f *filesystemFamily) recordVolumes(ts pcommon.Timestamp, pv *fsstats.PodVo
 		}
 		if v.Space.OK {
 			sp := &v.Space.V
-			rec(f.vol.available, opt.Some(sp.Available), filesystemRec.volAvailable)
-			rec(f.vol.capacity, opt.Some(sp.Capacity), filesystemRec.volCapacity)
-			rec(f.vol.inodes, sp.Inodes, filesystemRec.volInodes)
-			rec(f.vol.inodesFree, sp.InodesFree, filesystemRec.volInodesFree)
+			rec(f.vol.available, opt.Some(sp.Available), f.rec.volAvailable.record)
+			rec(f.vol.capacity, opt.Some(sp.Capacity), f.rec.volCapacity.record)
+			rec(f.vol.inodes, sp.Inodes, f.rec.volInodes.record)
+			rec(f.vol.inodesFree, sp.InodesFree, f.rec.volInodesFree.record)
 		}
-		rec(f.vol.usage, v.Used, filesystemRec.volUsage)
-		rec(f.vol.inodesUsed, v.InodesUsed, filesystemRec.volInodesUsed)
+		rec(f.vol.usage, v.Used, f.rec.volUsage.record)
+		rec(f.vol.inodesUsed, v.InodesUsed, f.rec.volInodesUsed.record)
 	}
 	return n
 }

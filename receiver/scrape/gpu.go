@@ -376,11 +376,19 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// acceleratorRec is container.accelerator.*, as method expressions.
-var acceleratorRec = struct {
-	duty            func(mbT, pcommon.Timestamp, float64, string, string, ...metadata.MetricAttributeOption)
-	memUsed, memTot func(mbT, pcommon.Timestamp, int64, string, string, ...metadata.MetricAttributeOption)
-}{mbT.RecordContainerAcceleratorDutyCycleDataPoint, mbT.RecordContainerAcceleratorMemoryUsedDataPoint, mbT.RecordContainerAcceleratorMemoryTotalDataPoint}
+// acceleratorRecorders are container.accelerator.*.
+type acceleratorRecorders struct {
+	duty            recorder[func(mbT, pcommon.Timestamp, float64, string, string, ...metadata.MetricAttributeOption)]
+	memUsed, memTot recorder[func(mbT, pcommon.Timestamp, int64, string, string, ...metadata.MetricAttributeOption)]
+}
+
+func acceleratorTable(m *metadata.MetricsConfig) acceleratorRecorders {
+	return acceleratorRecorders{
+		duty:    rec(m.ContainerAcceleratorDutyCycle.Enabled, mbT.RecordContainerAcceleratorDutyCycleDataPoint),
+		memUsed: rec(m.ContainerAcceleratorMemoryUsed.Enabled, mbT.RecordContainerAcceleratorMemoryUsedDataPoint),
+		memTot:  rec(m.ContainerAcceleratorMemoryTotal.Enabled, mbT.RecordContainerAcceleratorMemoryTotalDataPoint),
+	}
+}
 
 // acceleratorFamily is a container's use of each GPU it uses or was
 // allocated (container.accelerator.*), from the scrape's GPU snapshot
@@ -389,17 +397,17 @@ var acceleratorRec = struct {
 // what it recorded last time.
 type acceleratorFamily struct {
 	noSums
-	v                     *env
-	slot                  int
-	duty, memUsed, memTot bool // the enabled metrics
+	v    *env
+	slot int
+	rec  acceleratorRecorders
 }
 
 // newAcceleratorFamily is built after startGPU: without NVML there is no
 // family.
 func newAcceleratorFamily(v *env, m *metadata.MetricsConfig, slot int) family {
-	r := &acceleratorRec
-	f := &acceleratorFamily{v: v, slot: slot, duty: enabled(m, r.duty), memUsed: enabled(m, r.memUsed), memTot: enabled(m, r.memTot)}
-	if v.gpu == nil || !f.duty && !f.memUsed && !f.memTot {
+	r := acceleratorTable(m)
+	f := &acceleratorFamily{v: v, slot: slot, rec: r}
+	if v.gpu == nil || !r.duty.on && !r.memUsed.on && !r.memTot.on {
 		return nil
 	}
 	return f
@@ -436,16 +444,16 @@ func (f *acceleratorFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 			model = append(model, metadata.WithHwModelMetricAttribute(d.Model))
 		}
 		if cd.DutyCycle.OK {
-			acceleratorRec.duty(mb, ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, model...)
-			n += count(f.duty)
+			f.rec.duty.record(mb, ts, cd.DutyCycle.V, d.UUID, gpu.Vendor, model...)
+			n += count(f.rec.duty.on)
 		}
 		if cd.MemoryUsed.OK {
-			acceleratorRec.memUsed(mb, ts, calc.ClampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
-			n += count(f.memUsed)
+			f.rec.memUsed.record(mb, ts, calc.ClampInt64(cd.MemoryUsed.V), d.UUID, gpu.Vendor, model...)
+			n += count(f.rec.memUsed.on)
 		}
 		if d.MemoryTotal.OK {
-			acceleratorRec.memTot(mb, ts, calc.ClampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
-			n += count(f.memTot)
+			f.rec.memTot.record(mb, ts, calc.ClampInt64(d.MemoryTotal.V), d.UUID, gpu.Vendor, model...)
+			n += count(f.rec.memTot.on)
 		}
 	}
 	e.st.fam[f.slot].pts = n

@@ -17,16 +17,24 @@ import (
 
 type hugetlbRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string)
 
-// hugetlbRecorders are the hugetlb metrics of one entity kind, as method
-// expressions; limit is nil for the node (the root cgroup has no limit).
+// hugetlbRecorders are the hugetlb metrics of one entity kind; the node
+// has no limit (the root cgroup has none).
 type hugetlbRecorders struct {
-	usage, limit hugetlbRecorder
+	usage, limit recorder[hugetlbRecorder]
 }
 
-var hugetlbRec = [...]hugetlbRecorders{
-	kindNode:      {usage: mbT.RecordK8sNodeMemoryHugetlbUsageDataPoint},
-	kindPod:       {mbT.RecordK8sPodMemoryHugetlbUsageDataPoint, mbT.RecordK8sPodMemoryHugetlbLimitDataPoint},
-	kindContainer: {mbT.RecordContainerMemoryHugetlbUsageDataPoint, mbT.RecordContainerMemoryHugetlbLimitDataPoint},
+func hugetlbTable(m *metadata.MetricsConfig) [numKinds]hugetlbRecorders {
+	return [numKinds]hugetlbRecorders{
+		kindNode: {usage: rec(m.K8sNodeMemoryHugetlbUsage.Enabled, mbT.RecordK8sNodeMemoryHugetlbUsageDataPoint)},
+		kindPod: {
+			usage: rec(m.K8sPodMemoryHugetlbUsage.Enabled, mbT.RecordK8sPodMemoryHugetlbUsageDataPoint),
+			limit: rec(m.K8sPodMemoryHugetlbLimit.Enabled, mbT.RecordK8sPodMemoryHugetlbLimitDataPoint),
+		},
+		kindContainer: {
+			usage: rec(m.ContainerMemoryHugetlbUsage.Enabled, mbT.RecordContainerMemoryHugetlbUsageDataPoint),
+			limit: rec(m.ContainerMemoryHugetlbLimit.Enabled, mbT.RecordContainerMemoryHugetlbLimitDataPoint),
+		},
+	}
 }
 
 // hugetlbFamily is huge pages charged to the cgroup per page size, and
@@ -36,6 +44,7 @@ var hugetlbRec = [...]hugetlbRecorders{
 type hugetlbFamily struct {
 	noSums
 	v            *env
+	rec          [numKinds]hugetlbRecorders
 	usage, limit [numKinds]bool
 	sizes        []cgroupfs.HugePageSize
 	buf          []cgroupfs.Hugetlb // reused across entities
@@ -47,9 +56,9 @@ type hugetlbFamily struct {
 // newHugetlbFamily lists the node's huge page sizes when a hugetlb metric
 // is enabled; a node without any has no hugetlb points.
 func newHugetlbFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	f := &hugetlbFamily{v: v}
-	for k := range hugetlbRec {
-		f.usage[k], f.limit[k] = enabled(m, hugetlbRec[k].usage), enabled(m, hugetlbRec[k].limit)
+	f := &hugetlbFamily{v: v, rec: hugetlbTable(m)}
+	for k := range f.rec {
+		f.usage[k], f.limit[k] = f.rec[k].usage.on, f.rec[k].limit.on
 	}
 	if f.usage == [numKinds]bool{} && f.limit == [numKinds]bool{} {
 		return nil
@@ -98,14 +107,14 @@ func (f *hugetlbFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		errs.AddPartial(f.points(e.kind, nil), fmt.Errorf("%s: hugetlb: %w", e.name, f.err))
 		return
 	}
-	rec, mb := &hugetlbRec[e.kind], f.v.mb
+	rec, mb := &f.rec[e.kind], f.v.mb
 	for i := range f.cur {
 		p := &f.cur[i]
 		if f.usage[e.kind] && p.Usage.OK {
-			rec.usage(mb, e.ts, calc.ClampInt64(p.Usage.V), p.Size)
+			rec.usage.record(mb, e.ts, calc.ClampInt64(p.Usage.V), p.Size)
 		}
 		if f.limit[e.kind] && p.Limit.Finite() {
-			rec.limit(mb, e.ts, calc.ClampInt64(p.Limit.V), p.Size)
+			rec.limit.record(mb, e.ts, calc.ClampInt64(p.Limit.V), p.Size)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
 // trackRun follows the run of a standalone container (in no pod). docker
@@ -45,28 +46,28 @@ func (s *Scraper) trackRun(p *pass, key seriesKey, st *series, c *cgroupfs.Cgrou
 	return st
 }
 
-// runStartRec are the metrics whose points depend on a standalone
-// container's run: container.uptime, and the container's monotonic sums
-// (a run starts them again from zero). Only when one is on are runs
-// followed. TestRunStartRec holds the list to metadata.yaml.
-var runStartRec = [...]any{
-	mbT.RecordContainerUptimeDataPoint,
-	mbT.RecordContainerCPUTimeDataPoint,
-	mbT.RecordContainerCPUThrottlingPeriodsDataPoint,
-	mbT.RecordContainerCPUThrottlingThrottledPeriodsDataPoint,
-	mbT.RecordContainerCPUThrottlingThrottledTimeDataPoint,
-	mbT.RecordContainerDiskIoDataPoint,
-	mbT.RecordContainerDiskOperationsDataPoint,
-	mbT.RecordContainerDiskDiscardIoDataPoint,
-	mbT.RecordContainerDiskDiscardOperationsDataPoint,
-	mbT.RecordContainerMemoryOomKillsDataPoint,
-	mbT.RecordContainerMemoryRefaultsDataPoint,
-	mbT.RecordContainerNetworkIoDataPoint,
-	mbT.RecordContainerNetworkErrorsDataPoint,
-	mbT.RecordContainerNetworkPacketCountDataPoint,
-	mbT.RecordContainerNetworkPacketDroppedDataPoint,
-	mbT.RecordContainerPagingFaultsDataPoint,
-	mbT.RecordContainerPressureStallTimeDataPoint,
+// runStartOn reports whether a metric whose points depend on a standalone
+// container's run is enabled: container.uptime, or one of the container's
+// monotonic sums (a run starts them again from zero). Only then are runs
+// followed. TestRunStartOn holds the list to metadata.yaml.
+func runStartOn(m *metadata.MetricsConfig) bool {
+	return m.ContainerUptime.Enabled ||
+		m.ContainerCPUTime.Enabled ||
+		m.ContainerCPUThrottlingPeriods.Enabled ||
+		m.ContainerCPUThrottlingThrottledPeriods.Enabled ||
+		m.ContainerCPUThrottlingThrottledTime.Enabled ||
+		m.ContainerDiskIo.Enabled ||
+		m.ContainerDiskOperations.Enabled ||
+		m.ContainerDiskDiscardIo.Enabled ||
+		m.ContainerDiskDiscardOperations.Enabled ||
+		m.ContainerMemoryOomKills.Enabled ||
+		m.ContainerMemoryRefaults.Enabled ||
+		m.ContainerNetworkIo.Enabled ||
+		m.ContainerNetworkErrors.Enabled ||
+		m.ContainerNetworkPacketCount.Enabled ||
+		m.ContainerNetworkPacketDropped.Enabled ||
+		m.ContainerPagingFaults.Enabled ||
+		m.ContainerPressureStallTime.Enabled
 }
 
 // runStart is the earliest start among the processes of the cgroup at rel

@@ -17,62 +17,96 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
-type gaugeFn func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+type gaugeFn = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
 
-// memoryRecorders are the memory metrics of one entity kind, as method
-// expressions: the node, pods, containers and system containers share one
-// recording path and one set of definitions. limit is nil for the node:
-// the root cgroup has no limit; a system container has usage and working
-// set only (a nil recorder records nothing).
+// memoryRecorders are the memory metrics of one entity kind: the node,
+// pods, containers and system containers share one recording path and one
+// set of definitions. The node has no limit (the root cgroup has none); a
+// system container has usage and working set only (the zero recorder
+// records nothing).
 type memoryRecorders struct {
-	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills gaugeFn
-	faults                                                                  func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)
-	refaults                                                                func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeLinuxMemoryLru)
+	usage, workingSet, swap, limit, available, oomKills recorder[gaugeFn]
+	// stat are the gauges taken as they are from memory.stat (on the v2
+	// node without one, from /proc/meminfo's equivalents where it has them).
+	stat     []statGauge
+	faults   recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeSystemPagingFaultType)]
+	refaults recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeLinuxMemoryLru)]
 }
 
-var memoryRec = [...]memoryRecorders{
-	kindNode: {
-		usage: mbT.RecordK8sNodeMemoryUsageDataPoint, workingSet: mbT.RecordK8sNodeMemoryWorkingSetDataPoint,
-		rss: mbT.RecordK8sNodeMemoryRssDataPoint, cache: mbT.RecordK8sNodeMemoryCacheDataPoint,
-		mapped: mbT.RecordK8sNodeMemoryMappedFileDataPoint, swap: mbT.RecordK8sNodeMemorySwapDataPoint,
-		available: mbT.RecordK8sNodeMemoryAvailableDataPoint, oomKills: mbT.RecordK8sNodeMemoryOomKillsDataPoint,
-		faults: mbT.RecordK8sNodePagingFaultsDataPoint,
-	},
-	kindPod: {
-		usage: mbT.RecordK8sPodMemoryUsageDataPoint, workingSet: mbT.RecordK8sPodMemoryWorkingSetDataPoint,
-		rss: mbT.RecordK8sPodMemoryRssDataPoint, cache: mbT.RecordK8sPodMemoryCacheDataPoint,
-		mapped: mbT.RecordK8sPodMemoryMappedFileDataPoint, swap: mbT.RecordK8sPodMemorySwapDataPoint,
-		limit: mbT.RecordK8sPodMemoryLimitDataPoint, available: mbT.RecordK8sPodMemoryAvailableDataPoint,
-		oomKills: mbT.RecordK8sPodMemoryOomKillsDataPoint, faults: mbT.RecordK8sPodPagingFaultsDataPoint,
-		refaults: mbT.RecordK8sPodMemoryRefaultsDataPoint,
-	},
-	kindContainer: {
-		usage: mbT.RecordContainerMemoryUsageDataPoint, workingSet: mbT.RecordContainerMemoryWorkingSetDataPoint,
-		rss: mbT.RecordContainerMemoryRssDataPoint, cache: mbT.RecordContainerMemoryCacheDataPoint,
-		mapped: mbT.RecordContainerMemoryMappedFileDataPoint, swap: mbT.RecordContainerMemorySwapDataPoint,
-		limit: mbT.RecordContainerMemoryLimitDataPoint, available: mbT.RecordContainerMemoryAvailableDataPoint,
-		oomKills: mbT.RecordContainerMemoryOomKillsDataPoint, faults: mbT.RecordContainerPagingFaultsDataPoint,
-		refaults: mbT.RecordContainerMemoryRefaultsDataPoint,
-	},
-	// A system container has the two the kubelet's summary has for it.
-	kindSystem: {usage: mbT.RecordK8sNodeSystemContainerMemoryUsageDataPoint, workingSet: mbT.RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint},
+// statGauge is a memory.stat value recorded as it is.
+type statGauge struct {
+	recorder[gaugeFn]
+	value func(*cgroupfs.MemoryStat) cgroupfs.U64
 }
 
-// memoryMetrics are the memory metrics of one kind that are enabled.
-type memoryMetrics struct {
-	usage, workingSet, rss, cache, mapped, swap, limit, available, oomKills, faults, refaults bool
-}
+func anon(s *cgroupfs.MemoryStat) cgroupfs.U64   { return s.Anon }
+func file(s *cgroupfs.MemoryStat) cgroupfs.U64   { return s.File }
+func mapped(s *cgroupfs.MemoryStat) cgroupfs.U64 { return s.MappedFile }
+func shmem(s *cgroupfs.MemoryStat) cgroupfs.U64  { return s.Shmem }
 
-// memoryEnabled is which of kind k's recorders (memoryRec) record an
-// enabled metric.
-func memoryEnabled(k cgroupKind, m *metadata.MetricsConfig) memoryMetrics {
-	r := &memoryRec[k]
-	on := func(rec any) bool { return enabled(m, rec) }
-	return memoryMetrics{
-		usage: on(r.usage), workingSet: on(r.workingSet), rss: on(r.rss), cache: on(r.cache), mapped: on(r.mapped),
-		swap: on(r.swap), limit: on(r.limit), available: on(r.available), oomKills: on(r.oomKills), faults: on(r.faults),
-		refaults: on(r.refaults),
+func memoryTable(m *metadata.MetricsConfig) [numKinds]memoryRecorders {
+	return [numKinds]memoryRecorders{
+		kindNode: {
+			usage:      rec(m.K8sNodeMemoryUsage.Enabled, mbT.RecordK8sNodeMemoryUsageDataPoint),
+			workingSet: rec(m.K8sNodeMemoryWorkingSet.Enabled, mbT.RecordK8sNodeMemoryWorkingSetDataPoint),
+			swap:       rec(m.K8sNodeMemorySwap.Enabled, mbT.RecordK8sNodeMemorySwapDataPoint),
+			available:  rec(m.K8sNodeMemoryAvailable.Enabled, mbT.RecordK8sNodeMemoryAvailableDataPoint),
+			oomKills:   rec(m.K8sNodeMemoryOomKills.Enabled, mbT.RecordK8sNodeMemoryOomKillsDataPoint),
+			stat: []statGauge{
+				{rec(m.K8sNodeMemoryRss.Enabled, mbT.RecordK8sNodeMemoryRssDataPoint), anon},
+				{rec(m.K8sNodeMemoryCache.Enabled, mbT.RecordK8sNodeMemoryCacheDataPoint), file},
+				{rec(m.K8sNodeMemoryMappedFile.Enabled, mbT.RecordK8sNodeMemoryMappedFileDataPoint), mapped},
+				{rec(m.K8sNodeMemoryShmem.Enabled, mbT.RecordK8sNodeMemoryShmemDataPoint), shmem},
+			},
+			faults: rec(m.K8sNodePagingFaults.Enabled, mbT.RecordK8sNodePagingFaultsDataPoint),
+		},
+		kindPod: {
+			usage:      rec(m.K8sPodMemoryUsage.Enabled, mbT.RecordK8sPodMemoryUsageDataPoint),
+			workingSet: rec(m.K8sPodMemoryWorkingSet.Enabled, mbT.RecordK8sPodMemoryWorkingSetDataPoint),
+			swap:       rec(m.K8sPodMemorySwap.Enabled, mbT.RecordK8sPodMemorySwapDataPoint),
+			limit:      rec(m.K8sPodMemoryLimit.Enabled, mbT.RecordK8sPodMemoryLimitDataPoint),
+			available:  rec(m.K8sPodMemoryAvailable.Enabled, mbT.RecordK8sPodMemoryAvailableDataPoint),
+			oomKills:   rec(m.K8sPodMemoryOomKills.Enabled, mbT.RecordK8sPodMemoryOomKillsDataPoint),
+			stat: []statGauge{
+				{rec(m.K8sPodMemoryRss.Enabled, mbT.RecordK8sPodMemoryRssDataPoint), anon},
+				{rec(m.K8sPodMemoryCache.Enabled, mbT.RecordK8sPodMemoryCacheDataPoint), file},
+				{rec(m.K8sPodMemoryMappedFile.Enabled, mbT.RecordK8sPodMemoryMappedFileDataPoint), mapped},
+				{rec(m.K8sPodMemoryShmem.Enabled, mbT.RecordK8sPodMemoryShmemDataPoint), shmem},
+			},
+			faults:   rec(m.K8sPodPagingFaults.Enabled, mbT.RecordK8sPodPagingFaultsDataPoint),
+			refaults: rec(m.K8sPodMemoryRefaults.Enabled, mbT.RecordK8sPodMemoryRefaultsDataPoint),
+		},
+		kindContainer: {
+			usage:      rec(m.ContainerMemoryUsage.Enabled, mbT.RecordContainerMemoryUsageDataPoint),
+			workingSet: rec(m.ContainerMemoryWorkingSet.Enabled, mbT.RecordContainerMemoryWorkingSetDataPoint),
+			swap:       rec(m.ContainerMemorySwap.Enabled, mbT.RecordContainerMemorySwapDataPoint),
+			limit:      rec(m.ContainerMemoryLimit.Enabled, mbT.RecordContainerMemoryLimitDataPoint),
+			available:  rec(m.ContainerMemoryAvailable.Enabled, mbT.RecordContainerMemoryAvailableDataPoint),
+			oomKills:   rec(m.ContainerMemoryOomKills.Enabled, mbT.RecordContainerMemoryOomKillsDataPoint),
+			stat: []statGauge{
+				{rec(m.ContainerMemoryRss.Enabled, mbT.RecordContainerMemoryRssDataPoint), anon},
+				{rec(m.ContainerMemoryCache.Enabled, mbT.RecordContainerMemoryCacheDataPoint), file},
+				{rec(m.ContainerMemoryMappedFile.Enabled, mbT.RecordContainerMemoryMappedFileDataPoint), mapped},
+				{rec(m.ContainerMemoryShmem.Enabled, mbT.RecordContainerMemoryShmemDataPoint), shmem},
+			},
+			faults:   rec(m.ContainerPagingFaults.Enabled, mbT.RecordContainerPagingFaultsDataPoint),
+			refaults: rec(m.ContainerMemoryRefaults.Enabled, mbT.RecordContainerMemoryRefaultsDataPoint),
+		},
+		// A system container has the two the kubelet's summary has for it.
+		kindSystem: {
+			usage:      rec(m.K8sNodeSystemContainerMemoryUsage.Enabled, mbT.RecordK8sNodeSystemContainerMemoryUsageDataPoint),
+			workingSet: rec(m.K8sNodeSystemContainerMemoryWorkingSet.Enabled, mbT.RecordK8sNodeSystemContainerMemoryWorkingSetDataPoint),
+		},
 	}
+}
+
+// statOn is how many of r's memory.stat gauges are enabled.
+func (r *memoryRecorders) statOn() int {
+	n := 0
+	for i := range r.stat {
+		n += count(r.stat[i].on)
+	}
+	return n
 }
 
 // memoryPlan is what the memory family reads for one kind. For the node,
@@ -95,37 +129,38 @@ type memoryPlan struct {
 // /proc/vmstat). The v2 root has no memory.current: the node's usage is
 // anon + file from its memory.stat, or from /proc/meminfo's LRU lists when
 // that lacks them (nodeMemory).
-func planMemory(k cgroupKind, m *metadata.MetricsConfig, statsV1 bool) memoryPlan {
+func planMemory(r *memoryRecorders, k cgroupKind, statsV1 bool) memoryPlan {
 	var p memoryPlan
-	e := memoryEnabled(k, m)
-	ws := e.workingSet || e.available
+	ws := r.workingSet.on || r.available.on
+	stat := r.statOn()
 	p.want = cgroupfs.MemoryWant{
-		Usage: e.usage || ws,
-		Stat:  ws || e.rss || e.cache || e.mapped || e.faults || e.refaults,
-		Swap:  e.swap,
-		Limit: e.limit || e.available,
-		OOM:   e.oomKills,
+		Usage: r.usage.on || ws,
+		Stat:  ws || stat > 0 || r.faults.on || r.refaults.on,
+		Swap:  r.swap.on,
+		Limit: r.limit.on || r.available.on,
+		OOM:   r.oomKills.on,
 	}
-	p.pts = count(e.usage, e.workingSet, e.rss, e.cache, e.mapped, e.swap, e.limit, e.available, e.oomKills) + 2*count(e.faults, e.refaults)
+	p.pts = count(r.usage.on, r.workingSet.on, r.swap.on, r.limit.on, r.available.on, r.oomKills.on) + stat +
+		2*count(r.faults.on, r.refaults.on)
 	if k != kindNode {
 		return p
 	}
-	p.want.Limit, p.want.OOM = false, false          // the root has no limit; kills from vmstat
-	p.want.Stat = ws || e.rss || e.cache || e.mapped // faults from vmstat
-	p.vmstat = e.oomKills || e.faults
-	p.vmstatPts = count(e.oomKills) + 2*count(e.faults)
-	p.meminfo = e.available
-	p.meminfoPts = count(e.available)
+	p.want.Limit, p.want.OOM = false, false // the root has no limit; kills from vmstat
+	p.want.Stat = ws || stat > 0            // faults from vmstat
+	p.vmstat = r.oomKills.on || r.faults.on
+	p.vmstatPts = count(r.oomKills.on) + 2*count(r.faults.on)
+	p.meminfo = r.available.on
+	p.meminfoPts = count(r.available.on)
 	if !statsV1 {
-		usage := e.usage || ws
+		usage := r.usage.on || ws
 		p.want.Usage = false // the v2 root has no memory.current
 		p.want.Stat = p.want.Stat || usage
-		if e.swap {
+		if r.swap.on {
 			p.meminfo = true // SwapTotal - SwapFree
-			p.meminfoPts += count(e.swap)
+			p.meminfoPts += count(r.swap.on)
 		}
-		p.meminfoFallback = usage || e.rss || e.cache || e.mapped
-		p.fallbackPts = count(e.usage, e.workingSet, e.rss, e.cache, e.mapped)
+		p.meminfoFallback = usage || stat > 0
+		p.fallbackPts = count(r.usage.on, r.workingSet.on) + stat
 	}
 	return p
 }
@@ -138,19 +173,20 @@ type memoryFamily struct {
 	noSums
 	v    *env
 	slot int
+	rec  [numKinds]memoryRecorders
 	plan [numKinds]memoryPlan
 	cur  cgroupfs.MemoryStat
 	err  error
 }
 
 func newMemoryFamily(v *env, m *metadata.MetricsConfig, slot int) family {
-	f := &memoryFamily{v: v, slot: slot}
-	any := false
+	f := &memoryFamily{v: v, slot: slot, rec: memoryTable(m)}
+	on := false
 	for k := range f.plan {
-		f.plan[k] = planMemory(cgroupKind(k), m, v.layout.StatsV1())
-		any = any || f.plan[k].pts > 0
+		f.plan[k] = planMemory(&f.rec[k], cgroupKind(k), v.layout.StatsV1())
+		on = on || f.plan[k].pts > 0
 	}
-	if !any {
+	if !on {
 		return nil
 	}
 	return f
@@ -242,9 +278,9 @@ func (o *oomTree) update(walk func(func(string, uint64)) error) (cgroupfs.U64, e
 	return cgroupfs.Some(total), nil
 }
 
-func recordIf(mb *metadata.MetricsBuilder, fn gaugeFn, ts pcommon.Timestamp, v cgroupfs.U64) {
-	if fn != nil && v.OK {
-		fn(mb, ts, calc.ClampInt64(v.V))
+func recordIf(mb *metadata.MetricsBuilder, r recorder[gaugeFn], ts pcommon.Timestamp, v cgroupfs.U64) {
+	if r.on && v.OK {
+		r.record(mb, ts, calc.ClampInt64(v.V))
 	}
 }
 
@@ -257,36 +293,36 @@ func (f *memoryFamily) recordMemory(e *entity, p *memoryPlan, mem cgroupfs.Memor
 	if e.kind == kindNode {
 		mem, capacity = f.nodeMemory(p, mem, errs)
 	}
-	rec, mb, ts := &memoryRec[e.kind], f.v.mb, e.ts
+	rec, mb, ts := &f.rec[e.kind], f.v.mb, e.ts
 	recordIf(mb, rec.usage, ts, mem.Usage)
-	recordIf(mb, rec.rss, ts, mem.Anon)
-	recordIf(mb, rec.cache, ts, mem.File)
-	recordIf(mb, rec.mapped, ts, mem.MappedFile)
+	for i := range rec.stat {
+		recordIf(mb, rec.stat[i].recorder, ts, rec.stat[i].value(&mem))
+	}
 	recordIf(mb, rec.swap, ts, mem.Swap)
 	recordIf(mb, rec.oomKills, ts, mem.OOMKills)
-	if rec.limit != nil && mem.Limit.Finite() {
-		rec.limit(mb, ts, calc.ClampInt64(mem.Limit.V))
+	if rec.limit.on && mem.Limit.Finite() {
+		rec.limit.record(mb, ts, calc.ClampInt64(mem.Limit.V))
 	}
-	if rec.faults != nil && mem.PgFault.OK && mem.PgMajFault.OK {
-		rec.faults(mb, ts, calc.ClampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
+	if rec.faults.on && mem.PgFault.OK && mem.PgMajFault.OK {
+		rec.faults.record(mb, ts, calc.ClampInt64(mem.PgMajFault.V), metadata.AttributeSystemPagingFaultTypeMajor)
 		// The kernel's pgfault counts major faults too.
-		rec.faults(mb, ts, calc.ClampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
+		rec.faults.record(mb, ts, calc.ClampInt64(calc.Available(mem.PgFault.V, mem.PgMajFault.V)), metadata.AttributeSystemPagingFaultTypeMinor)
 	}
-	if rec.refaults != nil {
+	if rec.refaults.on {
 		if mem.RefaultAnon.OK {
-			rec.refaults(mb, ts, calc.ClampInt64(mem.RefaultAnon.V), metadata.AttributeLinuxMemoryLruAnon)
+			rec.refaults.record(mb, ts, calc.ClampInt64(mem.RefaultAnon.V), metadata.AttributeLinuxMemoryLruAnon)
 		}
 		if mem.RefaultFile.OK {
-			rec.refaults(mb, ts, calc.ClampInt64(mem.RefaultFile.V), metadata.AttributeLinuxMemoryLruFile)
+			rec.refaults.record(mb, ts, calc.ClampInt64(mem.RefaultFile.V), metadata.AttributeLinuxMemoryLruFile)
 		}
 	}
 	if !mem.Usage.OK || !mem.InactiveFile.OK {
 		return
 	}
 	ws := calc.WorkingSet(mem.Usage.V, mem.InactiveFile.V)
-	rec.workingSet(mb, ts, calc.ClampInt64(ws))
-	if rec.available != nil && capacity.Finite() {
-		rec.available(mb, ts, calc.ClampInt64(calc.Available(capacity.V, ws)))
+	recordIf(mb, rec.workingSet, ts, cgroupfs.Some(ws))
+	if rec.available.on && capacity.Finite() {
+		rec.available.record(mb, ts, calc.ClampInt64(calc.Available(capacity.V, ws)))
 	}
 }
 

@@ -13,11 +13,13 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// memoryPeakRec is container.memory.peak and k8s.pod.memory.peak, as
-// method expressions; the root cgroup has no memory.peak.
-var memoryPeakRec = [...]gaugeFn{
-	kindPod:       mbT.RecordK8sPodMemoryPeakDataPoint,
-	kindContainer: mbT.RecordContainerMemoryPeakDataPoint,
+// memoryPeakTable is container.memory.peak and k8s.pod.memory.peak; the
+// root cgroup has no memory.peak.
+func memoryPeakTable(m *metadata.MetricsConfig) [numKinds]recorder[gaugeFn] {
+	return [numKinds]recorder[gaugeFn]{
+		kindPod:       rec(m.K8sPodMemoryPeak.Enabled, mbT.RecordK8sPodMemoryPeakDataPoint),
+		kindContainer: rec(m.ContainerMemoryPeak.Enabled, mbT.RecordContainerMemoryPeakDataPoint),
+	}
 }
 
 // memoryPeakFamily is the highest memory usage of pods and containers,
@@ -26,15 +28,16 @@ var memoryPeakRec = [...]gaugeFn{
 type memoryPeakFamily struct {
 	noSums
 	v   *env
+	rec [numKinds]recorder[gaugeFn]
 	on  [numKinds]bool
 	cur cgroupfs.U64
 	err error
 }
 
 func newMemoryPeakFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	f := &memoryPeakFamily{v: v}
-	for k, rec := range memoryPeakRec {
-		f.on[k] = enabled(m, rec)
+	f := &memoryPeakFamily{v: v, rec: memoryPeakTable(m)}
+	for k := range f.rec {
+		f.on[k] = f.rec[k].on
 	}
 	if f.on == [numKinds]bool{} || v.layout.StatsV1() {
 		return nil
@@ -58,6 +61,6 @@ func (f *memoryPeakFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	case f.err != nil:
 		errs.AddPartial(1, fmt.Errorf("%s: %w", e.name, f.err))
 	case f.cur.OK:
-		memoryPeakRec[e.kind](f.v.mb, e.ts, calc.ClampInt64(f.cur.V))
+		f.rec[e.kind].record(f.v.mb, e.ts, calc.ClampInt64(f.cur.V))
 	}
 }

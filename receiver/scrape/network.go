@@ -33,19 +33,32 @@ func ignoredNetDev(name string) bool {
 
 type netRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, string, metadata.AttributeNetworkIoDirection)
 
-// netRecorders are the network metrics of one entity kind, as method
-// expressions.
+// netRecorders are the network metrics of one entity kind.
 type netRecorders struct {
-	io, packets, errors, dropped netRecorder
+	io, packets, errors, dropped recorder[netRecorder]
 }
 
-var netRec = [...]netRecorders{
-	kindNode: {mbT.RecordK8sNodeNetworkIoDataPoint, mbT.RecordK8sNodeNetworkPacketCountDataPoint,
-		mbT.RecordK8sNodeNetworkErrorsDataPoint, mbT.RecordK8sNodeNetworkPacketDroppedDataPoint},
-	kindPod: {mbT.RecordK8sPodNetworkIoDataPoint, mbT.RecordK8sPodNetworkPacketCountDataPoint,
-		mbT.RecordK8sPodNetworkErrorsDataPoint, mbT.RecordK8sPodNetworkPacketDroppedDataPoint},
-	kindContainer: {mbT.RecordContainerNetworkIoDataPoint, mbT.RecordContainerNetworkPacketCountDataPoint,
-		mbT.RecordContainerNetworkErrorsDataPoint, mbT.RecordContainerNetworkPacketDroppedDataPoint},
+func netTable(m *metadata.MetricsConfig) [numKinds]netRecorders {
+	return [numKinds]netRecorders{
+		kindNode: {
+			io:      rec(m.K8sNodeNetworkIo.Enabled, mbT.RecordK8sNodeNetworkIoDataPoint),
+			packets: rec(m.K8sNodeNetworkPacketCount.Enabled, mbT.RecordK8sNodeNetworkPacketCountDataPoint),
+			errors:  rec(m.K8sNodeNetworkErrors.Enabled, mbT.RecordK8sNodeNetworkErrorsDataPoint),
+			dropped: rec(m.K8sNodeNetworkPacketDropped.Enabled, mbT.RecordK8sNodeNetworkPacketDroppedDataPoint),
+		},
+		kindPod: {
+			io:      rec(m.K8sPodNetworkIo.Enabled, mbT.RecordK8sPodNetworkIoDataPoint),
+			packets: rec(m.K8sPodNetworkPacketCount.Enabled, mbT.RecordK8sPodNetworkPacketCountDataPoint),
+			errors:  rec(m.K8sPodNetworkErrors.Enabled, mbT.RecordK8sPodNetworkErrorsDataPoint),
+			dropped: rec(m.K8sPodNetworkPacketDropped.Enabled, mbT.RecordK8sPodNetworkPacketDroppedDataPoint),
+		},
+		kindContainer: {
+			io:      rec(m.ContainerNetworkIo.Enabled, mbT.RecordContainerNetworkIoDataPoint),
+			packets: rec(m.ContainerNetworkPacketCount.Enabled, mbT.RecordContainerNetworkPacketCountDataPoint),
+			errors:  rec(m.ContainerNetworkErrors.Enabled, mbT.RecordContainerNetworkErrorsDataPoint),
+			dropped: rec(m.ContainerNetworkPacketDropped.Enabled, mbT.RecordContainerNetworkPacketDroppedDataPoint),
+		},
+	}
 }
 
 // networkFamily is a network namespace's interfaces: bytes, packets,
@@ -58,6 +71,7 @@ type networkFamily struct {
 	noSums
 	v     *env
 	slot  int
+	rec   [numKinds]netRecorders
 	on    [numKinds]bool
 	ifPts [numKinds]int // one interface's points (a failed read's cost: the count of interfaces is unknown)
 	netns netnsState    // the host's network namespace, per scrape
@@ -68,10 +82,10 @@ type networkFamily struct {
 }
 
 func newNetworkFamily(v *env, m *metadata.MetricsConfig, slot int) family {
-	f := &networkFamily{v: v, slot: slot}
-	for k := range netRec {
-		r := &netRec[k]
-		f.ifPts[k] = 2 * countOn(m, r.io, r.packets, r.errors, r.dropped) // receive and transmit
+	f := &networkFamily{v: v, slot: slot, rec: netTable(m)}
+	for k := range f.rec {
+		r := &f.rec[k]
+		f.ifPts[k] = 2 * count(r.io.on, r.packets.on, r.errors.on, r.dropped.on) // receive and transmit
 		f.on[k] = f.ifPts[k] > 0
 	}
 	if f.on == [numKinds]bool{} {
@@ -176,7 +190,7 @@ func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		e.st.fam[f.slot].pts = 0
 		return
 	}
-	rec, mb, ts := &netRec[e.kind], f.v.mb, e.ts
+	rec, mb, ts := &f.rec[e.kind], f.v.mb, e.ts
 	rx, tx := metadata.AttributeNetworkIoDirectionReceive, metadata.AttributeNetworkIoDirectionTransmit
 	n := 0
 	for i := range f.devs {
@@ -184,14 +198,14 @@ func (f *networkFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		if ignoredNetDev(d.Name) {
 			continue
 		}
-		rec.io(mb, ts, calc.ClampInt64(d.RxBytes), d.Name, rx)
-		rec.io(mb, ts, calc.ClampInt64(d.TxBytes), d.Name, tx)
-		rec.packets(mb, ts, calc.ClampInt64(d.RxPackets), d.Name, rx)
-		rec.packets(mb, ts, calc.ClampInt64(d.TxPackets), d.Name, tx)
-		rec.errors(mb, ts, calc.ClampInt64(d.RxErrors), d.Name, rx)
-		rec.errors(mb, ts, calc.ClampInt64(d.TxErrors), d.Name, tx)
-		rec.dropped(mb, ts, calc.ClampInt64(d.RxDropped), d.Name, rx)
-		rec.dropped(mb, ts, calc.ClampInt64(d.TxDropped), d.Name, tx)
+		rec.io.record(mb, ts, calc.ClampInt64(d.RxBytes), d.Name, rx)
+		rec.io.record(mb, ts, calc.ClampInt64(d.TxBytes), d.Name, tx)
+		rec.packets.record(mb, ts, calc.ClampInt64(d.RxPackets), d.Name, rx)
+		rec.packets.record(mb, ts, calc.ClampInt64(d.TxPackets), d.Name, tx)
+		rec.errors.record(mb, ts, calc.ClampInt64(d.RxErrors), d.Name, rx)
+		rec.errors.record(mb, ts, calc.ClampInt64(d.TxErrors), d.Name, tx)
+		rec.dropped.record(mb, ts, calc.ClampInt64(d.RxDropped), d.Name, rx)
+		rec.dropped.record(mb, ts, calc.ClampInt64(d.TxDropped), d.Name, tx)
 		n++
 	}
 	e.st.fam[f.slot].pts = n * f.ifPts[e.kind] // what this entity's vanishing costs next time

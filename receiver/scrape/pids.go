@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/calc"
@@ -22,13 +21,24 @@ import (
 // kernel's task count and limit, as the kubelet's Summary API gives them
 // (NodeStats.Rlimit).
 type pidsRecorders struct {
-	count, limit func(*metadata.MetricsBuilder, pcommon.Timestamp, int64)
+	count, limit recorder[gaugeFn]
 }
 
-var pidsRec = [...]pidsRecorders{
-	kindNode:      {mbT.RecordK8sNodePidsCountDataPoint, mbT.RecordK8sNodePidsLimitDataPoint},
-	kindPod:       {mbT.RecordK8sPodPidsCountDataPoint, mbT.RecordK8sPodPidsLimitDataPoint},
-	kindContainer: {mbT.RecordContainerPidsCountDataPoint, mbT.RecordContainerPidsLimitDataPoint},
+func pidsTable(m *metadata.MetricsConfig) [numKinds]pidsRecorders {
+	return [numKinds]pidsRecorders{
+		kindNode: {
+			count: rec(m.K8sNodePidsCount.Enabled, mbT.RecordK8sNodePidsCountDataPoint),
+			limit: rec(m.K8sNodePidsLimit.Enabled, mbT.RecordK8sNodePidsLimitDataPoint),
+		},
+		kindPod: {
+			count: rec(m.K8sPodPidsCount.Enabled, mbT.RecordK8sPodPidsCountDataPoint),
+			limit: rec(m.K8sPodPidsLimit.Enabled, mbT.RecordK8sPodPidsLimitDataPoint),
+		},
+		kindContainer: {
+			count: rec(m.ContainerPidsCount.Enabled, mbT.RecordContainerPidsCountDataPoint),
+			limit: rec(m.ContainerPidsLimit.Enabled, mbT.RecordContainerPidsLimitDataPoint),
+		},
+	}
 }
 
 // pidsFamily is the pids controller: tasks (processes and threads) charged
@@ -36,6 +46,7 @@ var pidsRec = [...]pidsRecorders{
 type pidsFamily struct {
 	noSums
 	v   *env
+	rec [numKinds]pidsRecorders
 	pts [numKinds]int
 	// nodeCount and nodeLimit: which of the node's two /proc reads an
 	// enabled metric needs.
@@ -45,11 +56,11 @@ type pidsFamily struct {
 }
 
 func newPidsFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	f := &pidsFamily{v: v}
-	for k := range pidsRec {
-		f.pts[k] = countOn(m, pidsRec[k].count, pidsRec[k].limit)
+	f := &pidsFamily{v: v, rec: pidsTable(m)}
+	for k := range f.rec {
+		f.pts[k] = count(f.rec[k].count.on, f.rec[k].limit.on)
 	}
-	f.nodeCount, f.nodeLimit = enabled(m, pidsRec[kindNode].count), enabled(m, pidsRec[kindNode].limit)
+	f.nodeCount, f.nodeLimit = f.rec[kindNode].count.on, f.rec[kindNode].limit.on
 	if f.pts == [numKinds]int{} {
 		return nil
 	}
@@ -107,11 +118,11 @@ func (f *pidsFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		errs.AddPartial(f.pts[e.kind], fmt.Errorf("%s: %w", e.name, f.err))
 		return
 	}
-	rec := &pidsRec[e.kind]
+	rec := &f.rec[e.kind]
 	if f.cur.Current.OK {
-		rec.count(f.v.mb, e.ts, calc.ClampInt64(f.cur.Current.V))
+		rec.count.record(f.v.mb, e.ts, calc.ClampInt64(f.cur.Current.V))
 	}
 	if f.cur.Max.Finite() {
-		rec.limit(f.v.mb, e.ts, calc.ClampInt64(f.cur.Max.V))
+		rec.limit.record(f.v.mb, e.ts, calc.ClampInt64(f.cur.Max.V))
 	}
 }

@@ -24,21 +24,34 @@ var psiResources = [...]struct {
 	{cgroupfs.PSIIO, metadata.AttributePressureResourceIo},
 }
 
-type psiRecorder func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
+type psiRecorder = func(*metadata.MetricsBuilder, pcommon.Timestamp, float64, metadata.AttributePressureResource, metadata.AttributePressureStallType)
 
-// psiRecorders are the PSI metrics of one entity kind, as method
-// expressions.
+// psiRecorders are the PSI metrics of one entity kind.
 type psiRecorders struct {
-	stall, avg10, avg60, avg300 psiRecorder
+	stall, avg10, avg60, avg300 recorder[psiRecorder]
 }
 
-var psiRec = [...]psiRecorders{
-	kindNode: {mbT.RecordK8sNodePressureStallTimeDataPoint, mbT.RecordK8sNodePressureAvg10DataPoint,
-		mbT.RecordK8sNodePressureAvg60DataPoint, mbT.RecordK8sNodePressureAvg300DataPoint},
-	kindPod: {mbT.RecordK8sPodPressureStallTimeDataPoint, mbT.RecordK8sPodPressureAvg10DataPoint,
-		mbT.RecordK8sPodPressureAvg60DataPoint, mbT.RecordK8sPodPressureAvg300DataPoint},
-	kindContainer: {mbT.RecordContainerPressureStallTimeDataPoint, mbT.RecordContainerPressureAvg10DataPoint,
-		mbT.RecordContainerPressureAvg60DataPoint, mbT.RecordContainerPressureAvg300DataPoint},
+func psiTable(m *metadata.MetricsConfig) [numKinds]psiRecorders {
+	return [numKinds]psiRecorders{
+		kindNode: {
+			stall:  rec(m.K8sNodePressureStallTime.Enabled, mbT.RecordK8sNodePressureStallTimeDataPoint),
+			avg10:  rec(m.K8sNodePressureAvg10.Enabled, mbT.RecordK8sNodePressureAvg10DataPoint),
+			avg60:  rec(m.K8sNodePressureAvg60.Enabled, mbT.RecordK8sNodePressureAvg60DataPoint),
+			avg300: rec(m.K8sNodePressureAvg300.Enabled, mbT.RecordK8sNodePressureAvg300DataPoint),
+		},
+		kindPod: {
+			stall:  rec(m.K8sPodPressureStallTime.Enabled, mbT.RecordK8sPodPressureStallTimeDataPoint),
+			avg10:  rec(m.K8sPodPressureAvg10.Enabled, mbT.RecordK8sPodPressureAvg10DataPoint),
+			avg60:  rec(m.K8sPodPressureAvg60.Enabled, mbT.RecordK8sPodPressureAvg60DataPoint),
+			avg300: rec(m.K8sPodPressureAvg300.Enabled, mbT.RecordK8sPodPressureAvg300DataPoint),
+		},
+		kindContainer: {
+			stall:  rec(m.ContainerPressureStallTime.Enabled, mbT.RecordContainerPressureStallTimeDataPoint),
+			avg10:  rec(m.ContainerPressureAvg10.Enabled, mbT.RecordContainerPressureAvg10DataPoint),
+			avg60:  rec(m.ContainerPressureAvg60.Enabled, mbT.RecordContainerPressureAvg60DataPoint),
+			avg300: rec(m.ContainerPressureAvg300.Enabled, mbT.RecordContainerPressureAvg300DataPoint),
+		},
+	}
 }
 
 // psiFamily is pressure stall information: stall time and (optional)
@@ -48,6 +61,7 @@ var psiRec = [...]psiRecorders{
 type psiFamily struct {
 	noSums
 	v           *env
+	rec         [numKinds]psiRecorders
 	on          [numKinds]bool
 	pts         [numKinds]int
 	unavailable bool // PSI unavailability was logged (once per receiver)
@@ -56,10 +70,10 @@ type psiFamily struct {
 }
 
 func newPSIFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	f := &psiFamily{v: v}
-	for k := range psiRec {
-		r := &psiRec[k]
-		n := countOn(m, r.stall, r.avg10, r.avg60, r.avg300)
+	f := &psiFamily{v: v, rec: psiTable(m)}
+	for k := range f.rec {
+		r := &f.rec[k]
+		n := count(r.stall.on, r.avg10.on, r.avg60.on, r.avg300.on)
 		f.on[k] = n > 0
 		f.pts[k] = len(psiResources) * 2 * n // some and full per resource
 	}
@@ -115,7 +129,7 @@ func (f *psiFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	if f.err != nil {
 		errs.AddPartial(f.pts[e.kind], fmt.Errorf("%s: %w", e.name, f.err))
 	}
-	rec, mb, ts := &psiRec[e.kind], f.v.mb, e.ts
+	rec, mb, ts := &f.rec[e.kind], f.v.mb, e.ts
 	for i, r := range psiResources {
 		p := f.cur[i]
 		if !p.OK {
@@ -128,10 +142,10 @@ func (f *psiFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 			if !l.line.OK {
 				continue
 			}
-			rec.stall(mb, ts, float64(l.line.Total)/1e6, r.attr, l.attr)
-			rec.avg10(mb, ts, l.line.Avg10/100, r.attr, l.attr)
-			rec.avg60(mb, ts, l.line.Avg60/100, r.attr, l.attr)
-			rec.avg300(mb, ts, l.line.Avg300/100, r.attr, l.attr)
+			rec.stall.record(mb, ts, float64(l.line.Total)/1e6, r.attr, l.attr)
+			rec.avg10.record(mb, ts, l.line.Avg10/100, r.attr, l.attr)
+			rec.avg60.record(mb, ts, l.line.Avg60/100, r.attr, l.attr)
+			rec.avg300.record(mb, ts, l.line.Avg300/100, r.attr, l.attr)
 		}
 	}
 }

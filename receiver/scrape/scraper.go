@@ -125,9 +125,6 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	if err != nil {
 		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
 	}
-	if err := checkRecorders(); err != nil {
-		return err
-	}
 	v := &s.env
 	v.layout = l
 	v.reader = cgroupfs.NewReader(l)
@@ -143,7 +140,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		v.logger.Warn("Cannot read the node's boot time; node counters get the first scrape's time as start time", zap.Error(err))
 	}
 	v.mb = metadata.NewMetricsBuilder(s.opts.MetricsBuilderConfig, s.set)
-	v.runs = s.opts.StandaloneContainers && countOn(&s.opts.MetricsBuilderConfig.Metrics, runStartRec[:]...) > 0
+	v.runs = s.opts.StandaloneContainers && runStartOn(&s.opts.MetricsBuilderConfig.Metrics)
 	if s.opts.NodeName == "" {
 		v.logger.Warn("node_name is empty and K8S_NODE_NAME is unset: k8s.node.name is omitted from every series")
 	}

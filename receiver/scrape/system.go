@@ -91,8 +91,8 @@ type systemContainers struct {
 }
 
 func newSystemContainers(v *env, m *metadata.MetricsConfig, noNodeSeries bool, c SystemCgroups, now time.Time) *systemContainers {
-	c1, m1 := &cpuRec[kindSystem], &memoryRec[kindSystem] // a system container's metrics: CPU and memory
-	if noNodeSeries || countOn(m, c1.time, c1.usage, m1.usage, m1.workingSet) == 0 {
+	c1, m1 := cpuTable(m)[kindSystem], memoryTable(m)[kindSystem] // a system container's metrics: CPU and memory
+	if noNodeSeries || !c1.time.on && !c1.usage.on && !m1.usage.on && !m1.workingSet.on {
 		return nil
 	}
 	sc := &systemContainers{v: v, cfg: [numSys]string{sysKubelet: c.Kubelet, sysRuntime: c.Runtime, sysMisc: c.Misc}}

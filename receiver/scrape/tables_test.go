@@ -4,6 +4,7 @@
 package scrape
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,32 +20,86 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// recorderTables are every family's recorder table (family.go): the one
-// place a family names its metrics.
-var recorderTables = map[string]any{
-	"cpuRec": cpuRec, "memoryRec": memoryRec, "memoryPeakRec": memoryPeakRec, "bandwidthRec": bandwidthRec,
-	"tasksRec": tasksRec, "psiRec": psiRec, "pidsRec": pidsRec, "netRec": netRec, "blkioRec": blkioRec,
-	"hugetlbRec": hugetlbRec, "fdRec": fdRec, "filesystemRec": filesystemRec, "uptimeRec": uptimeRec,
-	"acceleratorRec": acceleratorRec,
+// recorderTables are every family's recorder table built from m
+// (family.go): the one place a family names its metrics.
+func recorderTables(m *metadata.MetricsConfig) map[string]any {
+	return map[string]any{
+		"cpuTable": cpuTable(m), "memoryTable": memoryTable(m), "memoryPeakTable": memoryPeakTable(m),
+		"bandwidthTable": bandwidthTable(m), "tasksTable": tasksTable(m), "psiTable": psiTable(m),
+		"pidsTable": pidsTable(m), "netTable": netTable(m), "blkioTable": blkioTable(m),
+		"hugetlbTable": hugetlbTable(m), "fdTable": fdTable(m), "filesystemTable": filesystemTable(m),
+		"uptimeTable": uptimeTable(m), "acceleratorTable": acceleratorTable(m),
+	}
 }
 
-// recorders are the function names of the non-nil recorders in v (a
-// table: arrays and structs of method expressions), by where each sits.
-func recorders(v reflect.Value, at string, out map[string]string) {
+// row is a recorder found in a table: where it sits, the MetricsConfig
+// field its method records, and whether the table has it on.
+type row struct {
+	at, field string
+	on        bool
+}
+
+// rows are the recorders of v (a table: arrays, slices and structs of
+// recorder[F]), the zero ones (a kind without the metric) left out.
+func rows(t *testing.T, v reflect.Value, at string, out *[]row) {
+	t.Helper()
 	switch v.Kind() {
-	case reflect.Array:
+	case reflect.Array, reflect.Slice:
 		for i := range v.Len() {
-			recorders(v.Index(i), at+"["+string(rune('0'+i))+"]", out)
+			rows(t, v.Index(i), fmt.Sprintf("%s[%d]", at, i), out)
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			recorders(v.Field(i), at+"."+v.Type().Field(i).Name, out)
+		if strings.HasPrefix(v.Type().Name(), "recorder[") {
+			fn := v.FieldByName("record")
+			if fn.IsNil() {
+				require.False(t, v.FieldByName("on").Bool(), "%s: on without a recorder", at)
+				return
+			}
+			name := runtime.FuncForPC(fn.Pointer()).Name()
+			field, ok := recordedField(name)
+			require.True(t, ok, "%s: %s is not a MetricsBuilder recorder", at, name)
+			*out = append(*out, row{at: at, field: field, on: v.FieldByName("on").Bool()})
+			return
 		}
-	case reflect.Func:
-		if !v.IsNil() {
-			out[at] = runtime.FuncForPC(v.Pointer()).Name()
+		for i := range v.NumField() {
+			rows(t, v.Field(i), at+"."+v.Type().Field(i).Name, out)
 		}
 	}
+}
+
+// recordedField is the MetricsConfig field of the metric that the
+// MetricsBuilder method fn (its full name, as runtime.FuncForPC gives it)
+// records: RecordK8sNodeMemoryUsageDataPoint records K8sNodeMemoryUsage
+// (mdatagen's naming).
+func recordedField(fn string) (string, bool) {
+	const recv = "metadata.(*MetricsBuilder).Record"
+	i := strings.LastIndex(fn, recv)
+	if i < 0 {
+		return "", false
+	}
+	return strings.CutSuffix(fn[i+len(recv):], "DataPoint")
+}
+
+// tableRows are the recorders of every table built from m.
+func tableRows(t *testing.T, m *metadata.MetricsConfig) []row {
+	t.Helper()
+	var out []row
+	for name, table := range recorderTables(m) {
+		rows(t, reflect.ValueOf(table), name, &out)
+	}
+	return out
+}
+
+// onlyMetric is a MetricsConfig with the one field named on and every other off.
+func onlyMetric(t *testing.T, field string) *metadata.MetricsConfig {
+	t.Helper()
+	m := metricsConfig(t, "none")
+	if field != "" {
+		m2 := *m
+		reflect.ValueOf(&m2).Elem().FieldByName(field).FieldByName("Enabled").SetBool(true)
+		return &m2
+	}
+	return m
 }
 
 func metricsConfig(t *testing.T, set string) *metadata.MetricsConfig {
@@ -61,28 +116,21 @@ func metricsConfig(t *testing.T, set string) *metadata.MetricsConfig {
 	return m
 }
 
-// Every recorder of every table records a configured metric, which
-// enabled reports on when the metric is on and off when it is off; and
-// every metric but the GPU devices' hw.* (recorded per device by gpuState,
-// not per entity) is in exactly one table entry per kind: a family names
-// its metrics in its table only.
+// Every row of every table pairs a metric's Enabled with the method that
+// records that very metric: with one metric on, exactly the rows of its
+// method are on. Every metric but the GPU devices' hw.* (recorded per
+// device by gpuState, not per entity) is in exactly one row per kind: a
+// family names its metrics in its table only.
 func TestRecorderTables(t *testing.T) {
-	require.NoError(t, checkRecorders(), "Start's check that recorders resolve in this build")
-	all, none := metricsConfig(t, "all"), metricsConfig(t, "none")
-	recs := map[string]string{}
-	for name, table := range recorderTables {
-		recorders(reflect.ValueOf(table), name, recs)
-	}
-	require.NotEmpty(t, recs)
+	all := tableRows(t, metricsConfig(t, "all"))
+	require.NotEmpty(t, all)
 	seen := map[string][]string{}
-	for at, fn := range recs {
-		field, ok := recordedField(fn)
-		if !assert.True(t, ok, "%s: %s is not a MetricsBuilder recorder", at, fn) {
-			continue
-		}
-		assert.True(t, recorderEnabled(all, fn), "%s (%s): not enabled with every metric on", at, field)
-		assert.False(t, recorderEnabled(none, fn), "%s (%s): enabled with every metric off", at, field)
-		seen[field] = append(seen[field], at)
+	for _, r := range all {
+		assert.True(t, r.on, "%s (%s): off with every metric on", r.at, r.field)
+		seen[r.field] = append(seen[r.field], r.at)
+	}
+	for _, r := range tableRows(t, metricsConfig(t, "none")) {
+		assert.False(t, r.on, "%s (%s): on with every metric off", r.at, r.field)
 	}
 	typ := reflect.TypeFor[metadata.MetricsConfig]()
 	for i := range typ.NumField() {
@@ -91,15 +139,13 @@ func TestRecorderTables(t *testing.T) {
 			assert.Empty(t, seen[field], "hw.* device metrics are recorded by gpuState")
 			continue
 		}
-		assert.Len(t, seen[field], 1, "%s (%s) must be in exactly one table entry: %v",
+		assert.Len(t, seen[field], 1, "%s (%s) must be in exactly one table row: %v",
 			field, typ.Field(i).Tag.Get("mapstructure"), seen[field])
+		for _, r := range tableRows(t, onlyMetric(t, field)) {
+			assert.Equal(t, r.field == field, r.on, "with only %s on, %s records %s: its row must hold its own metric's Enabled",
+				field, r.at, r.field)
+		}
 	}
-	// What enabled cannot resolve is never enabled.
-	assert.True(t, enabled(all, memoryRec[kindPod].usage))
-	assert.False(t, enabled(none, memoryRec[kindPod].usage))
-	assert.False(t, enabled(all, func(*metadata.MetricsBuilder) {}))
-	assert.False(t, enabled(all, gaugeFn(nil)))
-	assert.False(t, enabled(all, nil))
 }
 
 // A value one family hands another (handoff) is read by its producer
@@ -124,9 +170,10 @@ func TestHandoffOrder(t *testing.T) {
 	}
 }
 
-// runStartRec is exactly container.uptime and the container's monotonic
-// sums in metadata.yaml: the metrics whose points depend on a run.
-func TestRunStartRec(t *testing.T) {
+// runStartOn is on for exactly container.uptime and the container's
+// monotonic sums in metadata.yaml: the metrics whose points depend on a
+// run. Each metric is turned on alone.
+func TestRunStartOn(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "metadata.yaml"))
 	require.NoError(t, err)
 	var md struct {
@@ -143,16 +190,13 @@ func TestRunStartRec(t *testing.T) {
 			want = append(want, name)
 		}
 	}
-	tags := map[string]string{} // MetricsConfig field -> metric name
+	var got []string
 	typ := reflect.TypeFor[metadata.MetricsConfig]()
 	for i := range typ.NumField() {
-		tags[typ.Field(i).Name] = typ.Field(i).Tag.Get("mapstructure")
-	}
-	var got []string
-	for _, rec := range runStartRec {
-		field, ok := recordedField(runtime.FuncForPC(reflect.ValueOf(rec).Pointer()).Name())
-		require.True(t, ok)
-		got = append(got, tags[field])
+		if runStartOn(onlyMetric(t, typ.Field(i).Name)) {
+			got = append(got, typ.Field(i).Tag.Get("mapstructure"))
+		}
 	}
 	assert.ElementsMatch(t, want, got)
+	assert.False(t, runStartOn(onlyMetric(t, "")), "no metric on: no run followed")
 }

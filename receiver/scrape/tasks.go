@@ -29,13 +29,21 @@ var taskStateAttr = [procfs.NumTaskStates]metadata.AttributeTaskState{
 // tasksRecorders are the thread-state and load-average metrics of pods
 // and containers, as method expressions.
 type tasksRecorders struct {
-	tasks func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeTaskState)
-	load  func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)
+	tasks recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, int64, metadata.AttributeTaskState)]
+	load  recorder[func(*metadata.MetricsBuilder, pcommon.Timestamp, float64)]
 }
 
-var tasksRec = [...]tasksRecorders{
-	kindPod:       {mbT.RecordK8sPodTasksDataPoint, mbT.RecordK8sPodCPULoadAverage10sDataPoint},
-	kindContainer: {mbT.RecordContainerTasksDataPoint, mbT.RecordContainerCPULoadAverage10sDataPoint},
+func tasksTable(m *metadata.MetricsConfig) [numKinds]tasksRecorders {
+	return [numKinds]tasksRecorders{
+		kindPod: {
+			tasks: rec(m.K8sPodTasks.Enabled, mbT.RecordK8sPodTasksDataPoint),
+			load:  rec(m.K8sPodCPULoadAverage10s.Enabled, mbT.RecordK8sPodCPULoadAverage10sDataPoint),
+		},
+		kindContainer: {
+			tasks: rec(m.ContainerTasks.Enabled, mbT.RecordContainerTasksDataPoint),
+			load:  rec(m.ContainerCPULoadAverage10s.Enabled, mbT.RecordContainerCPULoadAverage10sDataPoint),
+		},
+	}
 }
 
 // podTasks sums a pod's containers in the current scrape. A pod with a
@@ -54,6 +62,7 @@ type podTasks struct {
 type tasksFamily struct {
 	v       *env
 	slot    int
+	rec     [numKinds]tasksRecorders
 	pts     [numKinds]int // a container's: its states and load average; a pod's: the sums
 	states  *procfs.TaskStateReader
 	tids    []int                // thread-ID buffer, reused across containers and scrapes
@@ -73,9 +82,9 @@ type tasksSeries struct {
 }
 
 func newTasksFamily(v *env, m *metadata.MetricsConfig, slot int) family {
-	f := &tasksFamily{v: v, slot: slot}
-	for k := range tasksRec {
-		f.pts[k] = len(taskStateAttr)*countOn(m, tasksRec[k].tasks) + countOn(m, tasksRec[k].load)
+	f := &tasksFamily{v: v, slot: slot, rec: tasksTable(m)}
+	for k := range f.rec {
+		f.pts[k] = len(taskStateAttr)*count(f.rec[k].tasks.on) + count(f.rec[k].load.on)
 	}
 	if f.pts == [numKinds]int{} {
 		return nil
@@ -175,7 +184,7 @@ func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	mb := f.v.mb
 	switch e.kind {
 	case kindContainer:
-		rec := &tasksRec[kindContainer]
+		rec := &f.rec[kindContainer]
 		if f.err != nil {
 			errs.AddPartial(f.pts[kindContainer], fmt.Errorf("%s: threads: %w", e.name, f.err))
 			if e.pod != "" {
@@ -187,10 +196,10 @@ func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 			return
 		}
 		for st, n := range f.cur {
-			rec.tasks(mb, e.ts, n, taskStateAttr[st])
+			rec.tasks.record(mb, e.ts, n, taskStateAttr[st])
 		}
 		load := stateOf[tasksSeries](e.st, f.slot).load.Update(float64(f.cur[procfs.StateRunning]), e.now)
-		rec.load(mb, e.ts, load)
+		rec.load.record(mb, e.ts, load)
 		if e.pod != "" {
 			sum := f.pod(e.pod)
 			sum.load += load
@@ -203,10 +212,10 @@ func (f *tasksFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 		if sum == nil || sum.incomplete {
 			return // no container of the pod had a thread list, or one failed
 		}
-		rec := &tasksRec[kindPod]
+		rec := &f.rec[kindPod]
 		for st, n := range sum.tasks {
-			rec.tasks(mb, e.ts, n, taskStateAttr[st])
+			rec.tasks.record(mb, e.ts, n, taskStateAttr[st])
 		}
-		rec.load(mb, e.ts, sum.load)
+		rec.load.record(mb, e.ts, sum.load)
 	}
 }

@@ -12,12 +12,15 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// uptimeRec is k8s.node.uptime, k8s.pod.uptime and container.uptime, as
-// method expressions.
-var uptimeRec = [...]func(mbT, pcommon.Timestamp, float64){
-	kindNode:      mbT.RecordK8sNodeUptimeDataPoint,
-	kindPod:       mbT.RecordK8sPodUptimeDataPoint,
-	kindContainer: mbT.RecordContainerUptimeDataPoint,
+type uptimeRecorder = func(mbT, pcommon.Timestamp, float64)
+
+// uptimeTable is k8s.node.uptime, k8s.pod.uptime and container.uptime.
+func uptimeTable(m *metadata.MetricsConfig) [numKinds]recorder[uptimeRecorder] {
+	return [numKinds]recorder[uptimeRecorder]{
+		kindNode:      rec(m.K8sNodeUptime.Enabled, mbT.RecordK8sNodeUptimeDataPoint),
+		kindPod:       rec(m.K8sPodUptime.Enabled, mbT.RecordK8sPodUptimeDataPoint),
+		kindContainer: rec(m.ContainerUptime.Enabled, mbT.RecordContainerUptimeDataPoint),
+	}
 }
 
 // uptimeFamily is the time since the node booted (/proc/stat btime, read
@@ -25,16 +28,13 @@ var uptimeRec = [...]func(mbT, pcommon.Timestamp, float64){
 // it created the container, from the identity; nothing is read per scrape.
 type uptimeFamily struct {
 	noSums
-	v  *env
-	on [numKinds]bool
+	v   *env
+	rec [numKinds]recorder[uptimeRecorder]
 }
 
 func newUptimeFamily(v *env, m *metadata.MetricsConfig, _ int) family {
-	f := uptimeFamily{v: v}
-	for k, rec := range uptimeRec {
-		f.on[k] = enabled(m, rec)
-	}
-	if f.on == [numKinds]bool{} {
+	f := uptimeFamily{v: v, rec: uptimeTable(m)}
+	if !f.rec[kindNode].on && !f.rec[kindPod].on && !f.rec[kindContainer].on {
 		return nil
 	}
 	return f
@@ -43,7 +43,7 @@ func newUptimeFamily(v *env, m *metadata.MetricsConfig, _ int) family {
 func (uptimeFamily) read(*entity)   {}
 func (uptimeFamily) readErr() error { return nil }
 
-func (f uptimeFamily) points(k cgroupKind, _ *series) int { return count(f.on[k]) }
+func (f uptimeFamily) points(k cgroupKind, _ *series) int { return count(f.rec[k].on) }
 
 // record records the entity's uptime in whole seconds, as a double (the
 // semantic conventions' value type); nothing when the start is unknown (a
@@ -51,7 +51,7 @@ func (f uptimeFamily) points(k cgroupKind, _ *series) int { return count(f.on[k]
 // time; a node whose boot time could not be read) or the clocks disagree
 // (a start in the future).
 func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
-	if !f.on[e.kind] {
+	if !f.rec[e.kind].on {
 		return
 	}
 	var start time.Time
@@ -74,6 +74,6 @@ func (f uptimeFamily) record(e *entity, _ *scrapererror.ScrapeErrors) {
 		return
 	}
 	if d := e.now.Sub(start); d >= 0 {
-		uptimeRec[e.kind](f.v.mb, e.ts, float64(d/time.Second))
+		f.rec[e.kind].record(f.v.mb, e.ts, float64(d/time.Second))
 	}
 }

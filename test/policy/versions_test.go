@@ -84,8 +84,8 @@ func readDoc(t *testing.T, file string) string {
 // The collector release is one set: every core module of go.mod and
 // builder-config.yaml at one stable and one unstable version, ocb at the
 // unstable one (its strict check), the contrib components the receiver's
-// tests use at the distribution's version, and docs/release.md and
-// docs/versions.md stating that set, with each contrib module held back from it named with
+// tests use at the distribution's version, and README's Collector
+// release, docs/release.md and docs/versions.md stating that set, with each contrib module held back from it named with
 // its version.
 func TestCollectorVersions(t *testing.T) {
 	t.Chdir(repoRoot) // the files it checks are the repository\'s
@@ -110,8 +110,13 @@ func TestCollectorVersions(t *testing.T) {
 		}
 	}
 
+	readme := readDoc(t, "README.md")
+	require.Contains(t, readme, "\n## Collector release\n", "README has no Collector release section")
+	readme = readme[strings.Index(readme, "\n## Collector release\n")+1:]
+	readme = readme[:strings.Index(readme, "\n## ")+1]
 	release := readDoc(t, "docs/release.md")
 	for _, v := range []string{stable, unstable, contrib, builder} {
+		assert.Contains(t, readme, "**"+v+"**", "README's Collector release does not state %s", v)
 		assert.Contains(t, release, "**"+v+"**", "docs/release.md does not state %s", v)
 	}
 	versions := readDoc(t, "docs/versions.md")

@@ -4,7 +4,7 @@
 #   make run | otelcol | otelcol-arm64 | image | release VERSION=x.y.z
 #   make test   what CI runs (.ci/run): TEST_STEPS in order, TEST_BG in the
 #               background, then make leftovers, even after a failed step
-#               (tools/make/test.sh; CONTRIBUTING.md, "CI time")
+#               (tools/make/test.sh; docs/ci.md)
 #   make unit (no root, no -race) | race | vet | nocgo | cross | fuzz-smoke
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
@@ -17,8 +17,8 @@ SHELL := bash
 GO ?= go
 # go-nvml's headers mark many NVML calls deprecated: keep the build log readable.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
-# ocb (cmd/builder) and mdatagen, pinned in tools/go.mod (CONTRIBUTING.md,
-# "Versions"); tools/crosscheck type-checks from source (make cross, nocgo).
+# ocb (cmd/builder) and mdatagen, pinned in tools/go.mod (docs/versions.md);
+# tools/crosscheck type-checks from source (make cross, nocgo).
 TOOL       := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 MDATAGEN   := $(TOOL) mdatagen
 BUILDER    := $(TOOL) builder

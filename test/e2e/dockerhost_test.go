@@ -129,7 +129,7 @@ scrape_configs:
 	})
 
 	// The shipped compose file itself, the collector in a container of
-	// make image's image (loaded as the README says for Podman, then
+	// make image's image (loaded as docs/docker-host.md says for Podman, then
 	// saved for Docker 20.10's `docker load`): the file as it is but for
 	// the socket's source (the test dockerd's), the configs' absolute
 	// paths and the collector service alone (the Prometheus image needs a

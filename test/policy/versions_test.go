@@ -73,27 +73,19 @@ func oneVersion(t *testing.T, where string, mods map[string]string, major string
 	return ""
 }
 
-// section returns the text of a markdown file from the heading to the next
-// heading of the same level.
-func section(t *testing.T, file, heading string) string {
+// readDoc returns the text of a markdown file.
+func readDoc(t *testing.T, file string) string {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	s := string(data)
-	i := strings.Index(s, "\n"+heading+"\n")
-	require.GreaterOrEqual(t, i, 0, "%s has no %q", file, heading)
-	s = s[i+1+len(heading):]
-	if j := strings.Index(s, "\n## "); j >= 0 {
-		s = s[:j]
-	}
-	return s
+	return string(data)
 }
 
 // The collector release is one set: every core module of go.mod and
 // builder-config.yaml at one stable and one unstable version, ocb at the
 // unstable one (its strict check), the contrib components the receiver's
-// tests use at the distribution's version, and README and CONTRIBUTING
-// stating that set, with each contrib module held back from it named with
+// tests use at the distribution's version, and README's Collector
+// release, docs/release.md and docs/versions.md stating that set, with each contrib module held back from it named with
 // its version.
 func TestCollectorVersions(t *testing.T) {
 	t.Chdir(repoRoot) // the files it checks are the repository\'s
@@ -118,13 +110,20 @@ func TestCollectorVersions(t *testing.T) {
 		}
 	}
 
-	readme := section(t, "README.md", "## Collector release")
+	readme := readDoc(t, "README.md")
+	require.Contains(t, readme, "\n## Collector release\n", "README has no Collector release section")
+	readme = readme[strings.Index(readme, "\n## Collector release\n")+1:]
+	if j := strings.Index(readme, "\n## "); j >= 0 {
+		readme = readme[:j+1] // up to the next section
+	}
+	release := readDoc(t, "docs/release.md")
 	for _, v := range []string{stable, unstable, contrib, builder} {
 		assert.Contains(t, readme, "**"+v+"**", "README's Collector release does not state %s", v)
+		assert.Contains(t, release, "**"+v+"**", "docs/release.md does not state %s", v)
 	}
-	contributing := section(t, "CONTRIBUTING.md", "## Versions")
+	versions := readDoc(t, "docs/versions.md")
 	for _, v := range []string{stable, unstable, contrib, builder, mdatagen} {
-		assert.Contains(t, contributing, v, "CONTRIBUTING's Versions does not state %s", v)
+		assert.Contains(t, versions, v, "docs/versions.md does not state %s", v)
 	}
 
 	// Contrib modules off the release: named, with their version.
@@ -139,8 +138,8 @@ func TestCollectorVersions(t *testing.T) {
 			}
 			held[m+" "+v] = true
 			name := path.Base(m)
-			assert.Regexp(t, "`"+regexp.QuoteMeta(name)+"`[^\n]*(\n[^\n]+)*"+regexp.QuoteMeta("**"+v+"**"), contributing,
-				"CONTRIBUTING's Versions does not say that %s is at %s", name, v)
+			assert.Regexp(t, "`"+regexp.QuoteMeta(name)+"`[^\n]*(\n[^\n]+)*"+regexp.QuoteMeta("**"+v+"**"), versions,
+				"docs/versions.md does not say that %s is at %s", name, v)
 		}
 	}
 	behind := make([]string, 0, len(held))

@@ -3,7 +3,7 @@
 # beside them, then the leftover check. Called by the Makefile as
 #   tools/make/test.sh GO=go SUBMAKE=make TEST_STEPS='...' TEST_BG='...'
 # (make test TEST_STEPS='vet race' runs those steps only; TEST_BG= runs
-# everything in its step). CONTRIBUTING.md, "CI time", has the why.
+# everything in its step). docs/ci.md has the why.
 #
 # - Each step is `make <step>`. The first failing step ends the steps
 #   (this script then exits 2), as make would; `make leftovers` runs after

@@ -30,7 +30,7 @@ func TestRealOOMKillEvent(t *testing.T) {
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.SetMemoryLimit(t, 32<<20)
 	sink := &eventSink{active: true}
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC(), Events: sink})
+	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(), Events: sink})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	ofC := func() []event {

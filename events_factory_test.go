@@ -84,7 +84,7 @@ func lastResource(t *testing.T, sink *consumertest.MetricsSink, id string) map[s
 }
 
 // Metrics and logs pipelines: the metrics scrape detects, the logs
-// receiver only drains (no observer of its own). One OOM kill increment is
+// receiver only drains (no scrape of its own). One OOM kill increment is
 // one record on the logs pipeline, with the container's metrics resource,
 // and never again.
 func TestEventsBothSignals(t *testing.T) {

@@ -23,8 +23,8 @@ import (
 // cgroup under a 32 MiB limit is exactly one k8s.container.oom_kill record
 // for its container (count 1, from the kernel's counter), from a scraper
 // on the machine's own root; the scrape before it is the baseline, the
-// one after it adds nothing. (The logs-only case, receiver/events'
-// Observer, reads the same counter: its tests.)
+// one after it adds nothing. (The logs-only case runs this same scrape
+// with every metric off: TestEventsOnlyScrape.)
 func TestRealOOMKillEvent(t *testing.T) {
 	machine.Lock(t)
 	c := cgrouptest.NewContainer(t, "burstable")

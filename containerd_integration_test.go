@@ -23,7 +23,6 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
-	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -69,9 +68,10 @@ func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 		ContainerdEnabled: true, ContainerdEndpoint: "unix://" + h.Socket, ContainerdNamespaces: []string{containerdtest.Namespace},
 		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
 	}
+	host, ident := testNode("/", rt, nil, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), PodLabels: true,
+		Host: host, NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Identity: ident, PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -159,9 +159,10 @@ func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 	// labels, no restart count.
 	rtCtrd := rt
 	rtCtrd.CRIEnabled = false
+	host2, ident2 := testNode("/", rtCtrd, nil, zap.NewNop())
 	s2 := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
-		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: node.NewIdentity("/", identityConfig(rtCtrd), zap.NewNop()),
+		Host: host2, NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Identity: ident2,
 	})
 	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))
 	m, err = s2.Scrape(ctx)

@@ -26,7 +26,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/lifecycle"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
-	"github.com/containerstats/containerstatsreceiver/receiver/events"
 )
 
 // a1's cgroup in the v2-systemd fixture (oom_kill 2 there).
@@ -85,7 +84,7 @@ func lastResource(t *testing.T, sink *consumertest.MetricsSink, id string) map[s
 }
 
 // Metrics and logs pipelines: the metrics scrape detects, the logs
-// receiver only drains (no observer of its own). One OOM kill increment is
+// receiver only drains (no scrape of its own). One OOM kill increment is
 // one record on the logs pipeline, with the container's metrics resource,
 // and never again.
 func TestEventsBothSignals(t *testing.T) {
@@ -98,11 +97,11 @@ func TestEventsBothSignals(t *testing.T) {
 	require.NoError(t, err)
 	l, err := f.CreateLogs(context.Background(), set, cfg, ls)
 	require.NoError(t, err)
-	ev, ok := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
+	ev, ok := l.(*lifecycle.ShutdownOnce).Component.(*containerevents.Receiver)
 	require.True(t, ok, "logs.enabled false: the events alone")
 	start(t, l)
 	start(t, m)
-	assert.False(t, ev.Observing(), "the metrics scrape detects: no second reader")
+	assert.False(t, ev.Scraping(), "the metrics scrape detects: no second reader")
 	require.Eventually(t, func() bool { return ms.DataPointCount() > 0 }, 10*time.Second, 5*time.Millisecond)
 
 	oomKillA1(t, cfg.RootPath, 5)
@@ -156,16 +155,16 @@ func TestEventsLogsOnly(t *testing.T) {
 	ls := new(consumertest.LogsSink)
 	l, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, ls)
 	require.NoError(t, err)
-	ev := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
+	ev := l.(*lifecycle.ShutdownOnce).Component.(*containerevents.Receiver)
 	start(t, l)
-	require.True(t, ev.Observing())
-	require.Eventually(t, func() bool { return ev.Observations() > 0 }, 10*time.Second, 5*time.Millisecond)
+	require.True(t, ev.Scraping())
+	require.Eventually(t, func() bool { return ev.Scrapes() > 0 }, 10*time.Second, 5*time.Millisecond)
 	assert.Zero(t, ls.LogRecordCount(), "kills before start are not events")
 
 	oomKillA1(t, cfg.RootPath, 9)
 	require.Eventually(t, func() bool { return ls.LogRecordCount() >= 1 }, 10*time.Second, 5*time.Millisecond)
-	n := ev.Observations()
-	require.Eventually(t, func() bool { return ev.Observations() > n+5 }, 10*time.Second, 5*time.Millisecond)
+	n := ev.Scrapes()
+	require.Eventually(t, func() bool { return ev.Scrapes() > n+5 }, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, 1, ls.LogRecordCount())
 	rl := ls.AllLogs()[0].ResourceLogs().At(0)
 	assert.Equal(t, containerevents.EventOOMKill, rl.ScopeLogs().At(0).LogRecords().At(0).EventName())
@@ -206,7 +205,7 @@ func TestEventsDisabled(t *testing.T) {
 	cfg.Logs.Enabled = true
 	l, err = f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, ls)
 	require.NoError(t, err)
-	_, isEvents := l.(*lifecycle.ShutdownOnce).Component.(*events.Receiver)
+	_, isEvents := l.(*lifecycle.ShutdownOnce).Component.(*containerevents.Receiver)
 	_, isParts := l.(*lifecycle.ShutdownOnce).Component.(lifecycle.Parts)
 	assert.False(t, isEvents || isParts)
 }
@@ -223,7 +222,7 @@ func TestEventsWithLogFiles(t *testing.T) {
 	require.Len(t, parts, 2)
 	require.NoError(t, l.Shutdown(context.Background()), "without Start")
 
-	ev := events.New(zap.NewNop(), consumertest.NewNop(), events.Options{})
+	ev := containerevents.NewReceiver(zap.NewNop(), consumertest.NewNop(), containerevents.Options{})
 	require.NoError(t, ev.Shutdown(context.Background()))
 	require.NoError(t, ev.Shutdown(context.Background()))
 }

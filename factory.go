@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 	"go.uber.org/zap"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
@@ -27,7 +26,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/sharedcomponent"
-	"github.com/containerstats/containerstatsreceiver/receiver/events"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
@@ -43,9 +41,9 @@ const defaultCollectionInterval = 10 * time.Second
 const defaultFilesystemCollectionInterval = time.Minute
 
 // nodes hands the receivers created from one *Config (the metrics and
-// the logs receiver of one receiver ID) one node.State: the cgroup
-// layout, the identity cache, the log records' cgroup index and the
-// events' hub.
+// the logs receiver of one receiver ID) one node.State: the host handle
+// (cgroup layout, /proc, runtime sockets, the log records' cgroup index),
+// the identity cache and the events' hub.
 type nodes = sharedcomponent.Map[*Config, *node.State]
 
 // NewFactory creates the container_stats receiver factory.
@@ -127,27 +125,21 @@ func createMetricsReceiver(
 	}
 	h := useNode(ns, c, set.Logger)
 	st := h.State()
-	var discovered func(*cgroupfs.Tree)
-	if c.Logs.Enabled {
-		discovered = st.Cgroups.Update // the logs signal reuses the scrape's discovery
-	}
 	var sink scrape.EventSink
 	if c.Events.Enabled {
 		// This scrape detects the events (the logs receiver only drains
 		// them); they are detected only if a logs receiver takes them
-		// (EventHub.Active, asked in Start).
+		// (Hub.Active, asked in Start).
 		st.Events.SetFeeder()
 		sink = st.Events
 	}
 	s := scrape.New(set, scrape.Options{
-		RootPath:             c.RootPath,
 		Host:                 st.Host,
 		NodeName:             c.NodeName,
 		StandaloneContainers: c.StandaloneContainers,
 		MetricsBuilderConfig: c.MetricsBuilderConfig,
 		GPU:                  gpuOptions(c.GPU, nvml),
-		Filesystem:           scrape.NewFilesystem(&c.Metrics, filesystemConfig(c, set.Logger)),
-		Discovered:           discovered,
+		Filesystem:           scrape.NewFilesystem(&c.Metrics, filesystemConfig(c, st.Host, set.Logger)),
 		Identity:             h,
 		Filter:               filter,
 		IncludeSandboxes:     c.Runtime.IncludeSandboxes,
@@ -168,18 +160,28 @@ func createMetricsReceiver(
 
 // useNode returns a new receiver's handle on c's shared node state.
 func useNode(ns *nodes, c *Config, logger *zap.Logger) *node.Handle {
-	ic := identityConfig(c.Runtime)
-	ic.ContainerLabels = c.ContainerLabels
-	return node.Use(ns, c, node.Config{Root: c.RootPath, Standalone: c.StandaloneContainers, Identity: ic}, logger)
+	return node.Use(ns, c, nodeConfig(c), logger)
 }
 
-// identityConfig is the runtime section, as the identity uses it.
-func identityConfig(r RuntimeConfig) node.IdentityConfig {
-	return node.IdentityConfig{
-		CRIEnabled: r.CRIEnabled, CRIEndpoint: r.CRIEndpoint,
-		ContainerdEnabled: r.ContainerdEnabled, ContainerdEndpoint: r.ContainerdEndpoint, ContainerdNamespaces: r.ContainerdNamespaces,
-		DockerEnabled: r.DockerEnabled, DockerEndpoints: r.DockerEndpoints,
-		Timeout: r.Timeout, RefreshInterval: r.RefreshInterval, MinRefresh: r.MinRefreshInterval, PodLogs: r.PodLogs,
+// nodeConfig is what c's node state is made from. Its host handle is the
+// only reader of root_path.
+func nodeConfig(c *Config) node.Config {
+	r := c.Runtime
+	return node.Config{
+		Host: node.HostConfig{
+			Root: c.RootPath,
+			Runtimes: node.Runtimes{
+				CRI: r.CRIEnabled, CRIEndpoint: r.CRIEndpoint,
+				Containerd: r.ContainerdEnabled, ContainerdEndpoint: r.ContainerdEndpoint,
+				Docker: r.DockerEnabled, DockerEndpoints: r.DockerEndpoints,
+			},
+			Standalone:   c.StandaloneContainers,
+			IndexCgroups: c.Logs.Enabled, // the log records' cgroup index reuses the scrapes' discovery
+		},
+		Identity: node.IdentityConfig{
+			ContainerdNamespaces: r.ContainerdNamespaces, ContainerLabels: c.ContainerLabels,
+			Timeout: r.Timeout, RefreshInterval: r.RefreshInterval, MinRefresh: r.MinRefreshInterval, PodLogs: r.PodLogs,
+		},
 	}
 }
 
@@ -187,18 +189,19 @@ func identityConfig(r RuntimeConfig) node.IdentityConfig {
 // receiver (scrape.NewFilesystem picks what its enabled metrics need).
 // Its CRI connection is its own (the identity cache's is shared with the
 // logs signal and serialised by it), to the same endpoint the identity
-// uses: runtime.cri_endpoint, else the socket detected under root_path in
-// Start. Without CRI (runtime.cri_enabled false or no socket) writable
-// layers and image filesystems are absent; log sizes and the node
-// filesystem are still reported.
-func filesystemConfig(c *Config, logger *zap.Logger) fsstats.Config {
+// uses: the host handle's (runtime.cri_endpoint, else the socket it
+// detected under root_path, once, in Start). Without CRI
+// (runtime.cri_enabled false or no socket) writable layers and image
+// filesystems are absent; log sizes and the node filesystem are still
+// reported.
+func filesystemConfig(c *Config, host *node.Host, logger *zap.Logger) fsstats.Config {
 	return fsstats.Config{
-		Root:     c.RootPath,
+		Root:     host.Root(),
 		Interval: c.FilesystemCollectionInterval,
 		Timeout:  c.Runtime.Timeout,
 		Logger:   logger,
 		Connect: func() (fsstats.Source, error) {
-			ep := node.CRIEndpoint(c.RootPath, identityConfig(c.Runtime))
+			ep := host.Endpoints().CRI
 			if ep == "" {
 				logger.Info("No CRI endpoint: container.filesystem.usage, container.filesystem.inode.used, the rootfs part of k8s.container.ephemeral_storage.usage and k8s.node.image_filesystem.* are not reported")
 				return nil, nil
@@ -228,7 +231,7 @@ func gpuOptions(c GPUConfig, nvml gpu.Library) scrape.GPUOptions {
 // createLogsReceiver tails container log files when logs.enabled is true
 // (off by default: a logs pipeline naming the receiver reads no file) and
 // emits container events when events.enabled is true (the default;
-// node/events.go says who detects them). With both off it returns a
+// containerevents' hub.go says who detects them). With both off it returns a
 // receiver that starts nothing.
 func createLogsReceiver(
 	ctx context.Context,
@@ -276,13 +279,13 @@ func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next 
 		return nil, fmt.Errorf("logs: filters: %w", err)
 	}
 	h := useNode(ns, c, set.Logger)
+	host := h.State().Host
 	return logs.New(ctx, set, logs.Options{
-		RootPath:           c.RootPath,
+		Host:               host,
 		NodeName:           c.NodeName,
 		ResourceAttributes: c.ResourceAttributes,
 		Identity:           h,
-		Cgroups:            h.State().Cgroups,
-		Host:               h.State().Host,
+		Cgroups:            host.Cgroups(),
 		Filter:             filter,
 		PodLabels:          c.PodLabels,
 		StartAt:            c.Logs.StartAt,
@@ -293,10 +296,11 @@ func createLogFiles(ctx context.Context, set receiver.Settings, c *Config, next 
 
 // createEvents is the events part of c's logs receiver; the hub learns
 // that a logs receiver takes events. When no metrics receiver of c
-// detects them, its own observer does (cgroup tree, OOM kill counters,
-// the runtime's listing; no metric), with a handle on the node state
-// taken now, so that it publishes to this very hub.
-func createEvents(set receiver.Settings, c *Config, next consumer.Logs, ns *nodes) (*events.Receiver, error) {
+// scrapes, it runs the scrape itself with every metric off (only the
+// events family reads: the cgroup tree, the OOM kill counters, the
+// runtime's listing), with a handle on the node state taken now, so that
+// it publishes to this very hub.
+func createEvents(set receiver.Settings, c *Config, next consumer.Logs, ns *nodes) (*containerevents.Receiver, error) {
 	filter, err := c.Filters.compile()
 	if err != nil {
 		return nil, fmt.Errorf("filters: %w", err)
@@ -304,21 +308,23 @@ func createEvents(set receiver.Settings, c *Config, next consumer.Logs, ns *node
 	h := useNode(ns, c, set.Logger)
 	st := h.State()
 	st.Events.SetConsumer()
-	return events.New(set.Logger, next, events.Options{
+	return containerevents.NewReceiver(set.Logger, next, containerevents.Options{
 		Hub: st.Events, Interval: c.CollectionInterval, InitialDelay: c.InitialDelay, Optional: c.Logs.Enabled,
-		NewObserver: func() *events.Observer {
-			var discovered func(*cgroupfs.Tree)
-			if c.Logs.Enabled {
-				discovered = st.Cgroups.Update // the log files' index reuses this discovery
-			}
-			return events.NewObserver(events.ObserverOptions{
-				Host: st.Host, RootPath: c.RootPath, Standalone: c.StandaloneContainers,
-				Identity: h, Filter: filter, IncludeSandboxes: c.Runtime.IncludeSandboxes, PodLabels: c.PodLabels,
-				Discovered: discovered, Sink: st.Events,
-				Detector: containerevents.Config{
-					NodeName: c.NodeName, ResourceAttributes: c.ResourceAttributes,
-					ScopeVersion: set.BuildInfo.Version, Filter: filter,
-				},
+		NewScraper: func() containerevents.Scraper {
+			return scrape.New(set, scrape.Options{
+				Host:                 st.Host,
+				NodeName:             c.NodeName,
+				StandaloneContainers: c.StandaloneContainers,
+				// Every metric off (the zero MetricsConfig): the
+				// resource attributes are the records' only.
+				MetricsBuilderConfig: metadata.MetricsBuilderConfig{ResourceAttributes: c.ResourceAttributes},
+				Identity:             h,
+				Filter:               filter,
+				IncludeSandboxes:     c.Runtime.IncludeSandboxes,
+				NoPodSeries:          true,
+				NoNodeSeries:         true,
+				PodLabels:            c.PodLabels,
+				Events:               st.Events,
 			})
 		},
 	}), nil

@@ -22,7 +22,6 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
-	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
@@ -68,9 +67,10 @@ func TestRealFilesystem(t *testing.T) {
 	cfg.RootPath = h.LogRoot
 	cfg.Runtime = rt
 	cfg.FilesystemCollectionInterval = 200 * time.Millisecond
+	host, ident := testNode("/", rt, nil, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), Filesystem: fsstats.New(filesystemConfig(cfg, set.Logger)),
+		Host: host, NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
+		Identity: ident, Filesystem: fsstats.New(fsTestConfig(cfg, set.Logger)),
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -46,7 +47,7 @@ func waitCollected(t *testing.T, c *fsstats.Collector) *fsstats.Snapshot {
 func TestFilesystemDeadCRISocket(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	cfg := fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = filepath.Join(c.RootPath, "dead.sock") })
-	c := fsstats.New(filesystemConfig(cfg, zap.New(core)))
+	c := fsstats.New(filesystemConfig(cfg, testHost(cfg), zap.New(core)))
 	began := time.Now()
 	require.NoError(t, c.Start(context.Background()))
 	assert.Less(t, time.Since(began), 100*time.Millisecond, "Start does not wait on the runtime")
@@ -74,7 +75,7 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 			dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-9/c")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 97), 0o644))
-			c := fsstats.New(filesystemConfig(cfg, zap.New(core)))
+			c := fsstats.New(filesystemConfig(cfg, testHost(cfg), zap.New(core)))
 			require.NoError(t, c.Start(context.Background()))
 			s := waitCollected(t, c)
 			assert.Nil(t, s.Layers)
@@ -88,7 +89,7 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 // TestFilesystemRelativeEndpoint: an endpoint the dialer refuses fails
 // Start (Validate already rejects it in a loaded config).
 func TestFilesystemRelativeEndpoint(t *testing.T) {
-	c := fsstats.New(filesystemConfig(fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = "run/x.sock" }), zap.NewNop()))
+	c := fsstats.New(fsTestConfig(fsConfig(t, func(c *Config) { c.Runtime.CRIEndpoint = "run/x.sock" }), zap.NewNop()))
 	require.Error(t, c.Start(context.Background()))
 	require.NoError(t, c.Shutdown(context.Background()))
 }
@@ -165,5 +166,13 @@ func TestFilesystemOption(t *testing.T) {
 // filesystemOption is what the metrics receiver's create function gives
 // the scrape: the collection c's enabled metrics need.
 func filesystemOption(c *Config, logger *zap.Logger) scrape.Filesystem {
-	return scrape.NewFilesystem(&c.Metrics, filesystemConfig(c, logger))
+	return scrape.NewFilesystem(&c.Metrics, fsTestConfig(c, logger))
 }
+
+// fsTestConfig is c's filesystem collection on a host handle of its own.
+func fsTestConfig(c *Config, logger *zap.Logger) fsstats.Config {
+	return filesystemConfig(c, testHost(c), logger)
+}
+
+// testHost is c's host handle, as its node state makes it.
+func testHost(c *Config) *node.Host { return node.NewHost(nodeConfig(c).Host, nil) }

@@ -28,7 +28,7 @@ func TestRuntimeIdentityNoRuntime(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "var/log/pods/shop_web-0_uid-1/nginx"), 0o755))
 	core, logs := observer.New(zapcore.InfoLevel)
 	cfg := createDefaultConfig().(*Config)
-	r := node.NewIdentity(root, identityConfig(cfg.Runtime), zap.New(core))
+	r := newIdentity(cfg, root, zap.New(core))
 	require.NoError(t, r.Shutdown(context.Background()), "without Start")
 	id := strings.Repeat("ab", 32)
 	got, known := r.Container(id, "uid-1")
@@ -56,11 +56,28 @@ func TestRuntimeIdentityDeadEndpoint(t *testing.T) {
 	cfg.Runtime.CRIEndpoint = filepath.Join(t.TempDir(), "cri.sock")
 	cfg.Runtime.ContainerdEnabled = false
 	cfg.Runtime.Timeout = 200 * time.Millisecond
-	r := node.NewIdentity(t.TempDir(), identityConfig(cfg.Runtime), zap.New(core))
+	r := newIdentity(cfg, t.TempDir(), zap.New(core))
 	require.NoError(t, r.Start(context.Background()))
 	defer func() { require.NoError(t, r.Shutdown(context.Background())) }()
 	warns := logs.FilterLevelExact(zapcore.WarnLevel).All()
 	require.Len(t, warns, 1)
 	assert.Equal(t, cfg.Runtime.CRIEndpoint, warns[0].ContextMap()["endpoint"])
 	assert.Equal(t, "cri", warns[0].ContextMap()["source"])
+}
+
+// testNode is the host handle and the identity of runtime section rt
+// (container labels labels) under root, as a configuration's node state
+// makes them.
+func testNode(root string, rt RuntimeConfig, labels []string, logger *zap.Logger) (*node.Host, *node.Identity) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath, cfg.Runtime, cfg.ContainerLabels = root, rt, labels
+	st := node.New(nodeConfig(cfg), logger)
+	return st.Host, st.Identity
+}
+
+// newIdentity is cfg's identity on a host handle of its own under root.
+func newIdentity(cfg *Config, root string, logger *zap.Logger) *node.Identity {
+	nc := nodeConfig(cfg)
+	nc.Host.Root = root
+	return node.NewIdentity(node.NewHost(nc.Host, nil), nc.Identity, logger)
 }

@@ -132,7 +132,7 @@ func TestLogsReuseScrapeDiscovery(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
 	r, err := f.CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
-	idx := useNode(ids, cfg, zap.NewNop()).State().Cgroups
+	idx := useNode(ids, cfg, zap.NewNop()).State().Host.Cgroups()
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
@@ -162,7 +162,7 @@ func TestBothSignalsDetectTheLayoutOnce(t *testing.T) {
 	require.NoError(t, l.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, l.Shutdown(context.Background())) })
 
-	c, ok := shared.Cgroups.Cgroup(context.Background(), strings.Repeat("c3", 32))
+	c, ok := shared.Host.Cgroups().Cgroup(context.Background(), strings.Repeat("c3", 32))
 	require.True(t, ok, "the index's own walk")
 	assert.Equal(t, "besteffort", c.QoS)
 	assert.Equal(t, 1, shared.Host.Detections(), "one detection for both signals")

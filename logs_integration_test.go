@@ -19,9 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
-	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
@@ -51,9 +49,10 @@ func TestRealContainerdLogs(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 
 	// Metrics: the real cgroup tree.
+	host, ident := testNode("/", rt, nil, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), PodLabels: true,
+		Host: host, NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
+		Identity: ident, PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -68,10 +67,11 @@ func TestRealContainerdLogs(t *testing.T) {
 	// Logs: files under the temp host root, cgroups of the real node, the
 	// same identity code.
 	sink := new(consumertest.LogsSink)
+	logHost, logIdent := testNode(h.LogRoot, rt, nil, set.Logger)
 	r, err := logs.New(ctx, set, logs.Options{
-		RootPath: h.LogRoot, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
-		Identity: node.NewIdentity(h.LogRoot, identityConfig(rt), set.Logger),
-		Cgroups:  node.NewCgroupIndex(cgroupfs.NewHost("/"), false, nil, nil), PodLabels: true,
+		Host: logHost, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
+		Identity: logIdent,
+		Cgroups:  host.Cgroups(), PodLabels: true,
 		StartAt: "beginning", PollInterval: 20 * time.Millisecond,
 	}, sink)
 	require.NoError(t, err)

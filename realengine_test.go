@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
-	"github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/dockertest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/podmantest"
@@ -38,14 +37,13 @@ func TestRealDocker(t *testing.T) {
 	own := []string{cs["web"].ID, cs["worker"].ID, solo.ID}
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	ic := node.IdentityConfig{
+	host, ident := testNode("/", RuntimeConfig{
 		DockerEnabled: true, DockerEndpoints: []string{d.Socket},
-		ContainerLabels: []string{"com.docker.compose.project", "com.docker.compose.service", "com.example.team", "com.example.tier"},
-		Timeout:         2 * time.Second, RefreshInterval: time.Hour, MinRefresh: 10 * time.Millisecond,
-	}
+		Timeout: 2 * time.Second, RefreshInterval: time.Hour, MinRefreshInterval: 10 * time.Millisecond,
+	}, []string{"com.docker.compose.project", "com.docker.compose.service", "com.example.team", "com.example.tier"}, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: "docker-host", StandaloneContainers: true, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: node.NewIdentity("/", ic, set.Logger),
+		Host: host, NodeName: "docker-host", StandaloneContainers: true, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Identity: ident,
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -125,13 +123,13 @@ func TestRealPodmanAPI(t *testing.T) {
 	c := pm.RunLabelled(t, "containerstats-podman-api", map[string]string{"com.example.tier": "silver", "com.example.hidden": "y"}, "sleep", "600")
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	ic := node.IdentityConfig{
-		DockerEnabled: true, DockerEndpoints: []string{"unix://" + sock}, ContainerLabels: []string{"com.example.tier"},
-		Timeout: 5 * time.Second, RefreshInterval: time.Hour, MinRefresh: 10 * time.Millisecond,
-	}
+	host, ident := testNode("/", RuntimeConfig{
+		DockerEnabled: true, DockerEndpoints: []string{"unix://" + sock},
+		Timeout: 5 * time.Second, RefreshInterval: time.Hour, MinRefreshInterval: 10 * time.Millisecond,
+	}, []string{"com.example.tier"}, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: "podman-host", StandaloneContainers: true, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: node.NewIdentity("/", ic, set.Logger),
+		Host: host, NodeName: "podman-host", StandaloneContainers: true, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Identity: ident,
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -1,9 +1,12 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package containerevents detects container events (OOM kills, restarts)
-// from what a scrape observed, and builds their log records: a pure
-// Detector, fed by the scrape (docs/logs.md, "Events").
+// Package containerevents is the container events (OOM kills, restarts;
+// docs/logs.md, "Events") beyond the scrape's reading of them: the pure
+// Detector that builds their log records from what a scrape observed, the
+// Hub that carries them to the logs pipeline, and the Receiver, the logs
+// receiver's events part, which drains the Hub (and runs a scrape of its
+// own when no metrics receiver scrapes).
 package containerevents // import "github.com/containerstats/containerstatsreceiver/internal/containerevents"
 
 import (
@@ -28,18 +31,14 @@ import (
 // event for either; the names follow their patterns (namespace of the
 // entity, then what happened) and are ours.
 //
-// Where they are detected: in the scrape, which reads the cgroup tree
-// every collection_interval anyway, and hands this package's Detector what
-// it observed (Scrape: its tree, the OOM kill counters it read, the
-// runtime's listing); the Detector, pure, returns the records, which the
-// scrape publishes (one plog.Logs per scrape that found events) to a Sink;
-// the logs receiver of the same configuration drains it. With a metrics
-// pipeline, the metrics receiver's scrape detects (the OOM kill counter
-// it reads for container.memory.oom_kills is reused, not read again);
-// with only a logs pipeline, the logs receiver's own Observer
-// (receiver/events) reads discovery, the counters and the listing, no
-// metric, and feeds a Detector the same way. With only a metrics pipeline
-// the sink is not Active and nothing is detected or kept.
+// Where they are detected: in the scrape (receiver/scrape's events
+// family), which reads the cgroup tree every collection_interval anyway,
+// and hands this package's Detector what it observed (Scrape: its tree,
+// the OOM kill counters it read, the runtime's listing); the Detector,
+// pure, returns the records, which the scrape publishes (one plog.Logs per
+// scrape that found events) to its configuration's Hub; the logs
+// receiver of the same configuration (Receiver) drains it. hub.go says
+// which scrape that is.
 //
 // The events are not declared in metadata.yaml: the pinned mdatagen
 // (v0.159.0) has `events:`, but its generated LogsBuilder sets neither a
@@ -86,14 +85,6 @@ const (
 // yet: CRI reads at most cri.MaxExitStatusPerList per listing) is waited
 // for before it is given up.
 const exitWait = 2 * time.Minute
-
-// Sink receives a scrape's events. Active is asked once, when the scrape
-// starts: false (no logs pipeline takes events from this configuration)
-// turns detection off. Publish must not block.
-type Sink interface {
-	Active() bool
-	Publish(plog.Logs)
-}
 
 // Config is what the records carry besides the observations.
 type Config struct {

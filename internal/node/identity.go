@@ -18,17 +18,9 @@ import (
 )
 
 // IdentityConfig is the receiver's runtime section, as the identity uses
-// it.
+// it; the sockets are the Host's (Host.Endpoints).
 type IdentityConfig struct {
-	CRIEnabled           bool
-	CRIEndpoint          string
-	ContainerdEnabled    bool
-	ContainerdEndpoint   string
 	ContainerdNamespaces []string
-	// DockerEnabled lists the Docker Engine API sockets DockerEndpoints
-	// names, else those found under root (docker.Endpoints).
-	DockerEnabled   bool
-	DockerEndpoints []string
 	// ContainerLabels is the allow-list of container labels kept from the
 	// Engine API and containerd (container.label.<key>).
 	ContainerLabels []string
@@ -38,35 +30,26 @@ type IdentityConfig struct {
 	PodLogs         bool
 }
 
-// CRIEndpoint is the CRI socket the identity and the filesystem
-// collection use: cri.Endpoint (runtime.cri_endpoint, else the first
-// known socket under root); "" when CRI is off or no socket exists.
-func CRIEndpoint(root string, c IdentityConfig) string {
-	if !c.CRIEnabled {
-		return ""
-	}
-	return cri.Endpoint(root, c.CRIEndpoint)
-}
-
-// Identity builds the identity cache in Start (sockets are detected
-// then, not when the config is loaded) and stops it in Shutdown. Before
+// Identity builds the identity cache in Start, on the runtime sockets of
+// its Host (detected then, not when the config is loaded), and stops it
+// in Shutdown. Before
 // Start and after Shutdown it answers from the cgroup path only.
 type Identity struct {
-	root   string
+	host   *Host
 	cfg    IdentityConfig
 	logger *zap.Logger
 	// exitStatus, when set and true at Start, makes the CRI listing read
-	// exited containers' exit status (the events need it: EventHub.Active).
+	// exited containers' exit status (the events need it: Hub.Active).
 	exitStatus func() bool
 
 	mu    sync.RWMutex
 	cache *identity.Cache
 }
 
-// NewIdentity returns the identity of the runtimes under root; nothing is
+// NewIdentity returns the identity of host's runtimes; nothing is
 // dialled before Start.
-func NewIdentity(root string, cfg IdentityConfig, logger *zap.Logger) *Identity {
-	return &Identity{root: root, cfg: cfg, logger: logger}
+func NewIdentity(host *Host, cfg IdentityConfig, logger *zap.Logger) *Identity {
+	return &Identity{host: host, cfg: cfg, logger: logger}
 }
 
 func (r *Identity) Start(ctx context.Context) error {
@@ -76,7 +59,8 @@ func (r *Identity) Start(ctx context.Context) error {
 			_ = x.Close()
 		}
 	}
-	if ep := CRIEndpoint(r.root, r.cfg); ep != "" {
+	eps := r.host.Endpoints()
+	if ep := eps.CRI; ep != "" {
 		c, err := cri.Dial(ep)
 		if err != nil {
 			closeAll()
@@ -87,36 +71,32 @@ func (r *Identity) Start(ctx context.Context) error {
 			res.SetExitStatus(true)
 		}
 		resolvers = append(resolvers, res)
-	} else if r.cfg.CRIEnabled {
+	} else if r.host.rt.CRI {
 		r.logger.Warn("No CRI socket found under root_path; set runtime.cri_endpoint. Identity comes from containerd (when reachable), cgroup paths and /var/log/pods",
-			zap.String("root_path", r.root), zap.Strings("tried", cri.Sockets()))
+			zap.String("root_path", r.host.Root()), zap.Strings("tried", cri.Sockets()))
 	}
-	if r.cfg.DockerEnabled {
-		// Before containerd: docker's containers are in containerd's moby
-		// namespace too, by ID alone, and the first resolver that knows a
-		// container wins.
-		for _, ep := range docker.Endpoints(r.root, r.cfg.DockerEndpoints) {
-			d, err := docker.New(ep, r.cfg.ContainerLabels)
-			if err != nil {
-				closeAll()
-				return err
-			}
-			resolvers = append(resolvers, d)
+	// Docker before containerd: docker's containers are in containerd's
+	// moby namespace too, by ID alone, and the first resolver that knows a
+	// container wins.
+	for _, ep := range eps.Docker {
+		d, err := docker.New(ep, r.cfg.ContainerLabels)
+		if err != nil {
+			closeAll()
+			return err
 		}
+		resolvers = append(resolvers, d)
 	}
-	if r.cfg.ContainerdEnabled {
-		if ep := containerd.Endpoint(r.root, r.cfg.ContainerdEndpoint); ep != "" {
-			c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.ContainerLabels)
-			if err != nil {
-				closeAll()
-				return err
-			}
-			resolvers = append(resolvers, c)
+	if ep := eps.Containerd; ep != "" {
+		c, err := containerd.New(ep, r.cfg.ContainerdNamespaces, r.cfg.ContainerLabels)
+		if err != nil {
+			closeAll()
+			return err
 		}
+		resolvers = append(resolvers, c)
 	}
 	var logs *identity.PodLogs
 	if r.cfg.PodLogs {
-		logs = identity.NewPodLogs(r.root)
+		logs = identity.NewPodLogs(r.host.Root())
 	}
 	if len(resolvers) == 0 {
 		r.logger.Warn("No container runtime to ask: container and pod names, images and restart counts come from /var/log/pods only (when readable), start times are first-seen times")

@@ -3,8 +3,9 @@
 
 // Package node is the node state the signals of one receiver
 // configuration share (the metrics scrape, the log files, the events):
-// the root's cgroup layout, the runtime identity cache, the container ->
-// cgroup index of the log records and the events' hub. The factory hands
+// the host handle (Host: cgroup layout, /proc, runtime sockets and the
+// log records' container -> cgroup index, all under root_path), the
+// runtime identity cache and the events' hub. The factory hands
 // one State per configuration to its receivers through
 // sharedcomponent.Map; the identity cache starts with the first receiver
 // that starts and stops with the last.
@@ -15,44 +16,38 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
+	"github.com/containerstats/containerstatsreceiver/internal/containerevents"
 	"github.com/containerstats/containerstatsreceiver/internal/sharedcomponent"
 )
 
 // Config is what the state is made from.
 type Config struct {
-	// Root is the host root (root_path).
-	Root string
-	// Standalone also discovers containers outside the kubepods tree
-	// (standalone_containers), for the cgroup index.
-	Standalone bool
-	Identity   IdentityConfig
+	Host     HostConfig
+	Identity IdentityConfig
 }
 
 // State is one configuration's shared node state.
 type State struct {
-	// Host is the root's cgroup layout, detected once for every signal.
-	Host *cgroupfs.Host
+	// Host is the host handle, the only reader of root_path: every
+	// signal reads the host through it.
+	Host *Host
 	// Identity resolves container IDs from the runtimes; it answers
 	// from the cgroup path only before Start and after Shutdown.
 	Identity *Identity
-	// Cgroups is the log records' container -> cgroup index; with a
-	// metrics pipeline, the scrape feeds it every discovered tree.
-	Cgroups *CgroupIndex
 	// Events carries container events from the scrape that detects them
 	// to the logs receiver.
-	Events *EventHub
+	Events *containerevents.Hub
 }
 
 // New returns the state of c; nothing is read or dialled before Start.
 func New(c Config, logger *zap.Logger) *State {
-	host := cgroupfs.NewHost(c.Root)
-	hub := NewEventHub(logger)
-	id := NewIdentity(c.Root, c.Identity, logger)
+	host := NewHost(c.Host, logger)
+	hub := containerevents.NewHub(logger)
+	id := NewIdentity(host, c.Identity, logger)
 	// The CRI listing reads exited containers' exit status when a logs
 	// receiver takes the events (asked at Start).
 	id.exitStatus = hub.Active
-	return &State{Host: host, Identity: id, Cgroups: NewCgroupIndex(host, c.Standalone, nil, logger), Events: hub}
+	return &State{Host: host, Identity: id, Events: hub}
 }
 
 // Start starts the identity cache (sharedcomponent: with the first

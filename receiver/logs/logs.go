@@ -12,6 +12,7 @@ package logs // import "github.com/containerstats/containerstatsreceiver/receive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,15 @@ type Cgroups interface {
 	Cgroup(ctx context.Context, containerID string) (cgroupfs.Cgroup, bool)
 }
 
+// Host is the host root the log files are read under (node.Host, the
+// configuration's one handle on root_path): files are read under
+// <Root>/var/log/pods; CheckPlatform fails, naming root_path, where the
+// receiver cannot run.
+type Host interface {
+	Root() string
+	CheckPlatform() error
+}
+
 // Lifecycle is implemented by an Identity or Cgroups with background work;
 // the receiver starts it before tailing and stops it after.
 type Lifecycle interface {
@@ -67,9 +77,8 @@ const (
 
 // Options configure the logs receiver.
 type Options struct {
-	// RootPath is the host root; files are read under
-	// <RootPath>/var/log/pods.
-	RootPath string
+	// Host is the host handle; required.
+	Host     Host
 	NodeName string
 	// ResourceAttributes is the metrics' resource attribute switches, so
 	// both signals carry the same keys.
@@ -78,11 +87,7 @@ type Options struct {
 	// Cgroups may be nil: then no QoS class, and the runtime name comes from
 	// the runtime only.
 	Cgroups Cgroups
-	// Host is the host root's cgroup layout, shared with the metrics
-	// scraper of the same configuration (its platform check runs once);
-	// nil: the receiver's own.
-	Host   *cgroupfs.Host
-	Filter identity.Filter
+	Filter  identity.Filter
 	// PodLabels sets k8s.pod.label.<key> as on the metrics.
 	PodLabels bool
 	// StartAt is "beginning" or "end" (default) for files found at start.
@@ -107,6 +112,9 @@ func Pattern(root string) string {
 // next. The adapter's retry_on_failure (a type from contrib's internal
 // packages) is left at its zero value: off.
 func New(ctx context.Context, set receiver.Settings, opts Options, next consumer.Logs) (receiver.Logs, error) {
+	if opts.Host == nil {
+		return nil, errors.New("container logs: no host handle")
+	}
 	if opts.StartAt == "" {
 		opts.StartAt = DefaultStartAt
 	}
@@ -114,7 +122,7 @@ func New(ctx context.Context, set receiver.Settings, opts Options, next consumer
 		opts.MaxLogSize = DefaultMaxLogSize
 	}
 	in := file.NewConfigWithID("container_logs_input")
-	in.Include = []string{Pattern(opts.RootPath)}
+	in.Include = []string{Pattern(opts.Host.Root())}
 	in.StartAt = opts.StartAt
 	in.MaxLogSize = helper.ByteSize(opts.MaxLogSize)
 	in.IncludeFileName = false
@@ -141,11 +149,7 @@ func New(ctx context.Context, set receiver.Settings, opts Options, next consumer
 	if err != nil {
 		return nil, fmt.Errorf("container logs: %w", err)
 	}
-	host := opts.Host
-	if host == nil {
-		host = cgroupfs.NewHost(opts.RootPath)
-	}
-	r := &logsReceiver{inner: inner, host: host}
+	r := &logsReceiver{inner: inner, host: opts.Host}
 	for _, x := range []any{opts.Identity, opts.Cgroups} {
 		if lc, ok := x.(Lifecycle); ok {
 			r.lifecycles = append(r.lifecycles, lc)
@@ -174,7 +178,7 @@ func (l *logType) BaseConfig(component.Config) adapter.BaseConfig { return l.bas
 func (l *logType) InputConfig(component.Config) operator.Config   { return l.input }
 
 type logsReceiver struct {
-	host       *cgroupfs.Host
+	host       Host
 	inner      receiver.Logs
 	lifecycles []Lifecycle
 	started    []Lifecycle
@@ -281,7 +285,7 @@ func (e *enricher) enrich(ctx context.Context, rl plog.ResourceLogs) bool {
 // groups records by the resource it parsed from the path).
 func (e *enricher) hostPaths(rl plog.ResourceLogs) string {
 	first := ""
-	root := filepath.Clean(e.opts.RootPath)
+	root := filepath.Clean(e.opts.Host.Root())
 	sls := rl.ScopeLogs()
 	for i := 0; i < sls.Len(); i++ {
 		lrs := sls.At(i).LogRecords()

@@ -25,6 +25,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 )
 
 const (
@@ -112,7 +113,7 @@ func newCache(root string) *identity.Cache {
 
 func testOptions(root string) Options {
 	return Options{
-		RootPath:           root,
+		Host:               node.NewHost(node.HostConfig{Root: root}, nil),
 		NodeName:           "node-logs-7",
 		ResourceAttributes: metadata.DefaultResourceAttributesConfig(),
 		Identity:           newCache(root),
@@ -280,4 +281,12 @@ func TestMalformedLine(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]bool{"garbage without a time stamp or stream": true, "shop app after garbage": true}, bodies)
+}
+
+// New without a host handle fails: there is no fallback.
+func TestNewNeedsHost(t *testing.T) {
+	opts := testOptions(t.TempDir())
+	opts.Host = nil
+	_, err := New(context.Background(), receivertest.NewNopSettings(metadata.Type), opts, consumertest.NewNop())
+	require.ErrorContains(t, err, "no host handle")
 }

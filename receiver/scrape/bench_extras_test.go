@@ -34,7 +34,7 @@ func BenchmarkScrapeFileDescriptors(b *testing.B) {
 				mbc := defaultMBC()
 				mbc.Metrics.ContainerFileDescriptorCount.Enabled = on
 				clk := &fakeClock{now: t0}
-				s := New(newSettings(), Options{RootPath: tree.Root, NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now})
+				s := New(newSettings(), Options{Host: testHost(tree.Root), NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now})
 				require.NoError(b, s.Start(context.Background(), nil))
 				b.Cleanup(func() { require.NoError(b, s.Shutdown(context.Background())) })
 				benchSteadyScrapes(b, s, clk, n)

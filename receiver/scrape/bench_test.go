@@ -141,7 +141,7 @@ func scrapeFileSet(b *testing.B, root string) []string {
 	var paths []string
 	clk := &fakeClock{now: t0}
 	s := New(newSettings(), Options{
-		RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+		Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
 		TraceRead: func(p string) { paths = append(paths, p) },
 	})
 	require.NoError(b, s.Start(context.Background(), nil))

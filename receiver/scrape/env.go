@@ -22,7 +22,7 @@ import (
 // host gives. Families hold a pointer to the scraper's one env and never
 // the scraper; nothing in it changes between Start and Shutdown.
 type env struct {
-	rootPath string
+	rootPath string // the host handle's root (Host.Root)
 	nodeName string // k8s.node.name; "" when unknown
 	layout   *cgroupfs.Layout
 	reader   *cgroupfs.Reader

@@ -6,6 +6,7 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 import (
 	"fmt"
 
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
@@ -13,18 +14,24 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
-// Container events (OOM kills, restarts; docs/logs.md, "Events") are
-// detected by internal/containerevents' Detector from what the scrape
-// observes: the tree it discovered, the OOM kill counters it read (the
-// memory family's read of container.memory.oom_kills is reused, not read
-// again) and the runtime's listing. The scrape publishes one scrape's
-// records to Options.Events. With only a logs pipeline, the logs receiver
-// observes for them itself (receiver/events' Observer), without a scrape.
-// With only a metrics pipeline the sink is not Active and nothing is
-// detected or kept.
+// Container events (OOM kills, restarts; docs/logs.md, "Events") are a
+// family of the scrape: internal/containerevents' Detector finds them in
+// what the scrape observes (the tree it discovered, the OOM kill counters
+// it read: the memory family's read of container.memory.oom_kills is
+// reused, not read again; the runtime's listing), and the scrape publishes
+// one scrape's records to Options.Events (the configuration's
+// containerevents.Hub). With only a logs pipeline, the logs receiver runs
+// this same scrape with every metric off (containerevents.Receiver). With
+// only a metrics pipeline the sink is not Active and nothing is detected
+// or kept.
 
-// EventSink receives the scrape's events (containerevents.Sink).
-type EventSink = containerevents.Sink
+// EventSink receives the scrape's events (containerevents.Hub). Active is
+// asked once, in Start: false (no logs pipeline takes events from this
+// configuration) turns detection off. Publish must not block.
+type EventSink interface {
+	Active() bool
+	Publish(ld plog.Logs)
+}
 
 // startEvents turns detection on when the sink is active. Called in Start.
 func (s *Scraper) startEvents() {

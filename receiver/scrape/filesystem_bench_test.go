@@ -40,7 +40,7 @@ func BenchmarkScrapeFilesystem(b *testing.B) {
 						snap.Logs[fsstats.LogDir{PodUID: c.PodUID, Container: name}] = uint64(1000 + i)
 					}
 					clk := &fakeClock{now: t0}
-					o := Options{RootPath: tree.Root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now, Identity: fi}
+					o := Options{Host: testHost(tree.Root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now, Identity: fi}
 					if fs {
 						o.Filesystem = &fakeFS{snap: snap, node: fsstats.Space{Capacity: 1 << 40, Available: 1 << 39, Used: 1 << 38, Inodes: u(1 << 20), InodesFree: u(1 << 19)}}
 					}

@@ -24,7 +24,7 @@ func TestScrapeGPUWithoutCgo(t *testing.T) {
 	set := newSettings()
 	set.Logger = zap.New(core)
 	s := New(set, Options{
-		RootPath: copyFixture(t, "v2-systemd"), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(),
+		Host: testHost(copyFixture(t, "v2-systemd")), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(),
 		Now: (&fakeClock{now: t0}).Now, GPU: GPUOptions{Enabled: true, ProcessAttribution: true},
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))

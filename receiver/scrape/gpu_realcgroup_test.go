@@ -33,7 +33,7 @@ func TestRealGPUProcessAttribution(t *testing.T) {
 		gputest.Proc{PID: uint32(os.Getpid()), Mem: 45 * gputest.MiB, SM: []uint32{11}},
 	)
 	s := New(newSettings(), Options{
-		RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC(),
+		Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(),
 		GPU: GPUOptions{Enabled: true, ProcessAttribution: true, NVML: node.Server},
 	})
 	require.NoError(t, s.Start(context.Background(), nil))

@@ -89,7 +89,7 @@ func newGPUScraper(t *testing.T, root string, clk *fakeClock, node *gputest.Node
 	t.Helper()
 	g.Enabled, g.NVML = true, node.Server
 	s := New(newSettings(), Options{
-		RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now, GPU: g,
+		Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now, GPU: g,
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() {
@@ -362,7 +362,7 @@ func TestScrapeGPUAbsentRealNVML(t *testing.T) {
 	set := newSettings()
 	set.Logger = zap.New(core)
 	s := New(set, Options{
-		RootPath: copyFixture(t, "v2-systemd"), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(),
+		Host: testHost(copyFixture(t, "v2-systemd")), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(),
 		Now: (&fakeClock{now: t0}).Now,
 		GPU: GPUOptions{Enabled: true, ProcessAttribution: true, PodResourcesEndpoint: podResourcesSocket,
 			NVML: nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))},
@@ -396,7 +396,7 @@ func TestScrapeGPUDisabled(t *testing.T) {
 	initCalls := 0
 	node.Server.InitFunc = func() nvml.Return { initCalls++; return nvml.SUCCESS }
 	s := New(newSettings(), Options{
-		RootPath: gpuRoot(t), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: (&fakeClock{now: t0}).Now,
+		Host: testHost(gpuRoot(t)), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: (&fakeClock{now: t0}).Now,
 		GPU: GPUOptions{Enabled: false, ProcessAttribution: true, NVML: node.Server},
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))

@@ -36,7 +36,7 @@ var bystanders = []struct{ attr, val string }{
 func scrapeOnce(t *testing.T, root string, trace func(string)) (pmetric.Metrics, error) {
 	t.Helper()
 	clk := &fakeClock{now: t0}
-	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now, TraceRead: trace})
+	s := New(newSettings(), Options{Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now, TraceRead: trace})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	return s.Scrape(context.Background())

@@ -90,7 +90,7 @@ func fullIdentity() *fakeIdentity {
 
 func startScraper(t *testing.T, root string, standalone bool, clk *fakeClock, mod func(*Options)) *Scraper {
 	t.Helper()
-	o := Options{RootPath: root, NodeName: "node-1", StandaloneContainers: standalone, MetricsBuilderConfig: defaultMBC(), Now: clk.Now}
+	o := Options{Host: testHost(root), NodeName: "node-1", StandaloneContainers: standalone, MetricsBuilderConfig: defaultMBC(), Now: clk.Now}
 	mod(&o)
 	s := New(newSettings(), o)
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))

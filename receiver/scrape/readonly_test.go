@@ -114,7 +114,7 @@ func TestReadOnlyByProof(t *testing.T) {
 			}))
 
 			clk := &fakeClock{now: t0}
-			s := New(newSettings(), Options{RootPath: root, NodeName: "n", StandaloneContainers: true, MetricsBuilderConfig: mbc, Now: clk.Now})
+			s := New(newSettings(), Options{Host: testHost(root), NodeName: "n", StandaloneContainers: true, MetricsBuilderConfig: mbc, Now: clk.Now})
 			require.NoError(t, s.Start(context.Background(), nil))
 			for i := 0; i < 2; i++ {
 				m, err := s.Scrape(context.Background())

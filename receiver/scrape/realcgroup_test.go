@@ -47,7 +47,7 @@ func TestRealCgroup(t *testing.T) {
 	require.Eventually(t, func() bool { return c.MemoryUsage(t) >= 64<<20 }, 20*time.Second, 20*time.Millisecond,
 		"child never charged 64 MiB to its cgroup")
 
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC()})
+	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC()})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 

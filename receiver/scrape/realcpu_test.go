@@ -24,7 +24,7 @@ import (
 // realScraper scrapes the real machine ("/") on clk.
 func realScraper(t *testing.T, mbc metadata.MetricsBuilderConfig, clk *fakeClock) *Scraper {
 	t.Helper()
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: mbc, Now: clk.Now})
+	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: mbc, Now: clk.Now})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s

@@ -23,14 +23,14 @@ import (
 // cgroup under a 32 MiB limit is exactly one k8s.container.oom_kill record
 // for its container (count 1, from the kernel's counter), from a scraper
 // on the machine's own root; the scrape before it is the baseline, the
-// one after it adds nothing. (The logs-only case, receiver/events'
-// Observer, reads the same counter: its tests.)
+// one after it adds nothing. (The logs-only case runs this same scrape
+// with every metric off: TestEventsOnlyScrape.)
 func TestRealOOMKillEvent(t *testing.T) {
 	machine.Lock(t)
 	c := cgrouptest.NewContainer(t, "burstable")
 	c.SetMemoryLimit(t, 32<<20)
 	sink := &eventSink{active: true}
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC(), Events: sink})
+	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(), Events: sink})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	ofC := func() []event {

@@ -281,7 +281,7 @@ func TestRealContainerNetwork(t *testing.T) {
 	hostNet := cgrouptest.NewStandaloneContainer(t)
 	hostNet.Start(t, cgrouptest.ModeSleep)
 
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC(),
+	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(),
 		Now: (&fakeClock{now: time.Now()}).Now, StandaloneContainers: true})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -23,7 +23,7 @@ import (
 // startRealScraper starts a scraper on the machine's own root.
 func startRealScraper(t *testing.T) *Scraper {
 	t.Helper()
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC()})
+	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC()})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s

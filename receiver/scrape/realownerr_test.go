@@ -48,7 +48,7 @@ func TestRealOwnScrapeErrorFailsTheTest(t *testing.T) {
 	var once sync.Once
 	removed := make(chan []string, 1)
 	s := New(newSettings(), Options{
-		RootPath: "/", NodeName: "real", MetricsBuilderConfig: defaultMBC(),
+		Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(),
 		TraceRead: func(path string) {
 			if !strings.Contains(path, c.ID) {
 				return

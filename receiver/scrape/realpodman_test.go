@@ -61,7 +61,7 @@ func TestRealPodman(t *testing.T) {
 	require.Eventually(t, func() bool { return usage() >= 16<<20 }, 20e9, 20e6, "the container never charged its 16 MiB")
 
 	scrape := func(standalone bool) (map[string]float64, map[string]any, uint64, uint64) {
-		s := New(newSettings(), Options{RootPath: "/", NodeName: "real", StandaloneContainers: standalone, MetricsBuilderConfig: defaultMBC()})
+		s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", StandaloneContainers: standalone, MetricsBuilderConfig: defaultMBC()})
 		require.NoError(t, s.Start(context.Background(), nil))
 		defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 		u0 := usage()

@@ -26,9 +26,22 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
+// Host is the host root the scrape reads (node.Host, the configuration's
+// one handle on root_path): the cgroup layout (an error names root_path
+// when there is none), /proc, and Discovered, which takes every tree a
+// scrape discovered (the logs signal's cgroup index reuses it). Root is
+// the prefix the GPU and huge page readers join their paths to.
+type Host interface {
+	Root() string
+	Layout() (*cgroupfs.Layout, error)
+	Proc() procfs.FS
+	Discovered(t *cgroupfs.Tree)
+}
+
 // Options is what the scraper takes from the receiver's Config.
 type Options struct {
-	RootPath             string
+	// Host is the host handle; required.
+	Host                 Host
 	NodeName             string
 	StandaloneContainers bool
 	MetricsBuilderConfig metadata.MetricsBuilderConfig
@@ -38,14 +51,6 @@ type Options struct {
 	// opens. Benchmarks use it to replay the scrape's exact file set as the
 	// raw-read floor; nil in production.
 	TraceRead func(path string)
-	// Host is the cgroup layout under RootPath, shared with the logs
-	// signal of the same configuration so that the platform check and the
-	// layout detection run once; nil: the scraper's own.
-	Host *cgroupfs.Host
-	// Discovered, when set, is called with every scrape's discovered tree
-	// (the logs signal's cgroup index reuses it instead of walking the
-	// tree again); nil when nothing else needs it.
-	Discovered func(*cgroupfs.Tree)
 	// GPU configures NVIDIA GPU metrics (gpu.go); the zero value is off.
 	GPU GPUOptions
 	// Filesystem is the background filesystem collection (filesystem.go);
@@ -73,7 +78,9 @@ type Options struct {
 	// Telemetry records the receiver's own metrics; nil records nothing.
 	Telemetry *metadata.TelemetryBuilder
 	// Events receives container events (OOM kills, restarts: events.go);
-	// nil, or not Active at Start, detects none.
+	// nil, or not Active at Start, detects none. With every metric off
+	// (MetricsBuilderConfig.Metrics' zero value) the scrape reads for the
+	// events only.
 	Events EventSink
 }
 
@@ -107,28 +114,26 @@ func New(set receiver.Settings, opts Options) *Scraper {
 	if ident == nil {
 		ident = pathIdentity{}
 	}
-	return &Scraper{set: set, opts: opts, now: now, env: env{rootPath: opts.RootPath, nodeName: opts.NodeName, logger: set.Logger, ident: ident, fs: opts.Filesystem}}
+	return &Scraper{set: set, opts: opts, now: now, env: env{nodeName: opts.NodeName, logger: set.Logger, ident: ident, fs: opts.Filesystem}}
 }
 
-// Start detects the cgroup layout under root_path. It fails, naming the key,
-// when nothing there is a cgroup filesystem: a DaemonSet without the host
-// mount should not run silently empty.
+// Start takes the cgroup layout from the host handle. It fails, naming
+// root_path, when nothing there is a cgroup filesystem: a DaemonSet
+// without the host mount should not run silently empty.
 func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 	host := s.opts.Host
 	if host == nil {
-		host = cgroupfs.NewHost(s.opts.RootPath)
-	}
-	if err := host.CheckPlatform(); err != nil {
-		return err
+		return errors.New("scrape: no host handle")
 	}
 	l, err := host.Layout()
 	if err != nil {
-		return fmt.Errorf("root_path %q: %w", s.opts.RootPath, err)
+		return err
 	}
 	v := &s.env
+	v.rootPath = host.Root()
 	v.layout = l
 	v.reader = cgroupfs.NewReader(l)
-	v.proc = procfs.NewFS(s.opts.RootPath)
+	v.proc = host.Proc()
 	if s.opts.TraceRead != nil {
 		v.reader.SetTrace(s.opts.TraceRead)
 		v.proc = v.proc.WithTrace(s.opts.TraceRead)
@@ -148,7 +153,7 @@ func (s *Scraper) Start(ctx context.Context, _ component.Host) error {
 		return fmt.Errorf("identity: %w", err)
 	}
 	v.logger.Info("Detected cgroup layout",
-		zap.String("root_path", s.opts.RootPath), zap.Stringer("mode", l.Mode),
+		zap.String("root_path", v.rootPath), zap.Stringer("mode", l.Mode),
 		zap.String("unified", l.Unified), zap.Int("v1_controllers", len(l.V1)))
 	if v.fs != nil {
 		if err := v.fs.Start(ctx); err != nil {
@@ -196,9 +201,7 @@ func (s *Scraper) Scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if err != nil {
 		return pmetric.NewMetrics(), fmt.Errorf("discover cgroups: %w", err)
 	}
-	if s.opts.Discovered != nil {
-		s.opts.Discovered(&tree)
-	}
+	s.opts.Host.Discovered(&tree)
 
 	ids := make([]string, len(tree.Containers))
 	for i := range tree.Containers {

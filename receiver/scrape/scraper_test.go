@@ -53,7 +53,7 @@ func defaultMBC() metadata.MetricsBuilderConfig { return metadata.NewDefaultMetr
 func newTestScraper(t testing.TB, root string, standalone bool, clk *fakeClock) *Scraper {
 	t.Helper()
 	s := New(newSettings(), Options{
-		RootPath:             root,
+		Host:                 testHost(root),
 		NodeName:             "node-1",
 		StandaloneContainers: standalone,
 		MetricsBuilderConfig: defaultMBC(),
@@ -147,7 +147,7 @@ func scraperWith(t testing.TB, root string, mbc metadata.MetricsBuilderConfig, c
 	if logger != nil {
 		set.Logger = logger
 	}
-	s := New(set, Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now, StandaloneContainers: true})
+	s := New(set, Options{Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now, StandaloneContainers: true})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s

@@ -21,6 +21,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	nodestate "github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/gputest"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
@@ -90,7 +91,7 @@ func (k *cluster) pushGPUMocks(t *testing.T) []string {
 		root := gpuFixtureRoot(t)
 		now := first
 		s := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
-			RootPath: root, NodeName: name, MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+			Host: nodestate.NewHost(nodestate.HostConfig{Root: root}, nil), NodeName: name, MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 			Now:      func() time.Time { return now },
 			Identity: gpuMockIdentity{},
 			GPU:      scrape.GPUOptions{Enabled: true, ProcessAttribution: true, NVML: node.Server},

@@ -308,16 +308,18 @@ func TestPodman(t *testing.T) {
 	// auto-detected under the root (here Podman's two: CRI and containerd
 	// have none in this guest).
 	set := receivertest.NewNopSettings(metadata.Type)
-	ic := nodestate.IdentityConfig{
-		CRIEnabled: true, ContainerdEnabled: true, ContainerdNamespaces: []string{"k8s.io", "moby"},
-		DockerEnabled: true, ContainerLabels: []string{allowedLabel}, PodLogs: true,
-		// runtime.timeout is 2 s; a socket-activated Podman API service's
-		// first answer under TCG takes longer.
-		Timeout: 30 * time.Second, RefreshInterval: 30 * time.Second, MinRefresh: 100 * time.Millisecond,
-	}
+	st := nodestate.New(nodestate.Config{
+		Host: nodestate.HostConfig{Root: "/", Standalone: true, Runtimes: nodestate.Runtimes{CRI: true, Containerd: true, Docker: true}},
+		Identity: nodestate.IdentityConfig{
+			ContainerdNamespaces: []string{"k8s.io", "moby"}, ContainerLabels: []string{allowedLabel}, PodLogs: true,
+			// runtime.timeout is 2 s; a socket-activated Podman API service's
+			// first answer under TCG takes longer.
+			Timeout: 30 * time.Second, RefreshInterval: 30 * time.Second, MinRefresh: 100 * time.Millisecond,
+		},
+	}, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		RootPath: "/", NodeName: nodeName, StandaloneContainers: true, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: nodestate.NewIdentity("/", ic, set.Logger),
+		Host: st.Host, NodeName: nodeName, StandaloneContainers: true, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Identity: st.Identity,
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -33,6 +33,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/identity/containerd"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	nodestate "github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -131,7 +132,7 @@ func newIdentityWith(t *testing.T, socket string, cfg identity.CacheConfig) *ide
 // cgroup path only. trace, when set, sees every file a scrape opens.
 func newScraper(t *testing.T, ids *identity.Cache, mbc metadata.MetricsBuilderConfig, trace func(string)) *scrape.Scraper {
 	t.Helper()
-	o := scrape.Options{RootPath: "/", NodeName: nodeName, MetricsBuilderConfig: mbc, TraceRead: trace}
+	o := scrape.Options{Host: guestHost(), NodeName: nodeName, MetricsBuilderConfig: mbc, TraceRead: trace}
 	if ids != nil {
 		o.Identity = shared{ids}
 	}
@@ -155,12 +156,15 @@ func newScraperFS(t *testing.T, ids *identity.Cache, socket string) *scrape.Scra
 			}
 			return cri.NewFilesystemSource(cl), nil
 		}})
-	o := scrape.Options{RootPath: "/", NodeName: nodeName, MetricsBuilderConfig: mbc, Identity: shared{ids}, Filesystem: fs}
+	o := scrape.Options{Host: guestHost(), NodeName: nodeName, MetricsBuilderConfig: mbc, Identity: shared{ids}, Filesystem: fs}
 	s := scrape.New(receivertest.NewNopSettings(metadata.Type), o)
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s
 }
+
+// guestHost is the host handle of the guest's root, no runtime socket.
+func guestHost() *nodestate.Host { return nodestate.NewHost(nodestate.HostConfig{Root: "/"}, nil) }
 
 // shared lends the node's identity cache to a scraper without its Start
 // and Shutdown (the scraper starts and stops its identity: here those do

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package node
+package containerevents // import "github.com/containerstats/containerstatsreceiver/internal/containerevents"
 
 import (
 	"sync"
@@ -10,19 +10,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// Container events (OOM kills, restarts; internal/containerevents,
-// docs/logs.md "Events") travel from the scrape that detects them to the
-// logs receiver of the same configuration through its EventHub (one per
-// State):
+// Container events travel from the scrape that detects them to the logs
+// receiver of the same configuration through its Hub (one per
+// configuration, in its node state):
 //
 //   - metrics and logs pipelines: the metrics receiver's scrape detects
 //     (it reads the cgroup tree and the OOM kill counters anyway) and
-//     publishes; the logs receiver (receiver/events) only drains. Nothing
-//     is read twice.
-//   - only a logs pipeline: the logs receiver observes for them itself
-//     every collection_interval (receiver/events' Observer: discovery, the
-//     OOM kill counters and the runtime's listing, no metric), and
-//     drains.
+//     publishes; the logs receiver (Receiver) only drains. Nothing is
+//     read twice.
+//   - only a logs pipeline: the logs receiver runs a scrape of its own
+//     every collection_interval (the same scrape, every metric off: only
+//     its events family reads), which publishes, and drains.
 //   - only a metrics pipeline: no logs receiver takes events, the hub is
 //     not Active, and the scrape detects nothing.
 //
@@ -30,12 +28,12 @@ import (
 // component before it starts any, and each create function tells the hub
 // (SetFeeder, SetConsumer).
 
-// EventQueue is how many scrapes' events wait for the logs pipeline; more
-// are dropped (and logged).
-const EventQueue = 64
+// Queue is how many scrapes' events wait for the logs pipeline; more are
+// dropped (and logged).
+const Queue = 64
 
-// EventHub is one configuration's queue of container events.
-type EventHub struct {
+// Hub is one configuration's queue of container events.
+type Hub struct {
 	logger *zap.Logger
 	ch     chan plog.Logs
 
@@ -45,46 +43,51 @@ type EventHub struct {
 	dropping bool
 }
 
-// NewEventHub returns an empty hub, neither fed nor consumed.
-func NewEventHub(logger *zap.Logger) *EventHub {
-	return &EventHub{logger: logger, ch: make(chan plog.Logs, EventQueue)}
+// NewHub returns an empty hub, neither fed nor consumed; a nil logger
+// logs nothing.
+func NewHub(logger *zap.Logger) *Hub {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Hub{logger: logger, ch: make(chan plog.Logs, Queue)}
 }
 
 // SetFeeder: a metrics receiver of the configuration detects events.
-func (h *EventHub) SetFeeder() {
+func (h *Hub) SetFeeder() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.feeder = true
 }
 
 // SetConsumer: a logs receiver of the configuration takes events.
-func (h *EventHub) SetConsumer() {
+func (h *Hub) SetConsumer() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.consumer = true
 }
 
 // HasFeeder reports whether a metrics receiver detects events.
-func (h *EventHub) HasFeeder() bool {
+func (h *Hub) HasFeeder() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.feeder
 }
 
-// Active is containerevents.Sink's: a logs receiver takes the events.
-func (h *EventHub) Active() bool {
+// Active reports whether a logs receiver takes the events: the scrape
+// detects only then (asked at its Start).
+func (h *Hub) Active() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.consumer
 }
 
 // Events is what the logs receiver drains.
-func (h *EventHub) Events() <-chan plog.Logs { return h.ch }
+func (h *Hub) Events() <-chan plog.Logs { return h.ch }
 
 // Publish queues one scrape's events without blocking the scrape: when
-// the logs pipeline is EventQueue scrapes behind, they are dropped, logged
-// at warn once until the queue takes events again.
-func (h *EventHub) Publish(ld plog.Logs) {
+// the logs pipeline is Queue scrapes behind, they are dropped, logged at
+// warn once until the queue takes events again.
+func (h *Hub) Publish(ld plog.Logs) {
 	select {
 	case h.ch <- ld:
 		h.mu.Lock()

@@ -18,7 +18,6 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/gpu"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/podresources"
-	"github.com/containerstats/containerstatsreceiver/internal/procfs"
 )
 
 // GPUOptions configure NVIDIA GPU metrics. The zero value turns them off.
@@ -82,7 +81,7 @@ func startGPU(o GPUOptions, v *env) *gpuState {
 	}
 	gopts := gpu.Options{Library: lib}
 	if o.ProcessAttribution {
-		gopts.Procs = procfs.NewFS(v.rootPath)
+		gopts.Procs = v.proc
 	}
 	var podres *podresources.Client
 	if o.PodResourcesEndpoint != "" {

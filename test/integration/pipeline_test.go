@@ -1,7 +1,9 @@
+//go:build realmachine
+
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -17,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 )
 
@@ -86,7 +89,7 @@ type pipeline struct {
 
 // startPipeline creates and starts the receiver from cfg. With onScrape set
 // scrapes are handed to it and only their times are kept.
-func startPipeline(t *testing.T, cfg *Config, logger *zap.Logger, onScrape func(scrapeSummary)) *pipeline {
+func startPipeline(t *testing.T, cfg *containerstatsreceiver.Config, logger *zap.Logger, onScrape func(scrapeSummary)) *pipeline {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	p := &pipeline{onScr: onScrape}
@@ -104,7 +107,7 @@ func startPipeline(t *testing.T, cfg *Config, logger *zap.Logger, onScrape func(
 	require.NoError(t, err)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = logger
-	r, err := NewFactory().CreateMetrics(context.Background(), set, cfg, next)
+	r, err := containerstatsreceiver.NewFactory().CreateMetrics(context.Background(), set, cfg, next)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	p.stop = func() {
@@ -148,10 +151,15 @@ func (p *pipeline) waitScrapes(t *testing.T, since time.Time, n int, within time
 
 // pipelineConfig is the default config with the real node's root, the
 // given interval, and a fixed node name.
-func pipelineConfig(interval time.Duration) *Config {
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
+func pipelineConfig(interval time.Duration) *containerstatsreceiver.Config {
+	cfg := defaultConfig()
 	cfg.CollectionInterval = interval
 	cfg.RootPath = "/"
 	cfg.NodeName = "node-pipeline"
 	return cfg
+}
+
+// defaultConfig is the receiver's default config, from its public factory.
+func defaultConfig() *containerstatsreceiver.Config {
+	return containerstatsreceiver.NewFactory().CreateDefaultConfig().(*containerstatsreceiver.Config)
 }

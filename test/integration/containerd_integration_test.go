@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -64,14 +64,14 @@ func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
-	rt := RuntimeConfig{
+	rt := node.IdentityConfig{
 		CRIEnabled: true, CRIEndpoint: h.Socket,
 		ContainerdEnabled: true, ContainerdEndpoint: "unix://" + h.Socket, ContainerdNamespaces: []string{containerdtest.Namespace},
-		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
+		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefresh: 50 * time.Millisecond,
 	}
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), PodLabels: true,
+		Identity: node.NewIdentity("/", rt, set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -161,7 +161,7 @@ func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 	rtCtrd.CRIEnabled = false
 	s2 := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		Identity: node.NewIdentity("/", identityConfig(rtCtrd), zap.NewNop()),
+		Identity: node.NewIdentity("/", rtCtrd, zap.NewNop()),
 	})
 	require.NoError(t, s2.Start(ctx, componenttest.NewNopHost()))
 	m, err = s2.Scrape(ctx)

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -43,17 +43,17 @@ func TestRealContainerdLogs(t *testing.T) {
 		`i=0; while true; do echo "busy line $i"; echo "busy err $i" >&2; i=$((i+1)); sleep 0.05; done`})
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	rt := RuntimeConfig{
+	rt := node.IdentityConfig{
 		CRIEnabled: true, CRIEndpoint: h.Socket,
 		ContainerdEnabled: true, ContainerdEndpoint: "unix://" + h.Socket, ContainerdNamespaces: []string{containerdtest.Namespace},
-		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
+		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefresh: 50 * time.Millisecond,
 	}
-	cfg := createDefaultConfig().(*Config)
+	cfg := defaultConfig()
 
 	// Metrics: the real cgroup tree.
 	s := scrape.New(set, scrape.Options{
 		RootPath: "/", NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: node.NewIdentity("/", identityConfig(rt), set.Logger), PodLabels: true,
+		Identity: node.NewIdentity("/", rt, set.Logger), PodLabels: true,
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
@@ -70,7 +70,7 @@ func TestRealContainerdLogs(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	r, err := logs.New(ctx, set, logs.Options{
 		RootPath: h.LogRoot, NodeName: "node-it", ResourceAttributes: cfg.ResourceAttributes,
-		Identity: node.NewIdentity(h.LogRoot, identityConfig(rt), set.Logger),
+		Identity: node.NewIdentity(h.LogRoot, rt, set.Logger),
 		Cgroups:  node.NewCgroupIndex(cgroupfs.NewHost("/"), false, nil, nil), PodLabels: true,
 		StartAt: "beginning", PollInterval: 20 * time.Millisecond,
 	}, sink)

@@ -8,7 +8,7 @@
 #   make unit (no root, no -race) | race | vet | nocgo | cross | fuzz-smoke
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
-#   make fuzz | bench | bench-peer | bench-docker | soak | gpu-check | clean
+#   make fuzz | bench | bench-peer | bench-docker | soak | cover | gpu-check | clean
 #   make prometheus3 | kube-bins | containerd-bins | helm | cadvisor-peer | v2guest-*: test tools
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -77,7 +77,7 @@ OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
+.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test cover
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -137,6 +137,9 @@ v2guest-build v2guest-image:
 	$(LOCK)
 	$(call sh,v2guest,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE) $(subst v2guest-,,$@)
 soak: ; $(call sh,soak,REAL_TAGS)
+# Unit and real-machine tiers' statement coverage of the product packages.
+cover: $(if $(filter 0,$(COVER_REAL)),,containerd-bins)
+	$(call sh,cover,REAL_TAGS CONTAINERD_BIN_DIR GOTESTFLAGS)
 otelcol:
 	$(call sh,otelcol,$(OTELCOL_VARS)) host
 otelcol-arm64:

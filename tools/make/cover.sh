@@ -10,8 +10,10 @@
 # COVER_DIR/cover.txt (go tool cover -func or -html reads it).
 # - the unit tier: go test ./..., as any user runs it;
 # - the real-machine tier (COVER_REAL=1, the default; 0 skips it):
-#   go test -tags REAL_TAGS COVER_REAL_PKGS (default ./...), which runs the
-#   unit tests again beside the real-machine ones; as make race: root,
+#   go test -tags REAL_TAGS COVER_REAL_PKGS (default: the packages that
+#   REAL_TAGS adds files to; their unit tests run again beside the
+#   real-machine ones, the other packages' tests are the unit tier's); as
+#   make race: root,
 #   CONTAINERD_BIN_DIR (make containerd-bins) for the containerd tests,
 #   and a missing prerequisite skips a test (fails it under CI). The
 #   end-to-end, cluster and VM tiers run built binaries, not test
@@ -19,10 +21,15 @@
 # Not in make test. Reads GO, REAL_TAGS, CONTAINERD_BIN_DIR, GOTESTFLAGS;
 # COVER_DIR (build/cover), COVER_REAL, COVER_REAL_PKGS, COVER_TIMEOUT (30m).
 source "$(dirname "$0")/lib.sh"
-: "${COVER_DIR=build/cover}" "${COVER_REAL=1}" "${COVER_REAL_PKGS=./...}" "${COVER_TIMEOUT=30m}"
+: "${COVER_DIR=build/cover}" "${COVER_REAL=1}" "${COVER_TIMEOUT=30m}"
 words testflags "${GOTESTFLAGS-}"
-words realpkgs "$COVER_REAL_PKGS"
 mod=$($GO list -m)
+files='{{.ImportPath}} {{.GoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}'
+if [[ -z ${COVER_REAL_PKGS-} ]]; then
+  COVER_REAL_PKGS=$(LC_ALL=C comm -13 <($GO list -f "$files" ./... | LC_ALL=C sort) \
+    <($GO list -tags "$REAL_TAGS" -f "$files" ./... | LC_ALL=C sort) | cut -d' ' -f1 | tr '\n' ' ')
+fi
+words realpkgs "$COVER_REAL_PKGS"
 mapfile -t product < <($GO list ./... | grep -Ev "^$mod/(internal/testing/|internal/metadatatest\$|test/|deploy\$)")
 coverpkg=$(IFS=,; printf %s "${product[*]}")
 dir=$(abs "$COVER_DIR")

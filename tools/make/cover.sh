@@ -10,15 +10,16 @@
 # COVER_DIR/cover.txt (go tool cover -func or -html reads it).
 # - the unit tier: go test ./..., as any user runs it;
 # - the real-machine tier (COVER_REAL=1, the default; 0 skips it):
-#   go test -tags REAL_TAGS COVER_REAL_PKGS (default: the packages that
-#   REAL_TAGS adds files to; their unit tests run again beside the
-#   real-machine ones, the other packages' tests are the unit tier's); as
-#   make race: root,
+#   go test -tags REAL_TAGS COVER_REAL_PKGS (default: those of make race's
+#   RACE_PKGS that REAL_TAGS adds files to; their unit tests run again
+#   beside the real-machine ones, the other packages' tests are the unit
+#   tier's), without KUBE_TESTS, as make race: root,
 #   CONTAINERD_BIN_DIR (make containerd-bins) for the containerd tests,
 #   and a missing prerequisite skips a test (fails it under CI). The
 #   end-to-end, cluster and VM tiers run built binaries, not test
 #   binaries: not measured here.
-# Not in make test. Reads GO, REAL_TAGS, CONTAINERD_BIN_DIR, GOTESTFLAGS;
+# Not in make test. Reads GO, REAL_TAGS, RACE_PKGS, KUBE_TESTS,
+# CONTAINERD_BIN_DIR, GOTESTFLAGS;
 # COVER_DIR (build/cover), COVER_REAL, COVER_REAL_PKGS, COVER_TIMEOUT (30m).
 source "$(dirname "$0")/lib.sh"
 : "${COVER_DIR=build/cover}" "${COVER_REAL=1}" "${COVER_TIMEOUT=30m}"
@@ -27,7 +28,7 @@ mod=$($GO list -m)
 files='{{.ImportPath}} {{.GoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}'
 if [[ -z ${COVER_REAL_PKGS-} ]]; then
   COVER_REAL_PKGS=$(LC_ALL=C comm -13 <($GO list -f "$files" ./... | LC_ALL=C sort) \
-    <($GO list -tags "$REAL_TAGS" -f "$files" ./... | LC_ALL=C sort) | cut -d' ' -f1 | tr '\n' ' ')
+    <($GO list -tags "$REAL_TAGS" -f "$files" ${RACE_PKGS:-./...} | LC_ALL=C sort) | cut -d' ' -f1 | tr '\n' ' ')
 fi
 words realpkgs "$COVER_REAL_PKGS"
 mapfile -t product < <($GO list ./... | grep -Ev "^$mod/(internal/testing/|internal/metadatatest\$|test/|deploy\$)")
@@ -45,7 +46,7 @@ inputs=$dir/unit
 if [[ $COVER_REAL == 1 ]]; then
   echo "== real-machine tier: $GO test -tags $REAL_TAGS -cover ${realpkgs[*]}" >&2
   CGO_ENABLED=1 CONTAINERD_BIN_DIR="$(abs "${CONTAINERD_BIN_DIR:-bin/containerd}")" GOCOVERDIR="$dir/real" \
-    $GO test -tags "$REAL_TAGS" -cover -coverpkg="$coverpkg" -timeout "$COVER_TIMEOUT" "${testflags[@]}" "${realpkgs[@]}" \
+    $GO test -tags "$REAL_TAGS" ${KUBE_TESTS:+-skip "^($KUBE_TESTS)\$"} -cover -coverpkg="$coverpkg" -timeout "$COVER_TIMEOUT" "${testflags[@]}" "${realpkgs[@]}" \
     -args -test.gocoverdir="$dir/real" >"$dir/real.log" 2>&1 || rc=$?
   grep -E '^(FAIL|---|panic)' "$dir/real.log" >&2 || true
   inputs+=,$dir/real

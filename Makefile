@@ -8,7 +8,7 @@
 #   make unit (no root, no -race) | race | vet | nocgo | cross | fuzz-smoke
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
-#   make fuzz | bench | bench-peer | bench-docker | soak | gpu-check | clean
+#   make fuzz | bench | bench-peer | bench-docker | soak | cover | gpu-check | clean
 #   make prometheus3 | kube-bins | containerd-bins | helm | cadvisor-peer | v2guest-*: test tools
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -57,13 +57,21 @@ RUN_CONFIG     ?= config/local.yaml
 # GOTESTFLAGS: extra test flags, e.g. make unit GOTESTFLAGS='-run TestX -v'.
 # TEST_BUILDFLAGS: vet's and the real-machine steps' test builds, the race
 # step's flags, so each package compiles once (TEST_BUILDFLAGS= builds plain).
-# REAL_TAGS: the real-machine tests' build tag (not in `go test ./...`).
+# REAL_TAGS: the real-machine tests' build tag (not in `go test ./...`); the
+# VM's are vmnode (the host's side) and v2guest (the guest's test binary).
+# The steps pick among real-machine tests by package and name: make race
+# runs RACE_PKGS (all but the harnesses with steps of their own) without
+# the cluster's tests, KUBE_TESTS (deploy/, internal/testing/kubetest/) and
+# KUBE_E2E_TESTS (test/e2e/), which make kube-test runs; make e2e runs
+# test/e2e/ without KUBE_E2E_TESTS.
 GOTESTFLAGS     ?=
 TEST_BUILDFLAGS ?= -race
 REAL_TAGS       := realmachine
 TEST_TIMEOUT    ?= 20m
 RACE_TIMEOUT    ?= 30m
-RACE_PKGS       ?= ./...
+RACE_PKGS       ?= $(shell $(GO) list -tags $(REAL_TAGS) ./... | grep -Ev '/test/(e2e|peer|archgolden)$$')
+KUBE_TESTS      := TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods
+KUBE_E2E_TESTS  := TestClusterDaemonSet|TestNewcomerPath|TestAround|TestAroundBounded
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross arch-test v2-test
 TEST_BG    ?= containerd-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 v2guest-build fuzz-build v2guest-image nocgo cross
 # Test tools and their outputs (docs/e2e.md, docs/kube.md, docs/v2-node.md).
@@ -77,7 +85,7 @@ OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
+.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test cover
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -86,12 +94,11 @@ dashboards check-dashboards:
 	cd tools/dashboards && $(GO) vet . && $(GO) run . -root "$(CURDIR)" $(if $(findstring check,$@),-check)
 vet:
 	$(GO) vet $(TEST_BUILDFLAGS) -tags $(REAL_TAGS) ./...
-	$(GO) vet $(TEST_BUILDFLAGS) -tags peerbench ./test/peer/
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
 # The identity tests run on both runtimes (docs/runtimes.md); the others on make containerd-bins'.
 race: containerd-bins
-	CGO_ENABLED=1 CONTAINERD_BIN_DIR="$(abspath $(CONTAINERD_BIN_DIR))" $(GO) test -race -tags $(REAL_TAGS) -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
+	CGO_ENABLED=1 CONTAINERD_BIN_DIR="$(abspath $(CONTAINERD_BIN_DIR))" $(GO) test -race -tags $(REAL_TAGS) -skip '^($(KUBE_TESTS))$$' -timeout $(RACE_TIMEOUT) $(GOTESTFLAGS) $(RACE_PKGS)
 nocgo:
 	$(LOCK)
 	$(call sh,nocgo,CROSSCHECK TEST_TIMEOUT GOTESTFLAGS)
@@ -112,14 +119,14 @@ cadvisor-peer:
 	$(LOCK)
 	cd tools/cadvisorpeer && $(GO) vet . && $(GO) build -trimpath -o "$(CURDIR)/$(CADVISOR_PEER_BIN)" .
 bench-peer: otelcol cadvisor-peer prometheus3
-	$(call sh,bench-peer,OTELCOL_BIN CADVISOR_PEER_BIN PROMETHEUS3_BIN)
+	$(call sh,bench-peer,REAL_TAGS OTELCOL_BIN CADVISOR_PEER_BIN PROMETHEUS3_BIN)
 bench-docker: otelcol cadvisor-peer
-	$(call sh,bench-docker,OTELCOL_BIN CADVISOR_PEER_BIN)
+	$(call sh,bench-docker,REAL_TAGS OTELCOL_BIN CADVISOR_PEER_BIN)
 prometheus3:
 	$(LOCK)
 	$(call sh,prometheus3,PROMETHEUS3_BIN)
 e2e: otelcol image prometheus3 containerd-bins cadvisor-peer
-	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CONTAINERD_BIN_DIR CADVISOR_PEER_BIN)
+	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS KUBE_E2E_TESTS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CONTAINERD_BIN_DIR CADVISOR_PEER_BIN)
 kube-bins:
 	$(LOCK)
 	$(call sh,kube-bins,KUBE_BIN_DIR KUBE_VERSION)
@@ -130,20 +137,23 @@ helm:
 	$(LOCK)
 	$(call sh,helm,HELM_BIN)
 kube-test: kube-bins containerd-bins image helm prometheus3
-	$(call sh,kube-test,TEST_BUILDFLAGS GOTESTFLAGS KUBE_BIN_DIR CONTAINERD_BIN_DIR IMAGE_ARCHIVE HELM_BIN PROMETHEUS3_BIN OTEL_COLLECTOR_CHART)
+	$(call sh,kube-test,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS KUBE_TESTS KUBE_E2E_TESTS KUBE_BIN_DIR CONTAINERD_BIN_DIR IMAGE_ARCHIVE HELM_BIN PROMETHEUS3_BIN OTEL_COLLECTOR_CHART)
 v2-test: cadvisor-peer kube-bins containerd-bins v2guest-build
 	$(call sh,v2-test,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE CADVISOR_PEER_BIN KUBE_BIN_DIR CONTAINERD_BIN_DIR)
 v2guest-build v2guest-image:
 	$(LOCK)
 	$(call sh,v2guest,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE) $(subst v2guest-,,$@)
 soak: ; $(call sh,soak,REAL_TAGS)
+# Unit and real-machine tiers' statement coverage of the product packages.
+cover: $(if $(filter 0,$(COVER_REAL)),,containerd-bins)
+	$(call sh,cover,REAL_TAGS RACE_PKGS KUBE_TESTS CONTAINERD_BIN_DIR GOTESTFLAGS)
 otelcol:
 	$(call sh,otelcol,$(OTELCOL_VARS)) host
 otelcol-arm64:
 	$(LOCK)
 	$(call sh,otelcol,$(OTELCOL_VARS)) arm64
 arch-test: otelcol otelcol-arm64
-	$(call sh,arch-test,TEST_BUILDFLAGS GOTESTFLAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 QEMU_LD_PREFIX CC_ARM64)
+	$(call sh,arch-test,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 QEMU_LD_PREFIX CC_ARM64)
 image: otelcol otelcol-arm64
 	$(call sh,image,VERSION IMAGE_NAME IMAGE_ARCHIVE OTELCOL_BIN OTELCOL_ARM64_BIN)
 release:

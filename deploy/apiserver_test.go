@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build linux && kube
+//go:build linux && realmachine
 
 // The manifests against a real kube-apiserver (internal/testing/kubetest,
 // binaries from `make kube-bins`; run with `make kube-test`).

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build kube
+//go:build realmachine
 
 // The official OpenTelemetry Collector Helm chart with deploy/helm/values.yaml,
 // rendered by helm (`make helm`) and compared with deploy/daemonset.yaml

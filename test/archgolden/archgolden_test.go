@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build archgolden
+//go:build realmachine
 
 // Package archgolden runs each built collector binary, one per
 // architecture, against the fixture trees (testdata/fixtures/<layout>,

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build e2e && kube
+//go:build realmachine
 
 // The user's path on a real cluster (`make kube-test`,
 // docs/kube.md): internal/testing/kubetest's etcd, kube-apiserver,

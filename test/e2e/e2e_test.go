@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build e2e
+//go:build realmachine
 
 package e2e
 

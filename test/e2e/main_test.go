@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build e2e
+//go:build realmachine
 
 // Package e2e runs the built collector (bin/otelcol-containerstats) against
 // real workloads on this machine and checks what arrives at its backends:

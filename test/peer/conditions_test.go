@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build peerbench
+//go:build realmachine
 
 package peer
 
@@ -291,7 +291,7 @@ func formatConditions(b *strings.Builder, rs []result) {
 }
 
 // TestWindowAccounting: the window's arithmetic on made-up readings (no
-// machine needed: go test -tags peerbench -run TestWindowAccounting
+// machine needed: go test -tags realmachine -run TestWindowAccounting
 // ./test/peer/): 10 s, the machine 150 ticks busy, the benchmark's
 // processes 40 ticks (+10 of perf), the test process 5, the workloads
 // 0.2 s, the hogs 0.3 s: 0.045 cores foreign.

@@ -1,7 +1,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build peerbench
+//go:build realmachine
 
 // Package peer is `make bench-peer`: our collector against cAdvisor on the
 // same real container cgroups, at the same interval, measured by the CPU

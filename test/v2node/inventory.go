@@ -4,7 +4,7 @@
 // Package v2node tests the receiver on a real cgroup v2 node: a QEMU guest
 // (internal/testing/vmnode) with systemd, containerd's CRI plugin on runc's
 // systemd cgroup driver, cAdvisor and a kubelet. host_test.go (build tag
-// v2node, `make v2-test`) builds the guest side (build tag v2guest) and the
+// vmnode, `make v2-test`) builds the guest side (build tag v2guest) and the
 // binaries it needs, boots the guest, and reports each guest test as its
 // own; fixtures_test.go checks our v2 fixtures against what the guest's
 // kernel has. docs/v2-node.md describes the whole.

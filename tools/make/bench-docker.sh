@@ -4,14 +4,14 @@
 # 60 s, its default metric set, every cgroup; tools/cadvisorpeer
 # -standalone) and against contrib's dockerstats receiver's Engine API
 # traffic, with the engine's own CPU counted (test/peer TestDockerHost,
-# build tag peerbench; root; BENCHMARKS.md "On a Docker host"). N real
+# build tag REAL_TAGS; root; BENCHMARKS.md "On a Docker host"). N real
 # containers of a private dockerd (Debian's docker.io), one in ten busy;
 # per size three windows: the engine alone, ours beside cAdvisor, ours
 # beside the dockerstats calls. Waits for a quiet machine (BENCH_PEER_QUIET_*)
 # and fails a window whose foreign CPU exceeds BENCH_PEER_FOREIGN_MAX.
 # Prints the table and writes build/bench-docker.md.
 #   make bench-docker BENCH_DOCKER_N=20 BENCH_DOCKER_WARMUP=20s BENCH_DOCKER_DURATION=30s BENCH_DOCKER_IDLE=20s
-# Also reads GO, OTELCOL_BIN, CADVISOR_PEER_BIN.
+# Also reads GO, REAL_TAGS, OTELCOL_BIN, CADVISOR_PEER_BIN.
 source "$(dirname "$0")/lib.sh"
 vars=()
 for kv in DOCKER_N=50,200 DOCKER_WARMUP=150s DOCKER_DURATION=180s DOCKER_IDLE=60s DOCKER_REPLAY_WARMUP=30s \
@@ -19,7 +19,7 @@ for kv in DOCKER_N=50,200 DOCKER_WARMUP=150s DOCKER_DURATION=180s DOCKER_IDLE=60
   v=BENCH_${kv%%=*}
   vars+=("$v=${!v-${kv#*=}}")
 done
-$GO vet -tags peerbench ./test/peer/
+$GO vet -tags "$REAL_TAGS" ./test/peer/
 env "${vars[@]}" BENCH_PEER_CONDITIONS=quiet BENCH_DOCKER_OUT="$PWD/build/bench-docker.md" \
   OTELCOL_BIN="$(abs "$OTELCOL_BIN")" CADVISOR_PEER_BIN="$(abs "$CADVISOR_PEER_BIN")" \
-  $GO test -tags peerbench -count=1 -v -run '^TestDockerHost$' -timeout 120m ./test/peer/
+  $GO test -tags "$REAL_TAGS" -count=1 -v -run '^TestDockerHost$' -timeout 120m ./test/peer/

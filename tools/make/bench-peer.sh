@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-peer: our collector against cAdvisor on the same real cgroups
-# (test/peer, build tag peerbench; root; BENCHMARKS.md): N real container
+# (test/peer, build tag REAL_TAGS, TestPeer; root; BENCHMARKS.md): N real container
 # cgroups with processes, cAdvisor as the kubelet embeds it
 # (tools/cadvisorpeer, its own module, version pinned there) and the
 # distribution side by side (OTLP into Prometheus 3 too), CPU ticks and RSS
@@ -17,7 +17,7 @@
 # the others, e.g. BENCH_PEER_BASELINE_BIN=bin/otelcol-old or
 # BENCH_PEER_BASELINE_BIN=bin/otelcol-containerstats BENCH_PEER_BASELINE_ENV=GOGC=50
 # The defaults are below; make passes a BENCH_PEER_* given on its command
-# line (or in the environment) through. Also reads GO, OTELCOL_BIN,
+# line (or in the environment) through. Also reads GO, REAL_TAGS, OTELCOL_BIN,
 # CADVISOR_PEER_BIN, PROMETHEUS3_BIN.
 source "$(dirname "$0")/lib.sh"
 # The go test gets every BENCH_PEER_* (as the recipe did), the vet none.
@@ -29,7 +29,7 @@ for kv in N=50,200,500 WARMUP=30s DURATION=120s INTERVAL=10s PERF= DENSE= CONDIT
 done
 baseline=${BENCH_PEER_BASELINE_BIN-}
 peer+=("BENCH_PEER_BASELINE_BIN=${baseline:+$(abs "$baseline")}" "BENCH_PEER_OUT=$PWD/build/bench-peer.md")
-$GO vet -tags peerbench ./test/peer/
+$GO vet -tags "$REAL_TAGS" ./test/peer/
 env "${peer[@]}" OTELCOL_BIN="$(abs "$OTELCOL_BIN")" CADVISOR_PEER_BIN="$(abs "$CADVISOR_PEER_BIN")" \
   PROMETHEUS3_BIN="$(abs "$PROMETHEUS3_BIN")" \
-  $GO test -tags peerbench -count=1 -v -run '^TestPeer$' -timeout 180m ./test/peer/
+  $GO test -tags "$REAL_TAGS" -count=1 -v -run '^TestPeer$' -timeout 180m ./test/peer/

@@ -17,10 +17,9 @@ words buildflags "$TEST_BUILDFLAGS"
 words testflags "$GOTESTFLAGS"
 V2NODE_OUT=${V2NODE_OUT-bin/v2node}
 V2NODE_TIMEOUT=${V2NODE_TIMEOUT-40m}
-$GO vet "${buildflags[@]}" -tags vmnode ./internal/testing/vmnode/
-$GO vet "${buildflags[@]}" -tags v2node ./test/v2node/
+$GO vet "${buildflags[@]}" -tags vmnode ./internal/testing/vmnode/ ./test/v2node/
 $GO vet "${buildflags[@]}" -tags v2guest ./test/v2node/
 VMNODE_CACHE=$VMNODE_CACHE $GO test "${buildflags[@]}" -tags vmnode -count=1 -v -timeout 10m -run '^TestBoot$' "${testflags[@]}" ./internal/testing/vmnode/
 VMNODE_CACHE=$VMNODE_CACHE V2NODE_OUT=$(abs "$V2NODE_OUT") CADVISOR_PEER_BIN=$(abs "$CADVISOR_PEER_BIN") KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") \
   CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") \
-  $GO test "${buildflags[@]}" -tags v2node -count=1 -v -timeout "$V2NODE_TIMEOUT" -run '^TestV2Node$' "${testflags[@]}" ./test/v2node/
+  $GO test "${buildflags[@]}" -tags vmnode -count=1 -v -timeout "$V2NODE_TIMEOUT" -run '^TestV2Node$' "${testflags[@]}" ./test/v2node/

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/containerstats/containerstatsreceiver"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -41,12 +42,12 @@ func TestRealContainerdLogs(t *testing.T) {
 		`i=0; while true; do echo "busy line $i"; echo "busy err $i" >&2; i=$((i+1)); sleep 0.05; done`})
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	rt := RuntimeConfig{
+	rt := containerstatsreceiver.RuntimeConfig{
 		CRIEnabled: true, CRIEndpoint: h.Socket,
 		ContainerdEnabled: true, ContainerdEndpoint: "unix://" + h.Socket, ContainerdNamespaces: []string{containerdtest.Namespace},
 		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
 	}
-	cfg := createDefaultConfig().(*Config)
+	cfg := defaultConfig()
 
 	// Metrics: the real cgroup tree.
 	host, ident := testNode("/", rt, nil, set.Logger)

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/containerstats/containerstatsreceiver"
+	"github.com/containerstats/containerstatsreceiver/internal/cri"
 	"github.com/containerstats/containerstatsreceiver/internal/fsstats"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
@@ -59,18 +61,29 @@ func TestRealFilesystem(t *testing.T) {
 	own := []string{pod.UID, pod.ID, id}
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	rt := RuntimeConfig{
+	rt := containerstatsreceiver.RuntimeConfig{
 		CRIEnabled: true, CRIEndpoint: h.Socket,
 		Timeout: 5 * time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,
 	}
-	cfg := createDefaultConfig().(*Config)
-	cfg.RootPath = h.LogRoot
-	cfg.Runtime = rt
-	cfg.FilesystemCollectionInterval = 200 * time.Millisecond
+	// The background collection as the factory configures it for root_path
+	// h.LogRoot (its wiring is unit-tested in the root package's
+	// filesystem_test.go): a CRI connection of its own to the endpoint the
+	// host handle detected.
+	fsHost, _ := testNode(h.LogRoot, rt, nil, set.Logger)
+	fsc := fsstats.Config{
+		Root: fsHost.Root(), Interval: 200 * time.Millisecond, Timeout: rt.Timeout, Logger: set.Logger,
+		Connect: func() (fsstats.Source, error) {
+			cl, err := cri.Dial(fsHost.Endpoints().CRI)
+			if err != nil {
+				return nil, err
+			}
+			return cri.NewFilesystemSource(cl), nil
+		},
+	}
 	host, ident := testNode("/", rt, nil, set.Logger)
 	s := scrape.New(set, scrape.Options{
-		Host: host, NodeName: "node-it", MetricsBuilderConfig: cfg.MetricsBuilderConfig,
-		Identity: ident, Filesystem: fsstats.New(fsTestConfig(cfg, set.Logger)),
+		Host: host, NodeName: "node-it", MetricsBuilderConfig: defaultConfig().MetricsBuilderConfig,
+		Identity: ident, Filesystem: fsstats.New(fsc),
 	})
 	require.NoError(t, s.Start(ctx, componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })

@@ -1,7 +1,9 @@
+//go:build realmachine
+
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/containerstats/containerstatsreceiver"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/dockertest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -37,7 +38,7 @@ func TestRealDocker(t *testing.T) {
 	own := []string{cs["web"].ID, cs["worker"].ID, solo.ID}
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	host, ident := testNode("/", RuntimeConfig{
+	host, ident := testNode("/", containerstatsreceiver.RuntimeConfig{
 		DockerEnabled: true, DockerEndpoints: []string{d.Socket},
 		Timeout: 2 * time.Second, RefreshInterval: time.Hour, MinRefreshInterval: 10 * time.Millisecond,
 	}, []string{"com.docker.compose.project", "com.docker.compose.service", "com.example.team", "com.example.tier"}, set.Logger)
@@ -123,7 +124,7 @@ func TestRealPodmanAPI(t *testing.T) {
 	c := pm.RunLabelled(t, "containerstats-podman-api", map[string]string{"com.example.tier": "silver", "com.example.hidden": "y"}, "sleep", "600")
 
 	set := receivertest.NewNopSettings(metadata.Type)
-	host, ident := testNode("/", RuntimeConfig{
+	host, ident := testNode("/", containerstatsreceiver.RuntimeConfig{
 		DockerEnabled: true, DockerEndpoints: []string{"unix://" + sock},
 		Timeout: 5 * time.Second, RefreshInterval: time.Hour, MinRefreshInterval: 10 * time.Millisecond,
 	}, []string{"com.example.tier"}, set.Logger)

@@ -1,7 +1,9 @@
+//go:build realmachine
+
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -17,7 +19,9 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/containerstats/containerstatsreceiver"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
+	"github.com/containerstats/containerstatsreceiver/internal/node"
 )
 
 // scrapeSummary is what a pipeline test keeps of one scrape: kept small so
@@ -86,7 +90,7 @@ type pipeline struct {
 
 // startPipeline creates and starts the receiver from cfg. With onScrape set
 // scrapes are handed to it and only their times are kept.
-func startPipeline(t *testing.T, cfg *Config, logger *zap.Logger, onScrape func(scrapeSummary)) *pipeline {
+func startPipeline(t *testing.T, cfg *containerstatsreceiver.Config, logger *zap.Logger, onScrape func(scrapeSummary)) *pipeline {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	p := &pipeline{onScr: onScrape}
@@ -104,7 +108,7 @@ func startPipeline(t *testing.T, cfg *Config, logger *zap.Logger, onScrape func(
 	require.NoError(t, err)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = logger
-	r, err := NewFactory().CreateMetrics(context.Background(), set, cfg, next)
+	r, err := containerstatsreceiver.NewFactory().CreateMetrics(context.Background(), set, cfg, next)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	p.stop = func() {
@@ -148,10 +152,38 @@ func (p *pipeline) waitScrapes(t *testing.T, since time.Time, n int, within time
 
 // pipelineConfig is the default config with the real node's root, the
 // given interval, and a fixed node name.
-func pipelineConfig(interval time.Duration) *Config {
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
+func pipelineConfig(interval time.Duration) *containerstatsreceiver.Config {
+	cfg := defaultConfig()
 	cfg.CollectionInterval = interval
 	cfg.RootPath = "/"
 	cfg.NodeName = "node-pipeline"
 	return cfg
+}
+
+// defaultConfig is the receiver's default config, from its public factory.
+func defaultConfig() *containerstatsreceiver.Config {
+	return containerstatsreceiver.NewFactory().CreateDefaultConfig().(*containerstatsreceiver.Config)
+}
+
+// testNode is the host handle and identity cache of a receiver whose
+// root_path is root, whose runtime section is rt and whose
+// container_labels are labels, as node.New makes them for the factory.
+// The factory's own mapping (nodeConfig) is unit-tested in the root
+// package (identity_test.go); this mirrors the part these tests set.
+func testNode(root string, rt containerstatsreceiver.RuntimeConfig, labels []string, logger *zap.Logger) (*node.Host, *node.Identity) {
+	st := node.New(node.Config{
+		Host: node.HostConfig{
+			Root: root,
+			Runtimes: node.Runtimes{
+				CRI: rt.CRIEnabled, CRIEndpoint: rt.CRIEndpoint,
+				Containerd: rt.ContainerdEnabled, ContainerdEndpoint: rt.ContainerdEndpoint,
+				Docker: rt.DockerEnabled, DockerEndpoints: rt.DockerEndpoints,
+			},
+		},
+		Identity: node.IdentityConfig{
+			ContainerdNamespaces: rt.ContainerdNamespaces, ContainerLabels: labels,
+			Timeout: rt.Timeout, RefreshInterval: rt.RefreshInterval, MinRefresh: rt.MinRefreshInterval, PodLogs: rt.PodLogs,
+		},
+	}, logger)
+	return st.Host, st.Identity
 }

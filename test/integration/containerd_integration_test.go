@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/containerstats/containerstatsreceiver"
 	"github.com/containerstats/containerstatsreceiver/internal/identity"
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
@@ -63,7 +64,7 @@ func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
-	rt := RuntimeConfig{
+	rt := containerstatsreceiver.RuntimeConfig{
 		CRIEnabled: true, CRIEndpoint: h.Socket,
 		ContainerdEnabled: true, ContainerdEndpoint: "unix://" + h.Socket, ContainerdNamespaces: []string{containerdtest.Namespace},
 		Timeout: time.Second, RefreshInterval: 200 * time.Millisecond, MinRefreshInterval: 50 * time.Millisecond,

@@ -3,7 +3,7 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package containerstatsreceiver
+package integration
 
 import (
 	"net"
@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/containerstats/containerstatsreceiver"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
@@ -83,7 +84,7 @@ func (r *rawListener) Close() {
 
 // outageConfig: CRI only, fast refreshes, a short runtime timeout well
 // inside the collection interval.
-func outageConfig(socket string, interval, timeout time.Duration) *Config {
+func outageConfig(socket string, interval, timeout time.Duration) *containerstatsreceiver.Config {
 	cfg := pipelineConfig(interval)
 	cfg.InitialDelay = 0
 	cfg.Runtime.CRIEndpoint = socket

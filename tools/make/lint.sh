@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make lint: golangci-lint (LINT: v2.15.0, pinned in tools/lint/go.mod) with
+# .golangci.yml (opentelemetry-collector-contrib's configuration, this
+# module's import path) over the root module, once per set of build tags
+# that compile together, so the real-machine tests are linted too:
+#   - the default tags (what `go build ./...` and `make unit` see);
+#   - realmachine,e2e,kube,archgolden,peerbench,v2guest,vmnode (every
+#     real-machine and VM tier at once);
+#   - v2node, over ./test/v2node/ only (its host side redeclares what the
+#     v2guest side declares, so it cannot join the set above).
+# Every run goes on after a failed one; the script fails if any found
+# something. LINTFLAGS: extra flags for each run (e.g. --fix, or
+# --new-from-rev=main). golangci-lint's cache is GOLANGCI_LINT_CACHE
+# (default ~/.cache/golangci-lint).
+# Reads GO, LINT, LINTFLAGS.
+source "$(dirname "$0")/lib.sh"
+words lint "$LINT"
+words flags "${LINTFLAGS:-}"
+rc=0
+run() { # run TAGS PACKAGES...
+  local tags=$1; shift
+  echo "== golangci-lint run --build-tags '${tags}' $*"
+  "${lint[@]}" run --build-tags "$tags" "${flags[@]}" "$@" || rc=1
+}
+run "" ./...
+run realmachine,e2e,kube,archgolden,peerbench,v2guest,vmnode ./...
+run v2node ./test/v2node/
+exit "$rc"

@@ -110,8 +110,10 @@ func TestRealFilesystem(t *testing.T) {
 	const written = 8 << 20
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	res, err := h.CRI().ExecSync(ectx, &runtimeapi.ExecSyncRequest{ContainerId: id, Timeout: 30,
-		Cmd: []string{"/bin/sh", "-c", "dd if=/dev/zero of=/fs-it.bin bs=1048576 count=8 && sync"}})
+	res, err := h.CRI().ExecSync(ectx, &runtimeapi.ExecSyncRequest{
+		ContainerId: id, Timeout: 30,
+		Cmd: []string{"/bin/sh", "-c", "dd if=/dev/zero of=/fs-it.bin bs=1048576 count=8 && sync"},
+	})
 	require.NoError(t, err)
 	require.Zero(t, res.GetExitCode(), "dd: %s", res.GetStderr())
 	after := waitGauge("container.filesystem.usage", 60*time.Second, func(v int64) bool { return v >= before+written })

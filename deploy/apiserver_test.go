@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,7 +71,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	_, err = a.Apply(ctx, dsDoc.Obj, bad, "", true)
 	require.Error(t, err, "a misspelled field was accepted by apply")
 	var st apierrors.APIStatus
-	require.True(t, errors.As(err, &st), "not an API status: %v", err)
+	require.ErrorAs(t, err, &st, "not an API status: %v", err)
 	t.Logf("apply of a misspelled field rejected (HTTP %d, %s): %v", st.Status().Code, st.Status().Reason, err)
 	require.Contains(t, err.Error(), `.securityContext.`+typo+`: field not declared in schema`)
 	// The same copy through create with fieldValidation=Strict (what

@@ -118,8 +118,10 @@ func handshake(t *testing.T, gw, node *corev1.Secret, host string) {
 		require.True(t, p.AppendCertsFromPEM(s.Data["ca.crt"]))
 		return p
 	}
-	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair(gw)},
-		ClientCAs: poolOf(gw), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12})
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{pair(gw)},
+		ClientCAs:    poolOf(gw), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
+	})
 	require.NoError(t, err)
 	defer l.Close()
 	done := make(chan error, 1)
@@ -136,7 +138,8 @@ func handshake(t *testing.T, gw, node *corev1.Secret, host string) {
 	nodePair := pair(node)
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", l.Addr().String(), &tls.Config{
 		RootCAs: poolOf(node), ServerName: host, MinVersion: tls.VersionTLS12,
-		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &nodePair, nil }})
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &nodePair, nil },
+	})
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))

@@ -77,7 +77,7 @@ func FuzzParseIDList(f *testing.F) {
 		}
 		back, err := parseIDList([]byte(b.String()), nil)
 		require.NoError(t, err)
-		require.Equal(t, len(ids), len(back))
+		require.Len(t, back, len(ids))
 		for i := range ids {
 			require.Equal(t, ids[i], back[i])
 		}

@@ -147,8 +147,10 @@ func TestCollectorLoop(t *testing.T) {
 		}
 		return Space{}, &os.PathError{Op: "statfs", Path: p, Err: syscall.ENOENT}
 	}
-	c := New(Config{Root: root, Interval: time.Hour, Timeout: time.Second, Statfs: statfs,
-		Connect: func() (Source, error) { return src, nil }})
+	c := New(Config{
+		Root: root, Interval: time.Hour, Timeout: time.Second, Statfs: statfs,
+		Connect: func() (Source, error) { return src, nil },
+	})
 	assert.Same(t, emptySnapshot, c.Snapshot())
 	began := time.Now()
 	require.NoError(t, c.Start(context.Background()))

@@ -257,8 +257,10 @@ func TestVolumes(t *testing.T) {
 	writeFile(t, filepath.Join(podsDir(root), "not-a-dir"), 1)
 
 	ed := filepath.Join(vols, "kubernetes.io~empty-dir")
-	mem := []string{filepath.Join(ed, "mem"), filepath.Join(vols, "kubernetes.io~secret/creds"),
-		filepath.Join(vols, "kubernetes.io~downward-api/info"), filepath.Join(vols, "kubernetes.io~projected/token")}
+	mem := []string{
+		filepath.Join(ed, "mem"), filepath.Join(vols, "kubernetes.io~secret/creds"),
+		filepath.Join(vols, "kubernetes.io~downward-api/info"), filepath.Join(vols, "kubernetes.io~projected/token"),
+	}
 	c := New(Config{Root: root, Statfs: volumeSpace(mem...), Lstat: fakeBlocks(mem...)})
 	c.Collect(context.Background(), nil)
 	got := c.Snapshot().Volumes

@@ -47,7 +47,7 @@ type Cache struct {
 	now func() time.Time
 	log *zap.Logger
 
-	refreshMu   sync.Mutex // serialises refreshes
+	refreshMu   sync.Mutex // serializes refreshes
 	lastRefresh time.Time
 	state       []resolverState // per resolver, under refreshMu
 

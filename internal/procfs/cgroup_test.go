@@ -4,7 +4,6 @@
 package procfs
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,7 +43,7 @@ func TestCgroupReadsFileAndNamesIt(t *testing.T) {
 	_, err = f.Cgroup(43)
 	require.ErrorContains(t, err, filepath.Join(root, "proc", "43", "cgroup"))
 	_, err = f.Cgroup(44)
-	require.True(t, errors.Is(err, fs.ErrNotExist), "a gone process is recognisable: %v", err)
+	require.ErrorIs(t, err, fs.ErrNotExist, "a gone process is recognizable: %v", err)
 }
 
 // FuzzParseCgroup: no panic, and what it accepts prints back to lines that

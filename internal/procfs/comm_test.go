@@ -4,7 +4,6 @@
 package procfs
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,7 +55,7 @@ func TestCommAndPIDs(t *testing.T) {
 	_, err = f.Comm(43)
 	require.ErrorContains(t, err, filepath.Join(root, "proc", "43", "comm"), "a malformed file is named")
 	_, err = f.Comm(44)
-	require.True(t, errors.Is(err, fs.ErrNotExist), "a gone process is recognisable: %v", err)
+	require.ErrorIs(t, err, fs.ErrNotExist, "a gone process is recognizable: %v", err)
 	_, err = NewFS(filepath.Join(root, "nothing")).PIDs(nil)
 	require.Error(t, err)
 }

@@ -23,8 +23,10 @@ func TestParseNetDev(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, NetDev{Name: "lo", RxBytes: 1000, RxPackets: 10, TxBytes: 1000, TxPackets: 10}, got[0])
-	assert.Equal(t, NetDev{Name: "eth0", RxBytes: 2000, RxPackets: 21, RxErrors: 3, RxDropped: 4,
-		TxBytes: 9000, TxPackets: 91, TxErrors: 11, TxDropped: 12}, got[1])
+	assert.Equal(t, NetDev{
+		Name: "eth0", RxBytes: 2000, RxPackets: 21, RxErrors: 3, RxDropped: 4,
+		TxBytes: 9000, TxPackets: 91, TxErrors: 11, TxDropped: 12,
+	}, got[1])
 
 	for _, bad := range []string{"", "eth0: 1 2 3\n", netDevSample + "eth1: 1 2 3\n", netDevSample + "eth1: x 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n", netDevSample + " : 1\n"} {
 		_, err := parseNetDev([]byte(bad), nil)

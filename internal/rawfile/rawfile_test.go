@@ -5,7 +5,6 @@ package rawfile
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,7 +30,7 @@ func TestReadAllGrowsAndReuses(t *testing.T) {
 	assert.Equal(t, want, got)
 
 	_, err = Open(Path(p, dir, "missing"))
-	assert.True(t, errors.Is(err, syscall.ENOENT))
+	assert.ErrorIs(t, err, syscall.ENOENT)
 	_, err = Open([]byte("no-nul"))
 	assert.ErrorIs(t, err, syscall.EINVAL)
 }

@@ -86,7 +86,7 @@ func TestCPULimitUtilization(t *testing.T) {
 				got[id.Str()] = p["k8s.container.cpu.limit.utilization"]
 			})
 			withLimit += len(want)
-			require.Equal(t, len(want), len(got), "a point for each container with a limit, none for the rest")
+			require.Len(t, got, len(want), "a point for each container with a limit, none for the rest")
 			for id, w := range want {
 				assert.Positive(t, w, id)
 				assert.InDelta(t, w, got[id], 1e-12, id)

@@ -146,7 +146,8 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 	var first string   // the file whose read cancelled: the container being read
 	cancelled := false
 	containerDir := filepath.Join(root, "sys/fs/cgroup/kubepods.slice")
-	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+	s := New(newSettings(), Options{
+		RootPath: root, NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
 		TraceRead: func(p string) {
 			switch {
 			case cancelled:
@@ -155,7 +156,8 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 				cancel() // during the first container's reads
 				cancelled, first = true, p
 			}
-		}})
+		},
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	m, err := s.Scrape(context.Background())

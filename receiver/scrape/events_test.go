@@ -287,9 +287,11 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	fi := fullIdentity()
 	idOld := strings.Repeat("0d", 32) // nginx's instance 2, exited before start
 	idNew := strings.Repeat("e5", 32) // nginx's instance 4
-	old := identity.Container{ID: idOld, Name: "nginx-old", ContainerName: "nginx", PodUID: uidBu, PodName: "web-0", Namespace: "shop",
+	old := identity.Container{
+		ID: idOld, Name: "nginx-old", ContainerName: "nginx", PodUID: uidBu, PodName: "web-0", Namespace: "shop",
 		RestartCount: 2, HasRestart: true, StartTime: tStart, Exited: true, ExitStatus: true, ExitCode: 1, Reason: "Error",
-		FinishedAt: tStart.Add(time.Second), Source: identity.SourceCRI}
+		FinishedAt: tStart.Add(time.Second), Source: identity.SourceCRI,
+	}
 	li := &listingIdentity{fakeIdentity: fi, list: []identity.Container{fi.containers[idA1], fi.containers[idB2], fi.containers[idC3], old}}
 	s := eventScraper(t, root, clk, sink, li, nil)
 	scrapeAt(t, s, clk, t0)
@@ -303,9 +305,11 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	a1 := fi.containers[idA1]
 	a1.Exited = true
 	a1.ImageName, a1.ImageTag = "", "" // the listing of an exited container has no image
-	newer := identity.Container{ID: idNew, Name: "nginx-e", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.2",
+	newer := identity.Container{
+		ID: idNew, Name: "nginx-e", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.2",
 		Runtime: "containerd", PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 4, HasRestart: true,
-		StartTime: t0.Add(7 * time.Second), Source: identity.SourceCRI}
+		StartTime: t0.Add(7 * time.Second), Source: identity.SourceCRI,
+	}
 	fi.containers[idNew] = newer
 	li.list = []identity.Container{a1, fi.containers[idB2], fi.containers[idC3], newer}
 	require.NoError(t, os.CopyFS(filepath.Join(root, f.dir, "cri-containerd-"+idNew+".scope"), os.DirFS(filepath.Join(root, f.dir, f.b2))))
@@ -395,9 +399,11 @@ func TestRuntimeOOMBaselineAndGiveUp(t *testing.T) {
 	s := eventScraper(t, root, clk, sink, li, nil)
 	scrapeAt(t, s, clk, t0)
 	mk := func(id string, restart int64, finished time.Time, status bool) identity.Container {
-		return identity.Container{ID: id, ContainerName: "job", PodUID: uidBe, PodName: "cron-9", Namespace: "ops",
+		return identity.Container{
+			ID: id, ContainerName: "job", PodUID: uidBe, PodName: "cron-9", Namespace: "ops",
 			RestartCount: restart, HasRestart: true, StartTime: finished.Add(-time.Minute), Exited: true, ExitStatus: status,
-			ExitCode: 137, Reason: containerevents.ReasonOOMKilled, FinishedAt: finished}
+			ExitCode: 137, Reason: containerevents.ReasonOOMKilled, FinishedAt: finished,
+		}
 	}
 	before := mk(strings.Repeat("71", 32), 0, t0.Add(-time.Hour), true)
 	after := mk(strings.Repeat("72", 32), 1, t0.Add(3*time.Second), true)

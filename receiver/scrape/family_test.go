@@ -50,12 +50,14 @@ func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]
 	t.Helper()
 	var rec []string
 	recording := false
-	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", StandaloneContainers: true, MetricsBuilderConfig: mbc,
+	s := New(newSettings(), Options{
+		RootPath: root, NodeName: "node-1", StandaloneContainers: true, MetricsBuilderConfig: mbc,
 		Now: (&fakeClock{now: t0}).Now, TraceRead: func(p string) {
 			if recording && !strings.HasSuffix(p, "/") {
 				rec = append(rec, filepath.Base(p))
 			}
-		}})
+		},
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	recording = true // Start's own reads (boot time) are not the scrape's
@@ -69,8 +71,10 @@ func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]
 // and v2 names together), and at least one of them.
 // blkioFiles are the files block I/O metrics read: v2 io.stat, v1's
 // throttle and BFQ rwstat files, and the devices' uevents for their names.
-var blkioFiles = []string{"io.stat", "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
-	"blkio.bfq.io_service_bytes_recursive", "blkio.bfq.io_serviced_recursive", "uevent"}
+var blkioFiles = []string{
+	"io.stat", "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
+	"blkio.bfq.io_service_bytes_recursive", "blkio.bfq.io_serviced_recursive", "uevent",
+}
 
 // runFiles are what following a standalone container's run reads, once
 // per run, when a metric that depends on it is on (runStartRec,
@@ -106,8 +110,10 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.disk.io":              {"diskstats", "uevent"},
 		// The optional hugetlb and file descriptor families, and container network.
 		"container.memory.hugetlb.usage": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
-		"k8s.pod.memory.hugetlb.limit": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes",
-			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes"},
+		"k8s.pod.memory.hugetlb.limit": {
+			"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes",
+			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes",
+		},
 		"k8s.node.memory.hugetlb.usage":   {"hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
 		"container.file_descriptor.count": {"cgroup.procs"}, // and /proc/<pid>/fd, a directory
 		"container.network.io":            run("net", "dev"),
@@ -118,8 +124,10 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.system_container.memory.working_set": {"memory.current", "memory.usage_in_bytes", "memory.stat"},
 
 		// The usage over the limit: CPU time and the quota.
-		"k8s.container.cpu.limit.utilization": {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
-			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"k8s.container.cpu.limit.utilization": {
+			"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
+			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat",
+		},
 	}
 	for name, allowed := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -214,14 +222,16 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	dir := filepath.Join(root, v2A1Dir)
 	armed, removed := false, false
 	clk := &fakeClock{now: t0}
-	s := New(newSettings(), Options{RootPath: root, NodeName: "node-1", MetricsBuilderConfig: allMetrics(t), Now: clk.Now,
+	s := New(newSettings(), Options{
+		RootPath: root, NodeName: "node-1", MetricsBuilderConfig: allMetrics(t), Now: clk.Now,
 		TraceRead: func(p string) {
 			// After the first file of the victim (its CPU), the rest vanishes.
 			if armed && !removed && strings.HasPrefix(p, dir+"/") {
 				removed = true
 				require.NoError(t, os.RemoveAll(dir))
 			}
-		}})
+		},
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	_, err := s.Scrape(context.Background())

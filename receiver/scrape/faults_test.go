@@ -79,5 +79,5 @@ func TestScrapeEvictsGoneContainers(t *testing.T) {
 	clk.now = t0.Add(time.Second)
 	_, err = s.Scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, before-2, len(s.series), "the pod and its container are forgotten")
+	assert.Len(t, s.series, before-2, "the pod and its container are forgotten")
 }

@@ -51,13 +51,17 @@ func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
 	_, cts, uids := layoutContainers(t, root, standalone)
 	fi := &fakeIdentity{containers: map[string]identity.Container{}, pods: map[string]identity.Pod{}, sandboxes: map[string]bool{}}
 	for j, uid := range uids {
-		fi.pods[uid] = identity.Pod{UID: uid, Name: fmt.Sprintf("pod-%d", j), Namespace: fmt.Sprintf("ns-%d", j),
-			Labels: map[string]string{"app": fmt.Sprintf("app-%d", j)}, StartTime: tStart.Add(time.Duration(100+j) * time.Second), Source: identity.SourceCRI}
+		fi.pods[uid] = identity.Pod{
+			UID: uid, Name: fmt.Sprintf("pod-%d", j), Namespace: fmt.Sprintf("ns-%d", j),
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", j)}, StartTime: tStart.Add(time.Duration(100+j) * time.Second), Source: identity.SourceCRI,
+		}
 	}
 	for i, c := range cts {
-		ct := identity.Container{ID: c.ContainerID, Name: layoutName(i), ContainerName: layoutName(i),
+		ct := identity.Container{
+			ID: c.ContainerID, Name: layoutName(i), ContainerName: layoutName(i),
 			ImageName: fmt.Sprintf("registry.example/img-%d", i), ImageTag: fmt.Sprintf("v%d", i), Runtime: "containerd",
-			RestartCount: int64(i), HasRestart: true, StartTime: tStart.Add(time.Duration(10+i) * time.Second), Source: identity.SourceCRI}
+			RestartCount: int64(i), HasRestart: true, StartTime: tStart.Add(time.Duration(10+i) * time.Second), Source: identity.SourceCRI,
+		}
 		if p, ok := fi.pods[c.PodUID]; ok {
 			ct.PodUID, ct.PodName, ct.Namespace = p.UID, p.Name, p.Namespace
 		} else {

@@ -48,14 +48,18 @@ func TestNetworkReadOnlyWhenEnabled(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	mbc := defaultMBC()
 	m := &mbc.Metrics
-	for _, e := range []*bool{&m.K8sPodNetworkIo.Enabled, &m.K8sPodNetworkPacketCount.Enabled, &m.K8sPodNetworkErrors.Enabled, &m.K8sPodNetworkPacketDropped.Enabled,
+	for _, e := range []*bool{
+		&m.K8sPodNetworkIo.Enabled, &m.K8sPodNetworkPacketCount.Enabled, &m.K8sPodNetworkErrors.Enabled, &m.K8sPodNetworkPacketDropped.Enabled,
 		&m.K8sNodeNetworkIo.Enabled, &m.K8sNodeNetworkPacketCount.Enabled, &m.K8sNodeNetworkErrors.Enabled, &m.K8sNodeNetworkPacketDropped.Enabled,
-		&m.ContainerPidsCount.Enabled, &m.ContainerPidsLimit.Enabled, &m.K8sPodPidsCount.Enabled, &m.K8sPodPidsLimit.Enabled} {
+		&m.ContainerPidsCount.Enabled, &m.ContainerPidsLimit.Enabled, &m.K8sPodPidsCount.Enabled, &m.K8sPodPidsLimit.Enabled,
+	} {
 		*e = false
 	}
 	var opened []string
-	s := New(newSettings(), Options{RootPath: root, NodeName: "n", MetricsBuilderConfig: mbc,
-		TraceRead: func(p string) { opened = append(opened, p) }})
+	s := New(newSettings(), Options{
+		RootPath: root, NodeName: "n", MetricsBuilderConfig: mbc,
+		TraceRead: func(p string) { opened = append(opened, p) },
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	_, err := s.Scrape(context.Background())
@@ -80,8 +84,10 @@ func TestPodNetworkFromAContainerThread(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/2101/net"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o644))
 	var opened []string
-	s := New(newSettings(), Options{RootPath: root, NodeName: "n", MetricsBuilderConfig: defaultMBC(),
-		TraceRead: func(p string) { opened = append(opened, p) }})
+	s := New(newSettings(), Options{
+		RootPath: root, NodeName: "n", MetricsBuilderConfig: defaultMBC(),
+		TraceRead: func(p string) { opened = append(opened, p) },
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	m, err := s.Scrape(context.Background())

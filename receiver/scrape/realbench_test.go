@@ -55,12 +55,14 @@ func BenchmarkRealCgroupFloor(b *testing.B) {
 	clk := &fakeClock{now: time.Now()}
 	var paths []string
 	record := false
-	s := New(newSettings(), Options{RootPath: "/", NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+	s := New(newSettings(), Options{
+		RootPath: "/", NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
 		TraceRead: func(p string) {
 			if record {
 				paths = append(paths, p)
 			}
-		}})
+		},
+	})
 	require.NoError(b, s.Start(context.Background(), nil))
 	b.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	_, _ = s.Scrape(context.Background()) // warm

@@ -59,8 +59,10 @@ func binaries(t *testing.T) []collector {
 	qemu := envOr("QEMU_AARCH64", "qemu-aarch64-static")
 	return []collector{
 		{arch: "amd64", make: "otelcol", path: envOr("OTELCOL_BIN", filepath.Join(root, "bin", "otelcol-containerstats"))},
-		{arch: "arm64", make: "otelcol-arm64", path: envOr("OTELCOL_ARM64_BIN", filepath.Join(root, "bin", "otelcol-containerstats-arm64")),
-			runner: []string{qemu, "-L", envOr("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")}},
+		{
+			arch: "arm64", make: "otelcol-arm64", path: envOr("OTELCOL_ARM64_BIN", filepath.Join(root, "bin", "otelcol-containerstats-arm64")),
+			runner: []string{qemu, "-L", envOr("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")},
+		},
 	}
 }
 

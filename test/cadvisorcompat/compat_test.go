@@ -70,6 +70,7 @@ var resourceLabels = map[string]bool{
 	// service in TestCompatStandaloneContainer), standalone cAdvisor's.
 	"container_label_com_docker_compose_project": true, "container_label_com_docker_compose_service": true,
 }
+
 var pointLabels = map[string]bool{
 	"cpu": true, "interface": true, "device": true, "state": true, "acc_id": true, "make": true, "model": true, "pagesize": true,
 }

@@ -213,8 +213,10 @@ func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
 	require.NotNil(t, node, "deploy/tls.sh made no %s-tls", dsName)
 	k.pki.pushCA = node["ca.crt"]
 	k.pki.node = certtest.Pair{CertPEM: node["tls.crt"], KeyPEM: node["tls.key"]}
-	_, err = k.cs.CoreV1().Secrets(collectorNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
-		Data: map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM}}, metav1.CreateOptions{})
+	_, err = k.cs.CoreV1().Secrets(collectorNS).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
+		Data:       map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM},
+	}, metav1.CreateOptions{})
 	require.NoError(t, err, "secret %s-pull-tls", dsName)
 }
 
@@ -315,7 +317,8 @@ func (k *cluster) startGateway(t *testing.T) string {
 		switch d.Obj.GetKind() {
 		case "ConfigMap":
 			require.NoError(t, unstructured.SetNestedStringMap(obj.Object, map[string]string{
-				"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg))}, "data"))
+				"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg)),
+			}, "data"))
 		case "Deployment":
 			k.gatewayOverlay(t, obj)
 		}
@@ -410,7 +413,8 @@ func daemonSetOverlay(t *testing.T, ds *unstructured.Unstructured, gatewayIP, qu
 	t.Helper()
 	obj := ds.DeepCopy()
 	require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
-		"ip": gatewayIP, "hostnames": []any{gatewayService}}}, "spec", "template", "spec", "hostAliases"))
+		"ip": gatewayIP, "hostnames": []any{gatewayService},
+	}}, "spec", "template", "spec", "hostAliases"))
 	setHostPath(t, obj, "queue", queueDir)
 	b, err := obj.MarshalJSON()
 	require.NoError(t, err)
@@ -650,8 +654,14 @@ func (k *cluster) startWorkloads(t *testing.T) []workload {
 		app, container string
 		cpuLimit, cpu  float64
 		mem            float64
-	}{{"cpu-burner", "burn", 0.2, 0, full}, {"server", "httpd", 0.5, mixCPU / 1000, full}, {"client", "wget", 0.5, mixCPU / 1000, full},
-		{"writer", "dd", 0.5, mixCPU / 1000, full}, {"idle", "sleep", 0, mixCPU / 1000, full}, {"oom", "hog", 0, 1, (6 + 4) * mib}} {
+	}{
+		{"cpu-burner", "burn", 0.2, 0, full},
+		{"server", "httpd", 0.5, mixCPU / 1000, full},
+		{"client", "wget", 0.5, mixCPU / 1000, full},
+		{"writer", "dd", 0.5, mixCPU / 1000, full},
+		{"idle", "sleep", 0, mixCPU / 1000, full},
+		{"oom", "hog", 0, 1, (6 + 4) * mib},
+	} {
 		p := k.waitLabelled(t, workNS, "app="+w.app, "")
 		out = append(out, workload{pod: p.Name, container: w.container, cpuLimit: w.cpuLimit, cpu: w.cpu, mem: w.mem, pod0: p})
 	}
@@ -1179,8 +1189,10 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		cadv, ok = find(sn.cadv, "container_memory_working_set_bytes", kl)
 		require.True(t, ok, "%s: kubelet cadvisor working set", what)
 		ar := k.oursAround(t, k.sel("container_memory_working_set_bytes", p, w.container), res.at, 0)
-		add(row{what, "working set (B)", ar.gauge("B"), value(res.value, "B"), value(cadv.value, "B"),
-			fmt.Sprint(containerMemTol), ar.within(res.value, containerMemTol)})
+		add(row{
+			what, "working set (B)", ar.gauge("B"), value(res.value, "B"), value(cadv.value, "B"),
+			fmt.Sprint(containerMemTol), ar.within(res.value, containerMemTol),
+		})
 
 		// Start time and restarts: ours against the kubelet and the API.
 		up, ok := k.ours(t, k.sel("container_uptime_seconds", p, w.container))
@@ -1196,11 +1208,15 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		}
 		require.NotNil(t, api.State.Running, "%s: not running", what)
 		apiStart := float64(api.State.Running.StartedAt.Unix())
-		add(row{what, "start time (unix s)", value(start, "s"), value(res.value, "s"), fmt.Sprintf("%.0f (API startedAt)", apiStart),
-			"2 s", within(start, res.value, 2) && within(start, apiStart, 2)})
+		add(row{
+			what, "start time (unix s)", value(start, "s"), value(res.value, "s"), fmt.Sprintf("%.0f (API startedAt)", apiStart),
+			"2 s", within(start, res.value, 2) && within(start, apiStart, 2),
+		})
 		restarts := k.newestRestartCount(t, p.Name, w.container)
-		add(row{what, "restarts", restarts, "-", fmt.Sprintf("%d (API restartCount)", api.RestartCount),
-			"exact", restarts == fmt.Sprint(api.RestartCount)})
+		add(row{
+			what, "restarts", restarts, "-", fmt.Sprintf("%d (API restartCount)", api.RestartCount),
+			"exact", restarts == fmt.Sprint(api.RestartCount),
+		})
 
 		// Pod working set.
 		pres, ok := find(sn.res, "pod_memory_working_set_bytes", map[string]string{"namespace": workNS, "pod": p.Name})
@@ -1208,8 +1224,10 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		pcad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": podCgroup(p)})
 		require.True(t, ok, "%s: cadvisor pod cgroup %s", what, podCgroup(p))
 		ar = k.oursAround(t, fmt.Sprintf(`k8s_pod_memory_working_set_bytes{k8s_pod_uid=%q}`, p.UID), pres.at, 0)
-		add(row{p.Name + " (pod)", "working set (B)", ar.gauge("B"), value(pres.value, "B"), value(pcad.value, "B"),
-			fmt.Sprint(podMemTol), ar.within(pres.value, podMemTol)})
+		add(row{
+			p.Name + " (pod)", "working set (B)", ar.gauge("B"), value(pres.value, "B"), value(pcad.value, "B"),
+			fmt.Sprint(podMemTol), ar.within(pres.value, podMemTol),
+		})
 	}
 
 	// Network: the client's and the server's pod, after the transfer.
@@ -1226,15 +1244,19 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 				cadv = value(s.value, "B")
 			}
 		}
-		add(row{pod + " (pod)", "network receive eth0 (B)", value(ours.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", rx), cadv,
-			"4096", within(ours.value, rx, 4096)})
+		add(row{
+			pod + " (pod)", "network receive eth0 (B)", value(ours.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", rx), cadv,
+			"4096", within(ours.value, rx, 4096),
+		})
 	}
 	// Filesystem: the writer's writable layer.
 	fs, ok := k.ours(t, k.sel("container_filesystem_usage_bytes", sn.pods["writer"], "dd"))
 	require.True(t, ok, "our writer filesystem usage")
 	used := float64(k.summaryRootfs(sn, "writer", "dd"))
-	add(row{"writer/dd", "rootfs usage (B)", value(fs.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", used), "-",
-		"65536", within(fs.value, used, 65536)})
+	add(row{
+		"writer/dd", "rootfs usage (B)", value(fs.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", used), "-",
+		"65536", within(fs.value, used, 65536),
+	})
 
 	// Pod start times: ours is the point's time minus the pod's uptime
 	// (whole seconds since the sandbox's creation, so up to 1 s later
@@ -1258,27 +1280,35 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		require.True(t, ok, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
 		start := float64(up.at.UnixMilli())/1000 - up.value
 		sbs := float64(sb.UnixMilli()) / 1000
-		add(row{p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-",
+		add(row{
+			p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-",
 			fmt.Sprintf("%.3f (CRI sandbox createdAt); %d (/stats/summary startTime, %.1f s before)", sbs, kst.Unix(), start-float64(kst.Unix())),
-			"sandbox +0..1.1 s", start >= sbs-0.1 && start <= sbs+1.1 && float64(kst.Unix()) <= start})
+			"sandbox +0..1.1 s", start >= sbs-0.1 && start <= sbs+1.1 && float64(kst.Unix()) <= start,
+		})
 	}
 
 	// The node's start, tasks and task limit.
 	nup, ok := k.ours(t, fmt.Sprintf(`k8s_node_uptime_seconds{k8s_node_name=%q}`, kubetest.NodeName))
 	require.True(t, ok, "our node uptime")
 	nstart := float64(nup.at.UnixMilli())/1000 - nup.value
-	add(row{"node", "start time (unix s)", value(nstart, "s"), "-", fmt.Sprintf("%d (/stats/summary node startTime)", sn.sum.Node.StartTime.Unix()),
-		"2 s", within(nstart, float64(sn.sum.Node.StartTime.Unix()), 2)})
+	add(row{
+		"node", "start time (unix s)", value(nstart, "s"), "-", fmt.Sprintf("%d (/stats/summary node startTime)", sn.sum.Node.StartTime.Unix()),
+		"2 s", within(nstart, float64(sn.sum.Node.StartTime.Unix()), 2),
+	})
 	rl := sn.sum.Node.Rlimit
 	require.True(t, rl != nil && rl.MaxPID != nil && rl.CurProc != nil, "/stats/summary node rlimit: %+v", rl)
 	ar := k.oursAround(t, fmt.Sprintf(`k8s_node_pids_count{k8s_node_name=%q}`, kubetest.NodeName), rl.Time, time.Second)
 	tol := 64 + 0.05*float64(*rl.CurProc)
-	add(row{"node", "tasks", ar.gauge(""), "-", fmt.Sprintf("%d (/stats/summary rlimit.curproc)", *rl.CurProc),
-		fmt.Sprintf("%.0f", tol), ar.within(float64(*rl.CurProc), tol)})
+	add(row{
+		"node", "tasks", ar.gauge(""), "-", fmt.Sprintf("%d (/stats/summary rlimit.curproc)", *rl.CurProc),
+		fmt.Sprintf("%.0f", tol), ar.within(float64(*rl.CurProc), tol),
+	})
 	lim, ok := k.ours(t, fmt.Sprintf(`k8s_node_pids_limit{k8s_node_name=%q}`, kubetest.NodeName))
 	require.True(t, ok, "our node task limit")
-	add(row{"node", "task limit", fmt.Sprintf("%.0f", lim.value), "-", fmt.Sprintf("%d (/stats/summary rlimit.maxpid)", *rl.MaxPID),
-		"exact", lim.value == float64(*rl.MaxPID)})
+	add(row{
+		"node", "task limit", fmt.Sprintf("%.0f", lim.value), "-", fmt.Sprintf("%d (/stats/summary rlimit.maxpid)", *rl.MaxPID),
+		"exact", lim.value == float64(*rl.MaxPID),
+	})
 
 	// The node.
 	nres, ok := find(sn.res, "node_memory_working_set_bytes", nil)
@@ -1286,11 +1316,15 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	ncad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": "/"})
 	require.True(t, ok, "cadvisor root cgroup")
 	ar = k.oursAround(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, 0)
-	add(row{"node", "working set (B)", ar.gauge("B"), value(nres.value, "B"), value(ncad.value, "B"),
-		fmt.Sprint(nodeMemTol), ar.within(nres.value, nodeMemTol)})
+	add(row{
+		"node", "working set (B)", ar.gauge("B"), value(nres.value, "B"), value(ncad.value, "B"),
+		fmt.Sprint(nodeMemTol), ar.within(nres.value, nodeMemTol),
+	})
 	// The tolerance must tell the right mapping from the nearest wrong one.
-	add(row{"node", "working set (B), were it MemTotal − MemFree − Inactive(file)", value(meminfoWS, "B") + " (/proc/meminfo, read after the kubelet)",
-		value(nres.value, "B"), fmt.Sprintf("%+.0f (apart)", meminfoWS-nres.value), fmt.Sprintf("> %d apart", nodeMemTol), math.Abs(meminfoWS-nres.value) > nodeMemTol})
+	add(row{
+		"node", "working set (B), were it MemTotal − MemFree − Inactive(file)", value(meminfoWS, "B") + " (/proc/meminfo, read after the kubelet)",
+		value(nres.value, "B"), fmt.Sprintf("%+.0f (apart)", meminfoWS-nres.value), fmt.Sprintf("> %d apart", nodeMemTol), math.Abs(meminfoWS-nres.value) > nodeMemTol,
+	})
 
 	// What kubeletstats reads from the Summary API (kubeletparity_test.go).
 	k.parityRows(t, add)
@@ -1463,7 +1497,8 @@ func (k *cluster) outageAndRestart(t *testing.T, ws []workload) {
 	scale := func(n int32) {
 		t.Helper()
 		_, err := k.cs.AppsV1().Deployments(collectorNS).UpdateScale(ctx, gatewayName, &autoscalingv1.Scale{
-			ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: collectorNS}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}, metav1.UpdateOptions{FieldManager: kubetest.FieldManager})
+			ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: collectorNS}, Spec: autoscalingv1.ScaleSpec{Replicas: n},
+		}, metav1.UpdateOptions{FieldManager: kubetest.FieldManager})
 		require.NoError(t, err)
 	}
 	gatewayGone := func() error {

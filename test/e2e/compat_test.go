@@ -209,8 +209,10 @@ scrape_configs:
 	assert.Less(t, s.Value, 0.3, "busy CPU rate above its 0.2 CPU quota")
 	raw, err := prom.one(fmt.Sprintf(`container_cpu_usage_seconds_total{id=%q}`, busy.id))
 	require.NoError(t, err)
-	for k, want := range map[string]string{"job": "cadvisor", "metrics_path": "/metrics/cadvisor", "namespace": ns, "pod": busy.pod.Name,
-		"container": busy.cname, "cpu": "total", "image": containerdtest.Image, "node": node, "instance": node} {
+	for k, want := range map[string]string{
+		"job": "cadvisor", "metrics_path": "/metrics/cadvisor", "namespace": ns, "pod": busy.pod.Name,
+		"container": busy.cname, "cpu": "total", "image": containerdtest.Image, "node": node, "instance": node,
+	} {
 		assert.Equal(t, want, raw.Labels[k], "container_cpu_usage_seconds_total label %s: %v", k, raw.Labels)
 	}
 	for k := range raw.Labels {

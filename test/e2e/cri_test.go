@@ -171,7 +171,6 @@ func TestCollectorWithContainerd(t *testing.T) {
 	t.Run("prometheus3-otlp", func(t *testing.T) {
 		checkPrometheus3(t, bin, ctrd, ws)
 	})
-
 }
 
 // metadataDefines lists the metrics metadata.yaml defines whose names
@@ -253,7 +252,7 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	assert.Less(t, c2-c1, 1.0, "busy ran past its 0.2 CPU quota")
 	thr, err := statKey(filepath.Join(busy.cpuDir, "cpu.stat"), "nr_throttled")
 	require.NoError(t, err)
-	assert.Greater(t, thr, uint64(0), "kernel: busy never throttled")
+	assert.Positive(t, thr, "kernel: busy never throttled")
 	// Throttling counted for busy, the one OOM kill for the restarted mem
 	// container and its pod.
 	throttling := metadataDefines(t, "container.cpu.throttling.")
@@ -353,8 +352,10 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 				return fmt.Errorf("%s: no OTLP points", w.name)
 			}
 			r := mine[len(mine)-1].resource
-			for k, want := range map[string]any{"k8s.pod.name": w.pod.Name, "k8s.namespace.name": w.pod.Namespace,
-				"k8s.container.name": w.cname, "k8s.pod.uid": w.pod.UID} {
+			for k, want := range map[string]any{
+				"k8s.pod.name": w.pod.Name, "k8s.namespace.name": w.pod.Namespace,
+				"k8s.container.name": w.cname, "k8s.pod.uid": w.pod.UID,
+			} {
 				if r[k] != want {
 					return fmt.Errorf("%s: OTLP %s = %v, want %v", w.name, k, r[k], want)
 				}

@@ -57,13 +57,19 @@ func blkioPanels() []string {
 		"containerstats-namespace.json/Disk operations by pod",
 	}
 	for d, queries := range map[string][]string{
-		"Kubernetes / Compute Resources / Pod": {"iopsPodReads", "iopsPodWrites", "throughputPodRead", "throughputPodWrite",
+		"Kubernetes / Compute Resources / Pod": {
+			"iopsPodReads", "iopsPodWrites", "throughputPodRead", "throughputPodWrite",
 			"iopsContainersCombined", "throughputContainersCombined", "storageReads", "storageWrites", "storageReadsPlusWrites",
-			"storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes"},
-		"Kubernetes / Compute Resources / Namespace (Pods)": {"iopsReadsWrites", "throughputReadWrite", "storageReads", "storageWrites",
-			"storageReadsPlusWrites", "storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes"},
-		"Kubernetes / Compute Resources / Cluster": {"iopsReadsWrites", "throughputReadWrite", "iopsReads", "iopsWrites",
-			"iopsReadsWritesCombined", "throughputRead", "throughputWrite", "throughputReadWriteCombined"},
+			"storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes",
+		},
+		"Kubernetes / Compute Resources / Namespace (Pods)": {
+			"iopsReadsWrites", "throughputReadWrite", "storageReads", "storageWrites",
+			"storageReadsPlusWrites", "storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes",
+		},
+		"Kubernetes / Compute Resources / Cluster": {
+			"iopsReadsWrites", "throughputReadWrite", "iopsReads", "iopsWrites",
+			"iopsReadsWritesCombined", "throughputRead", "throughputWrite", "throughputReadWriteCombined",
+		},
 	} {
 		for _, q := range queries {
 			out = append(out, "kubernetes-mixin-otel/"+d+"/"+q)
@@ -187,8 +193,10 @@ func mixinPanels(t *testing.T) []evalPanel {
 		switch e.Status {
 		case "as-is", "ours":
 			require.NotEmpty(t, e.Expr, "%s/%s: status %s without an expression", e.Dashboard, e.Query, e.Status)
-			out = append(out, evalPanel{key: e.key(), board: "kubernetes-mixin-otel (" + e.Status + ")",
-				targets: []evalTarget{{"A", e.Expr}}})
+			out = append(out, evalPanel{
+				key: e.key(), board: "kubernetes-mixin-otel (" + e.Status + ")",
+				targets: []evalTarget{{"A", e.Expr}},
+			})
 		case "other":
 			require.Empty(t, e.Expr, "%s/%s", e.Dashboard, e.Query)
 			require.Empty(t, e.Compat, "%s/%s", e.Dashboard, e.Query)

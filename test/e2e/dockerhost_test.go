@@ -193,8 +193,10 @@ func cadvisorStandalone(t *testing.T, flags []string, names ...string) map[strin
 		need(t, "cAdvisor peer missing (make cadvisor-peer): "+err.Error())
 	}
 	addrFile := filepath.Join(t.TempDir(), "addr")
-	cp := start(t, "cadvisor-standalone", bin, nil, append([]string{"-standalone",
-		"-hk-interval", "1s", "-hk-max", "60s", "-cgroup-roots", "/", "-addr-file", addrFile}, flags...)...)
+	cp := start(t, "cadvisor-standalone", bin, nil, append([]string{
+		"-standalone",
+		"-hk-interval", "1s", "-hk-max", "60s", "-cgroup-roots", "/", "-addr-file", addrFile,
+	}, flags...)...)
 	var theirs map[string][]promSample
 	eventually(t, 60*time.Second, "cAdvisor standalone reports every container", func() error {
 		cp.alive(t)
@@ -283,8 +285,10 @@ func TestPodmanHost(t *testing.T) {
 	theirs := cadvisorStandalone(t, []string{"-podman", "unix://" + sock, "-docker", "unix://" + filepath.Join(t.TempDir(), "none.sock")}, "containerstats-podman-host")
 
 	var ours map[string][]promSample
-	labels := map[string]string{"name": "containerstats-podman-host", "id": c.ID, "image": podmantest.Image,
-		"container_label_com_docker_compose_project": "ledger", "container_label_com_docker_compose_service": "db", "job": "cadvisor", "node": "podman-host-e2e"}
+	labels := map[string]string{
+		"name": "containerstats-podman-host", "id": c.ID, "image": podmantest.Image,
+		"container_label_com_docker_compose_project": "ledger", "container_label_com_docker_compose_service": "db", "job": "cadvisor", "node": "podman-host-e2e",
+	}
 	eventually(t, 60*time.Second, "the Podman container's series with its names", func() error {
 		ag.alive(t)
 		page, err := getPage("http://" + pull + "/metrics")

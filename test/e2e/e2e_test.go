@@ -185,7 +185,7 @@ func checkArrival(t *testing.T, w workloads, node string, ag *process, prom *pro
 	assert.Less(t, c2-c1, 1.0, "busy container ran past its 0.2 CPU quota")
 	throttled, err := statKey(filepath.Join(busy.Dir("cpu"), "cpu.stat"), "nr_throttled")
 	require.NoError(t, err)
-	assert.Greater(t, throttled, uint64(0), "kernel: busy container never throttled")
+	assert.Positive(t, throttled, "kernel: busy container never throttled")
 	u, err := prom.one(fmt.Sprintf(`avg_over_time(container_cpu_usage{container_id=%q}[4s])`, busy.ID))
 	require.NoError(t, err)
 	t.Logf("busy container_cpu_usage averaged over 4s: %.3f CPU (quota 0.2)", u.Value)

@@ -146,7 +146,7 @@ func TestNewcomerPath(t *testing.T) {
 		prom.proc.alive(t)
 		s, err := prom.query(fmt.Sprintf(`k8s_node_cpu_time_seconds_total{k8s_node_name=%q}`, kubetest.NodeName))
 		if err != nil || len(s) == 0 {
-			return fmt.Errorf("node: %v %v", s, err)
+			return fmt.Errorf("node: %v %w", s, err)
 		}
 		got, err = prom.query(fmt.Sprintf(`container_memory_working_set_bytes{k8s_namespace_name=%q, k8s_node_name=%q}`, collectorNS, kubetest.NodeName))
 		if err != nil {

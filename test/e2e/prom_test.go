@@ -64,7 +64,8 @@ func launchPrometheus(t *testing.T, name, bin, addr, config string, extra ...str
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + p.addr,
-		"--log.level=warn"}, extra...)...)
+		"--log.level=warn",
+	}, extra...)...)
 	eventually(t, 30*time.Second, "prometheus ready", func() error {
 		p.proc.alive(t)
 		resp, err := http.Get("http://" + p.addr + "/-/ready")

@@ -352,8 +352,10 @@ func flatten(t *testing.T, md pmetric.Metrics) []point {
 					if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 						v = float64(dp.IntValue())
 					}
-					out = append(out, point{res: res, name: m.Name(), unit: m.Unit(), kind: kd, cumul: cumul,
-						attrs: a, value: v, start: dp.StartTimestamp(), ts: dp.Timestamp()})
+					out = append(out, point{
+						res: res, name: m.Name(), unit: m.Unit(), kind: kd, cumul: cumul,
+						attrs: a, value: v, start: dp.StartTimestamp(), ts: dp.Timestamp(),
+					})
 				}
 			}
 		}

@@ -181,7 +181,8 @@ func testCPU(t *testing.T, n *node) {
 // reads and grow; the limit is 0.1 cores.
 func testThrottling(t *testing.T, n *node) {
 	c := n.run(t, "throttled", "burstable", containerdtest.ContainerSpec{
-		Command: workload("burn", "threads=1"), Resources: cpuResources(10000, 100000)}, false)
+		Command: workload("burn", "threads=1"), Resources: cpuResources(10000, 100000),
+	}, false)
 	require.Equal(t, "10000 100000", strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "cpu.max"))))
 	scrape := func() (map[string]float64, map[string]uint64, map[string]uint64) {
 		k0 := keyed(t, filepath.Join(c.Dir, "cpu.stat"))
@@ -237,11 +238,12 @@ func kernelThreads(t *testing.T, dir string) (threads, running int) {
 func testTasksAndLoad(t *testing.T, n *node) {
 	const k = 3
 	c := n.run(t, "spinner", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k))}, false)
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k)),
+	}, false)
 	var first time.Time
 	var s *scrape.Scraper
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		// A fresh scraper's first sample initialises the average: start
+		// A fresh scraper's first sample initializes the average: start
 		// from one that saw the shell asleep.
 		s = newScraper(t, n.ids, allMetrics(), nil)
 		m := scrapeOwn(t, s, c.own()...)
@@ -529,7 +531,8 @@ func diskstatsWritten(t *testing.T, name string) uint64 {
 func testPids(t *testing.T, n *node) {
 	const k = 4
 	c := n.run(t, "pids", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("i=0; while [ $i -lt %d ]; do sleep 3600 & i=$((i+1)); done; wait", k))}, false)
+		Command: shell(fmt.Sprintf("i=0; while [ $i -lt %d ]; do sleep 3600 & i=$((i+1)); done; wait", k)),
+	}, false)
 	require.Eventually(t, func() bool { return readU64(t, filepath.Join(c.Dir, "pids.current")) == k+1 }, 60*time.Second, 50*time.Millisecond)
 	limit := func(dir string) (float64, bool) {
 		s := strings.TrimSpace(readFile(t, filepath.Join(dir, "pids.max")))
@@ -574,8 +577,10 @@ func testHugetlb(t *testing.T, n *node) {
 	const pages, size = 4, 2 << 20
 	c := n.run(t, "huge", "burstable", containerdtest.ContainerSpec{
 		Command: workload("hugetlb", fmt.Sprintf("pages=%d", pages), fmt.Sprintf("pagesize=%d", size)),
-		Resources: &runtimeapi.LinuxContainerResources{CpuShares: 102,
-			HugepageLimits: []*runtimeapi.HugepageLimit{{PageSize: "2MB", Limit: 16 << 20}}},
+		Resources: &runtimeapi.LinuxContainerResources{
+			CpuShares:      102,
+			HugepageLimits: []*runtimeapi.HugepageLimit{{PageSize: "2MB", Limit: 16 << 20}},
+		},
 	}, false)
 	require.Eventually(t, func() bool { return readU64(t, filepath.Join(c.Dir, "hugetlb.2MB.current")) == pages*size },
 		60*time.Second, 50*time.Millisecond, "the container never charged %d huge pages", pages)

@@ -104,7 +104,8 @@ func get(t *testing.T, url string) string {
 func testFieldNote1(t *testing.T, n *node) {
 	const k = 2
 	c := n.run(t, "loadavg", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k))}, false)
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k)),
+	}, false)
 	url, log := startCAdvisor(t, "-enable-load-reader")
 	cgroup := strings.TrimPrefix(c.Dir, cgRoot)
 	// Ours: a scraper whose first sample sees the shell asleep (load 0).

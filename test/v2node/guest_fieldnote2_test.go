@@ -124,7 +124,8 @@ func TestFieldNote2(t *testing.T) {
 	// ready (the kubelet may replace a container while it settles a pod).
 	running := func() map[string][2]string {
 		cs, err := ctrd.CRI().ListContainers(t.Context(), &runtimeapi.ListContainersRequest{
-			Filter: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}})
+			Filter: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}},
+		})
 		require.NoError(t, err)
 		out := map[string][2]string{}
 		for _, c := range cs.GetContainers() {
@@ -334,7 +335,8 @@ func pingPod(t *testing.T, ctrd *containerdtest.Containerd, name string) {
 	t.Helper()
 	ps, err := ctrd.CRI().ListPodSandbox(t.Context(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		State:         &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY},
-		LabelSelector: map[string]string{"io.kubernetes.pod.name": name + "-" + nodeName}}})
+		LabelSelector: map[string]string{"io.kubernetes.pod.name": name + "-" + nodeName},
+	}})
 	require.NoError(t, err)
 	require.Len(t, ps.GetItems(), 1, "pod %s", name)
 	st, err := ctrd.CRI().PodSandboxStatus(t.Context(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: ps.GetItems()[0].GetId()})

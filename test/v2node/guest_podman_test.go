@@ -164,8 +164,10 @@ func procCgroup(t *testing.T, pid int) string {
 // runs.
 func (p podmanCLI) runPodman(t *testing.T, kind, name, tier string, extra []string, cmd ...string) *podmanCtr {
 	t.Helper()
-	args := append([]string{"run", "-d", "--name", name, "--network", "none",
-		"--label", allowedLabel + "=" + tier, "--label", hiddenLabel + "=x"}, extra...)
+	args := append([]string{
+		"run", "-d", "--name", name, "--network", "none",
+		"--label", allowedLabel + "=" + tier, "--label", hiddenLabel + "=x",
+	}, extra...)
 	if len(cmd) == 0 {
 		cmd = []string{"sleep", "3600"}
 	}

@@ -147,14 +147,16 @@ func newScraper(t *testing.T, ids *identity.Cache, mbc metadata.MetricsBuilderCo
 func newScraperFS(t *testing.T, ids *identity.Cache, socket string) *scrape.Scraper {
 	t.Helper()
 	mbc := allMetrics()
-	fs := scrape.NewFilesystem(&mbc.Metrics, fsstats.Config{Root: "/", Interval: 10 * time.Second, Timeout: 10 * time.Second,
+	fs := scrape.NewFilesystem(&mbc.Metrics, fsstats.Config{
+		Root: "/", Interval: 10 * time.Second, Timeout: 10 * time.Second,
 		Logger: zap.NewNop(), Connect: func() (fsstats.Source, error) {
 			cl, err := cri.Dial(socket)
 			if err != nil {
 				return nil, err
 			}
 			return cri.NewFilesystemSource(cl), nil
-		}})
+		},
+	})
 	o := scrape.Options{RootPath: "/", NodeName: nodeName, MetricsBuilderConfig: mbc, Identity: shared{ids}, Filesystem: fs}
 	s := scrape.New(receivertest.NewNopSettings(metadata.Type), o)
 	require.NoError(t, s.Start(context.Background(), nil))

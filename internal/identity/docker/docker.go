@@ -87,7 +87,7 @@ type Resolver struct {
 }
 
 // New prepares a client of the Engine API socket endpoint (a path or
-// "unix://path"); nothing is dialled before the first List. Container
+// "unix://path"); nothing is dialed before the first List. Container
 // labels whose keys are in labels are kept (container.label.<key>), the
 // rest dropped.
 func New(endpoint string, labels []string) (*Resolver, error) {

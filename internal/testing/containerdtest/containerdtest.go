@@ -52,11 +52,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // Image is the reference of the locally imported busybox image, used as
@@ -292,8 +293,10 @@ func StartWith(t testing.TB, o Options) *Containerd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), BinDir: o.BinDir, Version: version,
-		preCgroup: map[string]bool{}, systemd: o.Systemd}
+	c := &Containerd{
+		t: t, base: base, Socket: filepath.Join(base, "c.sock"), BinDir: o.BinDir, Version: version,
+		preCgroup: map[string]bool{}, systemd: o.Systemd,
+	}
 	for _, h := range hierarchies() {
 		for _, rel := range sharedLevels {
 			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
@@ -425,8 +428,10 @@ func Config(o ConfigOptions) string {
 	if o.BinDir != "" {
 		runc = fmt.Sprintf("\n        BinaryName = %q", filepath.Join(o.BinDir, "runc"))
 	}
-	args := []any{filepath.Join(o.Base, "root"), filepath.Join(o.Base, "state"), o.Socket, filepath.Join(o.Base, "t.sock"),
-		filepath.Join(o.Base, "opt"), Image, o.CNIBin, filepath.Join(o.Base, "cni/conf"), filepath.Join(o.Base, "runc"), o.Systemd, runc}
+	args := []any{
+		filepath.Join(o.Base, "root"), filepath.Join(o.Base, "state"), o.Socket, filepath.Join(o.Base, "t.sock"),
+		filepath.Join(o.Base, "opt"), Image, o.CNIBin, filepath.Join(o.Base, "cni/conf"), filepath.Join(o.Base, "runc"), o.Systemd, runc,
+	}
 	if o.Major < 2 {
 		return fmt.Sprintf(`version = 2
 `+configCommon+`[plugins."io.containerd.grpc.v1.cri"]

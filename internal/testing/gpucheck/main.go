@@ -149,7 +149,7 @@ func run(interval time.Duration) int {
 				verdict = "MIG instance: not compared"
 			case !has:
 				verdict = "nvidia-smi gave no value: not compared"
-			case perr != nil && !(ok1 || ok2):
+			case perr != nil && (!ok1 && !ok2):
 				verdict = "ok (absent on both sides)"
 			case perr != nil:
 				verdict = fmt.Sprintf("FAIL: ours present, nvidia-smi %q", sv)
@@ -310,8 +310,11 @@ func probe(n int) {
 		p("GetNumFans", nf, r)
 		ps, r := h.GetPerformanceState()
 		p("GetPerformanceState", ps, r)
-		fv := []nvml.FieldValue{{FieldId: nvml.FI_DEV_MEMORY_TEMP}, {FieldId: nvml.FI_DEV_NVLINK_LINK_COUNT},
-			{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: math.MaxUint32}}
+		fv := []nvml.FieldValue{
+			{FieldId: nvml.FI_DEV_MEMORY_TEMP},
+			{FieldId: nvml.FI_DEV_NVLINK_LINK_COUNT},
+			{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: math.MaxUint32},
+		}
 		r = h.GetFieldValues(fv)
 		for _, f := range fv {
 			p(fmt.Sprintf("GetFieldValues(field %d)", f.FieldId), fmt.Sprintf("type %d value %v", f.ValueType, f.Value), nvml.Return(f.NvmlReturn))

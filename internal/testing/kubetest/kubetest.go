@@ -20,7 +20,7 @@
 // test's pods. The processes run in their own process group with Pdeathsig
 // (they die with the test process) and are stopped in t.Cleanup; a leftover
 // one names the temp directory on its command line, which
-// internal/testing/leftovers recognises.
+// internal/testing/leftovers recognizes.
 //
 // Tests skip when the binaries are missing (run `make kube-bins`) and fail
 // instead under CI (CI set).
@@ -248,9 +248,11 @@ func (c *Cluster) StartControllers(t testing.TB, binDir string) {
 	// What both components take: the admin kubeconfig for everything,
 	// loopback serving on their own port and cert dir, one instance.
 	common := func(port, certs string) []string {
-		return []string{"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+		return []string{
+			"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
 			"--authorization-kubeconfig=" + kubeconfig, "--bind-address=127.0.0.1", "--secure-port=" + port,
-			"--cert-dir=" + filepath.Join(c.Dir, certs), "--leader-elect=false", "--profiling=false"}
+			"--cert-dir=" + filepath.Join(c.Dir, certs), "--leader-elect=false", "--profiling=false",
+		}
 	}
 	c.start(t, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(common(cmPort, "controller-manager-certs"),
 		"--controllers=*",

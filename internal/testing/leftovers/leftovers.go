@@ -431,7 +431,7 @@ func findMounts(o Options, realNode bool) ([]Leftover, error) {
 			continue
 		}
 		mp := unescape(f[4])
-		if seen[mp] || !(strings.HasPrefix(mp, o.TempDir+"/") || !realNode && strings.HasPrefix(mp, o.NetNS+"/")) {
+		if seen[mp] || (!strings.HasPrefix(mp, o.TempDir+"/") && (realNode || !strings.HasPrefix(mp, o.NetNS+"/"))) {
 			continue
 		}
 		seen[mp] = true
@@ -543,7 +543,7 @@ func alive(o Options, pid int) bool {
 		return false
 	}
 	i := bytes.LastIndexByte(st, ')')
-	return !(i > 0 && i+2 < len(st) && st[i+2] == 'Z')
+	return i <= 0 || i+2 >= len(st) || st[i+2] != 'Z'
 }
 
 // rmCgroup kills what is left in a cgroup and removes it, retrying while

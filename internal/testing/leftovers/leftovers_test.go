@@ -236,7 +236,7 @@ func TestTestPodUID(t *testing.T) {
 		t.Error("an unmarked UID counts as a test's")
 	}
 	if !IsTestPodUID(strings.ReplaceAll(u, "-", "_")) {
-		t.Error("the systemd-escaped form is not recognised")
+		t.Error("the systemd-escaped form is not recognized")
 	}
 }
 

@@ -230,7 +230,7 @@ func leaves(err error) []error {
 	if err == nil {
 		return nil
 	}
-	if p, ok := err.(scrapererror.PartialScrapeError); ok {
+	if p, ok := err.(scrapererror.PartialScrapeError); ok { //nolint:errorlint // this level only: a wrapped partial error is the case below
 		if inner := partialInner(p); inner != nil {
 			return leaves(inner)
 		}

@@ -111,7 +111,7 @@ func TestOwnErrorsShapes(t *testing.T) {
 		t.Fatalf("got %q, want only the own container's error, whole", got)
 	}
 	whole := errors.New("discover cgroups: read /sys/fs/cgroup/cpu/kubepods/burstable: permission denied")
-	if got := OwnErrors(whole, own); len(got) != 1 || got[0] != whole {
+	if got := OwnErrors(whole, own); len(got) != 1 || !errors.Is(got[0], whole) {
 		t.Fatalf("a non-partial error (the whole scrape failed) must be kept, got %v", got)
 	}
 	var plain scrapererror.ScrapeErrors

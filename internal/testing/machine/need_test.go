@@ -22,6 +22,7 @@ func (r *recorder) Helper() {}
 func (r *recorder) Skip(args ...any) {
 	r.skipped = true
 }
+
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.failed = true
 	r.msg = format

@@ -66,8 +66,10 @@ type inputs struct {
 func newInputs(t testing.TB) inputs {
 	t.Helper()
 	dir := t.TempDir()
-	in := inputs{amd64: "/bin/true", arm64: arm64Binary(t),
-		config: filepath.Join(dir, "config.yaml"), ca: filepath.Join(dir, "ca.crt"), license: filepath.Join(dir, "LICENSE")}
+	in := inputs{
+		amd64: "/bin/true", arm64: arm64Binary(t),
+		config: filepath.Join(dir, "config.yaml"), ca: filepath.Join(dir, "ca.crt"), license: filepath.Join(dir, "LICENSE"),
+	}
 	require.NoError(t, os.WriteFile(in.config, []byte("key: 2\n"), 0o644))
 	require.NoError(t, os.WriteFile(in.ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644))
 	require.NoError(t, os.WriteFile(in.license, []byte("Apache License\n"), 0o644))

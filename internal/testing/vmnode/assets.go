@@ -148,7 +148,7 @@ func versions() (string, error) {
 }
 
 // kernelPackage is the versioned package linux-image-amd64 depends on now
-// (the generic flavour: the cloud flavour has no 9p).
+// (the generic flavor: the cloud flavor has no 9p).
 func kernelPackage() (string, error) {
 	out, err := exec.Command("apt-cache", "depends", "linux-image-amd64").Output()
 	if err != nil {

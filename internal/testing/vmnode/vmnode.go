@@ -58,8 +58,13 @@ func Available() string {
 		return "needs root (mmdebstrap, QEMU's 9p shares)"
 	}
 	for _, b := range []struct{ bin, pkg string }{
-		{QEMU, "qemu-system-x86"}, {"mmdebstrap", "mmdebstrap"}, {"mke2fs", "e2fsprogs"},
-		{"xz", "xz-utils"}, {"busybox", "busybox-static"}, {"apt-get", "apt"}, {"dpkg-deb", "dpkg"},
+		{QEMU, "qemu-system-x86"},
+		{"mmdebstrap", "mmdebstrap"},
+		{"mke2fs", "e2fsprogs"},
+		{"xz", "xz-utils"},
+		{"busybox", "busybox-static"},
+		{"apt-get", "apt"},
+		{"dpkg-deb", "dpkg"},
 	} {
 		if _, err := exec.LookPath(b.bin); err != nil {
 			return fmt.Sprintf("%s not installed (Debian: apt-get install %s)", b.bin, b.pkg)

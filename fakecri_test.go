@@ -1,6 +1,8 @@
 // Copyright The containerstats Authors
 // SPDX-License-Identifier: Apache-2.0
 
+//go:build realmachine
+
 package containerstatsreceiver
 
 import (

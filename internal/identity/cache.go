@@ -230,11 +230,6 @@ func (c *Cache) Pending(id string) bool {
 	return c.pending[id] && c.incompleteLocked(id)
 }
 
-func (c *Cache) unknownLocked(id string) bool {
-	_, known := c.byID[id]
-	return !known && !c.sandbox[id]
-}
-
 // incompleteLocked: id is unknown, or known only to a later resolver
 // (containerd) while the first (CRI) answers. The two are listed at once
 // but not atomically: a container made in between is in containerd's

@@ -6,7 +6,6 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -158,5 +157,3 @@ func statKey(path, key string) (uint64, error) {
 	}
 	return 0, fmt.Errorf("%s: no key %q", path, key)
 }
-
-var errNotYet = errors.New("not yet")

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,16 +245,6 @@ func expoLabels(s string) map[string]string {
 		out[k] = v.String()
 		s = strings.TrimPrefix(strings.TrimSpace(s[min(i+1, len(s)):]), ",")
 	}
-	return out
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

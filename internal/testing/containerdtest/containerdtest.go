@@ -34,7 +34,6 @@ package containerdtest // import "github.com/containerstats/containerstatsreceiv
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -595,12 +594,6 @@ func (c *Containerd) log() string {
 		b = b[len(b)-4000:]
 	}
 	return string(b)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n/2)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // RunPod runs a host-network pod sandbox named name in namespace ns with

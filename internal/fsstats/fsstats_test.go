@@ -52,10 +52,10 @@ func (f *fakeSource) ImageFilesystems(context.Context) ([]ImageFS, error) {
 
 func (f *fakeSource) Close() error { f.closed.Store(true); return nil }
 
-func writeFile(t testing.TB, p string, n int) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, make([]byte, n), 0o644))
+func writeFile(tb testing.TB, p string, n int) {
+	tb.Helper()
+	require.NoError(tb, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(tb, os.WriteFile(p, make([]byte, n), 0o644))
 }
 
 func TestLogSizes(t *testing.T) {

@@ -53,15 +53,15 @@ func fakeBlocks(mounts ...string) func(string) (FileStat, error) {
 // atomicDir writes the kubelet's AtomicWriter layout of configMap, secret,
 // downwardAPI and projected volumes: ..<ts>/ holds the files, ..data links
 // to it, each key links to ..data/<key>.
-func atomicDir(t testing.TB, dir string, files map[string]int) {
-	t.Helper()
+func atomicDir(tb testing.TB, dir string, files map[string]int) {
+	tb.Helper()
 	ts := filepath.Join(dir, "..2026_11_26_16_00_00.000000001")
 	for name, n := range files {
-		writeFile(t, filepath.Join(ts, name), n)
+		writeFile(tb, filepath.Join(ts, name), n)
 	}
-	require.NoError(t, os.Symlink(filepath.Base(ts), filepath.Join(dir, "..data")))
+	require.NoError(tb, os.Symlink(filepath.Base(ts), filepath.Join(dir, "..data")))
 	for name := range files {
-		require.NoError(t, os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)))
+		require.NoError(tb, os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)))
 	}
 }
 

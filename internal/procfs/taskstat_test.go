@@ -46,12 +46,12 @@ func TestStateOf(t *testing.T) {
 }
 
 // writeStat writes <root>/proc/<tid>/stat with the given state.
-func writeStat(t testing.TB, root string, tid int, state byte) {
-	t.Helper()
+func writeStat(tb testing.TB, root string, tid int, state byte) {
+	tb.Helper()
 	dir := filepath.Join(root, "proc", strconv.Itoa(tid))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(tb, os.MkdirAll(dir, 0o755))
 	line := fmt.Sprintf("%d (worker %d) %c 1 1 1 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 100 1000 10\n", tid, tid, state)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
 }
 
 func TestTaskStateReaderCount(t *testing.T) {

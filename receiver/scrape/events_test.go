@@ -45,14 +45,14 @@ type event struct {
 
 // withoutUID is the record's attributes but its log.record.uid, which
 // must be a name-based UUID (TestRecordUID checks the values).
-func withoutUID(t testing.TB, lr plog.LogRecord) map[string]any {
-	t.Helper()
+func withoutUID(tb testing.TB, lr plog.LogRecord) map[string]any {
+	tb.Helper()
 	m := lr.Attributes().AsRaw()
 	v, ok := m[containerevents.AttrRecordUID].(string)
-	if assert.True(t, ok, "%s: no %s: %v", lr.EventName(), containerevents.AttrRecordUID, m) {
+	if assert.True(tb, ok, "%s: no %s: %v", lr.EventName(), containerevents.AttrRecordUID, m) {
 		u, err := uuid.Parse(v)
-		assert.NoError(t, err, v)
-		assert.Equal(t, uuid.Version(5), u.Version(), v)
+		assert.NoError(tb, err, v)
+		assert.Equal(tb, uuid.Version(5), u.Version(), v)
 	}
 	delete(m, containerevents.AttrRecordUID)
 	return m

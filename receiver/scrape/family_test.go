@@ -259,15 +259,15 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 
 // familyOf returns the scraper's family of type F; it fails the test when
 // the scraper has none (no metric of it enabled).
-func familyOf[F family](t testing.TB, s *Scraper) F {
-	t.Helper()
+func familyOf[F family](tb testing.TB, s *Scraper) F {
+	tb.Helper()
 	for _, f := range s.families {
 		if x, ok := f.(F); ok {
 			return x
 		}
 	}
 	var zero F
-	require.Failf(t, "no such family", "%T", zero)
+	require.Failf(tb, "no such family", "%T", zero)
 	return zero
 }
 

@@ -19,12 +19,12 @@ import (
 // layoutContainers discovers root's layout as the scraper does: the layout
 // and its containers in sorted ID order (the order layoutIdentity names
 // them in and fixtureFS gives them layers in), and its pods' UIDs, sorted.
-func layoutContainers(t testing.TB, root string, standalone bool) (*cgroupfs.Layout, []cgroupfs.Cgroup, []string) {
-	t.Helper()
+func layoutContainers(tb testing.TB, root string, standalone bool) (*cgroupfs.Layout, []cgroupfs.Cgroup, []string) {
+	tb.Helper()
 	l, err := cgroupfs.Detect(root)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	tree, err := l.Discover(standalone)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
 	sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
 	var uids []string
@@ -46,9 +46,9 @@ func layoutName(i int) string { return fmt.Sprintf("ctr-%d", i) }
 // app=app-<j>, created at tStart + 100s + j. A container keeps the pod its
 // cgroup path gives; a standalone one has none. v1-cgroupfs has its own,
 // richer one (fullIdentity).
-func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
-	t.Helper()
-	_, cts, uids := layoutContainers(t, root, standalone)
+func layoutIdentity(tb testing.TB, root string, standalone bool) *fakeIdentity {
+	tb.Helper()
+	_, cts, uids := layoutContainers(tb, root, standalone)
 	fi := &fakeIdentity{containers: map[string]identity.Container{}, pods: map[string]identity.Pod{}, sandboxes: map[string]bool{}}
 	for j, uid := range uids {
 		fi.pods[uid] = identity.Pod{
@@ -69,17 +69,17 @@ func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
 		}
 		fi.containers[c.ContainerID] = ct
 	}
-	require.NotEmpty(t, fi.containers, "the layout has containers")
+	require.NotEmpty(tb, fi.containers, "the layout has containers")
 	return fi
 }
 
 // identityFor is the identity of layout's goldens: fullIdentity on
 // v1-cgroupfs (identity-v1-cgroupfs.yaml), layoutIdentity elsewhere.
-func identityFor(t testing.TB, layout, root string, standalone bool) *fakeIdentity {
+func identityFor(tb testing.TB, layout, root string, standalone bool) *fakeIdentity {
 	if layout == "v1-cgroupfs" {
 		return fullIdentity()
 	}
-	return layoutIdentity(t, root, standalone)
+	return layoutIdentity(tb, root, standalone)
 }
 
 // TestScrapeGoldenIdentityLayouts: every other layout with a full runtime

@@ -26,11 +26,11 @@ type Loop struct {
 // previous test did to a queue, such as activating blk-throttle, carries
 // over) backed by a sizeMiB file in a test directory, and removes both in
 // cleanup. Needs root and /dev/loop-control.
-func NewLoop(t testing.TB, sizeMiB int) *Loop {
-	t.Helper()
+func NewLoop(tb testing.TB, sizeMiB int) *Loop {
+	tb.Helper()
 	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
 	if err != nil {
-		t.Fatalf("loop device: %v", err)
+		tb.Fatalf("loop device: %v", err)
 	}
 	defer ctl.Close()
 	// An index no one uses: the kernel picks free ones from 0 up.
@@ -42,16 +42,16 @@ func NewLoop(t testing.TB, sizeMiB int) *Loop {
 		}
 	}
 	if idx < 0 {
-		t.Fatal("loop device: no free index in 240..479")
+		tb.Fatal("loop device: no free index in 240..479")
 	}
 	if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, idx); err != nil {
-		t.Fatalf("loop device: LOOP_CTL_ADD %d: %v", idx, err)
+		tb.Fatalf("loop device: LOOP_CTL_ADD %d: %v", idx, err)
 	}
 	l := &Loop{Path: fmt.Sprintf("/dev/loop%d", idx), Name: fmt.Sprintf("loop%d", idx), Major: 7, Minor: uint32(idx)}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
 		if err != nil {
-			t.Errorf("loop device %s: %v", l.Path, err)
+			tb.Errorf("loop device %s: %v", l.Path, err)
 			return
 		}
 		defer ctl.Close()
@@ -62,38 +62,38 @@ func NewLoop(t testing.TB, sizeMiB int) *Loop {
 				return
 			}
 			if err != unix.EBUSY || i == 100 {
-				t.Errorf("loop device %s: LOOP_CTL_REMOVE: %v", l.Path, err)
+				tb.Errorf("loop device %s: LOOP_CTL_REMOVE: %v", l.Path, err)
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
-	backing := filepath.Join(t.TempDir(), "loop.img")
+	backing := filepath.Join(tb.TempDir(), "loop.img")
 	bf, err := os.Create(backing)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer bf.Close()
 	if err := bf.Truncate(int64(sizeMiB) << 20); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	dev, err := os.OpenFile(l.Path, os.O_RDWR, 0)
 	if err != nil {
-		t.Fatalf("loop device: %v", err)
+		tb.Fatalf("loop device: %v", err)
 	}
 	defer dev.Close()
 	if err := unix.IoctlSetInt(int(dev.Fd()), unix.LOOP_SET_FD, int(bf.Fd())); err != nil {
-		t.Fatalf("loop device %s: LOOP_SET_FD: %v", l.Path, err)
+		tb.Fatalf("loop device %s: LOOP_SET_FD: %v", l.Path, err)
 	}
-	t.Cleanup(func() { // before LOOP_CTL_REMOVE (cleanups run last first)
+	tb.Cleanup(func() { // before LOOP_CTL_REMOVE (cleanups run last first)
 		dev, err := os.OpenFile(l.Path, os.O_RDWR, 0)
 		if err != nil {
-			t.Errorf("loop device %s: %v", l.Path, err)
+			tb.Errorf("loop device %s: %v", l.Path, err)
 			return
 		}
 		defer dev.Close()
 		if err := unix.IoctlSetInt(int(dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil {
-			t.Errorf("loop device %s: LOOP_CLR_FD: %v", l.Path, err)
+			tb.Errorf("loop device %s: LOOP_CLR_FD: %v", l.Path, err)
 		}
 	})
 	return l

@@ -126,14 +126,14 @@ func handshake(t *testing.T, gw, node *corev1.Secret, host string) {
 	defer l.Close()
 	done := make(chan error, 1)
 	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			done <- err
+		c, acceptErr := l.Accept()
+		if acceptErr != nil {
+			done <- acceptErr
 			return
 		}
 		defer c.Close()
-		_, err = c.Write([]byte{1})
-		done <- err
+		_, acceptErr = c.Write([]byte{1})
+		done <- acceptErr
 	}()
 	nodePair := pair(node)
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", l.Addr().String(), &tls.Config{

@@ -40,10 +40,10 @@ func TestDetect(t *testing.T) {
 			}
 			if c.mode != ModeV2 {
 				// cpu and cpuacct are symlinks to the cpu,cpuacct mount.
-				cpu, err := filepath.EvalSymlinks(l.V1[CtrlCPU])
-				require.NoError(t, err)
-				acct, err := filepath.EvalSymlinks(l.V1[CtrlCPUAcct])
-				require.NoError(t, err)
+				cpu, evalSymlinksErr := filepath.EvalSymlinks(l.V1[CtrlCPU])
+				require.NoError(t, evalSymlinksErr)
+				acct, evalSymlinksErr := filepath.EvalSymlinks(l.V1[CtrlCPUAcct])
+				require.NoError(t, evalSymlinksErr)
 				assert.Equal(t, cpu, acct)
 				assert.Equal(t, "cpu,cpuacct", filepath.Base(acct))
 				assert.NotEmpty(t, l.V1[CtrlMemory])

@@ -77,9 +77,9 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 	if want.Swap {
 		// memsw exists only with swap accounting (swapaccount=1); it counts
 		// memory + swap, so swap alone is the difference.
-		memsw, err := r.readUint(dir, "memory.memsw.usage_in_bytes")
-		if err != nil {
-			return s, err
+		memsw, readUintErr := r.readUint(dir, "memory.memsw.usage_in_bytes")
+		if readUintErr != nil {
+			return s, readUintErr
 		}
 		if memsw.OK && usage.OK {
 			s.Swap = Some(0)
@@ -228,16 +228,16 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, known map[string]uint6
 		fn(rel, v)
 	} else {
 		var kills U64
-		_, err := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		_, readKeyedErr := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				kills = Some(v)
 			}
 		})
-		if err != nil {
-			if !top && errors.Is(err, ErrVanished) {
+		if readKeyedErr != nil {
+			if !top && errors.Is(readKeyedErr, ErrVanished) {
 				return nil
 			}
-			return err
+			return readKeyedErr
 		}
 		if kills.OK {
 			fn(rel, kills.V)

@@ -117,8 +117,8 @@ func TestReadOnlyByProof(t *testing.T) {
 			s := New(newSettings(), Options{RootPath: root, NodeName: "n", StandaloneContainers: true, MetricsBuilderConfig: mbc, Now: clk.Now})
 			require.NoError(t, s.Start(context.Background(), nil))
 			for i := 0; i < 2; i++ {
-				m, err := s.Scrape(context.Background())
-				require.NoError(t, err)
+				m, scrapeErr := s.Scrape(context.Background())
+				require.NoError(t, scrapeErr)
 				require.Positive(t, m.DataPointCount())
 				clk.now = clk.now.Add(10 * time.Second)
 			}

@@ -199,8 +199,8 @@ func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
 	require.NoError(t, err, "deploy/tls.sh: %s", stderr.String())
 	data := map[string]map[string][]byte{}
 	for _, d := range kubetest.Docs(t, "deploy/tls.sh", out) {
-		_, err := k.a.Apply(ctx, d.Obj, d.Raw, "", false)
-		require.NoError(t, err, "apply %s", d)
+		_, applyErr := k.a.Apply(ctx, d.Obj, d.Raw, "", false)
+		require.NoError(t, applyErr, "apply %s", d)
 		if w := k.a.TakeWarnings(); len(w) > 0 {
 			t.Errorf("apply %s: warnings %q", d, w)
 		}
@@ -1832,9 +1832,9 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 	seen := map[string]map[string]int{} // job: its scrapes' errors, counted as read
 	alerted := map[string]string{}      // job: an error with its alert
 	eventually(t, time.Minute, "the scrapes of the pull endpoint", func() error {
-		resp, err := http.Get("http://" + prom.addr + "/api/v1/targets?state=active")
-		if err != nil {
-			return err
+		resp, getErr := http.Get("http://" + prom.addr + "/api/v1/targets?state=active")
+		if getErr != nil {
+			return getErr
 		}
 		defer resp.Body.Close()
 		var r struct {
@@ -1842,8 +1842,8 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 				ActiveTargets []target `json:"activeTargets"`
 			} `json:"data"`
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-			return err
+		if decodeErr := json.NewDecoder(resp.Body).Decode(&r); decodeErr != nil {
+			return decodeErr
 		}
 		for _, tg := range r.Data.ActiveTargets {
 			j := tg.Labels["job"]
@@ -1873,9 +1873,9 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 			}
 		}
 		// Our series of a workload, through the protected endpoint.
-		s, err := prom.query(k.sel("container_cpu_time_seconds_total", burner, "burn"))
-		if err != nil {
-			return err
+		s, getErr := prom.query(k.sel("container_cpu_time_seconds_total", burner, "burn"))
+		if getErr != nil {
+			return getErr
 		}
 		if len(s) == 0 {
 			return fmt.Errorf("no series of the burner yet; targets %+v", health)

@@ -173,9 +173,9 @@ scrape_configs:
 		ag.alive(t)
 		for _, r := range records {
 			for _, w := range ws {
-				s, err := prom.query(fmt.Sprintf(`%s{namespace=%q, pod=%q, container=%q}`, r, w.pod.Namespace, w.pod.Name, w.cname))
-				if err != nil {
-					return err
+				s, queryErr := prom.query(fmt.Sprintf(`%s{namespace=%q, pod=%q, container=%q}`, r, w.pod.Namespace, w.pod.Name, w.cname))
+				if queryErr != nil {
+					return queryErr
 				}
 				if len(s) != 1 {
 					return fmt.Errorf("%s for %s/%s: %d series: %v", r, w.pod.Name, w.cname, len(s), s)
@@ -190,8 +190,8 @@ scrape_configs:
 	t.Logf("all %d recording rules returned all %d workload containers %.1fs after the agent started", len(records), len(ws), time.Since(t0).Seconds())
 	total := 0
 	for _, r := range records {
-		s, err := prom.query(fmt.Sprintf(`%s{namespace=%q}`, r, ns))
-		require.NoError(t, err)
+		s, queryErr := prom.query(fmt.Sprintf(`%s{namespace=%q}`, r, ns))
+		require.NoError(t, queryErr)
 		assert.Len(t, s, len(ws), "%s: one series per workload container and nothing else (no pod cgroup, sandbox or exited container): %v", r, s)
 		total += len(s)
 		for _, x := range s {

@@ -117,9 +117,9 @@ func TestNewcomerPath(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
-		err := cmd.Run()
+		runErr := cmd.Run()
 		t.Logf("command %d, %s, %.1f s: %s\n%s%s", i+2, where, time.Since(start).Seconds(), line, stdout.String(), stderr.String())
-		require.NoError(t, err, "README's newcomer path, command %d: %s\n%s", i+2, line, stderr.String())
+		require.NoError(t, runErr, "README's newcomer path, command %d: %s\n%s", i+2, line, stderr.String())
 		require.NotContains(t, stderr.String(), "Warning", "command %d: %s", i+2, line)
 	}
 

@@ -458,8 +458,8 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 	_, err := root.run(nil, "useradd", "--create-home", "--home-dir", home, "--uid", uid, "--user-group", "--shell", "/bin/sh", rootlessUser)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if _, err := root.run(nil, "userdel", "--remove", rootlessUser); err != nil {
-			t.Logf("userdel: %v", err)
+		if _, runErr := root.run(nil, "userdel", "--remove", rootlessUser); runErr != nil {
+			t.Logf("userdel: %v", runErr)
 		}
 	})
 	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
@@ -472,18 +472,18 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 	_, err = root.run(nil, "loginctl", "enable-linger", rootlessUser)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if _, err := root.run(nil, "loginctl", "disable-linger", rootlessUser); err != nil {
-			t.Error(err)
+		if _, runErr := root.run(nil, "loginctl", "disable-linger", rootlessUser); runErr != nil {
+			t.Error(runErr)
 		}
-		if _, err := root.run(nil, "systemctl", "stop", "user@"+uid+".service"); err != nil {
-			t.Error(err)
+		if _, runErr := root.run(nil, "systemctl", "stop", "user@"+uid+".service"); runErr != nil {
+			t.Error(runErr)
 		}
 	})
 	bus := fmt.Sprintf("/run/user/%d/bus", rootlessUID)
 	require.Eventually(t, func() bool {
 		out, _ := root.run(nil, "systemctl", "is-active", "user@"+uid+".service")
-		_, err := os.Stat(bus)
-		return out == "active" && err == nil
+		_, statErr := os.Stat(bus)
+		return out == "active" && statErr == nil
 	}, 2*time.Minute, 200*time.Millisecond, "user@%s.service and the user's bus %s never came", uid, bus)
 
 	user := podmanCLI{uid: rootlessUID, home: home}
@@ -494,8 +494,8 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, args := range [][]string{{"podman", "rm", "--all", "--force", "--time", "0"}, {"podman", "rmi", "--all", "--force"}, {"systemctl", "--user", "stop", "podman.socket", "podman.service"}} {
-			if _, err := user.run(nil, args[0], args[1:]...); err != nil {
-				t.Error(err)
+			if _, runErr := user.run(nil, args[0], args[1:]...); runErr != nil {
+				t.Error(runErr)
 			}
 		}
 	})

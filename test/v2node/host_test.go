@@ -58,8 +58,8 @@ func TestV2Node(t *testing.T) {
 		if env == "KUBE_BIN_DIR" {
 			src = filepath.Join(src, "kubelet")
 		}
-		if err := linkOrCopy(src, filepath.Join(share, name)); err != nil {
-			t.Fatalf("%s: %v", env, err)
+		if linkOrCopyErr := linkOrCopy(src, filepath.Join(share, name)); linkOrCopyErr != nil {
+			t.Fatalf("%s: %v", env, linkOrCopyErr)
 		}
 	}
 	// The runtime: make containerd-bins' static containerd, shim, ctr and
@@ -68,12 +68,12 @@ func TestV2Node(t *testing.T) {
 	if dir == "" {
 		machine.Need(t, containerdtest.BinDirEnv+" unset (make containerd-bins): the guest has no containerd")
 	}
-	if err := os.Mkdir(filepath.Join(share, "containerd"), 0o755); err != nil {
-		t.Fatal(err)
+	if mkdirErr := os.Mkdir(filepath.Join(share, "containerd"), 0o755); mkdirErr != nil {
+		t.Fatal(mkdirErr)
 	}
 	for _, b := range containerdtest.Binaries {
-		if err := linkOrCopy(filepath.Join(dir, b), filepath.Join(share, "containerd", b)); err != nil {
-			t.Fatalf("%s: %v", containerdtest.BinDirEnv, err)
+		if linkOrCopyErr := linkOrCopy(filepath.Join(dir, b), filepath.Join(share, "containerd", b)); linkOrCopyErr != nil {
+			t.Fatalf("%s: %v", containerdtest.BinDirEnv, linkOrCopyErr)
 		}
 	}
 	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))

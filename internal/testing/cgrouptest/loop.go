@@ -36,7 +36,7 @@ func NewLoop(tb testing.TB, sizeMiB int) *Loop {
 	// An index no one uses: the kernel picks free ones from 0 up.
 	idx := -1
 	for i := 240; i < 480; i++ {
-		if _, err := os.Stat(fmt.Sprintf("/sys/block/loop%d", i)); os.IsNotExist(err) {
+		if _, statErr := os.Stat(fmt.Sprintf("/sys/block/loop%d", i)); os.IsNotExist(statErr) {
 			idx = i
 			break
 		}
@@ -44,14 +44,14 @@ func NewLoop(tb testing.TB, sizeMiB int) *Loop {
 	if idx < 0 {
 		tb.Fatal("loop device: no free index in 240..479")
 	}
-	if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, idx); err != nil {
-		tb.Fatalf("loop device: LOOP_CTL_ADD %d: %v", idx, err)
+	if ioctlSetIntErr := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, idx); ioctlSetIntErr != nil {
+		tb.Fatalf("loop device: LOOP_CTL_ADD %d: %v", idx, ioctlSetIntErr)
 	}
 	l := &Loop{Path: fmt.Sprintf("/dev/loop%d", idx), Name: fmt.Sprintf("loop%d", idx), Major: 7, Minor: uint32(idx)}
 	tb.Cleanup(func() {
-		ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-		if err != nil {
-			tb.Errorf("loop device %s: %v", l.Path, err)
+		ctl, openFileErr := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
+		if openFileErr != nil {
+			tb.Errorf("loop device %s: %v", l.Path, openFileErr)
 			return
 		}
 		defer ctl.Close()
@@ -74,8 +74,8 @@ func NewLoop(tb testing.TB, sizeMiB int) *Loop {
 		tb.Fatal(err)
 	}
 	defer bf.Close()
-	if err := bf.Truncate(int64(sizeMiB) << 20); err != nil {
-		tb.Fatal(err)
+	if truncateErr := bf.Truncate(int64(sizeMiB) << 20); truncateErr != nil {
+		tb.Fatal(truncateErr)
 	}
 	dev, err := os.OpenFile(l.Path, os.O_RDWR, 0)
 	if err != nil {

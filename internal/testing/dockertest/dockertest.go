@@ -111,13 +111,13 @@ func Start(tb testing.TB) *Dockerd {
 		"--default-ulimit", "nofile=1024:1024", "--cgroup-parent", "/docker", "--log-level", "warn")
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := d.cmd.Start(); err != nil {
-		tb.Fatal(err)
+	if startErr := d.cmd.Start(); startErr != nil {
+		tb.Fatal(startErr)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := d.Docker(nil, "version", "--format", "{{.Server.Version}}"); err == nil {
+		if _, dockerErr := d.Docker(nil, "version", "--format", "{{.Server.Version}}"); dockerErr == nil {
 			break
 		}
 		select {

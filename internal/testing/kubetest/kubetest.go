@@ -156,9 +156,9 @@ func Start(tb testing.TB, binDir string) *Cluster {
 	}
 	token := randomHex(32)
 	c.token = token
-	if err := os.WriteFile(filepath.Join(pki, "tokens.csv"),
-		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); err != nil {
-		tb.Fatal(err)
+	if writeFileErr := os.WriteFile(filepath.Join(pki, "tokens.csv"),
+		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); writeFileErr != nil {
+		tb.Fatal(writeFileErr)
 	}
 
 	etcdClient := "http://" + freeAddr(tb)

@@ -301,8 +301,8 @@ read -r _ || true
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("unshare: %v", err)
+	if startErr := cmd.Start(); startErr != nil {
+		tb.Fatalf("unshare: %v", startErr)
 	}
 	n.holder, n.holderIn, n.holderDone = cmd, in, make(chan struct{})
 	line := make(chan string, 1)

@@ -334,7 +334,7 @@ func readProcs(o Options) ([]proc, error) {
 			continue
 		}
 		dir := filepath.Join(o.Proc, e.Name())
-		if st, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+		if st, readFileErr := os.ReadFile(filepath.Join(dir, "stat")); readFileErr == nil {
 			// Zombies are not alive (their parent has yet to reap them);
 			// kernel threads have no command line.
 			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {

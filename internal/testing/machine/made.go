@@ -72,8 +72,8 @@ func BusyboxTar(dir string, applets ...string) ([]byte, error) {
 		return nil, err
 	}
 	for _, applet := range applets {
-		if err := os.Symlink("busybox", filepath.Join(bin, applet)); err != nil {
-			return nil, err
+		if symlinkErr := os.Symlink("busybox", filepath.Join(bin, applet)); symlinkErr != nil {
+			return nil, symlinkErr
 		}
 	}
 	archive, err := exec.Command("tar", "-C", rootfs, "-c", ".").Output()

@@ -274,7 +274,7 @@ func TestEndpoint(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/crio"), 0o755))
 	// A regular file named like a socket is not a socket.
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/containerd"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd/containerd.sock"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd/containerd.sock"), nil, 0o600))
 	l, err := net.Listen("unix", filepath.Join(root, "run/crio/crio.sock"))
 	require.NoError(t, err)
 	defer l.Close()

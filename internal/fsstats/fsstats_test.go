@@ -55,7 +55,7 @@ func (f *fakeSource) Close() error { f.closed.Store(true); return nil }
 func writeFile(tb testing.TB, p string, n int) {
 	tb.Helper()
 	require.NoError(tb, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(tb, os.WriteFile(p, make([]byte, n), 0o644))
+	require.NoError(tb, os.WriteFile(p, make([]byte, n), 0o600))
 }
 
 func TestLogSizes(t *testing.T) {

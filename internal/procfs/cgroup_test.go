@@ -33,9 +33,9 @@ func TestParseCgroupErrors(t *testing.T) {
 func TestCgroupReadsFileAndNamesIt(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "42"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "42", "cgroup"), []byte("0::/x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "42", "cgroup"), []byte("0::/x\n"), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "43"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "43", "cgroup"), []byte("garbage\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "43", "cgroup"), []byte("garbage\n"), 0o600))
 	f := NewFS(root)
 	lines, err := f.Cgroup(42)
 	require.NoError(t, err)

@@ -38,7 +38,7 @@ func TestCommAndPIDs(t *testing.T) {
 	root := t.TempDir()
 	for pid, comm := range map[string]string{"1": "systemd\n", "42": "kubelet\n", "43": "kubelet"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", pid), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "proc", pid, "comm"), []byte(comm), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "proc", pid, "comm"), []byte(comm), 0o600))
 	}
 	for _, d := range []string{"self", "sys", "0", "042", "-5", "4x"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", d), 0o755))

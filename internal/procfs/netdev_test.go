@@ -37,7 +37,7 @@ func TestParseNetDev(t *testing.T) {
 func TestNetDevReadAndGone(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/42/net"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/42/net/dev"), []byte(netDevSample), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/42/net/dev"), []byte(netDevSample), 0o600))
 	f := NewFS(root)
 	devs, ok, err := f.NetDev(42, nil)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestNetDevReadAndGone(t *testing.T) {
 	_, ok, err = f.NetDev(43, nil)
 	require.NoError(t, err)
 	assert.False(t, ok, "a gone process is no data")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/42/net/dev"), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/42/net/dev"), []byte("garbage"), 0o600))
 	_, _, err = f.NetDev(42, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join("42", "net", "dev"))

@@ -19,7 +19,7 @@ import (
 // A malformed cpu.max costs that container's bandwidth points only.
 func TestScrapeMalformedCPUMax(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "cpu.max"), []byte("lots 100000\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "cpu.max"), []byte("lots 100000\n"), 0o600))
 	s := scraperWith(t, root, defaultMBC(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())
 	var pe scrapererror.PartialScrapeError

@@ -106,7 +106,7 @@ var oomFiles = map[string]struct {
 func setOOM(t *testing.T, root, layout, ctr string, kills int) {
 	t.Helper()
 	f := oomFiles[layout]
-	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, ctr, f.file), []byte(fmt.Sprintf(f.format, kills)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, ctr, f.file), []byte(fmt.Sprintf(f.format, kills)), 0o600))
 }
 
 // eventScraper starts a scraper with events on (sink active) and the full
@@ -261,7 +261,7 @@ func TestOOMKillEventsMalformed(t *testing.T) {
 	})
 	scrapeAt(t, s, clk, t0)
 	f := oomFiles["v2-systemd"]
-	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, f.a1, "memory.events"), []byte("oom_kill x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, f.a1, "memory.events"), []byte("oom_kill x\n"), 0o600))
 	setOOM(t, root, "v2-systemd", f.b2, 9) // 7 -> 9
 	clk.now = t0.Add(10 * time.Second)
 	_, err := s.Scrape(context.Background())
@@ -462,7 +462,7 @@ func TestEventsGoldenLayouts(t *testing.T) {
 				if l.StatsV1() {
 					file, body = "memory.oom_control", fmt.Sprintf("oom_kill_disable 0\nunder_oom 0\noom_kill %d\n", kills)
 				}
-				require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o600))
 				return true
 			}
 			for i, c := range cts {

@@ -167,7 +167,7 @@ func TestDisabledMetricsFileErrorsAreSilent(t *testing.T) {
 		"proc/meminfo":             "MemTotal: lots kB\n",
 		"proc/vmstat":              "oom_kill -1\n",
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(data), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(data), 0o600))
 	}
 	got, err := filesRead(t, root, only(t, "container.memory.usage"))
 	require.NoError(t, err, "no partial error for files of disabled metrics")
@@ -293,8 +293,8 @@ func seriesPoints(s *Scraper, kind cgroupKind, id string) int {
 // are not read at all with those metrics off.
 func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2101", "stat"), []byte("garbage"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "io.pressure"), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2101", "stat"), []byte("garbage"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "io.pressure"), []byte("garbage"), 0o600))
 
 	s := scraperWith(t, root, defaultMBC(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())

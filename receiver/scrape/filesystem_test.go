@@ -248,7 +248,7 @@ func TestScrapeFilesystemRealCollector(t *testing.T) {
 	root := copyFixture(t, "v1-cgroupfs")
 	dir := filepath.Join(root, "var/log/pods", "shop_web-0_"+uidBu, "nginx")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "3.log"), make([]byte, 1237), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "3.log"), make([]byte, 1237), 0o600))
 	col := fsstats.New(fsstats.Config{Root: root, Interval: time.Hour, Timeout: time.Second})
 	clk := &fakeClock{now: t0}
 	s := startScraper(t, root, false, clk, func(o *Options) { o.Filesystem = col; o.Identity = fullIdentity() })

@@ -296,7 +296,7 @@ func TestScrapeGPUErrorOnOneDevice(t *testing.T) {
 	node.GPUs[2].GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
 	root := gpuRoot(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "4107"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "4107", "cgroup"), []byte("not a cgroup line\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "4107", "cgroup"), []byte("not a cgroup line\n"), 0o600))
 	node.SetProcs(3, true) // never read: the GPU is lost
 	node.GPUs[0].GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		return []nvml.ProcessInfo{{Pid: 4107, UsedGpuMemory: 1}}, nvml.SUCCESS

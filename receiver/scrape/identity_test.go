@@ -141,7 +141,7 @@ func TestScrapeGoldenPodLogs(t *testing.T) {
 	} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+idB2+".log"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+idB2+".log"), nil, 0o600))
 	cache := identity.NewCache(identity.CacheConfig{PodLogs: identity.NewPodLogs(root)})
 	clk := &fakeClock{now: t0}
 	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = cache })

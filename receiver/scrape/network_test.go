@@ -24,7 +24,7 @@ func TestScrapeNetworkFaults(t *testing.T) {
 		goodPod = "2b3c4d5e-0000-4000-8000-00000000000b" // process 7300
 	)
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/7301/net/dev"), []byte("garbage\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/7301/net/dev"), []byte("garbage\n"), 0o600))
 	s := newTestScraper(t, root, false, &fakeClock{now: t0})
 	m, err := s.Scrape(context.Background())
 	var pe scrapererror.PartialScrapeError
@@ -82,7 +82,7 @@ func TestPodNetworkFromAContainerThread(t *testing.T) {
 	dev := "Inter-|   Receive |  Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes packets errs drop fifo colls carrier compressed\n" +
 		"  eth0: 9101 9102 9103 9104 9105 9106 9107 9108 9109 9110 9111 9112 9113 9114 9115 9116\n"
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/2101/net"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o600))
 	var opened []string
 	s := New(newSettings(), Options{
 		RootPath: root, NodeName: "n", MetricsBuilderConfig: defaultMBC(),

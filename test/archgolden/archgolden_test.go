@@ -224,7 +224,7 @@ func TestLazyCheckFails(t *testing.T) {
 			dir := t.TempDir()
 			link := func(name, src, z string) string {
 				c := filepath.Join(dir, name+".c")
-				require.NoError(t, os.WriteFile(c, []byte(src), 0o644))
+				require.NoError(t, os.WriteFile(c, []byte(src), 0o600))
 				out := filepath.Join(dir, name)
 				b, err := exec.Command(cc.cc, "-o", out, c, "-Wl,--export-dynamic", "-Wl,--unresolved-symbols=ignore-in-object-files", "-Wl,-z,"+z).CombinedOutput()
 				require.NoError(t, err, "%s", b)
@@ -291,7 +291,7 @@ func writeConfig(t *testing.T, dir string) string {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	require.NoError(t, err)
 	p := filepath.Join(dir, "config.yaml")
-	require.NoError(t, os.WriteFile(p, b, 0o644))
+	require.NoError(t, os.WriteFile(p, b, 0o600))
 	return p
 }
 

@@ -1336,7 +1336,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	}
 	t.Logf("side by side:\n%s", b.String())
 	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
-		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o644))
+		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o600))
 	}
 }
 

@@ -162,7 +162,7 @@ scrape_configs:
 
 	pull := freeAddr(t)
 	overlay := filepath.Join(t.TempDir(), "compat-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(compatOverlay, ctrd.Socket, pull, prom.remoteWriteURL())), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(compatOverlay, ctrd.Socket, pull, prom.remoteWriteURL())), 0o600))
 	ag := start(t, "agent-compat", bin, []string{"K8S_NODE_NAME=" + node},
 		"--config", filepath.Join(repoRoot(t), "config", "cadvisor-compat.yaml"), "--config", overlay)
 

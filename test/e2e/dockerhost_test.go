@@ -68,7 +68,7 @@ scrape_configs:
       - targets: [%q]
 `, pull))
 	overlay := filepath.Join(t.TempDir(), "docker-host-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, d.Socket, pull)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, d.Socket, pull)), 0o600))
 	root := repoRoot(t)
 	ag := start(t, "agent-docker-host", bin, []string{"HOST_NAME=docker-host-e2e"},
 		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"), "--config", overlay)
@@ -278,7 +278,7 @@ func TestPodmanHost(t *testing.T) {
 
 	pull := freeAddr(t)
 	overlay := filepath.Join(t.TempDir(), "podman-host-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, sock, pull)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, sock, pull)), 0o600))
 	root := repoRoot(t)
 	ag := start(t, "agent-podman-host", bin, []string{"HOST_NAME=podman-host-e2e"},
 		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"), "--config", overlay)

@@ -108,7 +108,7 @@ func TestImageArchive(t *testing.T) {
 			if len(runner) > 0 { // a static emulator: it needs nothing from the root
 				b, err := os.ReadFile(runner[0])
 				require.NoError(t, err)
-				require.NoError(t, os.WriteFile(filepath.Join(root, "qemu-aarch64-static"), b, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, "qemu-aarch64-static"), b, 0o755)) //nolint:gosec // G306: an executable
 				prefix = []string{"/qemu-aarch64-static"}
 			}
 			run := func(args ...string) string {

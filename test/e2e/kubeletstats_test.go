@@ -107,8 +107,8 @@ func TestKubeletstatsGatewayOverlay(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "gateway.yaml")
 	over := filepath.Join(dir, "kubeletstats.yaml")
-	require.NoError(t, os.WriteFile(base, gw, 0o644))
-	require.NoError(t, os.WriteFile(over, ov, 0o644))
+	require.NoError(t, os.WriteFile(base, gw, 0o600))
+	require.NoError(t, os.WriteFile(over, ov, 0o600))
 	env := append(os.Environ(), "OTLP_LISTEN=127.0.0.1:4317", "MY_POD_IP=127.0.0.1", "REMOTE_WRITE_URL=http://127.0.0.1:9/api/v1/write",
 		kubeletstatsRemoteWriteEnv+"=http://127.0.0.1:9/api/v1/write")
 	cmd := exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
@@ -119,7 +119,7 @@ func TestKubeletstatsGatewayOverlay(t *testing.T) {
 	// the check above can fail.
 	bad := strings.Replace(string(ov), "set(", "set_no_such_function(", 1)
 	require.NotEqual(t, string(ov), bad)
-	require.NoError(t, os.WriteFile(over, []byte(bad), 0o644))
+	require.NoError(t, os.WriteFile(over, []byte(bad), 0o600))
 	cmd = exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
 	cmd.Env = env
 	out, err = cmd.CombinedOutput()

@@ -79,7 +79,7 @@ func TestMemoryLimiterRefuses(t *testing.T) {
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	cfg := filepath.Join(t.TempDir(), "limiter.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(limiterConfig, port)), 0o644))
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(limiterConfig, port)), 0o600))
 	p := start(t, "limited", bin, nil, "--config", cfg)
 
 	counter := func(page, name, attr string) float64 {

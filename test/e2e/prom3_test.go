@@ -104,7 +104,7 @@ scrape_configs:
 `, pull))
 
 	overlay := filepath.Join(t.TempDir(), "prom3-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(prom3Overlay, ctrd.Socket, pull)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(prom3Overlay, ctrd.Socket, pull)), 0o600))
 	ag := start(t, "agent-prom3", bin, []string{
 		"K8S_NODE_NAME=" + node,
 		"PROMETHEUS_OTLP_ENDPOINT=http://" + p3.addr + "/api/v1/otlp",

@@ -126,7 +126,7 @@ func TestDockerHost(t *testing.T) {
 	table := formatDockerTable(s, rs)
 	fmt.Println(table)
 	if err := os.MkdirAll(filepath.Dir(s.out), 0o755); err == nil {
-		if err := os.WriteFile(s.out, []byte(table), 0o644); err != nil {
+		if err := os.WriteFile(s.out, []byte(table), 0o600); err != nil {
 			t.Errorf("write %s: %v", s.out, err)
 		}
 	}

@@ -257,7 +257,7 @@ func TestPeer(t *testing.T) {
 	table := strings.Join(tables, "\n")
 	fmt.Println(table)
 	if err := os.MkdirAll(filepath.Dir(s.out), 0o755); err == nil {
-		if err := os.WriteFile(s.out, []byte(table), 0o644); err != nil {
+		if err := os.WriteFile(s.out, []byte(table), 0o600); err != nil {
 			t.Errorf("write %s: %v", s.out, err)
 		}
 	}
@@ -502,7 +502,7 @@ func prom3Containers(t *testing.T, addr string) int {
 
 func writeFile(t *testing.T, path, content string) string {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

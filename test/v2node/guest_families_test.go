@@ -256,7 +256,7 @@ func testTasksAndLoad(t *testing.T, n *node) {
 		}
 		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
 	}
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond,
 		"the spinner never had exactly %d running threads of %d", k, k+1)
 	var loads []float64
@@ -422,7 +422,7 @@ func testOOMKill(t *testing.T, n *node) {
 	assert.Equal(t, float64(limit), cv0["container.memory.limit"])
 	assert.Equal(t, float64(limit)-cv0["container.memory.working_set"], cv0["container.memory.available"])
 
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	c.waitFile(t, "/tmp/rc", 120*time.Second)
 	// The shell creates the file before it writes the status into it.
 	rc := ""
@@ -481,7 +481,7 @@ func testBlockIO(t *testing.T, n *node) {
 		Devices: []*runtimeapi.Device{{ContainerPath: "/dev/vdb", HostPath: "/dev/vdb", Permissions: "rw"}},
 	}, false)
 	before := values(scrapeOwn(t, n.s, c.own()...), "container.id", c.ID)
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	c.waitFile(t, "/tmp/rc", 120*time.Second)
 	require.Equal(t, "0", strings.TrimSpace(readFile(t, c.path(t, "/tmp/rc"))), "the O_DIRECT writer")
 
@@ -558,12 +558,12 @@ func testPids(t *testing.T, n *node) {
 		t.Logf("%s: pids.max %q", lv.name, strings.TrimSpace(readFile(t, filepath.Join(lv.dir, "pids.max"))))
 	}
 
-	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "pids.max"), []byte("64"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("100"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "pids.max"), []byte("64"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("100"), 0o600))
 	m = scrapeOwn(t, n.s, c.own()...)
 	assert.Equal(t, 64.0, values(m, "container.id", c.ID)["container.pids.limit"])
 	assert.Equal(t, 100.0, values(m, "k8s.pod.uid", c.pod.UID)["k8s.pod.pids.limit"])
-	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("max"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("max"), 0o600))
 	m = scrapeOwn(t, n.s, c.own()...)
 	assert.NotContains(t, values(m, "k8s.pod.uid", c.pod.UID), "k8s.pod.pids.limit", "back to max: no limit point (not 0)")
 }
@@ -573,7 +573,7 @@ func testPids(t *testing.T, n *node) {
 // 4 pages: usage 8 MiB equal to hugetlb.2MB.current, limit 16 MiB, for the
 // container and its pod.
 func testHugetlb(t *testing.T, n *node) {
-	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o644))
+	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o600))
 	const pages, size = 4, 2 << 20
 	c := n.run(t, "huge", "burstable", containerdtest.ContainerSpec{
 		Command: workload("hugetlb", fmt.Sprintf("pages=%d", pages), fmt.Sprintf("pagesize=%d", size)),
@@ -595,7 +595,7 @@ func testHugetlb(t *testing.T, n *node) {
 	if max == "max" {
 		assert.NotContains(t, cv, "container.memory.hugetlb.limit/2MB", "max: no limit point")
 		// The node's operator sets one; the receiver follows.
-		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "hugetlb.2MB.max"), []byte(strconv.Itoa(16<<20)), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "hugetlb.2MB.max"), []byte(strconv.Itoa(16<<20)), 0o600))
 		cv = values(scrapeOwn(t, n.s, c.own()...), "container.id", c.ID)
 	}
 	assert.Equal(t, float64(16<<20), cv["container.memory.hugetlb.limit/2MB"])

@@ -123,7 +123,7 @@ func testFieldNote1(t *testing.T, n *node) {
 		}
 		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
 	}
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond)
 	start := time.Now()
 

@@ -78,7 +78,7 @@ func TestFieldNote2(t *testing.T) {
 	}
 	// Huge pages for the burner's limit: the kubelet admits a pod asking
 	// for them only when the node has them.
-	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o644))
+	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o600))
 	ctrd := containerdtest.StartWith(t, containerdtest.Options{
 		BinDir: containerdtest.DefaultBinDir(), Systemd: true,
 		ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
@@ -100,7 +100,7 @@ func TestFieldNote2(t *testing.T) {
 		"cache": staticPod("cache", "", "/bin/workload", "cache", "mib=40", "file=/tmp/cache"),
 		netPod:  staticPod(netPod, burstable, "/bin/sleep", "3600"),
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte(pod), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte(pod), 0o600))
 	}
 	if out, err := exec.Command("ip", "addr", "add", kubeletNodeIP+"/32", "dev", "lo").CombinedOutput(); err != nil {
 		t.Fatalf("ip addr add: %v: %s", err, out)

@@ -76,7 +76,7 @@ type kubeletProc struct {
 func startKubelet(t *testing.T, bin, dir, name, cfg string) *kubeletProc {
 	t.Helper()
 	path := filepath.Join(dir, name+".yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	k := &kubeletProc{log: &bytes.Buffer{}}
 	k.cmd = exec.Command(bin, "--config="+path, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName,
 		"--node-ip="+kubeletNodeIP, "--v=1")

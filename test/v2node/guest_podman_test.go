@@ -216,7 +216,7 @@ func TestPodman(t *testing.T) {
 	// the file is removed all the same.
 	const storageConf = "/etc/containers/storage.conf"
 	require.NoFileExists(t, storageConf, "the guest image has no storage.conf of its own")
-	require.NoError(t, os.WriteFile(storageConf, []byte("[storage]\ndriver = \"vfs\"\nrunroot = \"/run/containers/storage\"\ngraphroot = \"/var/lib/containers/storage\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(storageConf, []byte("[storage]\ndriver = \"vfs\"\nrunroot = \"/run/containers/storage\"\ngraphroot = \"/var/lib/containers/storage\"\n"), 0o644)) //nolint:gosec // G306: world-readable, as rootless podman reads it
 	t.Cleanup(func() { _ = os.Remove(storageConf) })
 	info := root.podman(t, "info", "--format", "{{.Host.CgroupManager}} {{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}} {{.Store.GraphDriverName}} {{.Version.Version}}")
 	t.Logf("rootful podman: cgroup manager, cgroups, runtime, storage, version: %s", info)
@@ -422,7 +422,7 @@ func startUnitContainer(t *testing.T, root podmanCLI) *podmanCtr {
 	text := root.podman(t, "generate", "systemd", "--new", "--name", name)
 	root.podman(t, "rm", name)
 	path := filepath.Join("/etc/systemd/system", unit)
-	require.NoError(t, os.WriteFile(path, []byte(text+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(text+"\n"), 0o600))
 	t.Cleanup(func() {
 		if _, err := root.run(nil, "systemctl", "stop", unit); err != nil {
 			t.Error(err)
@@ -466,7 +466,7 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 		b, _ := os.ReadFile(f)
 		if !bytes.Contains(b, []byte(rootlessUser+":")) {
 			b = append(b, []byte(rootlessUser+":200000:65536\n")...)
-			require.NoError(t, os.WriteFile(f, b, 0o644))
+			require.NoError(t, os.WriteFile(f, b, 0o644)) //nolint:gosec // G306: world-readable, as rootless podman reads it
 		}
 	}
 	_, err = root.run(nil, "loginctl", "enable-linger", rootlessUser)

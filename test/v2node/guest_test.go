@@ -491,7 +491,7 @@ func writeResult(t *testing.T, name string, b []byte) {
 	if results() == "" {
 		return
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(results(), name), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(results(), name), b, 0o600))
 }
 
 // cpuResources is a CPU quota as the kubelet sets it for a limit of

@@ -62,7 +62,7 @@ func TestFixtureDiff(t *testing.T) {
 		"memory.current": "4\n",
 		"made.up":        "5\n",
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
 	}
 	real := Inventory{
 		Kind: "container",

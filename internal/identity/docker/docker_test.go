@@ -214,7 +214,7 @@ func TestEndpoints(t *testing.T) {
 	require.NoError(t, os.Symlink("../run", filepath.Join(root, "var/run")))
 	// A regular file of a socket's name is no socket.
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/podman"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "run/podman/podman.sock"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "run/podman/podman.sock"), nil, 0o600))
 	u1000 := listen("run/user/1000/podman/podman.sock")
 	u1001 := listen("run/user/1001/podman/podman.sock")
 	assert.Equal(t, []string{docker, u1000, u1001}, Endpoints(root, nil))

@@ -171,7 +171,7 @@ func inheritCpuset(tb testing.TB, dir string) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o600); err != nil {
 			tb.Fatalf("inherit %s in %s: %v", f, dir, err)
 		}
 	}
@@ -188,7 +188,7 @@ func (c *Container) Dir(name string) string {
 // receiver never does.
 func (c *Container) Write(tb testing.TB, hierarchy, file, value string) {
 	tb.Helper()
-	if err := os.WriteFile(filepath.Join(c.Dir(hierarchy), file), []byte(value), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(c.Dir(hierarchy), file), []byte(value), 0o600); err != nil {
 		tb.Fatalf("write %s %s: %v", file, value, err)
 	}
 }
@@ -232,7 +232,7 @@ func (c *Container) Start(tb testing.TB, mode string, args ...string) *Child {
 	ch := &Child{Cmd: cmd, gate: w}
 	tb.Cleanup(ch.Kill)
 	for _, d := range c.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
 			tb.Fatalf("move pid %d into %s: %v", cmd.Process.Pid, d, err)
 		}
 	}

@@ -317,12 +317,12 @@ func StartWith(tb testing.TB, o Options) *Containerd {
 		}
 		c.bridge = o.Bridge
 		conf := BridgeConflist("containerdtest", o.Bridge, filepath.Join(base, "ipam"), o.Subnet, o.Gateway)
-		if err := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o600); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	cfg := Config(ConfigOptions{Major: major, BinDir: o.BinDir, Base: base, Socket: c.Socket, CNIBin: cniBin, Systemd: o.Systemd})
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	c.Restart(tb)

@@ -182,7 +182,7 @@ func (d *Dockerd) Compose(tb testing.TB, project, file string, services ...strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(file), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(file), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	composeRun := func(args ...string) ([]byte, error) {

@@ -183,7 +183,7 @@ func (c *Cluster) StartNodeWith(tb testing.TB, binDir string, imageFiles map[str
 	// host-local (its state under the temp directory).
 	cni := containerdtest.BridgeConflist("kubetest", Bridge, filepath.Join(n.dir, "ipam"), PodSubnet, BridgeIP)
 	ctrd := filepath.Join(n.dir, "ctrd")
-	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	version, major, err := containerdtest.Version(n.ctrdBin)
@@ -192,7 +192,7 @@ func (c *Cluster) StartNodeWith(tb testing.TB, binDir string, imageFiles map[str
 	}
 	tb.Logf("kubetest: the node's containerd is %s", version)
 	ctrdCfg := containerdtest.Config(containerdtest.ConfigOptions{Major: major, BinDir: n.ctrdBin, Base: ctrd, Socket: n.socket, CNIBin: CNIBinDir})
-	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(ctrdCfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(ctrdCfg), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	n.start(tb, "containerd", containerdtest.Bin(n.ctrdBin, "containerd"), "--config", filepath.Join(ctrd, "config.toml"))
@@ -247,7 +247,7 @@ volumeStatsAggPeriod: 10s
 maxPods: 50
 `, port, roPort, healthz, n.socket)
 	kcfg := filepath.Join(n.dir, "kubelet.yaml")
-	if err := os.WriteFile(kcfg, []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(kcfg, []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	n.ReadOnlyURL = fmt.Sprintf("http://127.0.0.1:%d", roPort)
@@ -337,7 +337,7 @@ read -r _ || true
 func (n *Node) moveToCgroup(tb testing.TB, pid int, rel string) {
 	tb.Helper()
 	for _, d := range n.makeCgroup(tb, rel) {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o600); err != nil {
 			tb.Fatalf("moving pid %d into %s: %v", pid, d, err)
 		}
 	}
@@ -357,7 +357,7 @@ func (n *Node) makeCgroup(tb testing.TB, rel string) []string {
 		// memory nodes: its parent's.
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 			if b, err := os.ReadFile(filepath.Join(h, f)); err == nil {
-				if err := os.WriteFile(filepath.Join(d, f), b, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(d, f), b, 0o600); err != nil {
 					tb.Fatal(err)
 				}
 			}

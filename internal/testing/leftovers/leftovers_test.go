@@ -44,7 +44,7 @@ func (m *fakeMachine) file(rel, data string) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		m.t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 		m.t.Fatal(err)
 	}
 }

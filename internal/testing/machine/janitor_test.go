@@ -53,7 +53,7 @@ func TestJanitorVictim(t *testing.T) {
 	for _, tid := range tids {
 		pids = append(pids, strconv.Itoa(tid))
 	}
-	if err := os.WriteFile(out, []byte(c.Rel+"\n"+strings.Join(pids, " ")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(out, []byte(c.Rel+"\n"+strings.Join(pids, " ")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	go func() { panic("test timed out (simulated: the testing package's alarm panics like this)") }()

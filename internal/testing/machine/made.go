@@ -68,7 +68,7 @@ func BusyboxTar(dir string, applets ...string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil { //nolint:gosec // G306: an executable
 		return nil, err
 	}
 	for _, applet := range applets {

@@ -53,7 +53,7 @@ func arm64Binary(tb testing.TB) string {
 	}
 	dir := tb.TempDir()
 	src := filepath.Join(dir, "m.c")
-	require.NoError(tb, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644))
+	require.NoError(tb, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o600))
 	out, err := exec.Command(cc, "-o", filepath.Join(dir, "m"), src).CombinedOutput()
 	require.NoError(tb, err, "%s", out)
 	return filepath.Join(dir, "m")
@@ -70,9 +70,9 @@ func newInputs(tb testing.TB) inputs {
 		amd64: "/bin/true", arm64: arm64Binary(tb),
 		config: filepath.Join(dir, "config.yaml"), ca: filepath.Join(dir, "ca.crt"), license: filepath.Join(dir, "LICENSE"),
 	}
-	require.NoError(tb, os.WriteFile(in.config, []byte("key: 2\n"), 0o644))
-	require.NoError(tb, os.WriteFile(in.ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644))
-	require.NoError(tb, os.WriteFile(in.license, []byte("Apache License\n"), 0o644))
+	require.NoError(tb, os.WriteFile(in.config, []byte("key: 2\n"), 0o600))
+	require.NoError(tb, os.WriteFile(in.ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o600))
+	require.NoError(tb, os.WriteFile(in.license, []byte("Apache License\n"), 0o600))
 	return in
 }
 

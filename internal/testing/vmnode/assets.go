@@ -322,11 +322,11 @@ func build(a *Assets, logf func(string, ...any)) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(a.Dir, "manifest"), []byte(recipe+"\n"+a.Manifest), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(a.Dir, "manifest"), []byte(recipe+"\n"+a.Manifest), 0o600); err != nil {
 		return err
 	}
 	a.KernelVersion = kv
-	return os.WriteFile(filepath.Join(a.Dir, "ok"), []byte(kv+"\n"), 0o644)
+	return os.WriteFile(filepath.Join(a.Dir, "ok"), []byte(kv+"\n"), 0o600)
 }
 
 func moveFile(from, to string) error {

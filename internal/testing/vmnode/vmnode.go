@@ -170,7 +170,7 @@ func Run(tb testing.TB, c Config) *Result {
 	}
 	for i, d := range c.Disks {
 		p := filepath.Join(scratch, fmt.Sprintf("disk%d.raw", i))
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
 			tb.Fatal(err)
 		}
 		if err := os.Truncate(p, int64(d.SizeMiB)<<20); err != nil {

@@ -95,7 +95,7 @@ func Run(mode string, args []string, poke func() error) int {
 		if err := cache(strs["file"], ints["mib"]); err != nil {
 			return fail(4, err)
 		}
-		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o600); err != nil {
 			return fail(4, err)
 		}
 	case Mix:
@@ -109,7 +109,7 @@ func Run(mode string, args []string, poke func() error) int {
 		if err := burnFor(time.Duration(ints["cpu"]) * time.Millisecond); err != nil {
 			return fail(4, err)
 		}
-		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o600); err != nil {
 			return fail(4, err)
 		}
 	case DirectWrite:
@@ -132,7 +132,7 @@ func Run(mode string, args []string, poke func() error) int {
 		if r, w, err := os.Pipe(); err == nil {
 			_, _ = r.Close(), w.Close()
 		}
-		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o600); err != nil {
 			return fail(4, err)
 		}
 		if err := poke(); err != nil {

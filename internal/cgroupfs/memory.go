@@ -95,7 +95,7 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 	}
 	if want.OOM {
 		// oom_kill appeared in memory.oom_control with Linux 4.13.
-		_, err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				s.OOMKills = Some(v)
 			}
@@ -105,7 +105,7 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 }
 
 func (r *Reader) memoryStatV1(dir string, s *MemoryStat) error {
-	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+	err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "total_inactive_file":
 			s.InactiveFile = Some(v)
@@ -152,7 +152,7 @@ func (r *Reader) memoryV2(dir string, want MemoryWant) (MemoryStat, error) {
 		}
 	}
 	if want.OOM {
-		_, err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
+		err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				s.OOMKills = Some(v)
 			}
@@ -162,7 +162,7 @@ func (r *Reader) memoryV2(dir string, want MemoryWant) (MemoryStat, error) {
 }
 
 func (r *Reader) memoryStatV2(dir string, s *MemoryStat) error {
-	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+	err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "inactive_file":
 			s.InactiveFile = Some(v)
@@ -228,7 +228,7 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, known map[string]uint6
 		fn(rel, v)
 	} else {
 		var kills U64
-		_, readKeyedErr := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		readKeyedErr := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				kills = Some(v)
 			}

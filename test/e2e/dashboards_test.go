@@ -256,8 +256,8 @@ func (c panelCheck) check(k *cluster, expr, rng string) error {
 	return fmt.Errorf("no series of %s %s* reaches %g (over the range: %v): %v", c.label, c.prefix, c.min, c.overRange, seen)
 }
 
-func pod(prefix string, min float64) panelCheck {
-	return panelCheck{"k8s_pod_name", prefix, min, false}
+func pod(prefix string, atLeast float64) panelCheck {
+	return panelCheck{"k8s_pod_name", prefix, atLeast, false}
 }
 
 // panelChecks: what the workloads must show on the panels they exercise.

@@ -590,9 +590,9 @@ func testHugetlb(t *testing.T, n *node) {
 	assert.Equal(t, float64(readU64(t, filepath.Join(c.PodDir(), "hugetlb.2MB.current"))), pv["k8s.pod.memory.hugetlb.usage/2MB"])
 	assert.Equal(t, float64(pages*size), pv["k8s.pod.memory.hugetlb.usage/2MB"])
 	// The limit: a point exactly when hugetlb.2MB.max is a number.
-	max := strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "hugetlb.2MB.max")))
-	t.Logf("hugetlb.2MB.max after CRI's HugepageLimits of 16 MiB: %q", max)
-	if max == "max" {
+	hugeMax := strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "hugetlb.2MB.max")))
+	t.Logf("hugetlb.2MB.max after CRI's HugepageLimits of 16 MiB: %q", hugeMax)
+	if hugeMax == "max" {
 		assert.NotContains(t, cv, "container.memory.hugetlb.limit/2MB", "max: no limit point")
 		// The node's operator sets one; the receiver follows.
 		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "hugetlb.2MB.max"), []byte(strconv.Itoa(16<<20)), 0o600))

@@ -151,8 +151,8 @@ func TestRealFilesystem(t *testing.T) {
 		"k8s.node.filesystem.usage":       int64(want.Blocks-want.Bfree) * unit,
 		"k8s.node.filesystem.inode.free":  int64(want.Ffree),
 	} {
-		got, ok := intPoint(node, name)
-		require.True(t, ok, name)
+		got, found := intPoint(node, name)
+		require.True(t, found, name)
 		switch name {
 		case "k8s.node.filesystem.capacity", "k8s.node.filesystem.inode.count":
 			assert.Equal(t, v, got, name)

@@ -394,12 +394,12 @@ func (c *Cache) noteDetails(i int, r Resolver, errs []error) {
 func (c *Cache) Container(id, podUID string) (ct Container, known bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if ct, ok := c.byID[id]; ok {
-		if ct.PodUID == "" {
-			ct.PodUID = podUID
+	if cached, ok := c.byID[id]; ok {
+		if cached.PodUID == "" {
+			cached.PodUID = podUID
 		}
-		c.fillPod(&ct)
-		return ct, true
+		c.fillPod(&cached)
+		return cached, true
 	}
 	ct = Container{ID: id, PodUID: podUID, Source: SourcePath}
 	c.fillPod(&ct)

@@ -429,8 +429,8 @@ func TestScrapePodEphemeralStorage(t *testing.T) {
 	assert.Equal(t, int64(4096), v, "Gu: etc-hosts only, its sandbox's layer not counted")
 	for _, uid := range []string{uidBu, uidBe, uidGu} {
 		rm, _ := podRM(m, uid)
-		c, ok := intPoint(rm, "k8s.pod.filesystem.capacity", "")
-		assert.True(t, ok)
+		c, found := intPoint(rm, "k8s.pod.filesystem.capacity", "")
+		assert.True(t, found)
 		assert.Equal(t, int64(node.Capacity), c)
 		a, _ := intPoint(rm, "k8s.pod.filesystem.available", "")
 		assert.Equal(t, int64(node.Available), a)

@@ -1274,10 +1274,10 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 			}
 		}
 		require.False(t, kst.IsZero(), "%s: no startTime in /stats/summary", p.Name)
-		sb, ok := created[p.UID]
-		require.True(t, ok, "%s: no ready sandbox for uid %s in CRI", p.Name, p.UID)
-		up, ok := k.ours(t, fmt.Sprintf(`k8s_pod_uptime_seconds{k8s_pod_uid=%q}`, p.UID))
-		require.True(t, ok, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
+		sb, found := created[p.UID]
+		require.True(t, found, "%s: no ready sandbox for uid %s in CRI", p.Name, p.UID)
+		up, found := k.ours(t, fmt.Sprintf(`k8s_pod_uptime_seconds{k8s_pod_uid=%q}`, p.UID))
+		require.True(t, found, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
 		start := float64(up.at.UnixMilli())/1000 - up.value
 		sbs := float64(sb.UnixMilli()) / 1000
 		add(row{

@@ -97,15 +97,15 @@ func testLayout(t *testing.T, n *node) {
 		if pod := resource(m, "k8s.pod.uid", p2.UID); pod != nil {
 			assert.Equal(t, "race", pod["k8s.pod.name"], "the new pod reported without its name")
 		}
-		got := resource(m, "container.id", id2)
-		if got == nil {
+		second := resource(m, "container.id", id2)
+		if second == nil {
 			if inTree {
 				unnamed++ // in the tree, identity not fetched yet: left out
 			}
 			continue
 		}
-		assert.Equal(t, "race", got["k8s.container.name"], "the new container reported without its name")
-		assert.Equal(t, "race", got["k8s.pod.name"])
+		assert.Equal(t, "race", second["k8s.container.name"], "the new container reported without its name")
+		assert.Equal(t, "race", second["k8s.pod.name"])
 		break
 	}
 	t.Logf("the new container was left out by %d scrapes while its identity was not fetched, then reported named", unnamed)

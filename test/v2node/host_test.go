@@ -96,8 +96,8 @@ mkswap /dev/vdc >/dev/null && swapon /dev/vdc || echo "v2node: no swap"
 cd /tmp
 /opt/host/v2guest.test -test.v=test2json -test.timeout=25m -test.run %q > /results/guest.out 2>&1
 `, os.Getenv("CI"), run)
-	if err := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); err != nil { //nolint:gosec // G306: an executable
-		t.Fatal(err)
+	if writeErr := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); writeErr != nil { //nolint:gosec // G306: an executable
+		t.Fatal(writeErr)
 	}
 	console, err := os.Create(filepath.Join(results, "console.log"))
 	if err != nil {

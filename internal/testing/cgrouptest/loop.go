@@ -57,12 +57,12 @@ func NewLoop(tb testing.TB, sizeMiB int) *Loop {
 		defer ctl.Close()
 		// EBUSY while the detach settles.
 		for i := 0; ; i++ {
-			err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_REMOVE, idx)
-			if err == nil {
+			removeErr := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_REMOVE, idx)
+			if removeErr == nil {
 				return
 			}
-			if err != unix.EBUSY || i == 100 {
-				tb.Errorf("loop device %s: LOOP_CTL_REMOVE: %v", l.Path, err)
+			if removeErr != unix.EBUSY || i == 100 {
+				tb.Errorf("loop device %s: LOOP_CTL_REMOVE: %v", l.Path, removeErr)
 				return
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -298,15 +298,15 @@ func StartWith(tb testing.TB, o Options) *Containerd {
 	}
 	for _, h := range hierarchies() {
 		for _, rel := range sharedLevels {
-			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
+			if _, statErr := os.Stat(filepath.Join(h, rel)); statErr == nil {
 				c.preCgroup[filepath.Join(h, rel)] = true
 			}
 		}
 	}
 	tb.Cleanup(c.cleanup)
 	for _, d := range []string{"root", "state", "opt", "runc", "cni/bin", "cni/conf", "ipam"} {
-		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
-			tb.Fatal(err)
+		if mkdirErr := os.MkdirAll(filepath.Join(base, d), 0o755); mkdirErr != nil {
+			tb.Fatal(mkdirErr)
 		}
 	}
 	cniBin := filepath.Join(base, "cni/bin")
@@ -317,18 +317,18 @@ func StartWith(tb testing.TB, o Options) *Containerd {
 		}
 		c.bridge = o.Bridge
 		conf := BridgeConflist("containerdtest", o.Bridge, filepath.Join(base, "ipam"), o.Subnet, o.Gateway)
-		if err := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o600); err != nil {
-			tb.Fatal(err)
+		if writeErr := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o600); writeErr != nil {
+			tb.Fatal(writeErr)
 		}
 	}
 	cfg := Config(ConfigOptions{Major: major, BinDir: o.BinDir, Base: base, Socket: c.Socket, CNIBin: cniBin, Systemd: o.Systemd})
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o600); err != nil {
-		tb.Fatal(err)
+	if writeErr := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o600); writeErr != nil {
+		tb.Fatal(writeErr)
 	}
 	c.Restart(tb)
 	img := filepath.Join(base, "image.tar")
-	if err := WriteImageWith(img, o.ImageFiles); err != nil {
-		tb.Fatal(err)
+	if imageErr := WriteImageWith(img, o.ImageFiles); imageErr != nil {
+		tb.Fatal(imageErr)
 	}
 	if out, err := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
 		tb.Fatalf("ctr images import: %v: %s", err, out)

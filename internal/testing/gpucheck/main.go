@@ -277,10 +277,10 @@ func probe(n int) {
 		en, r := h.GetTotalEnergyConsumption()
 		p("GetTotalEnergyConsumption", en, r)
 		for _, ct := range []nvml.ClockType{nvml.CLOCK_SM, nvml.CLOCK_MEM} {
-			c1, r := h.GetClockInfo(ct)
-			p(fmt.Sprintf("GetClockInfo(%d)", ct), c1, r)
-			c2, r := h.GetMaxClockInfo(ct)
-			p(fmt.Sprintf("GetMaxClockInfo(%d)", ct), c2, r)
+			c1, clockRet := h.GetClockInfo(ct)
+			p(fmt.Sprintf("GetClockInfo(%d)", ct), c1, clockRet)
+			c2, clockRet := h.GetMaxClockInfo(ct)
+			p(fmt.Sprintf("GetMaxClockInfo(%d)", ct), c2, clockRet)
 		}
 		er, r := h.GetCurrentClocksEventReasons()
 		p("GetCurrentClocksEventReasons", fmt.Sprintf("%#x", er), r)
@@ -321,8 +321,8 @@ func probe(n int) {
 		}
 		p("GetFieldValues (call)", "", r)
 		for l := 0; l < 3; l++ {
-			s, r := h.GetNvLinkState(l)
-			p(fmt.Sprintf("GetNvLinkState(%d)", l), s, r)
+			s, linkRet := h.GetNvLinkState(l)
+			p(fmt.Sprintf("GetNvLinkState(%d)", l), s, linkRet)
 		}
 		et, r := h.GetSupportedEventTypes()
 		p("GetSupportedEventTypes", fmt.Sprintf("%#x", et), r)

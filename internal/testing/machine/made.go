@@ -68,8 +68,8 @@ func BusyboxTar(dir string, applets ...string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil { //nolint:gosec // G306: an executable
-		return nil, err
+	if writeErr := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); writeErr != nil { //nolint:gosec // G306: an executable
+		return nil, writeErr
 	}
 	for _, applet := range applets {
 		if symlinkErr := os.Symlink("busybox", filepath.Join(bin, applet)); symlinkErr != nil {

@@ -143,7 +143,7 @@ func TestRealFilesystem(t *testing.T) {
 	require.NoError(t, syscall.Statfs(h.LogRoot, &want))
 	m, _, _ := scrapeOwn()
 	node := nodeResource(t, m)
-	unit := int64(want.Frsize)
+	unit := int64(want.Frsize) //nolint:unconvert // Frsize is int64 on amd64, int32 elsewhere
 	for name, v := range map[string]int64{
 		"k8s.node.filesystem.capacity":    int64(want.Blocks) * unit,
 		"k8s.node.filesystem.inode.count": int64(want.Files),
@@ -173,7 +173,7 @@ func TestRealFilesystem(t *testing.T) {
 	require.NoError(t, syscall.Statfs(mp, &img))
 	capa, ok := intPoint(node, "k8s.node.image_filesystem.capacity", "system.filesystem.mountpoint", mp)
 	require.True(t, ok)
-	assert.Equal(t, int64(img.Blocks)*int64(img.Frsize), capa)
+	assert.Equal(t, int64(img.Blocks)*int64(img.Frsize), capa) //nolint:unconvert // Frsize is int64 on amd64, int32 elsewhere
 	t.Logf("image filesystem %s: usage %d B (CRI), capacity %d B (statfs)", mp, used, capa)
 }
 

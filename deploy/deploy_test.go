@@ -110,12 +110,12 @@ func TestManifestMatchesConfig(t *testing.T) {
 	// directory.
 	assert.Equal(t, "/run/containerd/containerd.sock", rcfg.Runtime.CRIEndpoint)
 	assert.Equal(t, rcfg.Runtime.CRIEndpoint, rcfg.Runtime.ContainerdEndpoint)
-	vm, v = mountAt(rcfg.Runtime.CRIEndpoint)
+	_, v = mountAt(rcfg.Runtime.CRIEndpoint)
 	require.NotNil(t, v.HostPath)
 	assert.Equal(t, "/run/containerd/containerd.sock", v.HostPath.Path)
 	require.NotNil(t, v.HostPath.Type)
 	assert.Equal(t, corev1.HostPathSocket, *v.HostPath.Type)
-	vm, v = mountAt("/var/lib/kubelet/pod-resources")
+	_, v = mountAt("/var/lib/kubelet/pod-resources")
 	require.NotNil(t, v.HostPath)
 	assert.Equal(t, "/var/lib/kubelet/pod-resources", v.HostPath.Path)
 

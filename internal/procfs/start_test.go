@@ -45,7 +45,7 @@ func TestStartTime(t *testing.T) {
 func FuzzParseStatStartTicks(f *testing.F) {
 	f.Add([]byte(statLine))
 	f.Add([]byte("1 (a) S"))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(_ *testing.T, data []byte) {
 		_, _ = parseStatStartTicks(data) // never panics
 	})
 }

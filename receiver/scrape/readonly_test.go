@@ -41,7 +41,7 @@ const writeEvents = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRI
 // treeDigest hashes every file's path, mode, owner and content.
 func treeDigest(t *testing.T, root string) [32]byte {
 	h := sha256.New()
-	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

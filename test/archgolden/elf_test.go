@@ -89,7 +89,7 @@ func checkLazy(path, prefix string) (int, error) {
 	}
 	plt := map[uint32]bool{}
 	for _, sec := range f.Sections {
-		if sec.Type != elf.SHT_RELA {
+		if sec.Type != elf.SHT_RELA { //nolint:misspell // SHT_RELA: the ELF section type of relocations with addends
 			continue
 		}
 		data, err := sec.Data()

@@ -190,7 +190,7 @@ func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credenti
 // deploy/daemonset.yaml requires), one CA for both, which k.pki takes
 // from them. The pull endpoint's (otelcol-containerstats-pull-tls) is
 // made in Go.
-func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
+func (k *cluster) createSecrets(ctx context.Context, t *testing.T) {
 	t.Helper()
 	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "deploy", "tls.sh"), filepath.Join(t.TempDir(), "tls"))
 	var stderr bytes.Buffer
@@ -308,7 +308,7 @@ func (k *cluster) startGateway(t *testing.T) string {
 	require.Equal(t, sc.Extensions.HealthCheck, tc.Extensions.HealthCheck, "the test gateway's health check is not deploy/gateway/config.yaml's")
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: collectorNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	k.createSecrets(t, ctx)
+	k.createSecrets(ctx, t)
 	// The file exporter runs as the Deployment's user (not root).
 	require.NoError(t, os.Chmod(k.eventsDir, 0o777))
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy", "gateway"))

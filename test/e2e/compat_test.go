@@ -108,7 +108,8 @@ func rulesOf(t *testing.T, path string) (records []string, alerts map[string]str
 			// The expression: the block scalar after "expr: |".
 			var expr []string
 			j := i + 1
-			for ; j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "expr:"); j++ {
+			for j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "expr:") {
+				j++
 			}
 			indent := -1
 			for j++; j < len(lines); j++ {

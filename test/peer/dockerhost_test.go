@@ -395,7 +395,7 @@ func runDockerstatsChild() {
 		fmt.Fprintln(os.Stderr, "PEER_DOCKERSTATS_INTERVAL:", err)
 		os.Exit(2)
 	}
-	cli, err := client.New(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost("unix://" + sock))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -8,7 +8,6 @@ package v2node
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -603,7 +602,7 @@ func (g *gateRun) compare() {
 				}
 				cell := fmtValue(val, r.unit)
 				if key != "" {
-					lo, hi := math.NaN(), math.NaN()
+					var lo, hi float64
 					if at.IsZero() {
 						lo, _ = ours.last(key)
 						hi = lo
@@ -616,8 +615,8 @@ func (g *gateRun) compare() {
 						cell += " (whole)"
 					}
 					ok := val >= lo-tol && val <= hi+tol
-					if a := 0.0; !ok && pr.alt != nil {
-						if a = pr.alt(v); a != 0 && val*a >= lo-r.tol(val*a) && val*a <= hi+r.tol(val*a) {
+					if !ok && pr.alt != nil {
+						if a := pr.alt(v); a != 0 && val*a >= lo-r.tol(val*a) && val*a <= hi+r.tol(val*a) {
 							val, tol, ok = val*a, r.tol(val*a), true
 							cell = fmtValue(val, r.unit) + " (ns)"
 						}

@@ -119,7 +119,7 @@ func (p podmanCLI) run(in []byte, name string, args ...string) (string, error) {
 		}
 	case <-time.After(2 * time.Minute):
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-done //nolint:errcheck // killed: its exit error says only that
 		return stdout.String(), fmt.Errorf("%s %s (uid %d): no answer within 2 min: %s", name, strings.Join(args, " "), p.uid, stderr.Bytes())
 	}
 	return strings.TrimSpace(stdout.String()), nil

@@ -214,7 +214,7 @@ func (n *node) run(t *testing.T, name, qos string, spec containerdtest.Container
 }
 
 // pids are the container's processes (cgroup.procs).
-func (c *ctr) pids(t *testing.T) []int {
+func (c *ctr) pids(_ *testing.T) []int {
 	b, err := os.ReadFile(filepath.Join(c.Dir, "cgroup.procs"))
 	if err != nil {
 		return nil

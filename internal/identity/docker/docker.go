@@ -95,7 +95,7 @@ func New(endpoint string, labels []string) (*Resolver, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("docker endpoint %q: must be an absolute unix socket path", endpoint)
 	}
-	cli, err := client.New(client.WithHost("unix://"+path), client.WithAPIVersionNegotiation(),
+	cli, err := client.New(client.WithHost("unix://"+path),
 		client.WithTraceProvider(noop.NewTracerProvider()))
 	if err != nil {
 		return nil, fmt.Errorf("docker endpoint %q: %w", endpoint, err)

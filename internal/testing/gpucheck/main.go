@@ -243,7 +243,7 @@ func probe(n int) {
 		fmt.Println("probe: init:", ret)
 		return
 	}
-	defer lib.Shutdown()
+	defer func() { _ = lib.Shutdown() }()
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		fmt.Println("driver:", v)
 	}

@@ -230,8 +230,7 @@ func (n *Node) EnableMIG(i int, migs ...MIG) {
 	d.GetEncoderUtilizationFunc, d.GetDecoderUtilizationFunc = notSup3, notSup3
 	var handles []*mock.Device
 	for j, m := range migs {
-
-		uuid, name, m := MIGUUID(i, j), d.Name+" MIG "+m.Profile, m
+		uuid, name := MIGUUID(i, j), d.Name+" MIG "+m.Profile
 		md := &mock.Device{
 			GetUUIDFunc: func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
 			GetNameFunc: func() (string, nvml.Return) { return name, nvml.SUCCESS },

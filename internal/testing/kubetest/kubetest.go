@@ -314,14 +314,14 @@ current-context: kubetest
 func (c *Cluster) waitHealthy(tb testing.TB, name, url string, d time.Duration) {
 	tb.Helper()
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // loopback, a cert the component generated itself
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback, a cert the component generated itself
 	}}
 	defer hc.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	last := "no answer yet"
+	var last string
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if resp, err := hc.Do(req); err == nil {
@@ -397,7 +397,7 @@ func (c *Cluster) waitReady(tb testing.TB, d time.Duration) {
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	last := "no answer yet"
+	var last string
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/readyz?verbose", nil)
 		if resp, err := hc.Do(req); err == nil {

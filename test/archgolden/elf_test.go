@@ -36,7 +36,7 @@ func machineOf(path string) (elf.Machine, error) {
 // relocation of .rela.plt, resolved at its first call under lazy binding;
 // any other relocation is resolved at load). It returns how many such
 // symbols it found.
-func checkLazy(path, prefix string) (int, error) {
+func checkLazy(path, prefix string) (int, error) { //nolint:unparam // the call names the library whose symbols must bind lazily
 	f, err := elf.Open(path)
 	if err != nil {
 		return 0, err

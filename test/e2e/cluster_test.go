@@ -795,7 +795,7 @@ func (a around) interpolated() (lo, hi float64, how string) {
 
 // counter formats interpolated for the table and reports whether the
 // kubelet's v lies within tol of it.
-func (a around) counter(v, tol float64, unit string) (string, bool) {
+func (a around) counter(v, tol float64, unit string) (string, bool) { //nolint:unparam // the call names the counter's unit
 	lo, hi, how := a.interpolated()
 	text := value(lo, unit)
 	if hi != lo {

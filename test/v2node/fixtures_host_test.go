@@ -38,17 +38,17 @@ func checkFixtures(t *testing.T, inventory string) {
 	require.NoError(t, json.Unmarshal(b, &inv))
 	require.Len(t, inv, len(fixtureDirs))
 	base := filepath.Join("..", "..", "testdata", "fixtures", "v2-systemd", "sys", "fs", "cgroup")
-	for _, real := range inv {
-		dir := filepath.Join(base, fixtureDirs[real.Kind])
-		invented, lacking, err := fixtureDiff(dir, real)
+	for _, observed := range inv {
+		dir := filepath.Join(base, fixtureDirs[observed.Kind])
+		invented, lacking, err := fixtureDiff(dir, observed)
 		require.NoError(t, err)
 		if len(invented) > 0 {
-			t.Errorf("%s (%s): the fixture invents what the real v2 node does not have: %s", real.Kind, fixtureDirs[real.Kind], strings.Join(invented, ", "))
+			t.Errorf("%s (%s): the fixture invents what the real v2 node does not have: %s", observed.Kind, fixtureDirs[observed.Kind], strings.Join(invented, ", "))
 		}
 		if len(lacking) > 0 {
-			t.Errorf("%s (%s): the fixture lacks what the real v2 node has: %s", real.Kind, fixtureDirs[real.Kind], strings.Join(lacking, ", "))
+			t.Errorf("%s (%s): the fixture lacks what the real v2 node has: %s", observed.Kind, fixtureDirs[observed.Kind], strings.Join(lacking, ", "))
 		}
-		t.Logf("%s: real node %d files, the receiver read %d: %s", real.Kind, len(real.Files), len(real.Read), strings.Join(real.Read, " "))
+		t.Logf("%s: real node %d files, the receiver read %d: %s", observed.Kind, len(observed.Files), len(observed.Read), strings.Join(observed.Read, " "))
 	}
 }
 

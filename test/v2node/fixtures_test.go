@@ -27,7 +27,7 @@ var fixtureOnly = map[string]string{
 // (not on the real node, and not explained in fixtureOnly) and what it
 // lacks (files the receiver read on the real node, keys of files both
 // have).
-func fixtureDiff(dir string, real Inventory) (invented, lacking []string, err error) {
+func fixtureDiff(dir string, observed Inventory) (invented, lacking []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -38,7 +38,7 @@ func fixtureDiff(dir string, real Inventory) (invented, lacking []string, err er
 			continue
 		}
 		have[e.Name()] = true
-		realKeys, ok := real.Files[e.Name()]
+		realKeys, ok := observed.Files[e.Name()]
 		if !ok {
 			if _, explained := fixtureOnly[e.Name()]; !explained {
 				invented = append(invented, e.Name())
@@ -67,8 +67,8 @@ func fixtureDiff(dir string, real Inventory) (invented, lacking []string, err er
 			}
 		}
 	}
-	for _, f := range real.Read {
-		if _, exists := real.Files[f]; exists && !have[f] {
+	for _, f := range observed.Read {
+		if _, exists := observed.Files[f]; exists && !have[f] {
 			lacking = append(lacking, f)
 		}
 	}

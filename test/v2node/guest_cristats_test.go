@@ -604,7 +604,7 @@ func (g *gateRun) compare() {
 				if key != "" {
 					var lo, hi float64
 					if at.IsZero() {
-						lo, _ = ours.last(key)
+						lo = ours.last(key)
 						hi = lo
 					} else {
 						lo, hi = ours.span(key, at, w, r.counter)
@@ -633,7 +633,7 @@ func (g *gateRun) compare() {
 		oursCell := "—"
 		switch {
 		case key != "":
-			v, _ := ours.last(key)
+			v := ours.last(key)
 			oursCell = fmt.Sprintf("`%s` %s", key[strings.IndexByte(key, '|')+1:], fmtValue(v, r.unit))
 		case r.oursAbsent != "":
 			oursCell = "— (" + r.oursAbsent + ")"

@@ -165,13 +165,12 @@ func (s samples) span(key string, when time.Time, width time.Duration, interpola
 	return math.Min(a, b), math.Max(a, b)
 }
 
-// last is the last scrape's value of key.
-func (s samples) last(key string) (float64, bool) {
+// last is the last scrape's value of key (0 when there is none).
+func (s samples) last(key string) float64 {
 	if len(s) == 0 {
-		return 0, false
+		return 0
 	}
-	v, ok := s[len(s)-1].values[key]
-	return v, ok
+	return s[len(s)-1].values[key]
 }
 
 // expoSample is expoFind's first series of metric whose labels match want

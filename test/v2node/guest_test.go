@@ -192,7 +192,7 @@ func (c *ctr) PodDir() string { return filepath.Join(cgRoot, c.pod.Parent) }
 
 // run starts a pod with one container and waits until the container's
 // cgroup (the systemd scope runc made) holds a process.
-func (n *node) run(t *testing.T, name, qos string, spec containerdtest.ContainerSpec, network bool) *ctr {
+func (n *node) run(t *testing.T, name, qos string, spec containerdtest.ContainerSpec, network bool) *ctr { //nolint:unparam // the call names the QoS class its pod runs in
 	t.Helper()
 	var p *containerdtest.Pod
 	if network {

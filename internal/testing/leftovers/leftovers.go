@@ -140,11 +140,7 @@ func Find(o Options) ([]Leftover, error) {
 		}
 	}
 	var out []Leftover
-	cg, err := findCgroups(o, realNode)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, cg...)
+	out = append(out, findCgroups(o, realNode)...)
 	self := map[int]bool{}
 	for _, pid := range o.Self {
 		self[pid] = true
@@ -383,7 +379,7 @@ func hierarchies(root string) []string {
 
 // findCgroups lists test cgroups, one leftover per relative path with the
 // hierarchies it is in.
-func findCgroups(o Options, realNode bool) ([]Leftover, error) {
+func findCgroups(o Options, realNode bool) []Leftover {
 	in := map[string][]string{}
 	for _, h := range hierarchies(o.Cgroup) {
 		tops := []string{"kubepods", "kubepods.slice", StandaloneTop}
@@ -412,7 +408,7 @@ func findCgroups(o Options, realNode bool) ([]Leftover, error) {
 		out = append(out, Leftover{Kind: Cgroup, Path: rel, What: "in " + strings.Join(hs, ", ")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	return out
 }
 
 // findMounts lists mounts below the temp directory (containerd's rootfs and

@@ -266,8 +266,8 @@ func requireMemoryFor(t *testing.T, cfg collectorConfig, c corev1.Container, hea
 // gateway's certificate for the OTLP push (deploy/daemonset.yaml), and the
 // pull endpoint's certificate and client CA (prometheus-pull/).
 const (
-	TLSSecret     = "otelcol-containerstats-tls"
-	PullTLSSecret = "otelcol-containerstats-pull-tls"
+	TLSSecret     = "otelcol-containerstats-tls"      //nolint:gosec // G101: a Secret's name, not a credential
+	PullTLSSecret = "otelcol-containerstats-pull-tls" //nolint:gosec // G101: a Secret's name, not a credential
 )
 
 // tlsFiles returns every file a tls section of the config names (keys

@@ -23,7 +23,7 @@ import (
 
 // GatewayTLSSecret is the gateway's Secret (docs/deploy.md, "TLS"): its
 // certificate and key, and the CA of the nodes' client certificates.
-const GatewayTLSSecret = "otel-gateway-tls"
+const GatewayTLSSecret = "otel-gateway-tls" //nolint:gosec // G101: a Secret's name, not a credential
 
 type gatewayManifest struct {
 	configMap  corev1.ConfigMap

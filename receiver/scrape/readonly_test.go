@@ -53,7 +53,7 @@ func treeDigest(t *testing.T, root string) [32]byte {
 		h.Write([]byte(p + info.Mode().String() + info.ModTime().String()))
 		h.Write([]byte{byte(st.Uid), byte(st.Uid >> 8), byte(st.Gid)})
 		if info.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
+			data, err := os.ReadFile(p) //nolint:gosec // G122: a test: walks a tree the test made itself
 			if err != nil {
 				return err
 			}
@@ -87,16 +87,16 @@ func TestReadOnlyByProof(t *testing.T) {
 					mode = 0o555
 				}
 				if os.Geteuid() == 0 {
-					if err := os.Lchown(p, nobody, nobody); err != nil {
+					if err := os.Lchown(p, nobody, nobody); err != nil { //nolint:gosec // G122: a test: walks a tree the test made itself
 						return err
 					}
 				}
-				return os.Chmod(p, mode)
+				return os.Chmod(p, mode) //nolint:gosec // G122: a test: walks a tree the test made itself
 			}))
 			t.Cleanup(func() { // let t.TempDir remove it
 				_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 					if err == nil && d.IsDir() {
-						_ = os.Chmod(p, 0o755)
+						_ = os.Chmod(p, 0o755) //nolint:gosec // G122: a test: walks a tree the test made itself
 					}
 					return nil
 				})

@@ -89,7 +89,7 @@ func (b collector) require(t *testing.T) {
 
 func (b collector) command(args ...string) *exec.Cmd {
 	argv := append(append(append([]string{}, b.runner...), b.path), args...)
-	return exec.Command(argv[0], argv[1:]...)
+	return exec.Command(argv[0], argv[1:]...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 }
 
 // The layouts of the scrape's golden tests (receiver/scrape's layouts):
@@ -226,7 +226,7 @@ func TestLazyCheckFails(t *testing.T) {
 				c := filepath.Join(dir, name+".c")
 				require.NoError(t, os.WriteFile(c, []byte(src), 0o600))
 				out := filepath.Join(dir, name)
-				b, err := exec.Command(cc.cc, "-o", out, c, "-Wl,--export-dynamic", "-Wl,--unresolved-symbols=ignore-in-object-files", "-Wl,-z,"+z).CombinedOutput()
+				b, err := exec.Command(cc.cc, "-o", out, c, "-Wl,--export-dynamic", "-Wl,--unresolved-symbols=ignore-in-object-files", "-Wl,-z,"+z).CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 				require.NoError(t, err, "%s", b)
 				return out
 			}

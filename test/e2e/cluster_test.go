@@ -192,7 +192,7 @@ func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credenti
 // made in Go.
 func (k *cluster) createSecrets(ctx context.Context, t *testing.T) {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "deploy", "tls.sh"), filepath.Join(t.TempDir(), "tls"))
+	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "deploy", "tls.sh"), filepath.Join(t.TempDir(), "tls")) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -576,7 +576,7 @@ func workloadBin(t *testing.T) string {
 	}
 	out := filepath.Join(t.TempDir(), "workload")
 	t0 := time.Now()
-	cmd := exec.Command(goCmd, "build", "-o", out, "./internal/testing/cmd/workload")
+	cmd := exec.Command(goCmd, "build", "-o", out, "./internal/testing/cmd/workload") //nolint:gosec // G702: a test: the command line is the test's own
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b, err := cmd.CombinedOutput()
@@ -1336,7 +1336,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	}
 	t.Logf("side by side:\n%s", b.String())
 	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
-		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o600))
+		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	}
 }
 
@@ -1404,7 +1404,7 @@ func (k *cluster) resize(t *testing.T) {
 	t.Logf("resize: kubelet /metrics/cadvisor then: container_spec_cpu_quota %v (found %v), container_spec_memory_limit_bytes %v (found %v); ours: cpu limit 0.5, memory limit %d",
 		quota.value, okq, memLimit.value, okm, 96<<20)
 	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
-		f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0o644)
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0o644) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		require.NoError(t, err)
 		fmt.Fprintf(f, "\nresize (300m/64Mi -> 500m/96Mi): ours followed %+.1f s after the kubelet reported it; /metrics/cadvisor then: container_spec_cpu_quota %v, container_spec_memory_limit_bytes %v\n",
 			lag.Seconds(), quota.value, memLimit.value)

@@ -508,7 +508,7 @@ func (k *cluster) checkVariables(t *testing.T, file string, d grafanaDashboard, 
 		require.NotNil(t, m, "%s: variable %s: query %q is not label_values(selector, label)", file, v.Name, q)
 		match := substitute(t, m[1], vars)
 		u := "http://" + k.prom.addr + "/api/v1/label/" + m[2] + "/values?" + url.Values{"match[]": {match}}.Encode()
-		resp, err := http.Get(u)
+		resp, err := http.Get(u) //nolint:gosec // G107: a test: the URL of a server the test started
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()

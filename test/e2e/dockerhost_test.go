@@ -189,7 +189,7 @@ func cadvisorStandalone(t *testing.T, flags []string, names ...string) map[strin
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), "bin", "cadvisorpeer")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, "cAdvisor peer missing (make cadvisor-peer): "+err.Error())
 	}
 	addrFile := filepath.Join(t.TempDir(), "addr")
@@ -310,7 +310,7 @@ func TestPodmanHost(t *testing.T) {
 
 // getPage is the body of a GET of url (an exporter's /metrics).
 func getPage(url string) ([]byte, error) {
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: a test: the URL of a server the test started
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func collectorBin(t *testing.T) string {
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), "bin", "otelcol-containerstats")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, fmt.Sprintf("collector binary %s missing (make otelcol): %v", bin, err))
 	}
 	return bin

@@ -59,7 +59,7 @@ func start(t *testing.T, name, bin string, env []string, args ...string) *proces
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(bin, args...)
+	p.cmd = exec.Command(bin, args...) //nolint:gosec // G702: a test: the command line is the test's own
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	// Its own process group; killed with the test process if that dies

@@ -30,7 +30,7 @@ func prometheus3Bin(t *testing.T) string {
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), "bin", "prometheus3", "prometheus")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, fmt.Sprintf("Prometheus 3 binary %s missing (make prometheus3): %v", bin, err))
 	}
 	return bin

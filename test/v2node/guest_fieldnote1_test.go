@@ -33,11 +33,11 @@ import (
 func startCAdvisor(t *testing.T, args ...string) (string, *bytes.Buffer) {
 	t.Helper()
 	bin := os.Getenv("CADVISOR_BIN")
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		machine.Need(t, "no cAdvisor peer in the guest (make cadvisor-peer, CADVISOR_PEER_BIN): "+err.Error())
 	}
 	addr := filepath.Join(t.TempDir(), "addr")
-	cmd := exec.Command(bin, append([]string{"-cgroup-roots", "/kubepods.slice", "-addr-file", addr}, args...)...)
+	cmd := exec.Command(bin, append([]string{"-cgroup-roots", "/kubepods.slice", "-addr-file", addr}, args...)...) //nolint:gosec // G702: a test: the command line is the test's own
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -85,7 +85,7 @@ func expoValue(expo, metric string, want map[string]string) (float64, bool) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: a test: the URL of a server the test started
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

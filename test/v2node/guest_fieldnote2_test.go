@@ -73,7 +73,7 @@ const bridge2, subnet2, gateway2 = "cstest2", "10.88.220.0/24", "10.88.220.1"
 // pods (CRIStatsGate).
 func TestFieldNote2(t *testing.T) {
 	bin := os.Getenv("KUBELET_BIN")
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		machine.Need(t, "no kubelet in the guest (make kube-bins, KUBE_BIN_DIR): "+err.Error())
 	}
 	// Huge pages for the burner's limit: the kubelet admits a pod asking
@@ -145,7 +145,7 @@ func TestFieldNote2(t *testing.T) {
 			if ctrs[c][0] == "" || len(f) == 0 {
 				return false
 			}
-			if _, err := os.Stat(fmt.Sprintf("/proc/%s/root%s", f[0], file)); err != nil {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%s/root%s", f[0], file)); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 				return false
 			}
 		}

@@ -78,7 +78,7 @@ func startKubelet(t *testing.T, bin, dir, name, cfg string) *kubeletProc {
 	path := filepath.Join(dir, name+".yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	k := &kubeletProc{log: &bytes.Buffer{}}
-	k.cmd = exec.Command(bin, "--config="+path, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName,
+	k.cmd = exec.Command(bin, "--config="+path, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName, //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"--node-ip="+kubeletNodeIP, "--v=1")
 	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
 	k.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

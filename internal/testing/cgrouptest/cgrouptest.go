@@ -171,7 +171,7 @@ func inheritCpuset(tb testing.TB, dir string) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o600); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 			tb.Fatalf("inherit %s in %s: %v", f, dir, err)
 		}
 	}

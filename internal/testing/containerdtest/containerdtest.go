@@ -165,7 +165,7 @@ func repoBinDir() string {
 // prints as its version ("v2.4.2", "1.6.20~ds1"), and its major number,
 // which decides the configuration's format (Config).
 func Version(binDir string) (version string, major int, err error) {
-	out, err := exec.Command(Bin(binDir, "containerd"), "--version").Output()
+	out, err := exec.Command(Bin(binDir, "containerd"), "--version").Output() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	if err != nil {
 		return "", 0, fmt.Errorf("containerd --version: %w", err)
 	}
@@ -330,7 +330,7 @@ func StartWith(tb testing.TB, o Options) *Containerd {
 	if imageErr := WriteImageWith(img, o.ImageFiles); imageErr != nil {
 		tb.Fatal(imageErr)
 	}
-	if out, err := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
+	if out, err := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		tb.Fatalf("ctr images import: %v: %s", err, out)
 	}
 	conn, err := grpc.NewClient("unix://"+c.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -536,7 +536,7 @@ func (c *Containerd) restartWithin(tb testing.TB, d time.Duration) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(Bin(c.BinDir, "containerd"), "--config", filepath.Join(c.base, "config.toml"))
+	cmd := exec.Command(Bin(c.BinDir, "containerd"), "--config", filepath.Join(c.base, "config.toml")) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.Env = Env(c.BinDir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Killed with the test process if it dies first (a test timeout); its
@@ -862,7 +862,7 @@ func (c *Containerd) cleanup() {
 		}
 	}
 	if c.bridge != "" {
-		_ = exec.Command("ip", "link", "del", c.bridge).Run()
+		_ = exec.Command("ip", "link", "del", c.bridge).Run() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	}
 	for id := range shimIDs {
 		sum := sha256.Sum256([]byte(filepath.Join(c.Socket, Namespace, id)))

@@ -105,7 +105,7 @@ func Start(tb testing.TB) *Dockerd {
 		tb.Fatal(err)
 	}
 	defer log.Close()
-	d.cmd = exec.Command(dockerd, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none", "--userland-proxy=false",
+	d.cmd = exec.Command(dockerd, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none", "--userland-proxy=false", //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"--data-root", filepath.Join(dir, "root"), "--exec-root", filepath.Join(dir, "exec"), "--pidfile", filepath.Join(dir, "dockerd.pid"),
 		"-H", "unix://"+d.Socket, "--containerd-namespace", "cstest-docker", "--containerd-plugins-namespace", "cstest-docker-plugins",
 		"--default-ulimit", "nofile=1024:1024", "--cgroup-parent", "/docker", "--log-level", "warn")
@@ -188,7 +188,7 @@ func (d *Dockerd) Compose(tb testing.TB, project, file string, services ...strin
 	composeRun := func(args ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, compose, append([]string{"--no-ansi", "-p", project}, args...)...)
+		cmd := exec.CommandContext(ctx, compose, append([]string{"--no-ansi", "-p", project}, args...)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+d.Socket)
 		return cmd.CombinedOutput()

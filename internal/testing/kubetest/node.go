@@ -203,7 +203,7 @@ func (c *Cluster) StartNodeWith(tb testing.TB, binDir string, imageFiles map[str
 		tb.Fatal(err)
 	}
 	for _, img := range append([]string{testbox}, images...) {
-		if out, err := exec.Command(containerdtest.Bin(n.ctrdBin, "ctr"), "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil {
+		if out, err := exec.Command(containerdtest.Bin(n.ctrdBin, "ctr"), "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 			tb.Fatalf("ctr images import %s: %v: %s", img, err, out)
 		}
 	}
@@ -289,7 +289,7 @@ mount --make-rshared /
 echo ready
 read -r _ || true
 `
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "kubetest-node", n.dir)
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "kubetest-node", n.dir) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -357,7 +357,7 @@ func (n *Node) makeCgroup(tb testing.TB, rel string) []string {
 		// memory nodes: its parent's.
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 			if b, err := os.ReadFile(filepath.Join(h, f)); err == nil {
-				if err := os.WriteFile(filepath.Join(d, f), b, 0o600); err != nil {
+				if err := os.WriteFile(filepath.Join(d, f), b, 0o600); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 					tb.Fatal(err)
 				}
 			}
@@ -374,8 +374,8 @@ func (n *Node) makeCgroup(tb testing.TB, rel string) []string {
 // starts at its root: a relative path in args is the caller's business
 // (cd first).
 func (n *Node) Command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...)
-	cmd.Env = containerdtest.Env(n.ctrdBin) // ctr is the node's runtime's
+	cmd := exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
+	cmd.Env = containerdtest.Env(n.ctrdBin)                                                                                                // ctr is the node's runtime's
 	return cmd
 }
 

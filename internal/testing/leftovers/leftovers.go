@@ -506,7 +506,7 @@ func Clean(o Options, ls []Leftover) []error {
 		case Cgroup:
 			rels = append(rels, l.Path)
 		case Link:
-			if out, err := exec.Command("ip", "link", "del", l.Path).CombinedOutput(); err != nil {
+			if out, err := exec.Command("ip", "link", "del", l.Path).CombinedOutput(); err != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 				errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", l.Path, err, out))
 			}
 		}

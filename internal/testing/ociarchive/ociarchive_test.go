@@ -33,7 +33,7 @@ func tool(tb testing.TB) string {
 			return
 		}
 		toolPath = filepath.Join(dir, "ociimage")
-		out, err := exec.Command("go", "build", "-C", filepath.Join("..", "..", "..", "tools", "ociimage"), "-o", toolPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-C", filepath.Join("..", "..", "..", "tools", "ociimage"), "-o", toolPath, ".").CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		if err != nil {
 			toolErr = err
 			toolPath = string(out)
@@ -54,7 +54,7 @@ func arm64Binary(tb testing.TB) string {
 	dir := tb.TempDir()
 	src := filepath.Join(dir, "m.c")
 	require.NoError(tb, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o600))
-	out, err := exec.Command(cc, "-o", filepath.Join(dir, "m"), src).CombinedOutput()
+	out, err := exec.Command(cc, "-o", filepath.Join(dir, "m"), src).CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	require.NoError(tb, err, "%s", out)
 	return filepath.Join(dir, "m")
 }
@@ -79,7 +79,7 @@ func newInputs(tb testing.TB) inputs {
 // build runs tools/ociimage on in's files, both platforms.
 func build(tb testing.TB, in inputs, out string, name string) ([]byte, error) {
 	tb.Helper()
-	return exec.Command(tool(tb), "-o", out, "-name", name, "-version", "1.2.3",
+	return exec.Command(tool(tb), "-o", out, "-name", name, "-version", "1.2.3", //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"-source", "https://example.com/src", "-revision", "abc123", "-created", "1700000000",
 		"-config", in.config, "-ca", in.ca, "-license", in.license, "-user", "0:0",
 		"-platform", "linux/amd64="+in.amd64, "-platform", "linux/arm64="+in.arm64,

@@ -124,7 +124,7 @@ func (p *Podman) RunLabelled(tb testing.TB, name string, labels map[string]strin
 func (p *Podman) Service(tb testing.TB) string {
 	tb.Helper()
 	sock := filepath.Join(p.dir, "podman.sock")
-	cmd := exec.Command("podman", append(append([]string{}, p.args...), "system", "service", "--time=0", "unix://"+sock)...)
+	cmd := exec.Command("podman", append(append([]string{}, p.args...), "system", "service", "--time=0", "unix://"+sock)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logs, err := os.Create(filepath.Join(p.dir, "service.log"))
 	if err != nil {

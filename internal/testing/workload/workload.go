@@ -207,7 +207,7 @@ func burnFor(d time.Duration) error {
 
 func spin(threads int) error {
 	script := fmt.Sprintf("i=0; while [ $i -lt %d ]; do (while :; do :; done) & i=$((i+1)); done; wait", threads)
-	return syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ())
+	return syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ()) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 }
 
 // write writes mib MiB to path and fsyncs it (clean pages, so they can be

@@ -113,7 +113,7 @@ cd /tmp
 	t.Logf("guest (%s): booted to its job in %s, job ran %s (guest uptime at the end %.1f s), run.sh exit %d",
 		r.Accel, r.Boot.Round(100*time.Millisecond), r.Run.Round(100*time.Millisecond), r.GuestSecs, r.RC)
 	if out := os.Getenv("V2NODE_OUT"); out != "" {
-		if err := os.MkdirAll(out, 0o755); err == nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
+		if mkdirErr := os.MkdirAll(out, 0o755); mkdirErr == nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 			files, _ := filepath.Glob(filepath.Join(results, "*"))
 			for _, f := range files {
 				_ = linkOrCopy(f, filepath.Join(out, filepath.Base(f)))

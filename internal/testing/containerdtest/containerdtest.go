@@ -330,8 +330,8 @@ func StartWith(tb testing.TB, o Options) *Containerd {
 	if imageErr := WriteImageWith(img, o.ImageFiles); imageErr != nil {
 		tb.Fatal(imageErr)
 	}
-	if out, err := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
-		tb.Fatalf("ctr images import: %v: %s", err, out)
+	if out, importErr := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); importErr != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
+		tb.Fatalf("ctr images import: %v: %s", importErr, out)
 	}
 	conn, err := grpc.NewClient("unix://"+c.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

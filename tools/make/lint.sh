@@ -8,8 +8,8 @@
 #     real-machine and VM tier at once);
 #   - v2node, over ./test/v2node/ only (its host side redeclares what the
 #     v2guest side declares, so it cannot join the set above).
-# Every run goes on after a failed one; the script fails if any found
-# something. LINTFLAGS: extra flags for each run (e.g. --fix, or
+# Every run goes on after a failed one and lists all it found (no cap per
+# linter or per message); the script fails if any found something. LINTFLAGS: extra flags for each run (e.g. --fix, or
 # --new-from-rev=main). golangci-lint's cache is GOLANGCI_LINT_CACHE
 # (default ~/.cache/golangci-lint).
 # Reads GO, LINT, LINTFLAGS.
@@ -20,7 +20,7 @@ rc=0
 run() { # run TAGS PACKAGES...
   local tags=$1; shift
   echo "== golangci-lint run --build-tags '${tags}' $*"
-  "${lint[@]}" run --build-tags "$tags" "${flags[@]}" "$@" || rc=1
+  "${lint[@]}" run --max-issues-per-linter=0 --max-same-issues=0 --build-tags "$tags" "${flags[@]}" "$@" || rc=1
 }
 run "" ./...
 run realmachine,e2e,kube,archgolden,peerbench,v2guest,vmnode ./...

@@ -5,7 +5,7 @@
 #   make test   what CI runs (.ci/run): TEST_STEPS in order, TEST_BG in the
 #               background, then make leftovers, even after a failed step
 #               (tools/make/test.sh; docs/ci.md)
-#   make unit (no root, no -race) | race | vet | nocgo | cross | fuzz-smoke
+#   make unit (no root, no -race) | race | vet | lint | nocgo | cross | fuzz-smoke
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
 #   make fuzz | bench | bench-peer | bench-docker | soak | cover | gpu-check | clean
@@ -23,6 +23,9 @@ TOOL       := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 MDATAGEN   := $(TOOL) mdatagen
 BUILDER    := $(TOOL) builder
 CROSSCHECK := $(GO) run -C $(CURDIR)/tools ./crosscheck
+# golangci-lint, pinned in its own module tools/lint/go.mod; .golangci.yml.
+LINT       := $(GO) tool -modfile=$(CURDIR)/tools/lint/go.mod golangci-lint
+LINTFLAGS  ?=
 # $(call sh,NAME,VARS): tools/make/NAME.sh given GO and VARS as NAME=VALUE
 # arguments (tools/make/lib.sh); other arguments may follow.
 sh = tools/make/$(1).sh $(foreach v,GO $(2),$(v)='$(subst ','\'',$($(v)))')
@@ -72,8 +75,8 @@ RACE_TIMEOUT    ?= 30m
 RACE_PKGS       ?= $(shell $(GO) list -tags $(REAL_TAGS) ./... | grep -Ev '/test/(e2e|peer|archgolden)$$')
 KUBE_TESTS      := TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods
 KUBE_E2E_TESTS  := TestClusterDaemonSet|TestNewcomerPath|TestAround|TestAroundBounded
-TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test fuzz-smoke nocgo cross arch-test v2-test
-TEST_BG    ?= containerd-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 v2guest-build fuzz-build v2guest-image nocgo cross
+TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test lint fuzz-smoke nocgo cross arch-test v2-test
+TEST_BG    ?= containerd-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 lint v2guest-build fuzz-build v2guest-image nocgo cross
 # Test tools and their outputs (docs/e2e.md, docs/kube.md, docs/v2-node.md).
 PROMETHEUS3_BIN   := bin/prometheus3/prometheus
 CADVISOR_PEER_BIN := bin/cadvisorpeer
@@ -85,7 +88,7 @@ OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test cover
+.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -94,6 +97,9 @@ dashboards check-dashboards:
 	cd tools/dashboards && $(GO) vet . && $(GO) run . -root "$(CURDIR)" $(if $(findstring check,$@),-check)
 vet:
 	$(GO) vet $(TEST_BUILDFLAGS) -tags $(REAL_TAGS) ./...
+lint:
+	$(LOCK)
+	$(call sh,lint,LINT LINTFLAGS)
 unit:
 	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
 # The identity tests run on both runtimes (docs/runtimes.md); the others on make containerd-bins'.

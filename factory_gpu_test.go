@@ -61,7 +61,7 @@ func gpuFactoryRoot(t *testing.T, procs bool) string {
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "var/log/pods/ml_trainer_"+factoryD4Pod+"/main"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "var/log/containers"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/trainer_ml_main-"+factoryD4+".log"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/trainer_ml_main-"+factoryD4+".log"), nil, 0o600))
 
 	sock := filepath.Join(root, kubeletSock)
 	require.NoError(t, os.MkdirAll(filepath.Dir(sock), 0o755))

@@ -124,7 +124,7 @@ func TestFilesystemOption(t *testing.T) {
 	})
 	dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-8/c")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 89), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 89), 0o600))
 	f := filesystemOption(cfg, zap.NewNop())
 	c, ok := f.(*fsstats.Collector)
 	require.True(t, ok)

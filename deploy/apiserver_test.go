@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,7 +71,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	_, err = a.Apply(ctx, dsDoc.Obj, bad, "", true)
 	require.Error(t, err, "a misspelled field was accepted by apply")
 	var st apierrors.APIStatus
-	require.True(t, errors.As(err, &st), "not an API status: %v", err)
+	require.ErrorAs(t, err, &st, "not an API status: %v", err)
 	t.Logf("apply of a misspelled field rejected (HTTP %d, %s): %v", st.Status().Code, st.Status().Reason, err)
 	require.Contains(t, err.Error(), `.securityContext.`+typo+`: field not declared in schema`)
 	// The same copy through create with fieldValidation=Strict (what
@@ -180,8 +179,8 @@ func TestDaemonSetScheduled(t *testing.T) {
 	var ds *kubetest.Doc
 	docs := kubetest.Manifests(t, ".")
 	for i, d := range docs {
-		_, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
-		require.NoError(t, err, "apply %s", d)
+		_, applyErr := a.Apply(ctx, d.Obj, d.Raw, "", false)
+		require.NoError(t, applyErr, "apply %s", d)
 		if d.Obj.GetKind() == "DaemonSet" {
 			ds = &docs[i]
 		}
@@ -196,8 +195,8 @@ func TestDaemonSetScheduled(t *testing.T) {
 	defer tick.Stop()
 	var pod *corev1.Pod
 	for pod == nil {
-		pods, err := a.Client.CoreV1().Pods(want.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		require.NoError(t, err)
+		pods, listErr := a.Client.CoreV1().Pods(want.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		require.NoError(t, listErr)
 		for i := range pods.Items {
 			if pods.Items[i].Spec.NodeName == node.Name {
 				pod = &pods.Items[i]
@@ -255,7 +254,7 @@ func operatorCRD(t *testing.T) []byte {
 	if p == "" {
 		p = filepath.Join("..", "..", "shared", "crds", "opentelemetry.io_opentelemetrycollectors.yaml")
 	}
-	raw, err := os.ReadFile(p)
+	raw, err := os.ReadFile(p) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	if err != nil {
 		t.Fatalf("the OpenTelemetry Operator's CRD (set OTEL_OPERATOR_CRD to the operator's config/crd/bases/opentelemetry.io_opentelemetrycollectors.yaml): %v", err)
 	}
@@ -287,8 +286,8 @@ func TestOperatorOnAPIServer(t *testing.T) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for established := false; !established; {
-		got, err := crdRes.Get(ctx, crd.GetName(), metav1.GetOptions{})
-		require.NoError(t, err)
+		got, getErr := crdRes.Get(ctx, crd.GetName(), metav1.GetOptions{})
+		require.NoError(t, getErr)
 		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
 		for _, cond := range conds {
 			m, _ := cond.(map[string]any)
@@ -311,8 +310,8 @@ func TestOperatorOnAPIServer(t *testing.T) {
 	// an applier that has discovered the new kind.
 	for _, d := range kubetest.Manifests(t, ".") {
 		if d.Obj.GetKind() == "Namespace" {
-			_, err := a.Apply(ctx, d.Obj, d.Raw, "", false)
-			require.NoError(t, err, "apply %s", d)
+			_, applyErr := a.Apply(ctx, d.Obj, d.Raw, "", false)
+			require.NoError(t, applyErr, "apply %s", d)
 		}
 	}
 	a = kubetest.NewApplier(t, c)
@@ -331,10 +330,10 @@ func TestOperatorOnAPIServer(t *testing.T) {
 	gotSpec, _ := stored.Object["spec"].(map[string]any)
 	require.NotEmpty(t, wantSpec)
 	for k, v := range wantSpec {
-		w, err := json.Marshal(v)
-		require.NoError(t, err)
-		g, err := json.Marshal(gotSpec[k])
-		require.NoError(t, err)
+		w, marshalErr := json.Marshal(v)
+		require.NoError(t, marshalErr)
+		g, marshalErr := json.Marshal(gotSpec[k])
+		require.NoError(t, marshalErr)
 		require.JSONEq(t, string(w), string(g), "spec.%s as stored", k)
 	}
 	var defaulted []string

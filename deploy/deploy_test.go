@@ -110,12 +110,12 @@ func TestManifestMatchesConfig(t *testing.T) {
 	// directory.
 	assert.Equal(t, "/run/containerd/containerd.sock", rcfg.Runtime.CRIEndpoint)
 	assert.Equal(t, rcfg.Runtime.CRIEndpoint, rcfg.Runtime.ContainerdEndpoint)
-	vm, v = mountAt(rcfg.Runtime.CRIEndpoint)
+	_, v = mountAt(rcfg.Runtime.CRIEndpoint)
 	require.NotNil(t, v.HostPath)
 	assert.Equal(t, "/run/containerd/containerd.sock", v.HostPath.Path)
 	require.NotNil(t, v.HostPath.Type)
 	assert.Equal(t, corev1.HostPathSocket, *v.HostPath.Type)
-	vm, v = mountAt("/var/lib/kubelet/pod-resources")
+	_, v = mountAt("/var/lib/kubelet/pod-resources")
 	require.NotNil(t, v.HostPath)
 	assert.Equal(t, "/var/lib/kubelet/pod-resources", v.HostPath.Path)
 
@@ -266,8 +266,8 @@ func requireMemoryFor(t *testing.T, cfg collectorConfig, c corev1.Container, hea
 // gateway's certificate for the OTLP push (deploy/daemonset.yaml), and the
 // pull endpoint's certificate and client CA (prometheus-pull/).
 const (
-	TLSSecret     = "otelcol-containerstats-tls"
-	PullTLSSecret = "otelcol-containerstats-pull-tls"
+	TLSSecret     = "otelcol-containerstats-tls"      //nolint:gosec // G101: a Secret's name, not a credential
+	PullTLSSecret = "otelcol-containerstats-pull-tls" //nolint:gosec // G101: a Secret's name, not a credential
 )
 
 // tlsFiles returns every file a tls section of the config names (keys

@@ -23,7 +23,7 @@ import (
 
 // GatewayTLSSecret is the gateway's Secret (docs/deploy.md, "TLS"): its
 // certificate and key, and the CA of the nodes' client certificates.
-const GatewayTLSSecret = "otel-gateway-tls"
+const GatewayTLSSecret = "otel-gateway-tls" //nolint:gosec // G101: a Secret's name, not a credential
 
 type gatewayManifest struct {
 	configMap  corev1.ConfigMap
@@ -117,7 +117,7 @@ func TestGatewayManifest(t *testing.T) {
 	_, listen, err := net.SplitHostPort(cfg.conf.Get("receivers::otlp::protocols::grpc::endpoint").(string))
 	require.NoError(t, err)
 	i := slices.IndexFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == sp.TargetPort.String() })
-	require.True(t, i >= 0, "the Service's targetPort %s is no port of the container (%v)", sp.TargetPort.String(), c.Ports)
+	require.GreaterOrEqual(t, i, 0, "the Service's targetPort %s is no port of the container (%v)", sp.TargetPort.String(), c.Ports)
 	assert.Equal(t, listen, strconv.Itoa(int(c.Ports[i].ContainerPort)), "the Service's target is the receiver's port")
 
 	volumes := volumesByName(pod.Spec)

@@ -80,8 +80,10 @@ func chartDir(t *testing.T) string {
 // arguments into namespace ns.
 func helmTemplate(t *testing.T, ns string, args ...string) ([]byte, error) {
 	t.Helper()
-	return kubetest.Helm(t, helmBin(t), append([]string{"template", helmRelease, chartDir(t),
-		"--namespace", ns, "--kube-version", helmKubeVersion, "--values", HelmValues}, args...)...)
+	return kubetest.Helm(t, helmBin(t), append([]string{
+		"template", helmRelease, chartDir(t),
+		"--namespace", ns, "--kube-version", helmKubeVersion, "--values", HelmValues,
+	}, args...)...)
 }
 
 // chartOnlyEnv are the variables the chart sets on every collector for its

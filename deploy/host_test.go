@@ -83,8 +83,8 @@ func TestComposeFile(t *testing.T) {
 		require.True(t, ok, arg)
 		src, ok := mounted[path]
 		require.True(t, ok, "%s is mounted", path)
-		_, err := os.Stat(filepath.Join("docker", src))
-		assert.NoError(t, err, "the compose file's %s", src)
+		_, statErr := os.Stat(filepath.Join("docker", src))
+		assert.NoError(t, statErr, "the compose file's %s", src)
 	}
 	assert.Equal(t, "--config=/etc/otelcol/cadvisor-compat.yaml", col.Command[0], "the processors first, the host's settings over them")
 	assert.Contains(t, col.Ports, "127.0.0.1:"+port+":"+port)

@@ -118,25 +118,28 @@ func handshake(t *testing.T, gw, node *corev1.Secret, host string) {
 		require.True(t, p.AppendCertsFromPEM(s.Data["ca.crt"]))
 		return p
 	}
-	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair(gw)},
-		ClientCAs: poolOf(gw), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12})
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{pair(gw)},
+		ClientCAs:    poolOf(gw), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
+	})
 	require.NoError(t, err)
 	defer l.Close()
 	done := make(chan error, 1)
 	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			done <- err
+		c, acceptErr := l.Accept()
+		if acceptErr != nil {
+			done <- acceptErr
 			return
 		}
 		defer c.Close()
-		_, err = c.Write([]byte{1})
-		done <- err
+		_, acceptErr = c.Write([]byte{1})
+		done <- acceptErr
 	}()
 	nodePair := pair(node)
 	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", l.Addr().String(), &tls.Config{
 		RootCAs: poolOf(node), ServerName: host, MinVersion: tls.VersionTLS12,
-		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &nodePair, nil }})
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &nodePair, nil },
+	})
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))

@@ -23,7 +23,7 @@ type LoadAverage struct {
 }
 
 // Update feeds the running-thread count n observed at time at and returns
-// the new load. The first sample initialises the load to n; after that
+// the new load. The first sample initializes the load to n; after that
 // load = load*d + n*(1-d) with d = exp(-Δt/LoadWindow), Δt the time since
 // the previous sample. A sample at or before the previous one (a clock
 // step back) leaves the load unchanged and does not move its time.

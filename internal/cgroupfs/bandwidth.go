@@ -57,7 +57,7 @@ func (r *Reader) CPUBandwidth(rel string, want CPUWant) (CPUBandwidth, error) {
 
 func (r *Reader) cpuBandwidthV1(dir string, want CPUWant, b *CPUBandwidth) error {
 	if want.Throttling {
-		if _, err := r.readKeyed(dir, "cpu.stat", func(k []byte, v uint64) {
+		if err := r.readKeyed(dir, "cpu.stat", func(k []byte, v uint64) {
 			switch string(k) {
 			case "nr_periods":
 				b.Periods = Some(v)

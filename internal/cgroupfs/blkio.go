@@ -84,7 +84,7 @@ func (l *Layout) blkioDir(rel string) (dir string, v1 bool) {
 // when those list no device, the BFQ scheduler's files of the same names.
 // The kernel (blk-throttle) counts a cgroup's I/O there only on devices
 // where throttling is active: since the first blkio.throttle.*_device rule
-// set on the device by anyone since boot (6.x initialises blk-throttle on a
+// set on the device by anyone since boot (6.x initializes blk-throttle on a
 // queue lazily, at its first rule). Elsewhere the files say "Total 0" and
 // list no device: that is not a zero, it is "not accounted", and IO
 // returns no devices with Source IOUnaccountedV1. Where throttling is

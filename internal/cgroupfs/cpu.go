@@ -46,7 +46,7 @@ func (r *Reader) cpuV1(dir string) (CPUStat, error) {
 		return s, nil
 	}
 	// Kernels before 4.7 only have the tick-based cpuacct.stat.
-	_, err = r.readKeyed(dir, "cpuacct.stat", func(k []byte, v uint64) {
+	err = r.readKeyed(dir, "cpuacct.stat", func(k []byte, v uint64) {
 		switch string(k) {
 		case "user":
 			s.User = Some(v * (1e9 / userHZ))

@@ -4,6 +4,7 @@
 package cgroupfs // import "github.com/containerstats/containerstatsreceiver/internal/cgroupfs"
 
 import (
+	"errors"
 	"syscall"
 
 	"github.com/containerstats/containerstatsreceiver/internal/rawfile"
@@ -140,7 +141,7 @@ func (r *Reader) open(dir, name string) (fd int, dirOK bool, err error) {
 	}
 	r.dirs.name = append(append(r.dirs.name[:0], r.path[len(dir)+1:len(r.path)-1]...), 0)
 	fd, err = rawfile.OpenAt(dfd, r.dirs.name)
-	if err == syscall.ENOENT {
+	if errors.Is(err, syscall.ENOENT) {
 		// An absent file, or the directory was removed (then re-created
 		// under the same path, or not). The path decides: a removed
 		// directory's descriptor is dropped and the path opened again.

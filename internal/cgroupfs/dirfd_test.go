@@ -28,8 +28,8 @@ func TestReaderDirCache(t *testing.T) {
 	cg := filepath.Join(root, "sys/fs/cgroup")
 	a := filepath.Join(cg, "a")
 	require.NoError(t, os.MkdirAll(a, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), nil, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(a, "cpu.stat"), []byte("usage_usec 5\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(a, "cpu.stat"), []byte("usage_usec 5\n"), 0o600))
 	l, err := Detect(root)
 	require.NoError(t, err)
 	var opened []string
@@ -53,7 +53,7 @@ func TestReaderDirCache(t *testing.T) {
 	_, err = r.CPU("/a")
 	require.ErrorIs(t, err, ErrVanished)
 	require.NoError(t, os.MkdirAll(a, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(a, "cpu.stat"), []byte("usage_usec 7\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(a, "cpu.stat"), []byte("usage_usec 7\n"), 0o600))
 	cpu, err = r.CPU("/a")
 	require.NoError(t, err)
 	assert.Equal(t, Some(7000), cpu.Usage, "re-created directory read afresh")
@@ -62,7 +62,7 @@ func TestReaderDirCache(t *testing.T) {
 	// place, so the new one surely has another inode): read afresh.
 	a2 := filepath.Join(cg, "a2")
 	require.NoError(t, os.MkdirAll(a2, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(a2, "cpu.stat"), []byte("usage_usec 9\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(a2, "cpu.stat"), []byte("usage_usec 9\n"), 0o600))
 	require.NoError(t, os.RemoveAll(a))
 	require.NoError(t, os.Rename(a2, a))
 	cpu, err = r.CPU("/a")
@@ -97,9 +97,9 @@ func TestReaderDirCacheFull(t *testing.T) {
 	cg := filepath.Join(root, "sys/fs/cgroup")
 	for _, d := range []string{"a", "b"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(cg, d), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(cg, d, "cpu.stat"), []byte("usage_usec 5\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(cg, d, "cpu.stat"), []byte("usage_usec 5\n"), 0o600))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), nil, 0o600))
 	l, err := Detect(root)
 	require.NoError(t, err)
 	r := NewReader(l)

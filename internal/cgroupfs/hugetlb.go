@@ -116,9 +116,9 @@ func (r *Reader) Hugetlb(rel string, sizes []HugePageSize, limit bool, dst []Hug
 	if dir == "" {
 		return dst, nil
 	}
-	usage, max := ".current", ".max"
+	usage, limitFile := ".current", ".max"
 	if v1 {
-		usage, max = ".usage_in_bytes", ".limit_in_bytes"
+		usage, limitFile = ".usage_in_bytes", ".limit_in_bytes"
 	}
 	for _, sz := range sizes {
 		h := Hugetlb{Size: sz.Name}
@@ -130,7 +130,7 @@ func (r *Reader) Hugetlb(rel string, sizes []HugePageSize, limit bool, dst []Hug
 			return dst[:0], err
 		}
 		if limit && h.Usage.OK {
-			if h.Limit, err = r.readLimit(dir, "hugetlb."+sz.Name+max); err != nil {
+			if h.Limit, err = r.readLimit(dir, "hugetlb."+sz.Name+limitFile); err != nil {
 				if errors.Is(err, ErrVanished) {
 					return dst[:0], nil
 				}

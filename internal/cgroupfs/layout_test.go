@@ -40,10 +40,10 @@ func TestDetect(t *testing.T) {
 			}
 			if c.mode != ModeV2 {
 				// cpu and cpuacct are symlinks to the cpu,cpuacct mount.
-				cpu, err := filepath.EvalSymlinks(l.V1[CtrlCPU])
-				require.NoError(t, err)
-				acct, err := filepath.EvalSymlinks(l.V1[CtrlCPUAcct])
-				require.NoError(t, err)
+				cpu, evalSymlinksErr := filepath.EvalSymlinks(l.V1[CtrlCPU])
+				require.NoError(t, evalSymlinksErr)
+				acct, evalSymlinksErr := filepath.EvalSymlinks(l.V1[CtrlCPUAcct])
+				require.NoError(t, evalSymlinksErr)
 				assert.Equal(t, cpu, acct)
 				assert.Equal(t, "cpu,cpuacct", filepath.Base(acct))
 				assert.NotEmpty(t, l.V1[CtrlMemory])
@@ -94,8 +94,8 @@ func TestReaderAbsentVsVanished(t *testing.T) {
 	root := t.TempDir()
 	cg := filepath.Join(root, "sys/fs/cgroup")
 	require.NoError(t, os.MkdirAll(filepath.Join(cg, "a"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), nil, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "a", "cpu.stat"), []byte("usage_usec 5\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "a", "cpu.stat"), []byte("usage_usec 5\n"), 0o600))
 	l, err := Detect(root)
 	require.NoError(t, err)
 	r := NewReader(l)
@@ -112,7 +112,7 @@ func TestReaderAbsentVsVanished(t *testing.T) {
 	_, err = r.CPU("/gone")
 	require.ErrorIs(t, err, ErrVanished)
 
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "a", "memory.current"), []byte("lots\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "a", "memory.current"), []byte("lots\n"), 0o600))
 	_, err = r.Memory("/a", MemoryAll)
 	require.ErrorIs(t, err, errMalformed)
 	assert.Contains(t, err.Error(), filepath.Join(cg, "a", "memory.current"), "errors name the file")

@@ -78,9 +78,9 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 	if want.Swap {
 		// memsw exists only with swap accounting (swapaccount=1); it counts
 		// memory + swap, so swap alone is the difference.
-		memsw, err := r.readUint(dir, "memory.memsw.usage_in_bytes")
-		if err != nil {
-			return s, err
+		memsw, readUintErr := r.readUint(dir, "memory.memsw.usage_in_bytes")
+		if readUintErr != nil {
+			return s, readUintErr
 		}
 		if memsw.OK && usage.OK {
 			s.Swap = Some(0)
@@ -96,7 +96,7 @@ func (r *Reader) memoryV1(dir string, want MemoryWant) (MemoryStat, error) {
 	}
 	if want.OOM {
 		// oom_kill appeared in memory.oom_control with Linux 4.13.
-		_, err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		err = r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				s.OOMKills = Some(v)
 			}
@@ -126,7 +126,7 @@ var memoryStatKeys = [...]struct {
 // memoryStat reads memory.stat in dir into s: the v1 keys of
 // memoryStatKeys, or the v2 ones.
 func (r *Reader) memoryStat(dir string, v1 bool, s *MemoryStat) error {
-	_, err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
+	err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		for i := range memoryStatKeys {
 			key := &memoryStatKeys[i]
 			if v1 && string(k) == key.v1 || !v1 && string(k) == key.v2 {
@@ -162,7 +162,7 @@ func (r *Reader) memoryV2(dir string, want MemoryWant) (MemoryStat, error) {
 		}
 	}
 	if want.OOM {
-		_, err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
+		err = r.readKeyed(dir, "memory.events", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				s.OOMKills = Some(v)
 			}
@@ -214,16 +214,16 @@ func (r *Reader) oomKillsTree(root, dir string, top bool, known map[string]uint6
 		fn(rel, v)
 	} else {
 		var kills U64
-		_, err := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
+		readKeyedErr := r.readKeyed(dir, "memory.oom_control", func(k []byte, v uint64) {
 			if string(k) == "oom_kill" {
 				kills = Some(v)
 			}
 		})
-		if err != nil {
-			if !top && errors.Is(err, ErrVanished) {
+		if readKeyedErr != nil {
+			if !top && errors.Is(readKeyedErr, ErrVanished) {
 				return nil
 			}
-			return err
+			return readKeyedErr
 		}
 		if kills.OK {
 			fn(rel, kills.V)

@@ -28,7 +28,7 @@ func memTree(t *testing.T, v2 bool, files map[string]string) *Reader {
 	for p, c := range files {
 		full := filepath.Join(base, p)
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		require.NoError(t, os.WriteFile(full, []byte(c), 0o644))
+		require.NoError(t, os.WriteFile(full, []byte(c), 0o600))
 	}
 	l, err := Detect(root)
 	require.NoError(t, err)

@@ -76,7 +76,7 @@ type Cgroup struct {
 
 // ParsePath classifies a cgroup path such as a line of /proc/<pid>/cgroup or
 // a directory found by the tree walk. Kubernetes paths of both drivers are
-// recognised; outside kubepods a segment naming a container (64-hex ID,
+// recognized; outside kubepods a segment naming a container (64-hex ID,
 // <runtime>-<id>.scope, docker/<id>) makes a standalone container. ok is
 // false for anything else, which is then KindOther (or KindNode for "/").
 func ParsePath(p string) (c Cgroup, ok bool) {
@@ -211,7 +211,7 @@ var containerPrefixes = [...]struct {
 	{"nerdctl-", RuntimeContainerd, false},
 }
 
-// parseContainerName recognises a container cgroup's own name:
+// parseContainerName recognizes a container cgroup's own name:
 // "<64hex>" (cgroupfs driver: containerd, docker) and the runtimes'
 // prefixed names (containerPrefixes). Everything else (*.mount,
 // init.scope, conmon scopes) is not a container.

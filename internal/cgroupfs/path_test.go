@@ -36,12 +36,21 @@ func TestParsePath(t *testing.T) {
 		// a process in a nested sub-cgroup maps to its container
 		{"/kubepods/pod" + uid + "/" + id1 + "/init.scope", Cgroup{Path: "/kubepods/pod" + uid + "/" + id1, Kind: KindContainer, Driver: DriverCgroupfs, QoS: QoSGuaranteed, PodUID: uid, ContainerID: id1}, true},
 		// systemd driver, all three runtimes
-		{"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + uidU + ".slice/cri-containerd-" + id1 + ".scope",
-			Cgroup{Path: "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + uidU + ".slice/cri-containerd-" + id1 + ".scope", Kind: KindContainer, Driver: DriverSystemd, QoS: QoSBurstable, PodUID: uid, ContainerID: id1, Runtime: RuntimeContainerd}, true},
-		{"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + uidU + ".slice/crio-" + id1 + ".scope",
-			Cgroup{Path: "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + uidU + ".slice/crio-" + id1 + ".scope", Kind: KindContainer, Driver: DriverSystemd, QoS: QoSBestEffort, PodUID: uid, ContainerID: id1, Runtime: RuntimeCRIO}, true},
-		{"/kubepods.slice/kubepods-pod" + uidU + ".slice/docker-" + id1 + ".scope",
-			Cgroup{Path: "/kubepods.slice/kubepods-pod" + uidU + ".slice/docker-" + id1 + ".scope", Kind: KindContainer, Driver: DriverSystemd, QoS: QoSGuaranteed, PodUID: uid, ContainerID: id1, Runtime: RuntimeDocker}, true},
+		{
+			"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + uidU + ".slice/cri-containerd-" + id1 + ".scope",
+			Cgroup{Path: "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + uidU + ".slice/cri-containerd-" + id1 + ".scope", Kind: KindContainer, Driver: DriverSystemd, QoS: QoSBurstable, PodUID: uid, ContainerID: id1, Runtime: RuntimeContainerd},
+			true,
+		},
+		{
+			"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + uidU + ".slice/crio-" + id1 + ".scope",
+			Cgroup{Path: "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + uidU + ".slice/crio-" + id1 + ".scope", Kind: KindContainer, Driver: DriverSystemd, QoS: QoSBestEffort, PodUID: uid, ContainerID: id1, Runtime: RuntimeCRIO},
+			true,
+		},
+		{
+			"/kubepods.slice/kubepods-pod" + uidU + ".slice/docker-" + id1 + ".scope",
+			Cgroup{Path: "/kubepods.slice/kubepods-pod" + uidU + ".slice/docker-" + id1 + ".scope", Kind: KindContainer, Driver: DriverSystemd, QoS: QoSGuaranteed, PodUID: uid, ContainerID: id1, Runtime: RuntimeDocker},
+			true,
+		},
 		{"/kubepods.slice/kubepods-burstable.slice", Cgroup{Path: "/kubepods.slice/kubepods-burstable.slice", Kind: KindQoS, Driver: DriverSystemd, QoS: QoSBurstable}, true},
 		// standalone containers (field note 4: one ID under two paths)
 		{"/docker/" + id1, Cgroup{Path: "/docker/" + id1, Kind: KindContainer, ContainerID: id1, Runtime: RuntimeDocker}, true},

@@ -20,9 +20,11 @@ import (
 func TestParsePressure(t *testing.T) {
 	p, err := parsePressure([]byte("some avg10=1.25 avg60=2.50 avg300=3.75 total=123456\nfull avg10=0.10 avg60=0.20 avg300=0.30 total=789\n"))
 	require.NoError(t, err)
-	assert.Equal(t, PSI{OK: true,
+	assert.Equal(t, PSI{
+		OK:   true,
 		Some: PSILine{OK: true, Avg10: 1.25, Avg60: 2.5, Avg300: 3.75, Total: 123456},
-		Full: PSILine{OK: true, Avg10: 0.1, Avg60: 0.2, Avg300: 0.3, Total: 789}}, p)
+		Full: PSILine{OK: true, Avg10: 0.1, Avg60: 0.2, Avg300: 0.3, Total: 789},
+	}, p)
 	// Kernels before 5.13 print no full line for cpu: full is absent, not zero.
 	p, err = parsePressure([]byte("some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"))
 	require.NoError(t, err)
@@ -93,7 +95,7 @@ func FuzzParsePressure(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, p.Some.Total, back.Some.Total)
 		require.Equal(t, p.Full.Total, back.Full.Total)
-		require.True(t, math.Abs(p.Some.Avg10-back.Some.Avg10) < 1e-9)
+		require.Less(t, math.Abs(p.Some.Avg10-back.Some.Avg10), 1e-9)
 	})
 }
 

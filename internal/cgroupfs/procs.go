@@ -30,9 +30,9 @@ func (r *Reader) anyPID(dir string, top bool) (int, bool, error) {
 	}
 	if ok {
 		var one [1]int
-		ids, err := parseIDList(data, one[:0])
-		if err != nil {
-			return 0, false, fmt.Errorf("%s: %w", filepath.Join(dir, "cgroup.procs"), err)
+		ids, parseIDListErr := parseIDList(data, one[:0])
+		if parseIDListErr != nil {
+			return 0, false, fmt.Errorf("%s: %w", filepath.Join(dir, "cgroup.procs"), parseIDListErr)
 		}
 		if len(ids) > 0 {
 			return ids[0], true, nil

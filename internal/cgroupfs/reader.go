@@ -109,15 +109,15 @@ func (r *Reader) readLimit(dir, name string) (Limit, error) {
 	return l, nil
 }
 
-// readKeyed reads a flat keyed file, calling fn per key. ok is false when
-// the file is absent.
-func (r *Reader) readKeyed(dir, name string, fn func(key []byte, v uint64)) (bool, error) {
+// readKeyed reads a flat keyed file, calling fn per key; fn is never called
+// when the file is absent.
+func (r *Reader) readKeyed(dir, name string, fn func(key []byte, v uint64)) error {
 	data, ok, err := r.read(dir, name)
 	if err != nil || !ok {
-		return false, err
+		return err
 	}
 	if err := parseFlatKeyed(data, fn); err != nil {
-		return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
-	return true, nil
+	return nil
 }

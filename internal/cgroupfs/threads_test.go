@@ -30,7 +30,7 @@ func TestParseIDList(t *testing.T) {
 func write(t *testing.T, p, s string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
 }
 
 // Threads on v2 reads cgroup.threads of the cgroup and its sub-cgroups; a
@@ -77,7 +77,7 @@ func FuzzParseIDList(f *testing.F) {
 		}
 		back, err := parseIDList([]byte(b.String()), nil)
 		require.NoError(t, err)
-		require.Equal(t, len(ids), len(back))
+		require.Len(t, back, len(ids))
 		for i := range ids {
 			require.Equal(t, ids[i], back[i])
 		}

@@ -37,7 +37,7 @@ func Endpoint(root, configured string) string {
 	return identity.SocketEndpoint(root, configured, Sockets())
 }
 
-// Client is one connection to a CRI runtime. Nothing is dialled until the
+// Client is one connection to a CRI runtime. Nothing is dialed until the
 // first call, and a runtime that restarts is reconnected to
 // (identity.DialUnix: backoff capped at identity.MaxReconnectDelay).
 type Client struct {

@@ -18,7 +18,7 @@ import (
 
 // Resolver lists a CRI runtime's sandboxes and containers: container
 // identity. It is safe for one List at a time (the identity cache
-// serialises refreshes).
+// serializes refreshes).
 type Resolver struct {
 	endpoint string
 	conn     *Client

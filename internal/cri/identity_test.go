@@ -34,7 +34,7 @@ var (
 	created  = time.Date(2026, 11, 22, 5, 0, 0, 123456789, time.UTC)
 )
 
-func sandbox(id, uid, name, ns string, labels map[string]string) *runtimeapi.PodSandbox {
+func sandbox(id, uid, name, ns string, labels map[string]string) *runtimeapi.PodSandbox { //nolint:unparam // a sandbox reads whole at each call site: ID, pod UID, name, namespace
 	l := map[string]string{identity.LabelPodName: name, identity.LabelPodNamespace: ns, identity.LabelPodUID: uid}
 	for k, v := range labels {
 		l[k] = v
@@ -53,7 +53,7 @@ func container(id, sbx, name, image string, attempt uint32, at time.Time, state 
 	}
 }
 
-func newCache(t *testing.T, f *fakeCRI, timeout time.Duration) (*identity.Cache, *observer.ObservedLogs, time.Time) {
+func newCache(t *testing.T, f *fakeCRI, timeout time.Duration) (*identity.Cache, *observer.ObservedLogs) {
 	t.Helper()
 	r, err := dialResolver(f.socket)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func newCache(t *testing.T, f *fakeCRI, timeout time.Duration) (*identity.Cache,
 		Logger: zap.New(core), Now: func() time.Time { return now },
 	})
 	t.Cleanup(func() { _ = r.Close() })
-	return c, logs, now
+	return c, logs
 }
 
 func webPod(f *fakeCRI) {
@@ -82,7 +82,7 @@ func webPod(f *fakeCRI) {
 func TestNormal(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	c, logs, _ := newCache(t, f, time.Second)
+	c, logs := newCache(t, f, time.Second)
 	c.Refresh(context.Background())
 
 	got, known := c.Container(ctrNginx, "uid-web")
@@ -115,7 +115,7 @@ func TestNormal(t *testing.T) {
 func TestUnknownIDThenRefresh(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	c, _, _ := newCache(t, f, time.Second)
+	c, _ := newCache(t, f, time.Second)
 	ctx := context.Background()
 	c.Prepare(ctx, []string{ctrNginx}) // nothing cached yet: refreshes
 	require.EqualValues(t, 1, f.count("ListContainers"))
@@ -158,7 +158,7 @@ func TestUnknownIDRefreshAfterRateLimit(t *testing.T) {
 func TestRestartIsNewIDWithAttempt(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	c, _, _ := newCache(t, f, time.Second)
+	c, _ := newCache(t, f, time.Second)
 	c.Refresh(context.Background())
 	f.set(func(f *fakeCRI) {
 		f.containers[0].State = runtimeapi.ContainerState_CONTAINER_EXITED
@@ -183,7 +183,7 @@ func TestRestartIsNewIDWithAttempt(t *testing.T) {
 func TestRuntimeErrorKeepsCacheAndWarnsOnce(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
-	c, logs, _ := newCache(t, f, time.Second)
+	c, logs := newCache(t, f, time.Second)
 	ctx := context.Background()
 	c.Refresh(ctx)
 	f.set(func(f *fakeCRI) { f.err = status.Error(codes.Unavailable, "runtime is restarting") })
@@ -208,7 +208,7 @@ func TestSlowRuntimeHitsDeadline(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
 	f.set(func(f *fakeCRI) { f.delay = 5 * time.Second })
-	c, logs, _ := newCache(t, f, 200*time.Millisecond)
+	c, logs := newCache(t, f, 200*time.Millisecond)
 	start := time.Now()
 	c.Refresh(context.Background())
 	assert.Less(t, time.Since(start), 2*time.Second, "every call carries a deadline")
@@ -225,7 +225,7 @@ func TestOddVersionStrings(t *testing.T) {
 			f := startFake(t)
 			webPod(f)
 			f.set(func(f *fakeCRI) { f.version = v })
-			c, _, _ := newCache(t, f, time.Second)
+			c, _ := newCache(t, f, time.Second)
 			c.Refresh(context.Background())
 			got, known := c.Container(ctrNginx, "uid-web")
 			require.True(t, known)
@@ -274,7 +274,7 @@ func TestEndpoint(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/crio"), 0o755))
 	// A regular file named like a socket is not a socket.
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/containerd"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd/containerd.sock"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "run/containerd/containerd.sock"), nil, 0o600))
 	l, err := net.Listen("unix", filepath.Join(root, "run/crio/crio.sock"))
 	require.NoError(t, err)
 	defer l.Close()
@@ -320,7 +320,7 @@ func TestContainerStatusErrorIsLoggedAndRetried(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
 	f.set(func(f *fakeCRI) { delete(f.statusImg, ctrSide) }) // NotFound
-	c, logs, _ := newCache(t, f, time.Second)
+	c, logs := newCache(t, f, time.Second)
 	c.Refresh(context.Background())
 	side, known := c.Container(ctrSide, "uid-web")
 	require.True(t, known, "the listing stands")
@@ -347,7 +347,7 @@ func TestEmptyImageNameIsNotCached(t *testing.T) {
 	f := startFake(t)
 	webPod(f)
 	f.set(func(f *fakeCRI) { f.statusImg[ctrSide] = "sha256:" + id64('f') })
-	c, _, _ := newCache(t, f, time.Second)
+	c, _ := newCache(t, f, time.Second)
 	c.Refresh(context.Background())
 	side, _ := c.Container(ctrSide, "uid-web")
 	assert.Empty(t, side.ImageName)
@@ -391,7 +391,7 @@ func TestReadySandboxWinsOverNewerNotReady(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := startFake(t)
 			f.set(func(f *fakeCRI) { f.sandboxes = list })
-			c, _, _ := newCache(t, f, time.Second)
+			c, _ := newCache(t, f, time.Second)
 			c.Refresh(context.Background())
 			p, ok := c.Pod("uid-web")
 			require.True(t, ok)
@@ -403,7 +403,7 @@ func TestReadySandboxWinsOverNewerNotReady(t *testing.T) {
 		old.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 		f := startFake(t)
 		f.set(func(f *fakeCRI) { f.sandboxes = []*runtimeapi.PodSandbox{stale, old} })
-		c, _, _ := newCache(t, f, time.Second)
+		c, _ := newCache(t, f, time.Second)
 		c.Refresh(context.Background())
 		p, _ := c.Pod("uid-web")
 		assert.Equal(t, "notready-newer", p.Labels["sandbox"])

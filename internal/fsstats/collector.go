@@ -93,7 +93,7 @@ func New(cfg Config) *Collector {
 	return c
 }
 
-// Start connects (lazily: nothing is dialled here) and starts the loop,
+// Start connects (lazily: nothing is dialed here) and starts the loop,
 // whose first collection begins at once. The loop's context is its own,
 // cancelled in Shutdown, not ctx.
 func (c *Collector) Start(_ context.Context) error {

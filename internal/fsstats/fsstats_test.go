@@ -52,10 +52,10 @@ func (f *fakeSource) ImageFilesystems(context.Context) ([]ImageFS, error) {
 
 func (f *fakeSource) Close() error { f.closed.Store(true); return nil }
 
-func writeFile(t testing.TB, p string, n int) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, make([]byte, n), 0o644))
+func writeFile(tb testing.TB, p string, n int) {
+	tb.Helper()
+	require.NoError(tb, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(tb, os.WriteFile(p, make([]byte, n), 0o600))
 }
 
 func TestLogSizes(t *testing.T) {
@@ -147,8 +147,10 @@ func TestCollectorLoop(t *testing.T) {
 		}
 		return Space{}, &os.PathError{Op: "statfs", Path: p, Err: syscall.ENOENT}
 	}
-	c := New(Config{Root: root, Interval: time.Hour, Timeout: time.Second, Statfs: statfs,
-		Connect: func() (Source, error) { return src, nil }})
+	c := New(Config{
+		Root: root, Interval: time.Hour, Timeout: time.Second, Statfs: statfs,
+		Connect: func() (Source, error) { return src, nil },
+	})
 	assert.Same(t, emptySnapshot, c.Snapshot())
 	began := time.Now()
 	require.NoError(t, c.Start(context.Background()))

@@ -32,7 +32,7 @@ func Lstat(path string) (FileStat, error) {
 	}
 	return FileStat{
 		// The field types differ between architectures.
-		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink),
+		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), //nolint:unconvert // uint64 on amd64, narrower elsewhere
 		Blocks: uint64(st.Blocks), Size: st.Size,
 		Dir: st.Mode&syscall.S_IFMT == syscall.S_IFDIR, Regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG,
 	}, nil

@@ -389,13 +389,13 @@ func (c *Collector) volume(pldir, name, plugin string, kind pluginKind, plst Fil
 	if kind.how == measureCSI {
 		// The kubelet names the directory by the PV (persistent) or the
 		// pod's volume (inline ephemeral); vol_data.json says which.
-		if d, err := readCSIVolData(dir); err == nil && strings.EqualFold(d.VolumeLifecycleMode, "Ephemeral") {
+		if d, readCSIVolDataErr := readCSIVolData(dir); readCSIVolDataErr == nil && strings.EqualFold(d.VolumeLifecycleMode, "Ephemeral") {
 			v.Type = ""
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			c.logger.Debug("Volume stats: cannot read a CSI volume's vol_data.json", zap.Error(err))
+		} else if readCSIVolDataErr != nil && !errors.Is(readCSIVolDataErr, fs.ErrNotExist) {
+			c.logger.Debug("Volume stats: cannot read a CSI volume's vol_data.json", zap.Error(readCSIVolDataErr))
 		}
 		path = filepath.Join(dir, "mount")
-		if mst, err := c.lstat(path); err != nil || !mst.Dir {
+		if mst, lstatErr := c.lstat(path); lstatErr != nil || !mst.Dir {
 			return v, "", false // not mounted (or a block volume): the driver has no stats either
 		}
 	}

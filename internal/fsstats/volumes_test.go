@@ -53,15 +53,15 @@ func fakeBlocks(mounts ...string) func(string) (FileStat, error) {
 // atomicDir writes the kubelet's AtomicWriter layout of configMap, secret,
 // downwardAPI and projected volumes: ..<ts>/ holds the files, ..data links
 // to it, each key links to ..data/<key>.
-func atomicDir(t testing.TB, dir string, files map[string]int) {
-	t.Helper()
+func atomicDir(tb testing.TB, dir string, files map[string]int) {
+	tb.Helper()
 	ts := filepath.Join(dir, "..2026_11_26_16_00_00.000000001")
 	for name, n := range files {
-		writeFile(t, filepath.Join(ts, name), n)
+		writeFile(tb, filepath.Join(ts, name), n)
 	}
-	require.NoError(t, os.Symlink(filepath.Base(ts), filepath.Join(dir, "..data")))
+	require.NoError(tb, os.Symlink(filepath.Base(ts), filepath.Join(dir, "..data")))
 	for name := range files {
-		require.NoError(t, os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)))
+		require.NoError(tb, os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)))
 	}
 }
 
@@ -123,7 +123,7 @@ func TestDuMatchesGNUDu(t *testing.T) {
 	d, err := w.du(context.Background(), dir)
 	require.NoError(t, err)
 	gnu := func(args ...string) uint64 {
-		out, err := exec.Command("du", append(args, dir)...).Output()
+		out, err := exec.Command("du", append(args, dir)...).Output() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		if err != nil {
 			t.Skipf("du %v: %v", args, err)
 		}
@@ -247,9 +247,9 @@ func TestVolumes(t *testing.T) {
 	atomicDir(t, filepath.Join(vols, "kubernetes.io~projected/token"), map[string]int{"token": 900})
 	writeFile(t, filepath.Join(vols, "kubernetes.io~csi/pv-1/mount/x"), 1)
 	writeFile(t, filepath.Join(vols, "kubernetes.io~csi/pv-1/vol_data.json"), 0)
-	require.NoError(t, os.WriteFile(filepath.Join(vols, "kubernetes.io~csi/pv-1/vol_data.json"), []byte(`{"specVolID":"pv-1","volumeLifecycleMode":"Persistent"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vols, "kubernetes.io~csi/pv-1/vol_data.json"), []byte(`{"specVolID":"pv-1","volumeLifecycleMode":"Persistent"}`), 0o600))
 	writeFile(t, filepath.Join(vols, "kubernetes.io~csi/inline/mount/x"), 1)
-	require.NoError(t, os.WriteFile(filepath.Join(vols, "kubernetes.io~csi/inline/vol_data.json"), []byte(`{"volumeLifecycleMode":"Ephemeral"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vols, "kubernetes.io~csi/inline/vol_data.json"), []byte(`{"volumeLifecycleMode":"Ephemeral"}`), 0o600))
 	writeFile(t, filepath.Join(vols, "kubernetes.io~csi/not-mounted/vol_data.json"), 2)
 	writeFile(t, filepath.Join(vols, "kubernetes.io~local-volume/local-pv/x"), 1)
 	writeFile(t, filepath.Join(vols, "vendor~driver/v/x"), 1)
@@ -257,8 +257,10 @@ func TestVolumes(t *testing.T) {
 	writeFile(t, filepath.Join(podsDir(root), "not-a-dir"), 1)
 
 	ed := filepath.Join(vols, "kubernetes.io~empty-dir")
-	mem := []string{filepath.Join(ed, "mem"), filepath.Join(vols, "kubernetes.io~secret/creds"),
-		filepath.Join(vols, "kubernetes.io~downward-api/info"), filepath.Join(vols, "kubernetes.io~projected/token")}
+	mem := []string{
+		filepath.Join(ed, "mem"), filepath.Join(vols, "kubernetes.io~secret/creds"),
+		filepath.Join(vols, "kubernetes.io~downward-api/info"), filepath.Join(vols, "kubernetes.io~projected/token"),
+	}
 	c := New(Config{Root: root, Statfs: volumeSpace(mem...), Lstat: fakeBlocks(mem...)})
 	c.Collect(context.Background(), nil)
 	got := c.Snapshot().Volumes
@@ -466,7 +468,7 @@ func TestParseCSIVolData(t *testing.T) {
 	require.Error(t, err)
 
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "vol_data.json"), []byte("not json"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vol_data.json"), []byte("not json"), 0o600))
 	_, err = readCSIVolData(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "vol_data.json"))

@@ -228,12 +228,12 @@ func (c *Collector) migDevices(h nvml.Device, d *Device, errs *[]error) (migs []
 	case cur != nvml.DEVICE_MIG_ENABLE:
 		return nil, false
 	}
-	max, ret := h.GetMaxMigDeviceCount()
+	maxMIG, ret := h.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
 		*errs = append(*errs, fmt.Errorf("gpu %s: MIG device count: %w", d.UUID, ret))
 		return nil, true
 	}
-	for j := 0; j < max; j++ {
+	for j := 0; j < maxMIG; j++ {
 		mh, ret := h.GetMigDeviceHandleByIndex(j)
 		switch ret {
 		case nvml.SUCCESS:

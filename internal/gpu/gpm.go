@@ -69,7 +69,7 @@ func (c *Collector) readGPM(parent nvml.Device, gi int, d *Device, errs *[]error
 	if prev == nil {
 		return
 	}
-	defer prev.Free()
+	defer func() { _ = prev.Free() }() // a failed free leaves nothing to report
 	mg := &nvml.GpmMetricsGetType{
 		Version:    nvml.GPM_METRICS_GET_VERSION,
 		NumMetrics: uint32(len(gpmMetrics)),

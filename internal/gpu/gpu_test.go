@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -58,9 +57,9 @@ func TestOpenNoGPU(t *testing.T) {
 	c := New(Options{Library: node.Server})
 	_, err := c.Open()
 	require.ErrorIs(t, err, ErrUnavailable)
-	assert.Equal(t, 0, node.Initialised, "NVML released again when there is no GPU")
+	assert.Equal(t, 0, node.Initialized, "NVML released again when there is no GPU")
 	require.NoError(t, c.Close())
-	assert.Equal(t, 0, node.Initialised)
+	assert.Equal(t, 0, node.Initialized)
 }
 
 func TestOpenDriverNotLoaded(t *testing.T) {
@@ -84,7 +83,7 @@ func open(t *testing.T, node *gputest.Node, opts Options) *Collector {
 	t.Cleanup(func() {
 		require.NoError(t, c.Close())
 		require.NoError(t, c.Close())
-		require.Equal(t, 0, node.Initialised, "Init and Shutdown balance")
+		require.Equal(t, 0, node.Initialized, "Init and Shutdown balance")
 	})
 	return c
 }
@@ -102,8 +101,10 @@ func sharedNode() *gputest.Node {
 		gputest.Proc{PID: 4107, Mem: 8 * gputest.MiB, SM: []uint32{2}}, // exited
 	)
 	node.EnableMIG(1,
-		gputest.MIG{Profile: "1g.5gb", MemTotal: 4864 * gputest.MiB, MemUsed: 300 * gputest.MiB,
-			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}}},
+		gputest.MIG{
+			Profile: "1g.5gb", MemTotal: 4864 * gputest.MiB, MemUsed: 300 * gputest.MiB,
+			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}},
+		},
 		gputest.MIG{Profile: "3g.20gb", MemTotal: 19968 * gputest.MiB, MemUsed: 13 * gputest.MiB},
 	)
 	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB})
@@ -303,13 +304,13 @@ func TestContainerOfErrors(t *testing.T) {
 	dir := t.TempDir()
 	c := New(Options{Procs: procfs.NewFS(dir)})
 	errs := []error{}
-	assert.Equal(t, "", c.containerOf(99, map[uint32]string{}, &errs))
+	assert.Empty(t, c.containerOf(99, map[uint32]string{}, &errs))
 	assert.Empty(t, errs, "a process that exited is not an error")
 	// A malformed file names the process.
 	c = New(Options{Procs: badProcs{}})
-	assert.Equal(t, "", c.containerOf(98, map[uint32]string{}, &errs))
+	assert.Empty(t, c.containerOf(98, map[uint32]string{}, &errs))
 	require.Len(t, errs, 1)
-	assert.True(t, strings.Contains(errs[0].Error(), "gpu process 98"))
+	assert.Contains(t, errs[0].Error(), "gpu process 98")
 }
 
 type badProcs struct{}

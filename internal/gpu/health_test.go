@@ -203,7 +203,7 @@ func TestXIDHangingWait(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "XID event watcher still in nvmlEventSetWait")
 	assert.Less(t, time.Since(start), stopWait+time.Second)
-	assert.Equal(t, 0, node.Initialised, "NVML shut down regardless")
+	assert.Equal(t, 0, node.Initialized, "NVML shut down regardless")
 }
 
 // TestXIDUnsupported: no event set, no watcher, no XID map.

@@ -60,7 +60,7 @@ func New(opts Options) *Collector {
 	return &Collector{opts: opts, lastSeen: map[string]uint64{}, gpm: map[string]*gpmState{}, lost: map[int]bool{}}
 }
 
-// Open loads and initialises NVML and counts the GPUs. It returns the
+// Open loads and initializes NVML and counts the GPUs. It returns the
 // number of GPUs, or an error wrapping ErrUnavailable for a node without
 // library, driver or GPU (NVML is then released again).
 func (c *Collector) Open() (int, error) {
@@ -105,7 +105,7 @@ func (c *Collector) Open() (int, error) {
 	return n, nil
 }
 
-// Close releases NVML if Open initialised it; safe without Open and twice.
+// Close releases NVML if Open initialized it; safe without Open and twice.
 func (c *Collector) Close() error {
 	if c == nil || !c.open {
 		return nil

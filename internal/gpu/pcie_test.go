@@ -155,8 +155,8 @@ func TestPCIeSampledInBackground(t *testing.T) {
 
 	fail.Store(true)
 	require.Eventually(t, func() bool {
-		snap, errs := c.Collect(context.Background())
-		return len(errs) == 4 && !snap.Devices[0].PCIeTxBps.OK
+		snap, collectErrs := c.Collect(context.Background())
+		return len(collectErrs) == 4 && !snap.Devices[0].PCIeTxBps.OK
 	}, 10*time.Second, 5*time.Millisecond, "a failed sample: absent, and an error per GPU and direction")
 	_, errs = c.Collect(context.Background())
 	assert.ErrorIs(t, errs[0], nvml.ERROR_UNKNOWN)

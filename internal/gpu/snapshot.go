@@ -8,9 +8,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/containerstats/containerstatsreceiver/internal/podresources"
-
 	"github.com/containerstats/containerstatsreceiver/internal/opt"
+	"github.com/containerstats/containerstatsreceiver/internal/podresources"
 )
 
 // Vendor is reported as hw.vendor.

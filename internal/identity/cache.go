@@ -47,7 +47,7 @@ type Cache struct {
 	now func() time.Time
 	log *zap.Logger
 
-	refreshMu   sync.Mutex // serialises refreshes
+	refreshMu   sync.Mutex // serializes refreshes
 	lastRefresh time.Time
 	state       []resolverState // per resolver, under refreshMu
 
@@ -230,11 +230,6 @@ func (c *Cache) Pending(id string) bool {
 	return c.pending[id] && c.incompleteLocked(id)
 }
 
-func (c *Cache) unknownLocked(id string) bool {
-	_, known := c.byID[id]
-	return !known && !c.sandbox[id]
-}
-
 // incompleteLocked: id is unknown, or known only to a later resolver
 // (containerd) while the first (CRI) answers. The two are listed at once
 // but not atomically: a container made in between is in containerd's
@@ -399,12 +394,12 @@ func (c *Cache) noteDetails(i int, r Resolver, errs []error) {
 func (c *Cache) Container(id, podUID string) (ct Container, known bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if ct, ok := c.byID[id]; ok {
-		if ct.PodUID == "" {
-			ct.PodUID = podUID
+	if cached, ok := c.byID[id]; ok {
+		if cached.PodUID == "" {
+			cached.PodUID = podUID
 		}
-		c.fillPod(&ct)
-		return ct, true
+		c.fillPod(&cached)
+		return cached, true
 	}
 	ct = Container{ID: id, PodUID: podUID, Source: SourcePath}
 	c.fillPod(&ct)

@@ -25,7 +25,7 @@ const MaxReconnectDelay = 10 * time.Second
 
 // DialUnix prepares a gRPC client of a runtime's unix socket (a path, or
 // "unix://path"); what names the runtime in errors ("cri", "containerd").
-// Nothing is dialled until the first call, and a runtime that restarts is
+// Nothing is dialed until the first call, and a runtime that restarts is
 // reconnected to with gRPC's backoff, capped at MaxReconnectDelay. It
 // returns the socket path.
 func DialUnix(what, endpoint string) (*grpc.ClientConn, string, error) {

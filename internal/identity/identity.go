@@ -110,7 +110,7 @@ type Snapshot struct {
 }
 
 // Resolver lists one runtime API. Implementations must only call read-only
-// RPCs and honour ctx's deadline.
+// RPCs and honor ctx's deadline.
 type Resolver interface {
 	// Source is the source recorded on what List returns.
 	Source() Source

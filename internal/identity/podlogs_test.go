@@ -25,7 +25,7 @@ func TestPodLogsScan(t *testing.T) {
 	mk("var/log/pods/ops_agent-x_uid-2/agent")
 	mk("var/log/pods/not-a-pod")
 	mk("var/log/containers")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+hexA+".log"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+hexA+".log"), nil, 0o600))
 	pods, names, _ := NewPodLogs(root).Scan()
 	assert.Equal(t, map[string]podlogs.Pod{
 		"uid-1": {Namespace: "shop", Name: "web-0", UID: "uid-1", Containers: []string{"nginx", "sidecar"}},

@@ -43,7 +43,7 @@ type Client struct {
 }
 
 // New returns a client for the socket at path (an absolute path on this
-// machine, root_path already applied). Nothing is dialled until List.
+// machine, root_path already applied). Nothing is dialed until List.
 func New(path string) (*Client, error) {
 	if path == "" {
 		return nil, errors.New("pod-resources socket path is empty")

@@ -80,7 +80,7 @@ func TestListDeadSocket(t *testing.T) {
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "missing.sock")
 	c, err := New(sock)
-	require.NoError(t, err, "nothing is dialled before List")
+	require.NoError(t, err, "nothing is dialed before List")
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -4,7 +4,6 @@
 package procfs
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,9 +33,9 @@ func TestParseCgroupErrors(t *testing.T) {
 func TestCgroupReadsFileAndNamesIt(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "42"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "42", "cgroup"), []byte("0::/x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "42", "cgroup"), []byte("0::/x\n"), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "43"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "43", "cgroup"), []byte("garbage\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "43", "cgroup"), []byte("garbage\n"), 0o600))
 	f := NewFS(root)
 	lines, err := f.Cgroup(42)
 	require.NoError(t, err)
@@ -44,7 +43,7 @@ func TestCgroupReadsFileAndNamesIt(t *testing.T) {
 	_, err = f.Cgroup(43)
 	require.ErrorContains(t, err, filepath.Join(root, "proc", "43", "cgroup"))
 	_, err = f.Cgroup(44)
-	require.True(t, errors.Is(err, fs.ErrNotExist), "a gone process is recognisable: %v", err)
+	require.ErrorIs(t, err, fs.ErrNotExist, "a gone process is recognizable: %v", err)
 }
 
 // FuzzParseCgroup: no panic, and what it accepts prints back to lines that

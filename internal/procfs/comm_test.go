@@ -4,7 +4,6 @@
 package procfs
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,7 +38,7 @@ func TestCommAndPIDs(t *testing.T) {
 	root := t.TempDir()
 	for pid, comm := range map[string]string{"1": "systemd\n", "42": "kubelet\n", "43": "kubelet"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", pid), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(root, "proc", pid, "comm"), []byte(comm), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "proc", pid, "comm"), []byte(comm), 0o600))
 	}
 	for _, d := range []string{"self", "sys", "0", "042", "-5", "4x"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", d), 0o755))
@@ -56,7 +55,7 @@ func TestCommAndPIDs(t *testing.T) {
 	_, err = f.Comm(43)
 	require.ErrorContains(t, err, filepath.Join(root, "proc", "43", "comm"), "a malformed file is named")
 	_, err = f.Comm(44)
-	require.True(t, errors.Is(err, fs.ErrNotExist), "a gone process is recognisable: %v", err)
+	require.ErrorIs(t, err, fs.ErrNotExist, "a gone process is recognizable: %v", err)
 	_, err = NewFS(filepath.Join(root, "nothing")).PIDs(nil)
 	require.Error(t, err)
 }

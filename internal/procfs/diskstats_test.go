@@ -50,9 +50,9 @@ func TestParseUevent(t *testing.T) {
 func TestDiskStatsAndBlockDeviceUnderRoot(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/diskstats"), []byte(" 254 0 vda 1 2 3 4 5 6 7 8 0 10 11\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/diskstats"), []byte(" 254 0 vda 1 2 3 4 5 6 7 8 0 10 11\n"), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/dev/block/254:0"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "sys/dev/block/254:0/uevent"), []byte("DEVNAME=vda\nDEVTYPE=disk\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sys/dev/block/254:0/uevent"), []byte("DEVNAME=vda\nDEVTYPE=disk\n"), 0o600))
 	fs := NewFS(root)
 	ds, err := fs.DiskStats(nil)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestDiskStatsAndBlockDeviceUnderRoot(t *testing.T) {
 	_, err = fs.BlockDevice(8, 0)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/diskstats"), []byte("garbage\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/diskstats"), []byte("garbage\n"), 0o600))
 	_, err = fs.DiskStats(nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(root, "proc/diskstats"), "the error names the file")

@@ -35,7 +35,7 @@ func TestFDCounter(t *testing.T) {
 	assert.False(t, ok, "exited: skipped")
 
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/44"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/44/fd"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/44/fd"), nil, 0o600))
 	_, _, err = c.Count(44)
 	require.ErrorIs(t, err, syscall.ENOTDIR)
 	assert.Contains(t, err.Error(), filepath.Join(root, "proc/44/fd"))

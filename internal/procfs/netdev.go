@@ -72,9 +72,11 @@ func parseNetDev(data []byte, dst []NetDev) ([]NetDev, error) {
 			}
 			v[i] = n
 		}
-		dst = append(dst, NetDev{Name: string(name),
+		dst = append(dst, NetDev{
+			Name:    string(name),
 			RxBytes: v[0], RxPackets: v[1], RxErrors: v[2], RxDropped: v[3],
-			TxBytes: v[8], TxPackets: v[9], TxErrors: v[10], TxDropped: v[11]})
+			TxBytes: v[8], TxPackets: v[9], TxErrors: v[10], TxDropped: v[11],
+		})
 	}
 	return dst, nil
 }

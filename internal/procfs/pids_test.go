@@ -29,7 +29,7 @@ func TestTasksAndLimit(t *testing.T) {
 	write := func(rel, s string) {
 		p := filepath.Join(root, "proc", rel)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
 	}
 	f := NewFS(root)
 	_, err := f.Tasks()

@@ -33,7 +33,7 @@ func TestParseStatStartTicks(t *testing.T) {
 func TestStartTime(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "4242"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "4242", "stat"), []byte(statLine), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "4242", "stat"), []byte(statLine), 0o600))
 	boot := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
 	got, err := NewFS(root).StartTime(4242, boot)
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestStartTime(t *testing.T) {
 func FuzzParseStatStartTicks(f *testing.F) {
 	f.Add([]byte(statLine))
 	f.Add([]byte("1 (a) S"))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(_ *testing.T, data []byte) {
 		_, _ = parseStatStartTicks(data) // never panics
 	})
 }

@@ -46,12 +46,12 @@ func TestStateOf(t *testing.T) {
 }
 
 // writeStat writes <root>/proc/<tid>/stat with the given state.
-func writeStat(t testing.TB, root string, tid int, state byte) {
-	t.Helper()
+func writeStat(tb testing.TB, root string, tid int, state byte) {
+	tb.Helper()
 	dir := filepath.Join(root, "proc", strconv.Itoa(tid))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(tb, os.MkdirAll(dir, 0o755))
 	line := fmt.Sprintf("%d (worker %d) %c 1 1 1 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 100 1000 10\n", tid, tid, state)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o600))
 }
 
 func TestTaskStateReaderCount(t *testing.T) {
@@ -69,7 +69,7 @@ func TestTaskStateReaderCount(t *testing.T) {
 	assert.Equal(t, TaskCounts{StateRunning: 3, StateSleeping: 2, StateUninterruptible: 1, StateStopped: 2, StateIdle: 1, StateZombie: 1}, got)
 
 	// A malformed file is an error naming it; the other threads still count.
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "101", "stat"), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "101", "stat"), []byte("garbage"), 0o600))
 	got = TaskCounts{}
 	err := r.Count(tids, &got)
 	require.ErrorIs(t, err, errMalformedStat)
@@ -84,7 +84,7 @@ func TestTaskStateReaderLongLine(t *testing.T) {
 	dir := filepath.Join(root, "proc", "5")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	line := "5 (x) D " + string(bytes.Repeat([]byte("123 "), 400)) + "\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o600))
 	st, ok, err := NewFS(root).NewTaskStateReader().State(5)
 	require.NoError(t, err)
 	assert.True(t, ok)

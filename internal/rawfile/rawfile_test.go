@@ -5,7 +5,6 @@ package rawfile
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +19,7 @@ import (
 func TestReadAllGrowsAndReuses(t *testing.T) {
 	dir := t.TempDir()
 	want := bytes.Repeat([]byte("0123456789"), 2000) // larger than the buffer
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), want, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), want, 0o600))
 	p := Path(nil, dir, "f")
 	assert.Equal(t, filepath.Join(dir, "f"), String(p))
 	fd, err := Open(p)
@@ -31,14 +30,14 @@ func TestReadAllGrowsAndReuses(t *testing.T) {
 	assert.Equal(t, want, got)
 
 	_, err = Open(Path(p, dir, "missing"))
-	assert.True(t, errors.Is(err, syscall.ENOENT))
+	assert.ErrorIs(t, err, syscall.ENOENT)
 	_, err = Open([]byte("no-nul"))
 	assert.ErrorIs(t, err, syscall.EINVAL)
 }
 
 func TestOpenReadAllocatesNothing(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), []byte("usage_usec 1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), []byte("usage_usec 1\n"), 0o600))
 	p := Path(make([]byte, 0, 256), dir, "f")
 	buf := make([]byte, 0, 4096)
 	allocs := testing.AllocsPerRun(100, func() {
@@ -55,7 +54,7 @@ func TestOpenReadAllocatesNothing(t *testing.T) {
 func TestReadDir(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
 	for i := 0; i < 300; i++ { // more entries than one 8 KiB getdents call holds
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "d"+strconv.Itoa(i)+strings.Repeat("x", 40)), 0o755))
 	}

@@ -266,7 +266,7 @@ func TestMalformedLine(t *testing.T) {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "2.log"), []byte(
 		"garbage without a time stamp or stream\n"+
-			"2026-11-22T06:07:01.000000701Z stdout F shop app after garbage\n"), 0o644))
+			"2026-11-22T06:07:01.000000701Z stdout F shop app after garbage\n"), 0o600))
 	sink := run(t, testOptions(root), 2, nil)
 	bodies := map[string]bool{}
 	for _, ld := range sink.AllLogs() {

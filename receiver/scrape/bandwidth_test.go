@@ -19,7 +19,7 @@ import (
 // A malformed cpu.max costs that container's bandwidth points only.
 func TestScrapeMalformedCPUMax(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "cpu.max"), []byte("lots 100000\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "cpu.max"), []byte("lots 100000\n"), 0o600))
 	s := scraperWith(t, root, defaultMBC(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())
 	var pe scrapererror.PartialScrapeError
@@ -86,7 +86,7 @@ func TestCPULimitUtilization(t *testing.T) {
 				got[id.Str()] = p["k8s.container.cpu.limit.utilization"]
 			})
 			withLimit += len(want)
-			require.Equal(t, len(want), len(got), "a point for each container with a limit, none for the rest")
+			require.Len(t, got, len(want), "a point for each container with a limit, none for the rest")
 			for id, w := range want {
 				assert.Positive(t, w, id)
 				assert.InDelta(t, w, got[id], 1e-12, id)

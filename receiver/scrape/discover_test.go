@@ -111,7 +111,7 @@ func TestScrapeUnreadableDirectory(t *testing.T) {
 		require.NoError(t, os.Chmod(d, 0o755))
 	}
 	dir := filepath.Join(root, "sys/fs/cgroup", besteffortRel)
-	checkUnlisted(t, root, func(s *Scraper, scrape func() (pmetric.Metrics, error)) (pmetric.Metrics, error) {
+	checkUnlisted(t, root, func(_ *Scraper, scrape func() (pmetric.Metrics, error)) (pmetric.Metrics, error) {
 		require.NoError(t, os.Chmod(dir, 0))
 		defer func() { require.NoError(t, os.Chmod(dir, 0o755)) }()
 		if os.Geteuid() != 0 {
@@ -125,7 +125,7 @@ func TestScrapeUnreadableDirectory(t *testing.T) {
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
 			const nobody = 65534
-			syscall.RawSyscall(syscall.SYS_SETFSUID, nobody, 0, 0)
+			_, _, _ = syscall.RawSyscall(syscall.SYS_SETFSUID, nobody, 0, 0) // setfsuid reports no error: it returns the previous fsuid
 			m, err := scrape()
 			done <- result{m, err}
 		}()
@@ -155,7 +155,8 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 				cancel() // during the first container's reads
 				cancelled, first = true, p
 			}
-		}})
+		},
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	m, err := s.Scrape(context.Background())

@@ -45,14 +45,14 @@ type event struct {
 
 // withoutUID is the record's attributes but its log.record.uid, which
 // must be a name-based UUID (TestRecordUID checks the values).
-func withoutUID(t testing.TB, lr plog.LogRecord) map[string]any {
-	t.Helper()
+func withoutUID(tb testing.TB, lr plog.LogRecord) map[string]any {
+	tb.Helper()
 	m := lr.Attributes().AsRaw()
 	v, ok := m[containerevents.AttrRecordUID].(string)
-	if assert.True(t, ok, "%s: no %s: %v", lr.EventName(), containerevents.AttrRecordUID, m) {
+	if assert.True(tb, ok, "%s: no %s: %v", lr.EventName(), containerevents.AttrRecordUID, m) {
 		u, err := uuid.Parse(v)
-		assert.NoError(t, err, v)
-		assert.Equal(t, uuid.Version(5), u.Version(), v)
+		assert.NoError(tb, err, v)
+		assert.Equal(tb, uuid.Version(5), u.Version(), v)
 	}
 	delete(m, containerevents.AttrRecordUID)
 	return m
@@ -106,7 +106,7 @@ var oomFiles = map[string]struct {
 func setOOM(t *testing.T, root, layout, ctr string, kills int) {
 	t.Helper()
 	f := oomFiles[layout]
-	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, ctr, f.file), []byte(fmt.Sprintf(f.format, kills)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, ctr, f.file), []byte(fmt.Sprintf(f.format, kills)), 0o600))
 }
 
 // eventScraper starts a scraper with events on (sink active) and the full
@@ -261,7 +261,7 @@ func TestOOMKillEventsMalformed(t *testing.T) {
 	})
 	scrapeAt(t, s, clk, t0)
 	f := oomFiles["v2-systemd"]
-	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, f.a1, "memory.events"), []byte("oom_kill x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, f.dir, f.a1, "memory.events"), []byte("oom_kill x\n"), 0o600))
 	setOOM(t, root, "v2-systemd", f.b2, 9) // 7 -> 9
 	clk.now = t0.Add(10 * time.Second)
 	_, err := s.Scrape(context.Background())
@@ -287,9 +287,11 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	fi := fullIdentity()
 	idOld := strings.Repeat("0d", 32) // nginx's instance 2, exited before start
 	idNew := strings.Repeat("e5", 32) // nginx's instance 4
-	old := identity.Container{ID: idOld, Name: "nginx-old", ContainerName: "nginx", PodUID: uidBu, PodName: "web-0", Namespace: "shop",
+	old := identity.Container{
+		ID: idOld, Name: "nginx-old", ContainerName: "nginx", PodUID: uidBu, PodName: "web-0", Namespace: "shop",
 		RestartCount: 2, HasRestart: true, StartTime: tStart, Exited: true, ExitStatus: true, ExitCode: 1, Reason: "Error",
-		FinishedAt: tStart.Add(time.Second), Source: identity.SourceCRI}
+		FinishedAt: tStart.Add(time.Second), Source: identity.SourceCRI,
+	}
 	li := &listingIdentity{fakeIdentity: fi, list: []identity.Container{fi.containers[idA1], fi.containers[idB2], fi.containers[idC3], old}}
 	s := eventScraper(t, root, clk, sink, li, nil)
 	scrapeAt(t, s, clk, t0)
@@ -303,9 +305,11 @@ func TestRestartAndRuntimeOOMEvents(t *testing.T) {
 	a1 := fi.containers[idA1]
 	a1.Exited = true
 	a1.ImageName, a1.ImageTag = "", "" // the listing of an exited container has no image
-	newer := identity.Container{ID: idNew, Name: "nginx-e", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.2",
+	newer := identity.Container{
+		ID: idNew, Name: "nginx-e", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.2",
 		Runtime: "containerd", PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 4, HasRestart: true,
-		StartTime: t0.Add(7 * time.Second), Source: identity.SourceCRI}
+		StartTime: t0.Add(7 * time.Second), Source: identity.SourceCRI,
+	}
 	fi.containers[idNew] = newer
 	li.list = []identity.Container{a1, fi.containers[idB2], fi.containers[idC3], newer}
 	require.NoError(t, os.CopyFS(filepath.Join(root, f.dir, "cri-containerd-"+idNew+".scope"), os.DirFS(filepath.Join(root, f.dir, f.b2))))
@@ -395,9 +399,11 @@ func TestRuntimeOOMBaselineAndGiveUp(t *testing.T) {
 	s := eventScraper(t, root, clk, sink, li, nil)
 	scrapeAt(t, s, clk, t0)
 	mk := func(id string, restart int64, finished time.Time, status bool) identity.Container {
-		return identity.Container{ID: id, ContainerName: "job", PodUID: uidBe, PodName: "cron-9", Namespace: "ops",
+		return identity.Container{
+			ID: id, ContainerName: "job", PodUID: uidBe, PodName: "cron-9", Namespace: "ops",
 			RestartCount: restart, HasRestart: true, StartTime: finished.Add(-time.Minute), Exited: true, ExitStatus: status,
-			ExitCode: 137, Reason: containerevents.ReasonOOMKilled, FinishedAt: finished}
+			ExitCode: 137, Reason: containerevents.ReasonOOMKilled, FinishedAt: finished,
+		}
 	}
 	before := mk(strings.Repeat("71", 32), 0, t0.Add(-time.Hour), true)
 	after := mk(strings.Repeat("72", 32), 1, t0.Add(3*time.Second), true)
@@ -456,7 +462,7 @@ func TestEventsGoldenLayouts(t *testing.T) {
 				if l.StatsV1() {
 					file, body = "memory.oom_control", fmt.Sprintf("oom_kill_disable 0\nunder_oom 0\noom_kill %d\n", kills)
 				}
-				require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(body), 0o600))
 				return true
 			}
 			for i, c := range cts {

@@ -121,7 +121,7 @@ func TestScrapeHugetlbAbsent(t *testing.T) {
 	root := copyFixture(t, "v2-cgroupfs")
 	require.NoError(t, filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup/kubepods/burstable"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasPrefix(d.Name(), "hugetlb.") {
-			return os.Remove(p)
+			return os.Remove(p) //nolint:gosec // G122: a test: walks a tree the test made itself
 		}
 		return err
 	}))
@@ -152,7 +152,7 @@ func TestScrapeFileDescriptorsVanishedAndUnreadable(t *testing.T) {
 	const a1 = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
 	root := copyFixture(t, "v1-cgroupfs")
 	procs := filepath.Join(root, "sys/fs/cgroup/memory/kubepods/burstable/pod1a2b3c4d-0000-4000-8000-00000000000a", a1, "cgroup.procs")
-	require.NoError(t, os.WriteFile(procs, []byte("7101\n7199\n"), 0o644)) // 7199 has no /proc entry: exited
+	require.NoError(t, os.WriteFile(procs, []byte("7101\n7199\n"), 0o600)) // 7199 has no /proc entry: exited
 	s := scraperWith(t, root, allExtras(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())
 	require.NoError(t, err)
@@ -162,7 +162,7 @@ func TestScrapeFileDescriptorsVanishedAndUnreadable(t *testing.T) {
 
 	fd := filepath.Join(root, "proc/7101/fd")
 	require.NoError(t, os.RemoveAll(fd))
-	require.NoError(t, os.WriteFile(fd, nil, 0o644)) // ENOTDIR: listing fails as EACCES would
+	require.NoError(t, os.WriteFile(fd, nil, 0o600)) // ENOTDIR: listing fails as EACCES would
 	m, err = s.Scrape(context.Background())
 	require.Error(t, err)
 	var pe scrapererror.PartialScrapeError

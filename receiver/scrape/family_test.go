@@ -55,7 +55,8 @@ func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]
 			if recording && !strings.HasSuffix(p, "/") {
 				rec = append(rec, filepath.Base(p))
 			}
-		}})
+		},
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	recording = true // Start's own reads (boot time) are not the scrape's
@@ -69,8 +70,10 @@ func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]
 // and v2 names together), and at least one of them.
 // blkioFiles are the files block I/O metrics read: v2 io.stat, v1's
 // throttle and BFQ rwstat files, and the devices' uevents for their names.
-var blkioFiles = []string{"io.stat", "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
-	"blkio.bfq.io_service_bytes_recursive", "blkio.bfq.io_serviced_recursive", "uevent"}
+var blkioFiles = []string{
+	"io.stat", "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_serviced_recursive",
+	"blkio.bfq.io_service_bytes_recursive", "blkio.bfq.io_serviced_recursive", "uevent",
+}
 
 // runFiles are what following a standalone container's run reads, once
 // per run, when a metric that depends on it is on (runStartRec,
@@ -106,8 +109,10 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.disk.io":              {"diskstats", "uevent"},
 		// The optional hugetlb and file descriptor families, and container network.
 		"container.memory.hugetlb.usage": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
-		"k8s.pod.memory.hugetlb.limit": {"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes",
-			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes"},
+		"k8s.pod.memory.hugetlb.limit": {
+			"hugetlb.2MB.current", "hugetlb.1GB.current", "hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes",
+			"hugetlb.2MB.max", "hugetlb.1GB.max", "hugetlb.2MB.limit_in_bytes", "hugetlb.1GB.limit_in_bytes",
+		},
 		"k8s.node.memory.hugetlb.usage":   {"hugetlb.2MB.usage_in_bytes", "hugetlb.1GB.usage_in_bytes"},
 		"container.file_descriptor.count": {"cgroup.procs"}, // and /proc/<pid>/fd, a directory
 		"container.network.io":            run("net", "dev"),
@@ -118,8 +123,10 @@ func TestFilesReadOnlyForEnabledMetrics(t *testing.T) {
 		"k8s.node.system_container.memory.working_set": {"memory.current", "memory.usage_in_bytes", "memory.stat"},
 
 		// The usage over the limit: CPU time and the quota.
-		"k8s.container.cpu.limit.utilization": {"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
-			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat"},
+		"k8s.container.cpu.limit.utilization": {
+			"cpu.max", "cpu.cfs_quota_us", "cpu.cfs_period_us",
+			"cpu.stat", "cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys", "cpuacct.stat",
+		},
 	}
 	for name, allowed := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -159,7 +166,7 @@ func TestDisabledMetricsFileErrorsAreSilent(t *testing.T) {
 		"proc/meminfo":             "MemTotal: lots kB\n",
 		"proc/vmstat":              "oom_kill -1\n",
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(data), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(data), 0o600))
 	}
 	got, err := filesRead(t, root, only(t, "container.memory.usage"))
 	require.NoError(t, err, "no partial error for files of disabled metrics")
@@ -221,7 +228,8 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 				removed = true
 				require.NoError(t, os.RemoveAll(dir))
 			}
-		}})
+		},
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 	_, err := s.Scrape(context.Background())
@@ -249,15 +257,15 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 
 // familyOf returns the scraper's family of type F; it fails the test when
 // the scraper has none (no metric of it enabled).
-func familyOf[F family](t testing.TB, s *Scraper) F {
-	t.Helper()
+func familyOf[F family](tb testing.TB, s *Scraper) F {
+	tb.Helper()
 	for _, f := range s.families {
 		if x, ok := f.(F); ok {
 			return x
 		}
 	}
 	var zero F
-	require.Failf(t, "no such family", "%T", zero)
+	require.Failf(tb, "no such family", "%T", zero)
 	return zero
 }
 
@@ -283,8 +291,8 @@ func seriesPoints(s *Scraper, kind cgroupKind, id string) int {
 // are not read at all with those metrics off.
 func TestScrapeReadsOnlyWhatIsEnabled(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2101", "stat"), []byte("garbage"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "io.pressure"), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2101", "stat"), []byte("garbage"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, v2A1Dir, "io.pressure"), []byte("garbage"), 0o600))
 
 	s := scraperWith(t, root, defaultMBC(), &fakeClock{now: t0}, nil)
 	m, err := s.Scrape(context.Background())

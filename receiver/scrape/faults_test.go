@@ -29,7 +29,7 @@ const (
 func TestScrapeMalformedFileIsPartial(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	bad := filepath.Join(root, "sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod2b3c4d5e_0000_4000_8000_00000000000b.slice/cri-containerd-"+v2Ctr3+".scope/memory.current")
-	require.NoError(t, os.WriteFile(bad, []byte("garbage\n"), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte("garbage\n"), 0o600))
 
 	s := newTestScraper(t, root, false, &fakeClock{now: t0})
 	m, err := s.Scrape(context.Background())
@@ -79,5 +79,5 @@ func TestScrapeEvictsGoneContainers(t *testing.T) {
 	clk.now = t0.Add(time.Second)
 	_, err = s.Scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, before-2, len(s.series), "the pod and its container are forgotten")
+	assert.Len(t, s.series, before-2, "the pod and its container are forgotten")
 }

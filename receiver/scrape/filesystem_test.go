@@ -111,8 +111,10 @@ func fixtureFS(t *testing.T, root string, standalone bool) *fakeFS {
 		snap: &fsstats.Snapshot{
 			Layers: layers,
 			Images: []fsstats.Image{
-				{ImageFS: fsstats.ImageFS{Mountpoint: "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", Usage: fsstats.Usage{Bytes: u(2147483659), Inodes: u(40961)}},
-					Space: opt.Some(fsstats.Space{Capacity: 53687091201, Available: 21474836483})},
+				{
+					ImageFS: fsstats.ImageFS{Mountpoint: "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs", Usage: fsstats.Usage{Bytes: u(2147483659), Inodes: u(40961)}},
+					Space:   opt.Some(fsstats.Space{Capacity: 53687091201, Available: 21474836483}),
+				},
 				{ImageFS: fsstats.ImageFS{Mountpoint: "/mnt/images", Usage: fsstats.Usage{Bytes: u(1073741831)}}},
 			},
 			Logs:             logs,
@@ -149,11 +151,15 @@ func fixtureVolumes(t *testing.T, root string) map[string]*fsstats.PodVolumes {
 		}
 		rel, _ := filepath.Rel(root, p)
 		h := uint64(crc32.ChecksumIEEE([]byte(rel)) % 100000)
-		sp := fsstats.Space{Type: 0xEF53, Capacity: 107374182400 + h*4096, Available: 53687091200 + h*4096 + 1, Used: 42949672960 + h*4096 + 2,
-			Inodes: u(6553600 + 3*h), InodesFree: u(5242880 + h + 3)}
+		sp := fsstats.Space{
+			Type: 0xEF53, Capacity: 107374182400 + h*4096, Available: 53687091200 + h*4096 + 1, Used: 42949672960 + h*4096 + 2,
+			Inodes: u(6553600 + 3*h), InodesFree: u(5242880 + h + 3),
+		}
 		if memory(p) {
-			sp = fsstats.Space{Type: fsstats.TmpfsMagic, Capacity: 8589934592 + h*4096, Available: 8589934592 + h*4096 - 12288, Used: 12288,
-				Inodes: u(2000000 + 3*h), InodesFree: u(1999990 + h)}
+			sp = fsstats.Space{
+				Type: fsstats.TmpfsMagic, Capacity: 8589934592 + h*4096, Available: 8589934592 + h*4096 - 12288, Used: 12288,
+				Inodes: u(2000000 + 3*h), InodesFree: u(1999990 + h),
+			}
 		}
 		return sp, nil
 	}
@@ -242,7 +248,7 @@ func TestScrapeFilesystemRealCollector(t *testing.T) {
 	root := copyFixture(t, "v1-cgroupfs")
 	dir := filepath.Join(root, "var/log/pods", "shop_web-0_"+uidBu, "nginx")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "3.log"), make([]byte, 1237), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "3.log"), make([]byte, 1237), 0o600))
 	col := fsstats.New(fsstats.Config{Root: root, Interval: time.Hour, Timeout: time.Second})
 	clk := &fakeClock{now: t0}
 	s := startScraper(t, root, false, clk, func(o *Options) { o.Filesystem = col; o.Identity = fullIdentity() })
@@ -371,8 +377,10 @@ func TestScrapePodEphemeralStorage(t *testing.T) {
 			Layers: map[string]fsstats.Usage{
 				idA1: {Bytes: u(1000003)}, idB2: {Bytes: u(20000017)}, idC3: {Bytes: u(300000029)}, idD4: {Bytes: u(7777)},
 			},
-			Images: []fsstats.Image{{ImageFS: fsstats.ImageFS{Mountpoint: "/var/lib/containerd/x"},
-				Space: opt.Some(fsstats.Space{Capacity: 53687091201, Available: 21474836483})}},
+			Images: []fsstats.Image{{
+				ImageFS: fsstats.ImageFS{Mountpoint: "/var/lib/containerd/x"},
+				Space:   opt.Some(fsstats.Space{Capacity: 53687091201, Available: 21474836483}),
+			}},
 			Logs: map[fsstats.LogDir]uint64{},
 			LogsAllocated: map[fsstats.LogDir]uint64{
 				{PodUID: uidBu, Container: "nginx"}: 40961, {PodUID: uidBu, Container: "sidecar"}: 409603, {PodUID: uidBe, Container: "batch"}: 4096007,
@@ -380,8 +388,10 @@ func TestScrapePodEphemeralStorage(t *testing.T) {
 			PodLogsAllocated: map[string]uint64{uidBu: 512, uidBe: 0},
 			Volumes: map[string]*fsstats.PodVolumes{
 				uidBu: {Ephemeral: u(50000021), Volumes: []fsstats.Volume{
-					{Name: "cache", Type: fsstats.TypeEmptyDir, Space: opt.Some(fsstats.Space{Capacity: 1001, Available: 1002, Inodes: u(1003), InodesFree: u(1004)}),
-						Used: u(50000021 - 4096), InodesUsed: u(1005), Ephemeral: true},
+					{
+						Name: "cache", Type: fsstats.TypeEmptyDir, Space: opt.Some(fsstats.Space{Capacity: 1001, Available: 1002, Inodes: u(1003), InodesFree: u(1004)}),
+						Used: u(50000021 - 4096), InodesUsed: u(1005), Ephemeral: true,
+					},
 					{Name: "kube-api-access", Space: opt.Some(fsstats.Space{Capacity: 2001, Available: 2002}), Used: u(2006), Memory: true},
 				}},
 				uidBe: {Volumes: []fsstats.Volume{{Name: "scratch", Type: fsstats.TypeEmptyDir, Ephemeral: true}}},
@@ -419,8 +429,8 @@ func TestScrapePodEphemeralStorage(t *testing.T) {
 	assert.Equal(t, int64(4096), v, "Gu: etc-hosts only, its sandbox's layer not counted")
 	for _, uid := range []string{uidBu, uidBe, uidGu} {
 		rm, _ := podRM(m, uid)
-		c, ok := intPoint(rm, "k8s.pod.filesystem.capacity", "")
-		assert.True(t, ok)
+		c, found := intPoint(rm, "k8s.pod.filesystem.capacity", "")
+		assert.True(t, found)
 		assert.Equal(t, int64(node.Capacity), c)
 		a, _ := intPoint(rm, "k8s.pod.filesystem.available", "")
 		assert.Equal(t, int64(node.Available), a)

@@ -95,7 +95,7 @@ func newGPUScraper(t *testing.T, root string, clk *fakeClock, node *gputest.Node
 	t.Cleanup(func() {
 		require.NoError(t, s.Shutdown(context.Background()))
 		require.NoError(t, s.Shutdown(context.Background()))
-		require.Equal(t, 0, node.Initialised, "NVML released in Shutdown")
+		require.Equal(t, 0, node.Initialized, "NVML released in Shutdown")
 	})
 	return s
 }
@@ -130,8 +130,10 @@ func a100Node() *gputest.Node {
 		gputest.Proc{PID: 4106, Mem: 32 * gputest.MiB, SM: []uint32{1}},
 	)
 	node.EnableMIG(1,
-		gputest.MIG{Profile: "1g.5gb", MemTotal: 4864 * gputest.MiB, MemUsed: 300 * gputest.MiB,
-			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}}},
+		gputest.MIG{
+			Profile: "1g.5gb", MemTotal: 4864 * gputest.MiB, MemUsed: 300 * gputest.MiB,
+			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}},
+		},
 		gputest.MIG{Profile: "3g.20gb", MemTotal: 19968 * gputest.MiB, MemUsed: 13 * gputest.MiB},
 	)
 	node.SetProcs(2, false, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB})
@@ -143,8 +145,10 @@ func a100Node() *gputest.Node {
 func h100MIGNode() *gputest.Node {
 	n := gputest.H100(2)
 	n.EnableMIG(0,
-		gputest.MIG{Profile: "1g.10gb", MemTotal: 9984 * gputest.MiB, MemUsed: 310 * gputest.MiB,
-			Procs: []gputest.Proc{{PID: 4104, Mem: 210 * gputest.MiB}}},
+		gputest.MIG{
+			Profile: "1g.10gb", MemTotal: 9984 * gputest.MiB, MemUsed: 310 * gputest.MiB,
+			Procs: []gputest.Proc{{PID: 4104, Mem: 210 * gputest.MiB}},
+		},
 		gputest.MIG{Profile: "3g.40gb", MemTotal: 40192 * gputest.MiB, MemUsed: 17 * gputest.MiB},
 	)
 	n.SetProcs(1, true, gputest.Proc{PID: 4105, Mem: 4321 * gputest.MiB, SM: []uint32{77, 79}})
@@ -292,7 +296,7 @@ func TestScrapeGPUErrorOnOneDevice(t *testing.T) {
 	node.GPUs[2].GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
 	root := gpuRoot(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "4107"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "4107", "cgroup"), []byte("not a cgroup line\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "4107", "cgroup"), []byte("not a cgroup line\n"), 0o600))
 	node.SetProcs(3, true) // never read: the GPU is lost
 	node.GPUs[0].GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		return []nvml.ProcessInfo{{Pid: 4107, UsedGpuMemory: 1}}, nvml.SUCCESS
@@ -364,8 +368,10 @@ func TestScrapeGPUAbsentRealNVML(t *testing.T) {
 	s := New(set, Options{
 		Host: testHost(copyFixture(t, "v2-systemd")), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(),
 		Now: (&fakeClock{now: t0}).Now,
-		GPU: GPUOptions{Enabled: true, ProcessAttribution: true, PodResourcesEndpoint: podResourcesSocket,
-			NVML: nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))},
+		GPU: GPUOptions{
+			Enabled: true, ProcessAttribution: true, PodResourcesEndpoint: podResourcesSocket,
+			NVML: nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1")),
+		},
 	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	for range 2 {
@@ -389,7 +395,7 @@ func TestScrapeGPUAbsentRealNVML(t *testing.T) {
 	assert.Contains(t, got[0].ContextMap()["error"], "libnvidia-ml.so.1 not found")
 }
 
-// TestScrapeGPUDisabled: gpu.enabled false never initialises NVML, even
+// TestScrapeGPUDisabled: gpu.enabled false never initializes NVML, even
 // when a working one is there.
 func TestScrapeGPUDisabled(t *testing.T) {
 	node := gputest.A100(1)

@@ -80,5 +80,5 @@ func TestHeapBoundedUnderChurn(t *testing.T) {
 	after500 := heapAfterGC()
 	t.Logf("live heap after 50 churn scrapes: %d B, after 500: %d B (%d containers replaced)", after50, after500, 500*20)
 	assert.Less(t, int64(after500)-int64(after50), int64(256<<10), "heap grows with churn")
-	assert.Equal(t, 1+1+10+20, len(s.series), "state holds only what the last scrape saw: node, the pods' root system container, 10 pods, 20 containers")
+	assert.Len(t, s.series, 1+1+10+20, "state holds only what the last scrape saw: node, the pods' root system container, 10 pods, 20 containers")
 }

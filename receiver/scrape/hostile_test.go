@@ -120,7 +120,7 @@ func TestHostileFiles(t *testing.T) {
 						kept = append(kept, l)
 					}
 				}
-				require.NoError(t, os.WriteFile(p, []byte(strings.Join(kept, "\n")), 0o644))
+				require.NoError(t, os.WriteFile(p, []byte(strings.Join(kept, "\n")), 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 			},
 			check: func(t *testing.T, v map[string]float64) {
 				assert.Contains(t, v, "container.memory.usage")
@@ -191,6 +191,6 @@ func TestHostileFiles(t *testing.T) {
 
 func writeVictim(name, content string) func(*testing.T, string) {
 	return func(t *testing.T, root string) {
-		require.NoError(t, os.WriteFile(filepath.Join(root, victimDir, name), []byte(content), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, victimDir, name), []byte(content), 0o600))
 	}
 }

@@ -48,6 +48,7 @@ type fakeIdentity struct {
 }
 
 func (f *fakeIdentity) Prepare(_ context.Context, ids []string) { f.prepared = append(f.prepared, ids) }
+
 func (f *fakeIdentity) Container(id, podUID string) (identity.Container, bool) {
 	if c, ok := f.containers[id]; ok {
 		return c, true
@@ -72,12 +73,18 @@ func (f *fakeIdentity) Shutdown(context.Context) error  { return nil }
 func fullIdentity() *fakeIdentity {
 	return &fakeIdentity{
 		containers: map[string]identity.Container{
-			idA1: {ID: idA1, Name: "nginx-a", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.1", Runtime: "containerd",
-				PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 3, HasRestart: true, StartTime: tStart.Add(1 * time.Second), Source: identity.SourceCRI},
-			idB2: {ID: idB2, Name: "sidecar-b", ContainerName: "sidecar", ImageName: "registry:5000/team/sidecar", ImageTag: "v7", Runtime: "containerd",
-				PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 0, HasRestart: true, StartTime: tStart.Add(2 * time.Second), Source: identity.SourceCRI},
-			idC3: {ID: idC3, Name: "batch-c", ContainerName: "batch", ImageName: "quay.io/ops/batch", Runtime: "docker",
-				PodUID: uidBe, PodName: "cron-9", Namespace: "ops", StartTime: tStart.Add(3 * time.Second), Source: identity.SourceContainerd},
+			idA1: {
+				ID: idA1, Name: "nginx-a", ContainerName: "nginx", ImageName: "docker.io/library/nginx", ImageTag: "1.27.1", Runtime: "containerd",
+				PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 3, HasRestart: true, StartTime: tStart.Add(1 * time.Second), Source: identity.SourceCRI,
+			},
+			idB2: {
+				ID: idB2, Name: "sidecar-b", ContainerName: "sidecar", ImageName: "registry:5000/team/sidecar", ImageTag: "v7", Runtime: "containerd",
+				PodUID: uidBu, PodName: "web-0", Namespace: "shop", RestartCount: 0, HasRestart: true, StartTime: tStart.Add(2 * time.Second), Source: identity.SourceCRI,
+			},
+			idC3: {
+				ID: idC3, Name: "batch-c", ContainerName: "batch", ImageName: "quay.io/ops/batch", Runtime: "docker",
+				PodUID: uidBe, PodName: "cron-9", Namespace: "ops", StartTime: tStart.Add(3 * time.Second), Source: identity.SourceContainerd,
+			},
 		},
 		pods: map[string]identity.Pod{
 			uidBu: {UID: uidBu, Name: "web-0", Namespace: "shop", Labels: map[string]string{"app": "web", "tier": "front"}, StartTime: tStart.Add(4 * time.Second), Source: identity.SourceCRI},
@@ -134,7 +141,7 @@ func TestScrapeGoldenPodLogs(t *testing.T) {
 	} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+idB2+".log"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "var/log/containers/web-0_shop_sidecar-"+idB2+".log"), nil, 0o600))
 	cache := identity.NewCache(identity.CacheConfig{PodLogs: identity.NewPodLogs(root)})
 	clk := &fakeClock{now: t0}
 	s := startScraper(t, root, false, clk, func(o *Options) { o.Identity = cache })

@@ -43,7 +43,7 @@ func restartCgroup(t *testing.T, root string) {
 func writeStart(t *testing.T, root string, pid int, ticks uint64) {
 	t.Helper()
 	line := fmt.Sprintf("%d (sleep) S 1 %d %d 0 -1 4194560 101 0 102 0 103 104 0 0 20 0 1 0 %d 4530176 105\n", pid, pid, pid, ticks)
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", fmt.Sprint(pid), "stat"), []byte(line), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", fmt.Sprint(pid), "stat"), []byte(line), 0o600))
 }
 
 const fixtureBoot = 1700000000

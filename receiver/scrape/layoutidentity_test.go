@@ -19,12 +19,12 @@ import (
 // layoutContainers discovers root's layout as the scraper does: the layout
 // and its containers in sorted ID order (the order layoutIdentity names
 // them in and fixtureFS gives them layers in), and its pods' UIDs, sorted.
-func layoutContainers(t testing.TB, root string, standalone bool) (*cgroupfs.Layout, []cgroupfs.Cgroup, []string) {
-	t.Helper()
+func layoutContainers(tb testing.TB, root string, standalone bool) (*cgroupfs.Layout, []cgroupfs.Cgroup, []string) {
+	tb.Helper()
 	l, err := cgroupfs.Detect(root)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	tree, err := l.Discover(standalone)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	cts := append([]cgroupfs.Cgroup(nil), tree.Containers...)
 	sort.Slice(cts, func(a, b int) bool { return cts[a].ContainerID < cts[b].ContainerID })
 	var uids []string
@@ -46,18 +46,22 @@ func layoutName(i int) string { return fmt.Sprintf("ctr-%d", i) }
 // app=app-<j>, created at tStart + 100s + j. A container keeps the pod its
 // cgroup path gives; a standalone one has none. v1-cgroupfs has its own,
 // richer one (fullIdentity).
-func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
-	t.Helper()
-	_, cts, uids := layoutContainers(t, root, standalone)
+func layoutIdentity(tb testing.TB, root string, standalone bool) *fakeIdentity {
+	tb.Helper()
+	_, cts, uids := layoutContainers(tb, root, standalone)
 	fi := &fakeIdentity{containers: map[string]identity.Container{}, pods: map[string]identity.Pod{}, sandboxes: map[string]bool{}}
 	for j, uid := range uids {
-		fi.pods[uid] = identity.Pod{UID: uid, Name: fmt.Sprintf("pod-%d", j), Namespace: fmt.Sprintf("ns-%d", j),
-			Labels: map[string]string{"app": fmt.Sprintf("app-%d", j)}, StartTime: tStart.Add(time.Duration(100+j) * time.Second), Source: identity.SourceCRI}
+		fi.pods[uid] = identity.Pod{
+			UID: uid, Name: fmt.Sprintf("pod-%d", j), Namespace: fmt.Sprintf("ns-%d", j),
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", j)}, StartTime: tStart.Add(time.Duration(100+j) * time.Second), Source: identity.SourceCRI,
+		}
 	}
 	for i, c := range cts {
-		ct := identity.Container{ID: c.ContainerID, Name: layoutName(i), ContainerName: layoutName(i),
+		ct := identity.Container{
+			ID: c.ContainerID, Name: layoutName(i), ContainerName: layoutName(i),
 			ImageName: fmt.Sprintf("registry.example/img-%d", i), ImageTag: fmt.Sprintf("v%d", i), Runtime: "containerd",
-			RestartCount: int64(i), HasRestart: true, StartTime: tStart.Add(time.Duration(10+i) * time.Second), Source: identity.SourceCRI}
+			RestartCount: int64(i), HasRestart: true, StartTime: tStart.Add(time.Duration(10+i) * time.Second), Source: identity.SourceCRI,
+		}
 		if p, ok := fi.pods[c.PodUID]; ok {
 			ct.PodUID, ct.PodName, ct.Namespace = p.UID, p.Name, p.Namespace
 		} else {
@@ -65,17 +69,17 @@ func layoutIdentity(t testing.TB, root string, standalone bool) *fakeIdentity {
 		}
 		fi.containers[c.ContainerID] = ct
 	}
-	require.NotEmpty(t, fi.containers, "the layout has containers")
+	require.NotEmpty(tb, fi.containers, "the layout has containers")
 	return fi
 }
 
 // identityFor is the identity of layout's goldens: fullIdentity on
 // v1-cgroupfs (identity-v1-cgroupfs.yaml), layoutIdentity elsewhere.
-func identityFor(t testing.TB, layout, root string, standalone bool) *fakeIdentity {
+func identityFor(tb testing.TB, layout, root string, standalone bool) *fakeIdentity {
 	if layout == "v1-cgroupfs" {
 		return fullIdentity()
 	}
-	return layoutIdentity(t, root, standalone)
+	return layoutIdentity(tb, root, standalone)
 }
 
 // TestScrapeGoldenIdentityLayouts: every other layout with a full runtime

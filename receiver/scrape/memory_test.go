@@ -94,7 +94,7 @@ func TestPodOOMKillsV1Monotonic(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(root, v1Pod1Dir, v1Ctr2)))
 	assert.Equal(t, float64(27), pod(), "b2's kills are kept after it is gone")
 	require.NoError(t, os.WriteFile(filepath.Join(root, v1Pod1Dir, v1Ctr1, "memory.oom_control"),
-		[]byte("oom_kill_disable 0\nunder_oom 0\noom_kill 6\n"), 0o644))
+		[]byte("oom_kill_disable 0\nunder_oom 0\noom_kill 6\n"), 0o600))
 	assert.Equal(t, float64(28), pod(), "a new kill in a1")
 }
 
@@ -105,7 +105,7 @@ func TestMemoryMalformedIsPartial(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			root := copyFixture(t, "v2-systemd")
 			dir := filepath.Join(root, "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000000a.slice/cri-containerd-"+v2Ctr1+".scope")
-			require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte("oom_kill lots\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte("oom_kill lots\n"), 0o600))
 			s := newTestScraper(t, root, false, &fakeClock{now: t0})
 			m, err := s.Scrape(context.Background())
 			var pe scrapererror.PartialScrapeError
@@ -122,7 +122,7 @@ func TestMemoryMalformedIsPartial(t *testing.T) {
 // A malformed /proc/vmstat costs the node's OOM kill and fault points only.
 func TestNodeVmstatMalformed(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/vmstat"), []byte("oom_kill -1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/vmstat"), []byte("oom_kill -1\n"), 0o600))
 	s := newTestScraper(t, root, false, &fakeClock{now: t0})
 	m, err := s.Scrape(context.Background())
 	var pe scrapererror.PartialScrapeError

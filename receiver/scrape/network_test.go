@@ -24,7 +24,7 @@ func TestScrapeNetworkFaults(t *testing.T) {
 		goodPod = "2b3c4d5e-0000-4000-8000-00000000000b" // process 7300
 	)
 	root := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/7301/net/dev"), []byte("garbage\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/7301/net/dev"), []byte("garbage\n"), 0o600))
 	s := newTestScraper(t, root, false, &fakeClock{now: t0})
 	m, err := s.Scrape(context.Background())
 	var pe scrapererror.PartialScrapeError
@@ -48,9 +48,11 @@ func TestNetworkReadOnlyWhenEnabled(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	mbc := defaultMBC()
 	m := &mbc.Metrics
-	for _, e := range []*bool{&m.K8sPodNetworkIo.Enabled, &m.K8sPodNetworkPacketCount.Enabled, &m.K8sPodNetworkErrors.Enabled, &m.K8sPodNetworkPacketDropped.Enabled,
+	for _, e := range []*bool{
+		&m.K8sPodNetworkIo.Enabled, &m.K8sPodNetworkPacketCount.Enabled, &m.K8sPodNetworkErrors.Enabled, &m.K8sPodNetworkPacketDropped.Enabled,
 		&m.K8sNodeNetworkIo.Enabled, &m.K8sNodeNetworkPacketCount.Enabled, &m.K8sNodeNetworkErrors.Enabled, &m.K8sNodeNetworkPacketDropped.Enabled,
-		&m.ContainerPidsCount.Enabled, &m.ContainerPidsLimit.Enabled, &m.K8sPodPidsCount.Enabled, &m.K8sPodPidsLimit.Enabled} {
+		&m.ContainerPidsCount.Enabled, &m.ContainerPidsLimit.Enabled, &m.K8sPodPidsCount.Enabled, &m.K8sPodPidsLimit.Enabled,
+	} {
 		*e = false
 	}
 	var opened []string
@@ -78,7 +80,7 @@ func TestPodNetworkFromAContainerThread(t *testing.T) {
 	dev := "Inter-|   Receive |  Transmit\n face |bytes packets errs drop fifo frame compressed multicast|bytes packets errs drop fifo colls carrier compressed\n" +
 		"  eth0: 9101 9102 9103 9104 9105 9106 9107 9108 9109 9110 9111 9112 9113 9114 9115 9116\n"
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/2101/net"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o600))
 	var opened []string
 	s := New(newSettings(), Options{Host: testHost(root), NodeName: "n", MetricsBuilderConfig: defaultMBC(),
 		TraceRead: func(p string) { opened = append(opened, p) }})

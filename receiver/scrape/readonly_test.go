@@ -41,7 +41,7 @@ const writeEvents = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRI
 // treeDigest hashes every file's path, mode, owner and content.
 func treeDigest(t *testing.T, root string) [32]byte {
 	h := sha256.New()
-	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func treeDigest(t *testing.T, root string) [32]byte {
 		h.Write([]byte(p + info.Mode().String() + info.ModTime().String()))
 		h.Write([]byte{byte(st.Uid), byte(st.Uid >> 8), byte(st.Gid)})
 		if info.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
+			data, err := os.ReadFile(p) //nolint:gosec // G122: a test: walks a tree the test made itself
 			if err != nil {
 				return err
 			}
@@ -87,16 +87,16 @@ func TestReadOnlyByProof(t *testing.T) {
 					mode = 0o555
 				}
 				if os.Geteuid() == 0 {
-					if err := os.Lchown(p, nobody, nobody); err != nil {
+					if err := os.Lchown(p, nobody, nobody); err != nil { //nolint:gosec // G122: a test: walks a tree the test made itself
 						return err
 					}
 				}
-				return os.Chmod(p, mode)
+				return os.Chmod(p, mode) //nolint:gosec // G122: a test: walks a tree the test made itself
 			}))
 			t.Cleanup(func() { // let t.TempDir remove it
 				_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 					if err == nil && d.IsDir() {
-						_ = os.Chmod(p, 0o755)
+						_ = os.Chmod(p, 0o755) //nolint:gosec // G122: a test: walks a tree the test made itself
 					}
 					return nil
 				})
@@ -117,8 +117,8 @@ func TestReadOnlyByProof(t *testing.T) {
 			s := New(newSettings(), Options{Host: testHost(root), NodeName: "n", StandaloneContainers: true, MetricsBuilderConfig: mbc, Now: clk.Now})
 			require.NoError(t, s.Start(context.Background(), nil))
 			for i := 0; i < 2; i++ {
-				m, err := s.Scrape(context.Background())
-				require.NoError(t, err)
+				m, scrapeErr := s.Scrape(context.Background())
+				require.NoError(t, scrapeErr)
 				require.Positive(t, m.DataPointCount())
 				clk.now = clk.now.Add(10 * time.Second)
 			}

@@ -60,7 +60,8 @@ func BenchmarkRealCgroupFloor(b *testing.B) {
 			if record {
 				paths = append(paths, p)
 			}
-		}})
+		},
+	})
 	require.NoError(b, s.Start(context.Background(), nil))
 	b.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	_, _ = s.Scrape(context.Background()) // warm

@@ -55,7 +55,7 @@ func TestRealTaskStatesAndLoad(t *testing.T) {
 
 	// The sleeping child is a Go program: a runtime thread (sysmon, the
 	// GC) may be running at the moment of a scrape, and CI once caught one.
-	// A scraper's first sample initialises the load average, so the test
+	// A scraper's first sample initializes the load average, so the test
 	// starts from a fresh scraper until one's first scrape sees the child
 	// asleep (each is shut down in its cleanup).
 	var (
@@ -72,7 +72,7 @@ func TestRealTaskStatesAndLoad(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "no scrape in 30 s saw the sleeping child with 0 running threads")
 	}
 	assert.GreaterOrEqual(t, p["container.tasks/sleeping"], 1.0)
-	assert.Equal(t, 0.0, p["container.cpu.load_average.10s"], "the first sample initialises the load")
+	assert.Equal(t, 0.0, p["container.cpu.load_average.10s"], "the first sample initializes the load")
 	assert.Equal(t, 0.0, p["container.tasks/uninterruptible"]+p["container.tasks/stopped"]+p["container.tasks/zombie"])
 	sleeper.Kill()
 

@@ -76,7 +76,7 @@ func enableHugetlbV2(t *testing.T, hier string, c *cgrouptest.Container) {
 	var enabled []string
 	t.Cleanup(func() {
 		for i := len(enabled) - 1; i >= 0; i-- {
-			if err := os.WriteFile(filepath.Join(enabled[i], "cgroup.subtree_control"), []byte("-hugetlb"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(enabled[i], "cgroup.subtree_control"), []byte("-hugetlb"), 0o600); err != nil {
 				t.Errorf("restore %s/cgroup.subtree_control: %v", enabled[i], err)
 			}
 		}
@@ -84,7 +84,7 @@ func enableHugetlbV2(t *testing.T, hier string, c *cgrouptest.Container) {
 	for _, part := range parts { // root, kubepods, QoS, pod: every ancestor of the container
 		ctl := filepath.Join(dir, "cgroup.subtree_control")
 		if !strings.Contains(" "+readTrim(t, ctl)+" ", " hugetlb ") {
-			require.NoError(t, os.WriteFile(ctl, []byte("+hugetlb"), 0o644), "enable hugetlb in %s", ctl)
+			require.NoError(t, os.WriteFile(ctl, []byte("+hugetlb"), 0o600), "enable hugetlb in %s", ctl)
 			enabled = append(enabled, dir)
 		}
 		dir = filepath.Join(dir, part)
@@ -104,11 +104,11 @@ func reserveHugePages(t *testing.T, n uint64) {
 	}
 	total := meminfoKB(t, "HugePages_Total")
 	t.Cleanup(func() {
-		if err := os.WriteFile(ctl, []byte(old), 0o644); err != nil {
+		if err := os.WriteFile(ctl, []byte(old), 0o600); err != nil {
 			t.Errorf("restore %s to %s: %v", ctl, old, err)
 		}
 	})
-	require.NoError(t, os.WriteFile(ctl, []byte(strconv.FormatUint(total+n-free, 10)), 0o644))
+	require.NoError(t, os.WriteFile(ctl, []byte(strconv.FormatUint(total+n-free, 10)), 0o600))
 	if got := meminfoKB(t, "HugePages_Free"); got < n {
 		t.Skipf("the kernel could allocate only %d free huge pages of %d asked (memory fragmented)", got, n)
 	}

@@ -95,7 +95,7 @@ func netnsProcess(t *testing.T, c *cgrouptest.Container, net byte) (ns, hostIP s
 	}
 	require.NotEmpty(t, dirs)
 	for _, d := range dirs {
-		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644), d)
+		require.NoError(t, os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600), d)
 	}
 	return ns, hostIP
 }

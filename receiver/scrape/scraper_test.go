@@ -30,17 +30,17 @@ const fixtures = "../../testdata/fixtures"
 
 // copyFixture copies a fixture tree (symlinks included) into a temp dir so a
 // test can change it.
-func copyFixture(t testing.TB, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), name)
-	require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join(fixtures, name))))
+func copyFixture(tb testing.TB, name string) string {
+	tb.Helper()
+	dst := filepath.Join(tb.TempDir(), name)
+	require.NoError(tb, os.CopyFS(dst, os.DirFS(filepath.Join(fixtures, name))))
 	return dst
 }
 
 // bumpCPU adds a distinct amount to every cgroup's total CPU counter, in
 // sorted path order, so each container's usage rate differs from the rest
 // (fixture.BumpCPU, which test/archgolden shares).
-func bumpCPU(t testing.TB, root string) { fixture.BumpCPU(t, root) }
+func bumpCPU(tb testing.TB, root string) { fixture.BumpCPU(tb, root) }
 
 type fakeClock struct{ now time.Time }
 
@@ -50,8 +50,8 @@ func newSettings() receiver.Settings { return receivertest.NewNopSettings(metada
 
 func defaultMBC() metadata.MetricsBuilderConfig { return metadata.NewDefaultMetricsBuilderConfig() }
 
-func newTestScraper(t testing.TB, root string, standalone bool, clk *fakeClock) *Scraper {
-	t.Helper()
+func newTestScraper(tb testing.TB, root string, standalone bool, clk *fakeClock) *Scraper {
+	tb.Helper()
 	s := New(newSettings(), Options{
 		Host:                 testHost(root),
 		NodeName:             "node-1",
@@ -59,8 +59,8 @@ func newTestScraper(t testing.TB, root string, standalone bool, clk *fakeClock) 
 		MetricsBuilderConfig: defaultMBC(),
 		Now:                  clk.Now,
 	})
-	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	require.NoError(tb, s.Start(context.Background(), componenttest.NewNopHost()))
+	tb.Cleanup(func() { require.NoError(tb, s.Shutdown(context.Background())) })
 	return s
 }
 
@@ -141,15 +141,15 @@ const (
 )
 
 // scraperWith is a started scraper of root with mbc on clk (logger nil: no logs).
-func scraperWith(t testing.TB, root string, mbc metadata.MetricsBuilderConfig, clk *fakeClock, logger *zap.Logger) *Scraper {
-	t.Helper()
+func scraperWith(tb testing.TB, root string, mbc metadata.MetricsBuilderConfig, clk *fakeClock, logger *zap.Logger) *Scraper {
+	tb.Helper()
 	set := newSettings()
 	if logger != nil {
 		set.Logger = logger
 	}
 	s := New(set, Options{Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: mbc, Now: clk.Now, StandaloneContainers: true})
-	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	require.NoError(tb, s.Start(context.Background(), componenttest.NewNopHost()))
+	tb.Cleanup(func() { require.NoError(tb, s.Shutdown(context.Background())) })
 	return s
 }
 

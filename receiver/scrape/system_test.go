@@ -175,8 +175,8 @@ func writeProc(t *testing.T, root string, pid int, comm, cgroup string) {
 	t.Helper()
 	dir := filepath.Join(root, "proc", strconv.Itoa(pid))
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "comm"), []byte(comm+"\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cgroup), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "comm"), []byte(comm+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cgroup), 0o600))
 }
 
 // TestSystemContainerDetectionPicks: exact process names (a shim is not
@@ -263,8 +263,8 @@ func TestSystemContainerFollowsRestart(t *testing.T) {
 
 	newDir := filepath.Join(root, "sys/fs/cgroup/system.slice/kubelet-2.service")
 	require.NoError(t, os.MkdirAll(newDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(newDir, "cpu.stat"), []byte("usage_usec 5000000\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(newDir, "memory.current"), []byte("7000000\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(newDir, "cpu.stat"), []byte("usage_usec 5000000\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(newDir, "memory.current"), []byte("7000000\n"), 0o600))
 	require.NoError(t, os.RemoveAll(filepath.Join(root, "proc", "2901")))
 	writeProc(t, root, 2950, "kubelet", "0::/system.slice/kubelet-2.service\n")
 
@@ -451,10 +451,10 @@ func TestProcessCgroup(t *testing.T) {
 func TestSystemContainerBadProcFiles(t *testing.T) {
 	for name, mutate := range map[string]func(root string){
 		"malformed cgroup file": func(root string) {
-			require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2901", "cgroup"), []byte("garbage\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2901", "cgroup"), []byte("garbage\n"), 0o600))
 		},
 		"cgroup that does not exist": func(root string) {
-			require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2901", "cgroup"), []byte("0::/system.slice/gone.service\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2901", "cgroup"), []byte("0::/system.slice/gone.service\n"), 0o600))
 		},
 		"comm a directory": func(root string) {
 			p := filepath.Join(root, "proc", "2901", "comm")

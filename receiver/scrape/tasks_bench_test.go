@@ -32,10 +32,10 @@ func BenchmarkTaskStates(b *testing.B) {
 		dir := filepath.Join(root, "proc", strconv.Itoa(tid))
 		require.NoError(b, os.MkdirAll(dir, 0o755))
 		line := fmt.Sprintf("%d (worker) %c 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 100 1000 10\n", tid, "RSDI"[i%4])
-		require.NoError(b, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
+		require.NoError(b, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o600))
 	}
 	require.NoError(b, os.MkdirAll(filepath.Join(root, v2A1Dir, "many"), 0o755))
-	require.NoError(b, os.WriteFile(filepath.Join(root, v2A1Dir, "many", "cgroup.threads"), []byte(list.String()), 0o644))
+	require.NoError(b, os.WriteFile(filepath.Join(root, v2A1Dir, "many", "cgroup.threads"), []byte(list.String()), 0o600))
 
 	for _, c := range []struct {
 		name     string

@@ -29,7 +29,7 @@ func writeState(t *testing.T, root string, tid int, state byte) {
 	require.NoError(t, err)
 	i := strings.LastIndexByte(string(data), ')')
 	data[i+2] = state
-	require.NoError(t, os.WriteFile(p, data, 0o644))
+	require.NoError(t, os.WriteFile(p, data, 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 }
 
 // The load average follows the real (injected) time between scrapes: 4 s
@@ -112,9 +112,9 @@ func TestScrapeThreadStatesReusedWhileCPUIdle(t *testing.T) {
 	threads := filepath.Join(root, v2A1Dir, "cgroup.threads")
 	list, err := os.ReadFile(threads)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(threads, append(list, "2999\n"...), 0o644))
+	require.NoError(t, os.WriteFile(threads, append(list, "2999\n"...), 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "2999"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2999", "stat"), []byte("2999 (moved in) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "2999", "stat"), []byte("2999 (moved in) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1\n"), 0o600))
 	a1 = scrape()
 	assert.True(t, readStat(2999), "thread list changed: states read again")
 	assert.Equal(t, 5.0, a1["container.tasks/running"])
@@ -127,7 +127,7 @@ func TestScrapeForeignPIDNamespaceWarnsOnce(t *testing.T) {
 	p := filepath.Join(root, v2A1Dir, "cgroup.threads")
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(p, append([]byte("0\n0\n"), data...), 0o644))
+	require.NoError(t, os.WriteFile(p, append([]byte("0\n0\n"), data...), 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	core, logs := observer.New(zapcore.InfoLevel)
 	clk := &fakeClock{now: t0}
 	s := scraperWith(t, root, defaultMBC(), clk, zap.New(core))

@@ -78,7 +78,7 @@ func TestUptimes(t *testing.T) {
 
 	// Without btime the node has no uptime, never one counted from 1970.
 	root2 := copyFixture(t, "v2-systemd")
-	require.NoError(t, os.WriteFile(filepath.Join(root2, "proc", "stat"), []byte("cpu 1 2 3 4\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root2, "proc", "stat"), []byte("cpu 1 2 3 4\n"), 0o600))
 	s2 := startScraper(t, root2, false, &fakeClock{now: t0}, func(*Options) {})
 	got, err = s2.Scrape(context.Background())
 	require.NoError(t, err)

@@ -59,8 +59,10 @@ func binaries(t *testing.T) []collector {
 	qemu := envOr("QEMU_AARCH64", "qemu-aarch64-static")
 	return []collector{
 		{arch: "amd64", make: "otelcol", path: envOr("OTELCOL_BIN", filepath.Join(root, "bin", "otelcol-containerstats"))},
-		{arch: "arm64", make: "otelcol-arm64", path: envOr("OTELCOL_ARM64_BIN", filepath.Join(root, "bin", "otelcol-containerstats-arm64")),
-			runner: []string{qemu, "-L", envOr("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")}},
+		{
+			arch: "arm64", make: "otelcol-arm64", path: envOr("OTELCOL_ARM64_BIN", filepath.Join(root, "bin", "otelcol-containerstats-arm64")),
+			runner: []string{qemu, "-L", envOr("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")},
+		},
 	}
 }
 
@@ -87,7 +89,7 @@ func (b collector) require(t *testing.T) {
 
 func (b collector) command(args ...string) *exec.Cmd {
 	argv := append(append(append([]string{}, b.runner...), b.path), args...)
-	return exec.Command(argv[0], argv[1:]...)
+	return exec.Command(argv[0], argv[1:]...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 }
 
 // The layouts of the scrape's golden tests (receiver/scrape's layouts):
@@ -222,9 +224,9 @@ func TestLazyCheckFails(t *testing.T) {
 			dir := t.TempDir()
 			link := func(name, src, z string) string {
 				c := filepath.Join(dir, name+".c")
-				require.NoError(t, os.WriteFile(c, []byte(src), 0o644))
+				require.NoError(t, os.WriteFile(c, []byte(src), 0o600))
 				out := filepath.Join(dir, name)
-				b, err := exec.Command(cc.cc, "-o", out, c, "-Wl,--export-dynamic", "-Wl,--unresolved-symbols=ignore-in-object-files", "-Wl,-z,"+z).CombinedOutput()
+				b, err := exec.Command(cc.cc, "-o", out, c, "-Wl,--export-dynamic", "-Wl,--unresolved-symbols=ignore-in-object-files", "-Wl,-z,"+z).CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 				require.NoError(t, err, "%s", b)
 				return out
 			}
@@ -289,7 +291,7 @@ func writeConfig(t *testing.T, dir string) string {
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	require.NoError(t, err)
 	p := filepath.Join(dir, "config.yaml")
-	require.NoError(t, os.WriteFile(p, b, 0o644))
+	require.NoError(t, os.WriteFile(p, b, 0o600))
 	return p
 }
 

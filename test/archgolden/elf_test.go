@@ -36,7 +36,7 @@ func machineOf(path string) (elf.Machine, error) {
 // relocation of .rela.plt, resolved at its first call under lazy binding;
 // any other relocation is resolved at load). It returns how many such
 // symbols it found.
-func checkLazy(path, prefix string) (int, error) {
+func checkLazy(path, prefix string) (int, error) { //nolint:unparam // the call names the library whose symbols must bind lazily
 	f, err := elf.Open(path)
 	if err != nil {
 		return 0, err
@@ -89,7 +89,7 @@ func checkLazy(path, prefix string) (int, error) {
 	}
 	plt := map[uint32]bool{}
 	for _, sec := range f.Sections {
-		if sec.Type != elf.SHT_RELA {
+		if sec.Type != elf.SHT_RELA { //nolint:misspell // SHT_RELA: the ELF section type of relocations with addends
 			continue
 		}
 		data, err := sec.Data()

@@ -70,20 +70,21 @@ var resourceLabels = map[string]bool{
 	// service in TestCompatStandaloneContainer), standalone cAdvisor's.
 	"container_label_com_docker_compose_project": true, "container_label_com_docker_compose_service": true,
 }
+
 var pointLabels = map[string]bool{
 	"cpu": true, "interface": true, "device": true, "state": true, "acc_id": true, "make": true, "model": true, "pagesize": true,
 }
 
 // pipeline builds the config file's transform and filter processors (in the
 // pipeline's order) in front of a sink.
-func pipeline(t testing.TB) (consumer.Metrics, *consumertest.MetricsSink) {
-	t.Helper()
+func pipeline(tb testing.TB) (consumer.Metrics, *consumertest.MetricsSink) {
+	tb.Helper()
 	conf, err := confmaptest.LoadConf(configFile)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	procs, err := conf.Sub("service::pipelines::metrics")
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	order, ok := procs.Get("processors").([]any)
-	require.True(t, ok, "service::pipelines::metrics::processors")
+	require.True(tb, ok, "service::pipelines::metrics::processors")
 	sink := &consumertest.MetricsSink{}
 	var next consumer.Metrics = sink
 	factories := map[string]processor.Factory{
@@ -99,20 +100,20 @@ func pipeline(t testing.TB) (consumer.Metrics, *consumertest.MetricsSink) {
 			continue
 		}
 		sub, err := conf.Sub("processors::" + name)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		cfg := f.CreateDefaultConfig()
-		require.NoError(t, sub.Unmarshal(cfg), "processors::%s", name)
-		require.NoError(t, cfg.(interface{ Validate() error }).Validate(), "processors::%s", name)
+		require.NoError(tb, sub.Unmarshal(cfg), "processors::%s", name)
+		require.NoError(tb, cfg.(interface{ Validate() error }).Validate(), "processors::%s", name)
 		set := processortest.NewNopSettings(f.Type())
 		set.ID = component.MustNewIDWithName(f.Type().String(), strings.TrimPrefix(strings.TrimPrefix(name, typ), "/"))
 		p, err := f.CreateMetrics(context.Background(), set, cfg, next)
-		require.NoError(t, err, "processors::%s", name)
-		require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+		require.NoError(tb, err, "processors::%s", name)
+		require.NoError(tb, p.Start(context.Background(), componenttest.NewNopHost()))
+		tb.Cleanup(func() { require.NoError(tb, p.Shutdown(context.Background())) })
 		next = p
 		used = append(used, name)
 	}
-	require.ElementsMatch(t, []string{"transform/cadvisor", "filter/cadvisor_unmapped", "transform/cadvisor_points", "filter/cadvisor"}, used)
+	require.ElementsMatch(tb, []string{"transform/cadvisor", "filter/cadvisor_unmapped", "transform/cadvisor_points", "filter/cadvisor"}, used)
 	return next, sink
 }
 

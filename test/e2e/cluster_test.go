@@ -190,17 +190,17 @@ func (k *cluster) gatewayCredsWith(t *testing.T, client *certtest.Pair) credenti
 // deploy/daemonset.yaml requires), one CA for both, which k.pki takes
 // from them. The pull endpoint's (otelcol-containerstats-pull-tls) is
 // made in Go.
-func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
+func (k *cluster) createSecrets(ctx context.Context, t *testing.T) {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "deploy", "tls.sh"), filepath.Join(t.TempDir(), "tls"))
+	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "deploy", "tls.sh"), filepath.Join(t.TempDir(), "tls")) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, "deploy/tls.sh: %s", stderr.String())
 	data := map[string]map[string][]byte{}
 	for _, d := range kubetest.Docs(t, "deploy/tls.sh", out) {
-		_, err := k.a.Apply(ctx, d.Obj, d.Raw, "", false)
-		require.NoError(t, err, "apply %s", d)
+		_, applyErr := k.a.Apply(ctx, d.Obj, d.Raw, "", false)
+		require.NoError(t, applyErr, "apply %s", d)
 		if w := k.a.TakeWarnings(); len(w) > 0 {
 			t.Errorf("apply %s: warnings %q", d, w)
 		}
@@ -213,8 +213,10 @@ func (k *cluster) createSecrets(t *testing.T, ctx context.Context) {
 	require.NotNil(t, node, "deploy/tls.sh made no %s-tls", dsName)
 	k.pki.pushCA = node["ca.crt"]
 	k.pki.node = certtest.Pair{CertPEM: node["tls.crt"], KeyPEM: node["tls.key"]}
-	_, err = k.cs.CoreV1().Secrets(collectorNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
-		Data: map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM}}, metav1.CreateOptions{})
+	_, err = k.cs.CoreV1().Secrets(collectorNS).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: dsName + "-pull-tls"},
+		Data:       map[string][]byte{"tls.crt": k.pki.pull.CertPEM, "tls.key": k.pki.pull.KeyPEM, "client-ca.crt": k.pki.clientCA.CertPEM},
+	}, metav1.CreateOptions{})
 	require.NoError(t, err, "secret %s-pull-tls", dsName)
 }
 
@@ -306,7 +308,7 @@ func (k *cluster) startGateway(t *testing.T) string {
 	require.Equal(t, sc.Extensions.HealthCheck, tc.Extensions.HealthCheck, "the test gateway's health check is not deploy/gateway/config.yaml's")
 	_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: collectorNS}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	k.createSecrets(t, ctx)
+	k.createSecrets(ctx, t)
 	// The file exporter runs as the Deployment's user (not root).
 	require.NoError(t, os.Chmod(k.eventsDir, 0o777))
 	docs := kubetest.Manifests(t, filepath.Join(repoRoot(t), "deploy", "gateway"))
@@ -315,7 +317,8 @@ func (k *cluster) startGateway(t *testing.T) string {
 		switch d.Obj.GetKind() {
 		case "ConfigMap":
 			require.NoError(t, unstructured.SetNestedStringMap(obj.Object, map[string]string{
-				"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg))}, "data"))
+				"config.yaml": string(cfg), "kubeletstats.yaml": string(kubeletstatsGatewayOverlay(t, cfg)),
+			}, "data"))
 		case "Deployment":
 			k.gatewayOverlay(t, obj)
 		}
@@ -410,7 +413,8 @@ func daemonSetOverlay(t *testing.T, ds *unstructured.Unstructured, gatewayIP, qu
 	t.Helper()
 	obj := ds.DeepCopy()
 	require.NoError(t, unstructured.SetNestedSlice(obj.Object, []any{map[string]any{
-		"ip": gatewayIP, "hostnames": []any{gatewayService}}}, "spec", "template", "spec", "hostAliases"))
+		"ip": gatewayIP, "hostnames": []any{gatewayService},
+	}}, "spec", "template", "spec", "hostAliases"))
 	setHostPath(t, obj, "queue", queueDir)
 	b, err := obj.MarshalJSON()
 	require.NoError(t, err)
@@ -572,7 +576,7 @@ func workloadBin(t *testing.T) string {
 	}
 	out := filepath.Join(t.TempDir(), "workload")
 	t0 := time.Now()
-	cmd := exec.Command(goCmd, "build", "-o", out, "./internal/testing/cmd/workload")
+	cmd := exec.Command(goCmd, "build", "-o", out, "./internal/testing/cmd/workload") //nolint:gosec // G702: a test: the command line is the test's own
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b, err := cmd.CombinedOutput()
@@ -650,8 +654,14 @@ func (k *cluster) startWorkloads(t *testing.T) []workload {
 		app, container string
 		cpuLimit, cpu  float64
 		mem            float64
-	}{{"cpu-burner", "burn", 0.2, 0, full}, {"server", "httpd", 0.5, mixCPU / 1000, full}, {"client", "wget", 0.5, mixCPU / 1000, full},
-		{"writer", "dd", 0.5, mixCPU / 1000, full}, {"idle", "sleep", 0, mixCPU / 1000, full}, {"oom", "hog", 0, 1, (6 + 4) * mib}} {
+	}{
+		{"cpu-burner", "burn", 0.2, 0, full},
+		{"server", "httpd", 0.5, mixCPU / 1000, full},
+		{"client", "wget", 0.5, mixCPU / 1000, full},
+		{"writer", "dd", 0.5, mixCPU / 1000, full},
+		{"idle", "sleep", 0, mixCPU / 1000, full},
+		{"oom", "hog", 0, 1, (6 + 4) * mib},
+	} {
 		p := k.waitLabelled(t, workNS, "app="+w.app, "")
 		out = append(out, workload{pod: p.Name, container: w.container, cpuLimit: w.cpuLimit, cpu: w.cpu, mem: w.mem, pod0: p})
 	}
@@ -785,7 +795,7 @@ func (a around) interpolated() (lo, hi float64, how string) {
 
 // counter formats interpolated for the table and reports whether the
 // kubelet's v lies within tol of it.
-func (a around) counter(v, tol float64, unit string) (string, bool) {
+func (a around) counter(v, tol float64, unit string) (string, bool) { //nolint:unparam // the call names the counter's unit
 	lo, hi, how := a.interpolated()
 	text := value(lo, unit)
 	if hi != lo {
@@ -1179,8 +1189,10 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		cadv, ok = find(sn.cadv, "container_memory_working_set_bytes", kl)
 		require.True(t, ok, "%s: kubelet cadvisor working set", what)
 		ar := k.oursAround(t, k.sel("container_memory_working_set_bytes", p, w.container), res.at, 0)
-		add(row{what, "working set (B)", ar.gauge("B"), value(res.value, "B"), value(cadv.value, "B"),
-			fmt.Sprint(containerMemTol), ar.within(res.value, containerMemTol)})
+		add(row{
+			what, "working set (B)", ar.gauge("B"), value(res.value, "B"), value(cadv.value, "B"),
+			fmt.Sprint(containerMemTol), ar.within(res.value, containerMemTol),
+		})
 
 		// Start time and restarts: ours against the kubelet and the API.
 		up, ok := k.ours(t, k.sel("container_uptime_seconds", p, w.container))
@@ -1196,11 +1208,15 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		}
 		require.NotNil(t, api.State.Running, "%s: not running", what)
 		apiStart := float64(api.State.Running.StartedAt.Unix())
-		add(row{what, "start time (unix s)", value(start, "s"), value(res.value, "s"), fmt.Sprintf("%.0f (API startedAt)", apiStart),
-			"2 s", within(start, res.value, 2) && within(start, apiStart, 2)})
+		add(row{
+			what, "start time (unix s)", value(start, "s"), value(res.value, "s"), fmt.Sprintf("%.0f (API startedAt)", apiStart),
+			"2 s", within(start, res.value, 2) && within(start, apiStart, 2),
+		})
 		restarts := k.newestRestartCount(t, p.Name, w.container)
-		add(row{what, "restarts", restarts, "-", fmt.Sprintf("%d (API restartCount)", api.RestartCount),
-			"exact", restarts == fmt.Sprint(api.RestartCount)})
+		add(row{
+			what, "restarts", restarts, "-", fmt.Sprintf("%d (API restartCount)", api.RestartCount),
+			"exact", restarts == fmt.Sprint(api.RestartCount),
+		})
 
 		// Pod working set.
 		pres, ok := find(sn.res, "pod_memory_working_set_bytes", map[string]string{"namespace": workNS, "pod": p.Name})
@@ -1208,8 +1224,10 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		pcad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": podCgroup(p)})
 		require.True(t, ok, "%s: cadvisor pod cgroup %s", what, podCgroup(p))
 		ar = k.oursAround(t, fmt.Sprintf(`k8s_pod_memory_working_set_bytes{k8s_pod_uid=%q}`, p.UID), pres.at, 0)
-		add(row{p.Name + " (pod)", "working set (B)", ar.gauge("B"), value(pres.value, "B"), value(pcad.value, "B"),
-			fmt.Sprint(podMemTol), ar.within(pres.value, podMemTol)})
+		add(row{
+			p.Name + " (pod)", "working set (B)", ar.gauge("B"), value(pres.value, "B"), value(pcad.value, "B"),
+			fmt.Sprint(podMemTol), ar.within(pres.value, podMemTol),
+		})
 	}
 
 	// Network: the client's and the server's pod, after the transfer.
@@ -1226,15 +1244,19 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 				cadv = value(s.value, "B")
 			}
 		}
-		add(row{pod + " (pod)", "network receive eth0 (B)", value(ours.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", rx), cadv,
-			"4096", within(ours.value, rx, 4096)})
+		add(row{
+			pod + " (pod)", "network receive eth0 (B)", value(ours.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", rx), cadv,
+			"4096", within(ours.value, rx, 4096),
+		})
 	}
 	// Filesystem: the writer's writable layer.
 	fs, ok := k.ours(t, k.sel("container_filesystem_usage_bytes", sn.pods["writer"], "dd"))
 	require.True(t, ok, "our writer filesystem usage")
 	used := float64(k.summaryRootfs(sn, "writer", "dd"))
-	add(row{"writer/dd", "rootfs usage (B)", value(fs.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", used), "-",
-		"65536", within(fs.value, used, 65536)})
+	add(row{
+		"writer/dd", "rootfs usage (B)", value(fs.value, "B"), fmt.Sprintf("%.0f (/stats/summary)", used), "-",
+		"65536", within(fs.value, used, 65536),
+	})
 
 	// Pod start times: ours is the point's time minus the pod's uptime
 	// (whole seconds since the sandbox's creation, so up to 1 s later
@@ -1252,33 +1274,41 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 			}
 		}
 		require.False(t, kst.IsZero(), "%s: no startTime in /stats/summary", p.Name)
-		sb, ok := created[p.UID]
-		require.True(t, ok, "%s: no ready sandbox for uid %s in CRI", p.Name, p.UID)
-		up, ok := k.ours(t, fmt.Sprintf(`k8s_pod_uptime_seconds{k8s_pod_uid=%q}`, p.UID))
-		require.True(t, ok, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
+		sb, found := created[p.UID]
+		require.True(t, found, "%s: no ready sandbox for uid %s in CRI", p.Name, p.UID)
+		up, found := k.ours(t, fmt.Sprintf(`k8s_pod_uptime_seconds{k8s_pod_uid=%q}`, p.UID))
+		require.True(t, found, "%s: our pod uptime (%s)", p.Name, k.names(t, p.Name))
 		start := float64(up.at.UnixMilli())/1000 - up.value
 		sbs := float64(sb.UnixMilli()) / 1000
-		add(row{p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-",
+		add(row{
+			p.Name + " (pod)", "start time (unix s)", value(start, "s"), "-",
 			fmt.Sprintf("%.3f (CRI sandbox createdAt); %d (/stats/summary startTime, %.1f s before)", sbs, kst.Unix(), start-float64(kst.Unix())),
-			"sandbox +0..1.1 s", start >= sbs-0.1 && start <= sbs+1.1 && float64(kst.Unix()) <= start})
+			"sandbox +0..1.1 s", start >= sbs-0.1 && start <= sbs+1.1 && float64(kst.Unix()) <= start,
+		})
 	}
 
 	// The node's start, tasks and task limit.
 	nup, ok := k.ours(t, fmt.Sprintf(`k8s_node_uptime_seconds{k8s_node_name=%q}`, kubetest.NodeName))
 	require.True(t, ok, "our node uptime")
 	nstart := float64(nup.at.UnixMilli())/1000 - nup.value
-	add(row{"node", "start time (unix s)", value(nstart, "s"), "-", fmt.Sprintf("%d (/stats/summary node startTime)", sn.sum.Node.StartTime.Unix()),
-		"2 s", within(nstart, float64(sn.sum.Node.StartTime.Unix()), 2)})
+	add(row{
+		"node", "start time (unix s)", value(nstart, "s"), "-", fmt.Sprintf("%d (/stats/summary node startTime)", sn.sum.Node.StartTime.Unix()),
+		"2 s", within(nstart, float64(sn.sum.Node.StartTime.Unix()), 2),
+	})
 	rl := sn.sum.Node.Rlimit
 	require.True(t, rl != nil && rl.MaxPID != nil && rl.CurProc != nil, "/stats/summary node rlimit: %+v", rl)
 	ar := k.oursAround(t, fmt.Sprintf(`k8s_node_pids_count{k8s_node_name=%q}`, kubetest.NodeName), rl.Time, time.Second)
 	tol := 64 + 0.05*float64(*rl.CurProc)
-	add(row{"node", "tasks", ar.gauge(""), "-", fmt.Sprintf("%d (/stats/summary rlimit.curproc)", *rl.CurProc),
-		fmt.Sprintf("%.0f", tol), ar.within(float64(*rl.CurProc), tol)})
+	add(row{
+		"node", "tasks", ar.gauge(""), "-", fmt.Sprintf("%d (/stats/summary rlimit.curproc)", *rl.CurProc),
+		fmt.Sprintf("%.0f", tol), ar.within(float64(*rl.CurProc), tol),
+	})
 	lim, ok := k.ours(t, fmt.Sprintf(`k8s_node_pids_limit{k8s_node_name=%q}`, kubetest.NodeName))
 	require.True(t, ok, "our node task limit")
-	add(row{"node", "task limit", fmt.Sprintf("%.0f", lim.value), "-", fmt.Sprintf("%d (/stats/summary rlimit.maxpid)", *rl.MaxPID),
-		"exact", lim.value == float64(*rl.MaxPID)})
+	add(row{
+		"node", "task limit", fmt.Sprintf("%.0f", lim.value), "-", fmt.Sprintf("%d (/stats/summary rlimit.maxpid)", *rl.MaxPID),
+		"exact", lim.value == float64(*rl.MaxPID),
+	})
 
 	// The node.
 	nres, ok := find(sn.res, "node_memory_working_set_bytes", nil)
@@ -1286,11 +1316,15 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	ncad, ok := find(sn.cadv, "container_memory_working_set_bytes", map[string]string{"id": "/"})
 	require.True(t, ok, "cadvisor root cgroup")
 	ar = k.oursAround(t, fmt.Sprintf(`k8s_node_memory_working_set_bytes{k8s_node_name=%q}`, kubetest.NodeName), nres.at, 0)
-	add(row{"node", "working set (B)", ar.gauge("B"), value(nres.value, "B"), value(ncad.value, "B"),
-		fmt.Sprint(nodeMemTol), ar.within(nres.value, nodeMemTol)})
+	add(row{
+		"node", "working set (B)", ar.gauge("B"), value(nres.value, "B"), value(ncad.value, "B"),
+		fmt.Sprint(nodeMemTol), ar.within(nres.value, nodeMemTol),
+	})
 	// The tolerance must tell the right mapping from the nearest wrong one.
-	add(row{"node", "working set (B), were it MemTotal − MemFree − Inactive(file)", value(meminfoWS, "B") + " (/proc/meminfo, read after the kubelet)",
-		value(nres.value, "B"), fmt.Sprintf("%+.0f (apart)", meminfoWS-nres.value), fmt.Sprintf("> %d apart", nodeMemTol), math.Abs(meminfoWS-nres.value) > nodeMemTol})
+	add(row{
+		"node", "working set (B), were it MemTotal − MemFree − Inactive(file)", value(meminfoWS, "B") + " (/proc/meminfo, read after the kubelet)",
+		value(nres.value, "B"), fmt.Sprintf("%+.0f (apart)", meminfoWS-nres.value), fmt.Sprintf("> %d apart", nodeMemTol), math.Abs(meminfoWS-nres.value) > nodeMemTol,
+	})
 
 	// What kubeletstats reads from the Summary API (kubeletparity_test.go).
 	k.parityRows(t, add)
@@ -1302,7 +1336,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 	}
 	t.Logf("side by side:\n%s", b.String())
 	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
-		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o644))
+		require.NoError(t, os.WriteFile(out, []byte(b.String()), 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	}
 }
 
@@ -1370,7 +1404,7 @@ func (k *cluster) resize(t *testing.T) {
 	t.Logf("resize: kubelet /metrics/cadvisor then: container_spec_cpu_quota %v (found %v), container_spec_memory_limit_bytes %v (found %v); ours: cpu limit 0.5, memory limit %d",
 		quota.value, okq, memLimit.value, okm, 96<<20)
 	if out := os.Getenv("KUBE_SIDE_BY_SIDE"); out != "" {
-		f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0o644)
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0o644) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		require.NoError(t, err)
 		fmt.Fprintf(f, "\nresize (300m/64Mi -> 500m/96Mi): ours followed %+.1f s after the kubelet reported it; /metrics/cadvisor then: container_spec_cpu_quota %v, container_spec_memory_limit_bytes %v\n",
 			lag.Seconds(), quota.value, memLimit.value)
@@ -1463,7 +1497,8 @@ func (k *cluster) outageAndRestart(t *testing.T, ws []workload) {
 	scale := func(n int32) {
 		t.Helper()
 		_, err := k.cs.AppsV1().Deployments(collectorNS).UpdateScale(ctx, gatewayName, &autoscalingv1.Scale{
-			ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: collectorNS}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}, metav1.UpdateOptions{FieldManager: kubetest.FieldManager})
+			ObjectMeta: metav1.ObjectMeta{Name: gatewayName, Namespace: collectorNS}, Spec: autoscalingv1.ScaleSpec{Replicas: n},
+		}, metav1.UpdateOptions{FieldManager: kubetest.FieldManager})
 		require.NoError(t, err)
 	}
 	gatewayGone := func() error {
@@ -1797,9 +1832,9 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 	seen := map[string]map[string]int{} // job: its scrapes' errors, counted as read
 	alerted := map[string]string{}      // job: an error with its alert
 	eventually(t, time.Minute, "the scrapes of the pull endpoint", func() error {
-		resp, err := http.Get("http://" + prom.addr + "/api/v1/targets?state=active")
-		if err != nil {
-			return err
+		resp, getErr := http.Get("http://" + prom.addr + "/api/v1/targets?state=active")
+		if getErr != nil {
+			return getErr
 		}
 		defer resp.Body.Close()
 		var r struct {
@@ -1807,8 +1842,8 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 				ActiveTargets []target `json:"activeTargets"`
 			} `json:"data"`
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-			return err
+		if decodeErr := json.NewDecoder(resp.Body).Decode(&r); decodeErr != nil {
+			return decodeErr
 		}
 		for _, tg := range r.Data.ActiveTargets {
 			j := tg.Labels["job"]
@@ -1838,9 +1873,9 @@ func (k *cluster) pullEndpoint(t *testing.T) {
 			}
 		}
 		// Our series of a workload, through the protected endpoint.
-		s, err := prom.query(k.sel("container_cpu_time_seconds_total", burner, "burn"))
-		if err != nil {
-			return err
+		s, getErr := prom.query(k.sel("container_cpu_time_seconds_total", burner, "burn"))
+		if getErr != nil {
+			return getErr
 		}
 		if len(s) == 0 {
 			return fmt.Errorf("no series of the burner yet; targets %+v", health)

@@ -108,7 +108,8 @@ func rulesOf(t *testing.T, path string) (records []string, alerts map[string]str
 			// The expression: the block scalar after "expr: |".
 			var expr []string
 			j := i + 1
-			for ; j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "expr:"); j++ {
+			for j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "expr:") {
+				j++
 			}
 			indent := -1
 			for j++; j < len(lines); j++ {
@@ -162,7 +163,7 @@ scrape_configs:
 
 	pull := freeAddr(t)
 	overlay := filepath.Join(t.TempDir(), "compat-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(compatOverlay, ctrd.Socket, pull, prom.remoteWriteURL())), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(compatOverlay, ctrd.Socket, pull, prom.remoteWriteURL())), 0o600))
 	ag := start(t, "agent-compat", bin, []string{"K8S_NODE_NAME=" + node},
 		"--config", filepath.Join(repoRoot(t), "config", "cadvisor-compat.yaml"), "--config", overlay)
 
@@ -173,9 +174,9 @@ scrape_configs:
 		ag.alive(t)
 		for _, r := range records {
 			for _, w := range ws {
-				s, err := prom.query(fmt.Sprintf(`%s{namespace=%q, pod=%q, container=%q}`, r, w.pod.Namespace, w.pod.Name, w.cname))
-				if err != nil {
-					return err
+				s, queryErr := prom.query(fmt.Sprintf(`%s{namespace=%q, pod=%q, container=%q}`, r, w.pod.Namespace, w.pod.Name, w.cname))
+				if queryErr != nil {
+					return queryErr
 				}
 				if len(s) != 1 {
 					return fmt.Errorf("%s for %s/%s: %d series: %v", r, w.pod.Name, w.cname, len(s), s)
@@ -190,8 +191,8 @@ scrape_configs:
 	t.Logf("all %d recording rules returned all %d workload containers %.1fs after the agent started", len(records), len(ws), time.Since(t0).Seconds())
 	total := 0
 	for _, r := range records {
-		s, err := prom.query(fmt.Sprintf(`%s{namespace=%q}`, r, ns))
-		require.NoError(t, err)
+		s, queryErr := prom.query(fmt.Sprintf(`%s{namespace=%q}`, r, ns))
+		require.NoError(t, queryErr)
 		assert.Len(t, s, len(ws), "%s: one series per workload container and nothing else (no pod cgroup, sandbox or exited container): %v", r, s)
 		total += len(s)
 		for _, x := range s {
@@ -209,8 +210,10 @@ scrape_configs:
 	assert.Less(t, s.Value, 0.3, "busy CPU rate above its 0.2 CPU quota")
 	raw, err := prom.one(fmt.Sprintf(`container_cpu_usage_seconds_total{id=%q}`, busy.id))
 	require.NoError(t, err)
-	for k, want := range map[string]string{"job": "cadvisor", "metrics_path": "/metrics/cadvisor", "namespace": ns, "pod": busy.pod.Name,
-		"container": busy.cname, "cpu": "total", "image": containerdtest.Image, "node": node, "instance": node} {
+	for k, want := range map[string]string{
+		"job": "cadvisor", "metrics_path": "/metrics/cadvisor", "namespace": ns, "pod": busy.pod.Name,
+		"container": busy.cname, "cpu": "total", "image": containerdtest.Image, "node": node, "instance": node,
+	} {
 		assert.Equal(t, want, raw.Labels[k], "container_cpu_usage_seconds_total label %s: %v", k, raw.Labels)
 	}
 	for k := range raw.Labels {

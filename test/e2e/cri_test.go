@@ -171,7 +171,6 @@ func TestCollectorWithContainerd(t *testing.T) {
 	t.Run("prometheus3-otlp", func(t *testing.T) {
 		checkPrometheus3(t, bin, ctrd, ws)
 	})
-
 }
 
 // metadataDefines lists the metrics metadata.yaml defines whose names
@@ -241,8 +240,8 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 
 	busy := ws[0]
 	cpu := func() float64 {
-		s, err := prom.one(fmt.Sprintf(`sum(container_cpu_time_seconds_total{container_id=%q, k8s_node_name=%q})`, busy.id, node))
-		require.NoError(t, err)
+		s, oneErr := prom.one(fmt.Sprintf(`sum(container_cpu_time_seconds_total{container_id=%q, k8s_node_name=%q})`, busy.id, node))
+		require.NoError(t, oneErr)
 		return s.Value
 	}
 	c1 := cpu()
@@ -253,14 +252,14 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	assert.Less(t, c2-c1, 1.0, "busy ran past its 0.2 CPU quota")
 	thr, err := statKey(filepath.Join(busy.cpuDir, "cpu.stat"), "nr_throttled")
 	require.NoError(t, err)
-	assert.Greater(t, thr, uint64(0), "kernel: busy never throttled")
+	assert.Positive(t, thr, "kernel: busy never throttled")
 	// Throttling counted for busy, the one OOM kill for the restarted mem
 	// container and its pod.
 	throttling := metadataDefines(t, "container.cpu.throttling.")
 	require.Len(t, throttling, 3, "the throttling metrics are in metadata.yaml")
 	for _, m := range throttling {
-		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", container_id=%q, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), busy.id, node))
-		require.NoError(t, err)
+		s, queryErr := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", container_id=%q, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), busy.id, node))
+		require.NoError(t, queryErr)
 		require.NotEmpty(t, s, "%s for the busy container", m)
 		assert.Greater(t, s[0].Value, 0.0, "%s for the busy container", m)
 		t.Logf("%s for the busy container: %v", m, s[0].Value)
@@ -271,26 +270,26 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 		"k8s.pod.memory.oom_kills":   fmt.Sprintf("k8s_pod_uid=%q, container_id=\"\"", mem.pod.UID),
 	} {
 		require.NotEmpty(t, metadataDefines(t, m), "%s is in metadata.yaml", m)
-		s, err := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", %s, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), sel, node))
-		require.NoError(t, err)
+		s, queryErr := prom.query(fmt.Sprintf(`{__name__=~"%s(_[a-z]+)*", %s, k8s_node_name=%q}`, strings.ReplaceAll(m, ".", "_"), sel, node))
+		require.NoError(t, queryErr)
 		require.Len(t, s, 1, "%s for the mem pod: %v", m, s)
 		assert.Equal(t, 1.0, s[0].Value, "%s: the one OOM kill in the mem pod", m)
 		t.Logf("%s for the mem pod: %v", m, s[0].Value)
 	}
 
 	eventually(t, 20*time.Second, "busy working set matches the kernel", func() error {
-		usage, err := readUint(filepath.Join(busy.memDir, "memory.usage_in_bytes"))
-		if err != nil {
-			return err
+		usage, readUintErr := readUint(filepath.Join(busy.memDir, "memory.usage_in_bytes"))
+		if readUintErr != nil {
+			return readUintErr
 		}
-		inactive, err := statKey(filepath.Join(busy.memDir, "memory.stat"), "total_inactive_file")
-		if err != nil {
-			return err
+		inactive, readUintErr := statKey(filepath.Join(busy.memDir, "memory.stat"), "total_inactive_file")
+		if readUintErr != nil {
+			return readUintErr
 		}
 		want := float64(usage) - float64(min(inactive, usage))
-		s, err := prom.one(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q, k8s_node_name=%q}`, busy.id, node))
-		if err != nil {
-			return err
+		s, readUintErr := prom.one(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q, k8s_node_name=%q}`, busy.id, node))
+		if readUintErr != nil {
+			return readUintErr
 		}
 		if tol := math.Max(2<<20, 0.05*want); math.Abs(s.Value-want) > tol {
 			return fmt.Errorf("prometheus %.0f, kernel %.0f", s.Value, want)
@@ -298,8 +297,8 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 		return nil
 	})
 	for _, metric := range []string{"k8s_node_cpu_time_seconds_total", "k8s_node_memory_working_set_bytes"} {
-		s, err := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
-		require.NoError(t, err)
+		s, queryErr := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
+		require.NoError(t, queryErr)
 		assert.NotEmpty(t, s, metric)
 	}
 
@@ -310,9 +309,9 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 	eventually(t, 90*time.Second, "filesystem metrics in Prometheus", func() error {
 		for _, w := range ws {
 			for _, metric := range []string{"container_filesystem_usage_bytes", "container_filesystem_inode_used"} {
-				s, err := prom.query(fmt.Sprintf(`%s{container_id=%q, k8s_node_name=%q}`, metric, w.id, node))
-				if err != nil {
-					return err
+				s, queryErr := prom.query(fmt.Sprintf(`%s{container_id=%q, k8s_node_name=%q}`, metric, w.id, node))
+				if queryErr != nil {
+					return queryErr
 				}
 				if len(s) != 1 {
 					return fmt.Errorf("%s: %s series: %v", w.name, metric, s)
@@ -325,9 +324,9 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 			"k8s_node_image_filesystem_usage_bytes", "k8s_node_image_filesystem_inode_used",
 			"k8s_node_image_filesystem_capacity_bytes", "k8s_node_image_filesystem_available_bytes",
 		} {
-			s, err := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
-			if err != nil {
-				return err
+			s, queryErr := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
+			if queryErr != nil {
+				return queryErr
 			}
 			if len(s) == 0 || s[0].Value <= 0 {
 				return fmt.Errorf("%s: %v", metric, s)
@@ -353,8 +352,10 @@ func checkCRI(t *testing.T, ws []criWorkload, oomID string, sandboxes []string, 
 				return fmt.Errorf("%s: no OTLP points", w.name)
 			}
 			r := mine[len(mine)-1].resource
-			for k, want := range map[string]any{"k8s.pod.name": w.pod.Name, "k8s.namespace.name": w.pod.Namespace,
-				"k8s.container.name": w.cname, "k8s.pod.uid": w.pod.UID} {
+			for k, want := range map[string]any{
+				"k8s.pod.name": w.pod.Name, "k8s.namespace.name": w.pod.Namespace,
+				"k8s.container.name": w.cname, "k8s.pod.uid": w.pod.UID,
+			} {
 				if r[k] != want {
 					return fmt.Errorf("%s: OTLP %s = %v, want %v", w.name, k, r[k], want)
 				}
@@ -384,7 +385,7 @@ func imageArchive(t *testing.T) string {
 	if archive == "" {
 		archive = filepath.Join(repoRoot(t), "bin", "otelcol-containerstats-image.tar")
 	}
-	if _, err := os.Stat(archive); err != nil {
+	if _, err := os.Stat(archive); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, "image archive missing (make image): "+err.Error())
 	}
 	return archive

@@ -71,15 +71,19 @@ func (k *cluster) pushGPUMocks(t *testing.T) []string {
 		gputest.Proc{PID: 4103, Mem: 64 * gputest.MiB, SM: []uint32{5}},
 	)
 	a100.EnableMIG(1,
-		gputest.MIG{Profile: "1g.5gb", MemTotal: 4864 * gputest.MiB, MemUsed: 300 * gputest.MiB,
-			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}}},
+		gputest.MIG{
+			Profile: "1g.5gb", MemTotal: 4864 * gputest.MiB, MemUsed: 300 * gputest.MiB,
+			Procs: []gputest.Proc{{PID: 4104, Mem: 200 * gputest.MiB}},
+		},
 		gputest.MIG{Profile: "3g.20gb", MemTotal: 19968 * gputest.MiB, MemUsed: 13 * gputest.MiB},
 	)
 	a100.SetProcs(2, true, gputest.Proc{PID: 4105, Mem: 600 * gputest.MiB, SM: []uint32{55}})
 	h100 := gputest.H100(2)
 	h100.EnableMIG(0,
-		gputest.MIG{Profile: "1g.10gb", MemTotal: 9984 * gputest.MiB, MemUsed: 310 * gputest.MiB,
-			Procs: []gputest.Proc{{PID: 4104, Mem: 210 * gputest.MiB}}},
+		gputest.MIG{
+			Profile: "1g.10gb", MemTotal: 9984 * gputest.MiB, MemUsed: 310 * gputest.MiB,
+			Procs: []gputest.Proc{{PID: 4104, Mem: 210 * gputest.MiB}},
+		},
 	)
 	h100.SetProcs(1, true, gputest.Proc{PID: 4105, Mem: 4321 * gputest.MiB, SM: []uint32{77, 79}})
 

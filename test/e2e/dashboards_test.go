@@ -57,13 +57,19 @@ func blkioPanels() []string {
 		"containerstats-namespace.json/Disk operations by pod",
 	}
 	for d, queries := range map[string][]string{
-		"Kubernetes / Compute Resources / Pod": {"iopsPodReads", "iopsPodWrites", "throughputPodRead", "throughputPodWrite",
+		"Kubernetes / Compute Resources / Pod": {
+			"iopsPodReads", "iopsPodWrites", "throughputPodRead", "throughputPodWrite",
 			"iopsContainersCombined", "throughputContainersCombined", "storageReads", "storageWrites", "storageReadsPlusWrites",
-			"storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes"},
-		"Kubernetes / Compute Resources / Namespace (Pods)": {"iopsReadsWrites", "throughputReadWrite", "storageReads", "storageWrites",
-			"storageReadsPlusWrites", "storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes"},
-		"Kubernetes / Compute Resources / Cluster": {"iopsReadsWrites", "throughputReadWrite", "iopsReads", "iopsWrites",
-			"iopsReadsWritesCombined", "throughputRead", "throughputWrite", "throughputReadWriteCombined"},
+			"storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes",
+		},
+		"Kubernetes / Compute Resources / Namespace (Pods)": {
+			"iopsReadsWrites", "throughputReadWrite", "storageReads", "storageWrites",
+			"storageReadsPlusWrites", "storageReadBytes", "storageWriteBytes", "storageReadPlusWriteBytes",
+		},
+		"Kubernetes / Compute Resources / Cluster": {
+			"iopsReadsWrites", "throughputReadWrite", "iopsReads", "iopsWrites",
+			"iopsReadsWritesCombined", "throughputRead", "throughputWrite", "throughputReadWriteCombined",
+		},
 	} {
 		for _, q := range queries {
 			out = append(out, "kubernetes-mixin-otel/"+d+"/"+q)
@@ -187,8 +193,10 @@ func mixinPanels(t *testing.T) []evalPanel {
 		switch e.Status {
 		case "as-is", "ours":
 			require.NotEmpty(t, e.Expr, "%s/%s: status %s without an expression", e.Dashboard, e.Query, e.Status)
-			out = append(out, evalPanel{key: e.key(), board: "kubernetes-mixin-otel (" + e.Status + ")",
-				targets: []evalTarget{{"A", e.Expr}}})
+			out = append(out, evalPanel{
+				key: e.key(), board: "kubernetes-mixin-otel (" + e.Status + ")",
+				targets: []evalTarget{{"A", e.Expr}},
+			})
 		case "other":
 			require.Empty(t, e.Expr, "%s/%s", e.Dashboard, e.Query)
 			require.Empty(t, e.Compat, "%s/%s", e.Dashboard, e.Query)
@@ -248,8 +256,8 @@ func (c panelCheck) check(k *cluster, expr, rng string) error {
 	return fmt.Errorf("no series of %s %s* reaches %g (over the range: %v): %v", c.label, c.prefix, c.min, c.overRange, seen)
 }
 
-func pod(prefix string, min float64) panelCheck {
-	return panelCheck{"k8s_pod_name", prefix, min, false}
+func pod(prefix string, atLeast float64) panelCheck {
+	return panelCheck{"k8s_pod_name", prefix, atLeast, false}
 }
 
 // panelChecks: what the workloads must show on the panels they exercise.
@@ -500,7 +508,7 @@ func (k *cluster) checkVariables(t *testing.T, file string, d grafanaDashboard, 
 		require.NotNil(t, m, "%s: variable %s: query %q is not label_values(selector, label)", file, v.Name, q)
 		match := substitute(t, m[1], vars)
 		u := "http://" + k.prom.addr + "/api/v1/label/" + m[2] + "/values?" + url.Values{"match[]": {match}}.Encode()
-		resp, err := http.Get(u)
+		resp, err := http.Get(u) //nolint:gosec // G107: a test: the URL of a server the test started
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()

@@ -52,7 +52,7 @@ func TestDeployConfigsValidate(t *testing.T) {
 	bad := strings.Replace(string(b), "  otlp_http:\n", "  otlp_http:\n    not_a_key: 1\n", 1)
 	require.NotEqual(t, string(b), bad)
 	badPath := filepath.Join(t.TempDir(), "bad.yaml")
-	require.NoError(t, os.WriteFile(badPath, []byte(bad), 0o644))
+	require.NoError(t, os.WriteFile(badPath, []byte(bad), 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	out, err := validate(badPath)
 	require.Error(t, err, "an unknown key passed validate")
 	require.Contains(t, out, "not_a_key")

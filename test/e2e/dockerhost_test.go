@@ -68,7 +68,7 @@ scrape_configs:
       - targets: [%q]
 `, pull))
 	overlay := filepath.Join(t.TempDir(), "docker-host-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, d.Socket, pull)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, d.Socket, pull)), 0o600))
 	root := repoRoot(t)
 	ag := start(t, "agent-docker-host", bin, []string{"HOST_NAME=docker-host-e2e"},
 		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"), "--config", overlay)
@@ -189,12 +189,14 @@ func cadvisorStandalone(t *testing.T, flags []string, names ...string) map[strin
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), "bin", "cadvisorpeer")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, "cAdvisor peer missing (make cadvisor-peer): "+err.Error())
 	}
 	addrFile := filepath.Join(t.TempDir(), "addr")
-	cp := start(t, "cadvisor-standalone", bin, nil, append([]string{"-standalone",
-		"-hk-interval", "1s", "-hk-max", "60s", "-cgroup-roots", "/", "-addr-file", addrFile}, flags...)...)
+	cp := start(t, "cadvisor-standalone", bin, nil, append([]string{
+		"-standalone",
+		"-hk-interval", "1s", "-hk-max", "60s", "-cgroup-roots", "/", "-addr-file", addrFile,
+	}, flags...)...)
 	var theirs map[string][]promSample
 	eventually(t, 60*time.Second, "cAdvisor standalone reports every container", func() error {
 		cp.alive(t)
@@ -276,15 +278,17 @@ func TestPodmanHost(t *testing.T) {
 
 	pull := freeAddr(t)
 	overlay := filepath.Join(t.TempDir(), "podman-host-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, sock, pull)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(dockerHostOverlay, sock, pull)), 0o600))
 	root := repoRoot(t)
 	ag := start(t, "agent-podman-host", bin, []string{"HOST_NAME=podman-host-e2e"},
 		"--config", filepath.Join(root, "config", "cadvisor-compat.yaml"), "--config", filepath.Join(root, "config", "docker-host.yaml"), "--config", overlay)
 	theirs := cadvisorStandalone(t, []string{"-podman", "unix://" + sock, "-docker", "unix://" + filepath.Join(t.TempDir(), "none.sock")}, "containerstats-podman-host")
 
 	var ours map[string][]promSample
-	labels := map[string]string{"name": "containerstats-podman-host", "id": c.ID, "image": podmantest.Image,
-		"container_label_com_docker_compose_project": "ledger", "container_label_com_docker_compose_service": "db", "job": "cadvisor", "node": "podman-host-e2e"}
+	labels := map[string]string{
+		"name": "containerstats-podman-host", "id": c.ID, "image": podmantest.Image,
+		"container_label_com_docker_compose_project": "ledger", "container_label_com_docker_compose_service": "db", "job": "cadvisor", "node": "podman-host-e2e",
+	}
 	eventually(t, 60*time.Second, "the Podman container's series with its names", func() error {
 		ag.alive(t)
 		page, err := getPage("http://" + pull + "/metrics")
@@ -306,7 +310,7 @@ func TestPodmanHost(t *testing.T) {
 
 // getPage is the body of a GET of url (an exporter's /metrics).
 func getPage(url string) ([]byte, error) {
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: a test: the URL of a server the test started
 	if err != nil {
 		return nil, err
 	}

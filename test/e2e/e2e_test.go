@@ -36,7 +36,7 @@ func collectorBin(t *testing.T) string {
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), "bin", "otelcol-containerstats")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, fmt.Sprintf("collector binary %s missing (make otelcol): %v", bin, err))
 	}
 	return bin
@@ -170,8 +170,8 @@ func checkArrival(t *testing.T, w workloads, node string, ag *process, prom *pro
 	// one's stays where it was (its start, the test binary's runtime
 	// starting in the container, is charged to it: more under -race).
 	cpuOf := func(c *cgrouptest.Container) float64 {
-		s, err := prom.one(fmt.Sprintf(`sum(container_cpu_time_seconds_total{container_id=%q})`, c.ID))
-		require.NoError(t, err)
+		s, oneErr := prom.one(fmt.Sprintf(`sum(container_cpu_time_seconds_total{container_id=%q})`, c.ID))
+		require.NoError(t, oneErr)
 		return s.Value
 	}
 	c1, i1 := cpuOf(busy), cpuOf(idle)
@@ -185,7 +185,7 @@ func checkArrival(t *testing.T, w workloads, node string, ag *process, prom *pro
 	assert.Less(t, c2-c1, 1.0, "busy container ran past its 0.2 CPU quota")
 	throttled, err := statKey(filepath.Join(busy.Dir("cpu"), "cpu.stat"), "nr_throttled")
 	require.NoError(t, err)
-	assert.Greater(t, throttled, uint64(0), "kernel: busy container never throttled")
+	assert.Positive(t, throttled, "kernel: busy container never throttled")
 	u, err := prom.one(fmt.Sprintf(`avg_over_time(container_cpu_usage{container_id=%q}[4s])`, busy.ID))
 	require.NoError(t, err)
 	t.Logf("busy container_cpu_usage averaged over 4s: %.3f CPU (quota 0.2)", u.Value)
@@ -196,18 +196,18 @@ func checkArrival(t *testing.T, w workloads, node string, ag *process, prom *pro
 
 	// Working set within a small tolerance of the kernel's files now.
 	eventually(t, 20*time.Second, "busy working set matches the kernel", func() error {
-		usage, err := readUint(filepath.Join(busy.Dir("memory"), "memory.usage_in_bytes"))
-		if err != nil {
-			return err
+		usage, readUintErr := readUint(filepath.Join(busy.Dir("memory"), "memory.usage_in_bytes"))
+		if readUintErr != nil {
+			return readUintErr
 		}
-		inactive, err := statKey(filepath.Join(busy.Dir("memory"), "memory.stat"), "total_inactive_file")
-		if err != nil {
-			return err
+		inactive, readUintErr := statKey(filepath.Join(busy.Dir("memory"), "memory.stat"), "total_inactive_file")
+		if readUintErr != nil {
+			return readUintErr
 		}
 		want := float64(usage) - float64(min(inactive, usage))
-		s, err := prom.one(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q}`, busy.ID))
-		if err != nil {
-			return err
+		s, readUintErr := prom.one(fmt.Sprintf(`container_memory_working_set_bytes{container_id=%q}`, busy.ID))
+		if readUintErr != nil {
+			return readUintErr
 		}
 		if tol := math.Max(2<<20, 0.05*want); math.Abs(s.Value-want) > tol {
 			return fmt.Errorf("prometheus %.0f, kernel usage-inactive_file %.0f (tolerance %.0f)", s.Value, want, tol)
@@ -225,8 +225,8 @@ func checkArrival(t *testing.T, w workloads, node string, ag *process, prom *pro
 		"k8s_node_memory_usage_bytes":       1,
 		"k8s_node_memory_working_set_bytes": 1,
 	} {
-		ss, err := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
-		require.NoError(t, err)
+		ss, queryErr := prom.query(fmt.Sprintf(`%s{k8s_node_name=%q}`, metric, node))
+		require.NoError(t, queryErr)
 		require.Len(t, ss, want, "%s: %v", metric, ss)
 		for _, s := range ss {
 			assert.Greater(t, s.Value, 0.0, "%s", metric)

@@ -77,7 +77,7 @@ func (k *cluster) helmChart(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("pod %s still there (%v)", old.Name, err)
+		return fmt.Errorf("pod %s still there (%w)", old.Name, err)
 	})
 	for _, d := range docs {
 		raw := d.Raw

@@ -45,7 +45,7 @@ func TestImageArchive(t *testing.T) {
 	if want := os.Getenv("IMAGE_NAME"); want != "" {
 		assert.Equal(t, want, arc.Name)
 	}
-	out, err := exec.Command(bins["linux/amd64"], "--version").Output()
+	out, err := exec.Command(bins["linux/amd64"], "--version").Output() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	require.NoError(t, err)
 	version := strings.TrimPrefix(strings.TrimSpace(string(out)), "otelcol-containerstats version ")
 	assert.Equal(t, version, arc.Annotations["org.opencontainers.image.version"])
@@ -108,11 +108,11 @@ func TestImageArchive(t *testing.T) {
 			if len(runner) > 0 { // a static emulator: it needs nothing from the root
 				b, err := os.ReadFile(runner[0])
 				require.NoError(t, err)
-				require.NoError(t, os.WriteFile(filepath.Join(root, "qemu-aarch64-static"), b, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, "qemu-aarch64-static"), b, 0o755)) //nolint:gosec // G306: an executable
 				prefix = []string{"/qemu-aarch64-static"}
 			}
 			run := func(args ...string) string {
-				cmd := exec.Command("chroot", append(append([]string{root}, prefix...), args...)...)
+				cmd := exec.Command("chroot", append(append([]string{root}, prefix...), args...)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 				cmd.Env = []string{"K8S_NODE_NAME=n", "OTLP_ENDPOINT=gateway:4317"}
 				b, err := cmd.CombinedOutput()
 				require.NoError(t, err, "chroot %v: %s", args, b)

@@ -56,7 +56,8 @@ func (k *cluster) startVolsPod(t *testing.T) {
 	spec.Volumes = []corev1.Volume{
 		{Name: volsScratch, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: volsSettings, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: volsConfigMap}}}},
+			LocalObjectReference: corev1.LocalObjectReference{Name: volsConfigMap},
+		}}},
 	}
 	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: volsScratch, MountPath: "/scratch"}, {Name: volsSettings, MountPath: "/etc/settings"}}
 	k.createPod(t, volsPod, spec)
@@ -214,8 +215,10 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 					if n > 1 {
 						kubelet += fmt.Sprintf(" (its sample %d of up to %d)", n, sysMemSamples)
 					}
-					add(row{"system container " + c.Name, r.what, r.ar.gauge("B"), "-", kubelet,
-						fmt.Sprintf("%.0f", r.tol), r.ar.within(r.kubelet, r.tol)})
+					add(row{
+						"system container " + c.Name, r.what, r.ar.gauge("B"), "-", kubelet,
+						fmt.Sprintf("%.0f", r.tol), r.ar.within(r.kubelet, r.tol),
+					})
 				}
 				ours = append(ours, got...)
 				break
@@ -311,14 +314,18 @@ func (k *cluster) volumeRows(t *testing.T, ps paritySummary, add func(row)) {
 				{"available (B)", "k8s_pod_volume_available_bytes", u64(vol.AvailableBytes), 0.01 * u64(vol.CapacityBytes)},
 			} {
 				ar := k.oursAround(t, m.metric+sel, vol.Time, time.Second)
-				add(row{volsPod + " volume " + vol.Name, m.what, ar.gauge(""), "-", fmt.Sprintf("%.0f (/stats/summary)", m.kubelet),
-					fmt.Sprintf("%.0f", m.tol), m.kubelet >= 0 && ar.within(m.kubelet, m.tol)})
+				add(row{
+					volsPod + " volume " + vol.Name, m.what, ar.gauge(""), "-", fmt.Sprintf("%.0f (/stats/summary)", m.kubelet),
+					fmt.Sprintf("%.0f", m.tol), m.kubelet >= 0 && ar.within(m.kubelet, m.tol),
+				})
 			}
 		}
 		e := p.Ephemeral
 		ar := k.oursAround(t, "k8s_pod_filesystem_usage_bytes{"+pod+"}", e.Time, time.Second)
-		add(row{volsPod + " (pod)", "ephemeral storage used (B)", ar.gauge("B"), "-", fmt.Sprintf("%.0f (/stats/summary)", u64(e.UsedBytes)),
-			"262144", ar.within(u64(e.UsedBytes), 256<<10)})
+		add(row{
+			volsPod + " (pod)", "ephemeral storage used (B)", ar.gauge("B"), "-", fmt.Sprintf("%.0f (/stats/summary)", u64(e.UsedBytes)),
+			"262144", ar.within(u64(e.UsedBytes), 256<<10),
+		})
 	}
 }
 
@@ -347,8 +354,10 @@ func (k *cluster) events(t *testing.T) []kubetest.Event {
 				lrs := rl.ScopeLogs().At(j).LogRecords()
 				for n := 0; n < lrs.Len(); n++ {
 					lr := lrs.At(n)
-					out = append(out, kubetest.Event{Name: lr.EventName(), Res: rl.Resource().Attributes().AsRaw(), Attr: lr.Attributes().AsRaw(),
-						At: lr.Timestamp().AsTime(), Sev: lr.SeverityText(), Body: lr.Body().AsString()})
+					out = append(out, kubetest.Event{
+						Name: lr.EventName(), Res: rl.Resource().Attributes().AsRaw(), Attr: lr.Attributes().AsRaw(),
+						At: lr.Timestamp().AsTime(), Sev: lr.SeverityText(), Body: lr.Body().AsString(),
+					})
 				}
 			}
 		}

@@ -107,11 +107,11 @@ func TestKubeletstatsGatewayOverlay(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "gateway.yaml")
 	over := filepath.Join(dir, "kubeletstats.yaml")
-	require.NoError(t, os.WriteFile(base, gw, 0o644))
-	require.NoError(t, os.WriteFile(over, ov, 0o644))
+	require.NoError(t, os.WriteFile(base, gw, 0o600)) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
+	require.NoError(t, os.WriteFile(over, ov, 0o600))
 	env := append(os.Environ(), "OTLP_LISTEN=127.0.0.1:4317", "MY_POD_IP=127.0.0.1", "REMOTE_WRITE_URL=http://127.0.0.1:9/api/v1/write",
 		kubeletstatsRemoteWriteEnv+"=http://127.0.0.1:9/api/v1/write")
-	cmd := exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
+	cmd := exec.Command(collectorBin(t), "validate", "--config", base, "--config", over) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -119,8 +119,8 @@ func TestKubeletstatsGatewayOverlay(t *testing.T) {
 	// the check above can fail.
 	bad := strings.Replace(string(ov), "set(", "set_no_such_function(", 1)
 	require.NotEqual(t, string(ov), bad)
-	require.NoError(t, os.WriteFile(over, []byte(bad), 0o644))
-	cmd = exec.Command(collectorBin(t), "validate", "--config", base, "--config", over)
+	require.NoError(t, os.WriteFile(over, []byte(bad), 0o600))
+	cmd = exec.Command(collectorBin(t), "validate", "--config", base, "--config", over) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.Env = env
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err, "a statement with an unknown function passed validate: %s", out)

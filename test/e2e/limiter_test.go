@@ -79,7 +79,7 @@ func TestMemoryLimiterRefuses(t *testing.T) {
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	cfg := filepath.Join(t.TempDir(), "limiter.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(limiterConfig, port)), 0o644))
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(limiterConfig, port)), 0o600))
 	p := start(t, "limited", bin, nil, "--config", cfg)
 
 	counter := func(page, name, attr string) float64 {
@@ -87,8 +87,8 @@ func TestMemoryLimiterRefuses(t *testing.T) {
 		sum := 0.0
 		for _, m := range re.FindAllStringSubmatch(page, -1) {
 			if strings.Contains(m[1], attr) {
-				v, err := strconv.ParseFloat(m[2], 64)
-				require.NoError(t, err)
+				v, parseFloatErr := strconv.ParseFloat(m[2], 64)
+				require.NoError(t, parseFloatErr)
 				sum += v
 			}
 		}
@@ -96,13 +96,13 @@ func TestMemoryLimiterRefuses(t *testing.T) {
 	}
 	own := func() (string, error) {
 		p.alive(t)
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return "", err
+		resp, getErr := http.Get("http://" + addr + "/metrics")
+		if getErr != nil {
+			return "", getErr
 		}
 		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return string(b), err
+		b, getErr := io.ReadAll(resp.Body)
+		return string(b), getErr
 	}
 	var page string
 	eventually(t, time.Minute, "refused points in the collector's own metrics", func() error {

@@ -117,9 +117,9 @@ func TestNewcomerPath(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
-		err := cmd.Run()
+		runErr := cmd.Run()
 		t.Logf("command %d, %s, %.1f s: %s\n%s%s", i+2, where, time.Since(start).Seconds(), line, stdout.String(), stderr.String())
-		require.NoError(t, err, "README's newcomer path, command %d: %s\n%s", i+2, line, stderr.String())
+		require.NoError(t, runErr, "README's newcomer path, command %d: %s\n%s", i+2, line, stderr.String())
 		require.NotContains(t, stderr.String(), "Warning", "command %d: %s", i+2, line)
 	}
 
@@ -146,7 +146,7 @@ func TestNewcomerPath(t *testing.T) {
 		prom.proc.alive(t)
 		s, err := prom.query(fmt.Sprintf(`k8s_node_cpu_time_seconds_total{k8s_node_name=%q}`, kubetest.NodeName))
 		if err != nil || len(s) == 0 {
-			return fmt.Errorf("node: %v %v", s, err)
+			return fmt.Errorf("node: %v %w", s, err)
 		}
 		got, err = prom.query(fmt.Sprintf(`container_memory_working_set_bytes{k8s_namespace_name=%q, k8s_node_name=%q}`, collectorNS, kubetest.NodeName))
 		if err != nil {

@@ -88,8 +88,10 @@ func (s *otlpSink) read() ([]point, error) {
 						if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 							v = float64(dp.IntValue())
 						}
-						out = append(out, point{resource: res, metric: m.Name(), attrs: dp.Attributes().AsRaw(),
-							value: v, at: dp.Timestamp().AsTime()})
+						out = append(out, point{
+							resource: res, metric: m.Name(), attrs: dp.Attributes().AsRaw(),
+							value: v, at: dp.Timestamp().AsTime(),
+						})
 					}
 				}
 			}

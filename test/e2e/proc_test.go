@@ -6,7 +6,6 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -60,7 +59,7 @@ func start(t *testing.T, name, bin string, env []string, args ...string) *proces
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(bin, args...)
+	p.cmd = exec.Command(bin, args...) //nolint:gosec // G702: a test: the command line is the test's own
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	// Its own process group; killed with the test process if that dies
@@ -158,5 +157,3 @@ func statKey(path, key string) (uint64, error) {
 	}
 	return 0, fmt.Errorf("%s: no key %q", path, key)
 }
-
-var errNotYet = errors.New("not yet")

@@ -30,7 +30,7 @@ func prometheus3Bin(t *testing.T) string {
 	if bin == "" {
 		bin = filepath.Join(repoRoot(t), "bin", "prometheus3", "prometheus")
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		need(t, fmt.Sprintf("Prometheus 3 binary %s missing (make prometheus3): %v", bin, err))
 	}
 	return bin
@@ -104,7 +104,7 @@ scrape_configs:
 `, pull))
 
 	overlay := filepath.Join(t.TempDir(), "prom3-e2e.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(prom3Overlay, ctrd.Socket, pull)), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(prom3Overlay, ctrd.Socket, pull)), 0o600))
 	ag := start(t, "agent-prom3", bin, []string{
 		"K8S_NODE_NAME=" + node,
 		"PROMETHEUS_OTLP_ENDPOINT=http://" + p3.addr + "/api/v1/otlp",
@@ -118,9 +118,9 @@ scrape_configs:
 		for name, p := range backends {
 			p.proc.alive(t)
 			for _, w := range ws {
-				s, err := p.query(fmt.Sprintf(`container_cpu_usage{container_id=%q, k8s_node_name=%q}`, w.id, node))
-				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
+				s, queryErr := p.query(fmt.Sprintf(`container_cpu_usage{container_id=%q, k8s_node_name=%q}`, w.id, node))
+				if queryErr != nil {
+					return fmt.Errorf("%s: %w", name, queryErr)
 				}
 				if len(s) == 0 || s[0].Labels["k8s_pod_name"] != w.pod.Name {
 					return fmt.Errorf("%s: %s: %v", name, w.name, s)
@@ -143,9 +143,9 @@ scrape_configs:
 	require.NoError(t, err)
 	at := time.UnixMilli(int64(math.Round(ts.Value * 1000)))
 	eventually(t, 20*time.Second, "Prometheus 3 at the evaluation time", func() error {
-		s, err := p3.one("timestamp(" + wsSel + ")")
-		if err != nil {
-			return err
+		s, oneErr := p3.one("timestamp(" + wsSel + ")")
+		if oneErr != nil {
+			return oneErr
 		}
 		if s.Value < ts.Value {
 			return fmt.Errorf("latest OTLP sample at %.3f, before %.3f", s.Value, ts.Value)
@@ -153,8 +153,8 @@ scrape_configs:
 		return nil
 	})
 	for name, p := range backends {
-		s, err := p.queryAt("timestamp("+wsSel+")", at)
-		require.NoError(t, err)
+		s, queryAtErr := p.queryAt("timestamp("+wsSel+")", at)
+		require.NoError(t, queryAtErr)
 		require.Len(t, s, 1, "%s", name)
 		assert.Equal(t, ts.Value, s[0].Value, "%s: the busy container's working-set sample at the evaluation time", name)
 	}
@@ -167,8 +167,8 @@ scrape_configs:
 	sel := fmt.Sprintf(`{container_id=~%q, k8s_node_name=%q}`, strings.Join(ids, "|"), node)
 	series := map[string][]string{}
 	for name, p := range backends {
-		s, err := p.queryAt(sel, at)
-		require.NoError(t, err)
+		s, queryAtErr := p.queryAt(sel, at)
+		require.NoError(t, queryAtErr)
 		for _, x := range s {
 			if name == "exporter" {
 				assert.Equal(t, "otelcol", x.Labels["job"], "the scrape's job label")
@@ -218,8 +218,8 @@ scrape_configs:
 	for _, q := range queries {
 		res := map[string]map[string]float64{}
 		for name, p := range backends {
-			s, err := p.queryAt(q.promql, at)
-			require.NoError(t, err, "%s: %s", name, q.promql)
+			s, queryAtErr := p.queryAt(q.promql, at)
+			require.NoError(t, queryAtErr, "%s: %s", name, q.promql)
 			res[name] = map[string]float64{}
 			for _, x := range s {
 				delete(x.Labels, "job")

@@ -56,7 +56,7 @@ func launchPrometheus(t *testing.T, name, bin, addr, config string, extra ...str
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		t.Fatal(err)
 	}
 	p := &prometheus{addr: addr}
@@ -64,7 +64,8 @@ func launchPrometheus(t *testing.T, name, bin, addr, config string, extra ...str
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + p.addr,
-		"--log.level=warn"}, extra...)...)
+		"--log.level=warn",
+	}, extra...)...)
 	eventually(t, 30*time.Second, "prometheus ready", func() error {
 		p.proc.alive(t)
 		resp, err := http.Get("http://" + p.addr + "/-/ready")

@@ -200,7 +200,7 @@ service:
       exporters: [prometheus]
 `, pull)
 	overlay := filepath.Join(t.TempDir(), "names.yaml")
-	require.NoError(t, os.WriteFile(overlay, []byte(ov.String()), 0o644))
+	require.NoError(t, os.WriteFile(overlay, []byte(ov.String()), 0o600))
 	ag := start(t, "agent-names", bin, []string{
 		"E2E_ROOT_PATH=/", "E2E_NODE_NAME=" + node, "E2E_CRI_ENDPOINT=" + ctrd.Socket,
 		// Not in this pipeline; set so that the file resolves.

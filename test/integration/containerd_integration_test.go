@@ -261,7 +261,7 @@ func testRealContainerdIdentity(t *testing.T, st containerdtest.Stack) {
 	step("identity after restart checked")
 }
 
-func findResource(m pmetric.Metrics, key, val string) (pmetric.ResourceMetrics, bool) {
+func findResource(m pmetric.Metrics, key, val string) (pmetric.ResourceMetrics, bool) { //nolint:unparam // each call site names the attribute it matches
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
 		rm := m.ResourceMetrics().At(i)
 		if v, ok := rm.Resource().Attributes().Get(key); ok && v.Str() == val {

@@ -123,8 +123,10 @@ func TestRealFilesystem(t *testing.T) {
 	const written = 8 << 20
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	res, err := h.CRI().ExecSync(ectx, &runtimeapi.ExecSyncRequest{ContainerId: id, Timeout: 30,
-		Cmd: []string{"/bin/sh", "-c", "dd if=/dev/zero of=/fs-it.bin bs=1048576 count=8 && sync"}})
+	res, err := h.CRI().ExecSync(ectx, &runtimeapi.ExecSyncRequest{
+		ContainerId: id, Timeout: 30,
+		Cmd: []string{"/bin/sh", "-c", "dd if=/dev/zero of=/fs-it.bin bs=1048576 count=8 && sync"},
+	})
 	require.NoError(t, err)
 	require.Zero(t, res.GetExitCode(), "dd: %s", res.GetStderr())
 	after := waitGauge("container.filesystem.usage", 60*time.Second, func(v int64) bool { return v >= before+written })
@@ -154,7 +156,7 @@ func TestRealFilesystem(t *testing.T) {
 	require.NoError(t, syscall.Statfs(h.LogRoot, &want))
 	m, _, _ := scrapeOwn()
 	node := nodeResource(t, m)
-	unit := int64(want.Frsize)
+	unit := int64(want.Frsize) //nolint:unconvert // Frsize is int64 on amd64, int32 elsewhere
 	for name, v := range map[string]int64{
 		"k8s.node.filesystem.capacity":    int64(want.Blocks) * unit,
 		"k8s.node.filesystem.inode.count": int64(want.Files),
@@ -162,8 +164,8 @@ func TestRealFilesystem(t *testing.T) {
 		"k8s.node.filesystem.usage":       int64(want.Blocks-want.Bfree) * unit,
 		"k8s.node.filesystem.inode.free":  int64(want.Ffree),
 	} {
-		got, ok := intPoint(node, name)
-		require.True(t, ok, name)
+		got, found := intPoint(node, name)
+		require.True(t, found, name)
 		switch name {
 		case "k8s.node.filesystem.capacity", "k8s.node.filesystem.inode.count":
 			assert.Equal(t, v, got, name)
@@ -184,7 +186,7 @@ func TestRealFilesystem(t *testing.T) {
 	require.NoError(t, syscall.Statfs(mp, &img))
 	capa, ok := intPoint(node, "k8s.node.image_filesystem.capacity", "system.filesystem.mountpoint", mp)
 	require.True(t, ok)
-	assert.Equal(t, int64(img.Blocks)*int64(img.Frsize), capa)
+	assert.Equal(t, int64(img.Blocks)*int64(img.Frsize), capa) //nolint:unconvert // Frsize is int64 on amd64, int32 elsewhere
 	t.Logf("image filesystem %s: usage %d B (CRI), capacity %d B (statfs)", mp, used, capa)
 }
 

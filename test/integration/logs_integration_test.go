@@ -38,8 +38,10 @@ func TestRealContainerdLogs(t *testing.T) {
 	h.LogRoot = t.TempDir()
 	ctx := context.Background()
 	pod := h.RunPod(t, "chatty-0", "logs-it", "burstable", map[string]string{"app": "chatty", "tier": "edge"})
-	id := pod.StartContainerCmd(t, "talker", 1, []string{"/bin/sh", "-c",
-		`i=0; while true; do echo "busy line $i"; echo "busy err $i" >&2; i=$((i+1)); sleep 0.05; done`})
+	id := pod.StartContainerCmd(t, "talker", 1, []string{
+		"/bin/sh", "-c",
+		`i=0; while true; do echo "busy line $i"; echo "busy err $i" >&2; i=$((i+1)); sleep 0.05; done`,
+	})
 
 	set := receivertest.NewNopSettings(metadata.Type)
 	rt := containerstatsreceiver.RuntimeConfig{

@@ -151,18 +151,18 @@ func TestRuntimeOutages(t *testing.T) {
 	)
 	type outage struct {
 		name string
-		// break_ breaks the socket; it returns how to heal it and, when the
+		// breakSocket breaks the socket; it returns how to heal it and, when the
 		// broken runtime is a fake, the fake (to count its calls).
-		break_ func(t *testing.T, sock string) (heal func(t *testing.T) *recordingCRI, probe *recordingCRI)
+		breakSocket func(t *testing.T, sock string) (heal func(t *testing.T) *recordingCRI, probe *recordingCRI)
 	}
 	serveFresh := func(sock string) func(t *testing.T) *recordingCRI {
 		return func(t *testing.T) *recordingCRI { return serveRecordingCRI(t, sock) }
 	}
 	cases := []outage{
-		{name: "socket missing", break_: func(_ *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
+		{name: "socket missing", breakSocket: func(_ *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
 			return serveFresh(sock), nil
 		}},
-		{name: "connection refused", break_: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
+		{name: "connection refused", breakSocket: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
 			l, err := net.Listen("unix", sock)
 			require.NoError(t, err)
 			l.(*net.UnixListener).SetUnlinkOnClose(false)
@@ -172,21 +172,21 @@ func TestRuntimeOutages(t *testing.T) {
 				return serveRecordingCRI(t, sock)
 			}, nil
 		}},
-		{name: "socket hangs", break_: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
+		{name: "socket hangs", breakSocket: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
 			r := listenRaw(t, sock, false)
 			return func(t *testing.T) *recordingCRI { r.Close(); return serveRecordingCRI(t, sock) }, nil
 		}},
-		{name: "rpc hangs past deadline", break_: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
+		{name: "rpc hangs past deadline", breakSocket: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
 			f := serveRecordingCRI(t, sock)
 			f.setMode(criHang)
 			return func(*testing.T) *recordingCRI { f.setMode(criNormal); return f }, f
 		}},
-		{name: "unimplemented", break_: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
+		{name: "unimplemented", breakSocket: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
 			f := serveRecordingCRI(t, sock)
 			f.setMode(criUnimplemented)
 			return func(*testing.T) *recordingCRI { f.setMode(criNormal); return f }, f
 		}},
-		{name: "garbage", break_: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
+		{name: "garbage", breakSocket: func(t *testing.T, sock string) (func(*testing.T) *recordingCRI, *recordingCRI) {
 			r := listenRaw(t, sock, true)
 			return func(t *testing.T) *recordingCRI { r.Close(); return serveRecordingCRI(t, sock) }, nil
 		}},
@@ -199,7 +199,7 @@ func TestRuntimeOutages(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = os.RemoveAll(dir) })
 			sock := filepath.Join(dir, "cri.sock")
-			recoverFn, probe := tc.break_(t, sock) // probe: the broken fake, if any
+			recoverFn, probe := tc.breakSocket(t, sock) // probe: the broken fake, if any
 			core, logs := observer.New(zapcore.InfoLevel)
 			start := time.Now()
 			p := startPipeline(t, outageConfig(sock, interval, timeout), zap.New(core), nil)

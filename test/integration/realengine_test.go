@@ -57,10 +57,14 @@ func TestRealDocker(t *testing.T) {
 
 	image := map[string]any{"container.image.name": "localhost/containerstats-dockertest", "container.image.tags": []any{"1"}}
 	want := map[string]map[string]any{
-		cs["web"].ID: {"container.name": "shop_web_1", "container.label.com.docker.compose.project": "shop",
-			"container.label.com.docker.compose.service": "web", "container.label.com.example.team": "payments"},
-		cs["worker"].ID: {"container.name": "shop_worker_1", "container.label.com.docker.compose.project": "shop",
-			"container.label.com.docker.compose.service": "worker"},
+		cs["web"].ID: {
+			"container.name": "shop_web_1", "container.label.com.docker.compose.project": "shop",
+			"container.label.com.docker.compose.service": "web", "container.label.com.example.team": "payments",
+		},
+		cs["worker"].ID: {
+			"container.name": "shop_worker_1", "container.label.com.docker.compose.project": "shop",
+			"container.label.com.docker.compose.service": "worker",
+		},
 		solo.ID: {"container.name": "solo", "container.label.com.example.tier": "gold"},
 	}
 	m := scrapeOnce()

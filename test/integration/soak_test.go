@@ -203,8 +203,10 @@ func TestSoakChurn(t *testing.T) {
 		h.RunPod(t, "soak-db", "soak", "guaranteed", nil),
 	}
 	const interval = time.Second
-	ledger := &soakLedger{interval: interval, pods: map[string]*containerdtest.Pod{},
-		live: map[string]*soakCtr{}, dead: map[string]*soakCtr{}, pending: map[string]time.Time{}}
+	ledger := &soakLedger{
+		interval: interval, pods: map[string]*containerdtest.Pod{},
+		live: map[string]*soakCtr{}, dead: map[string]*soakCtr{}, pending: map[string]time.Time{},
+	}
 	for _, p := range pods {
 		ledger.pods[p.UID] = p
 	}

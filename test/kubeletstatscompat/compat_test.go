@@ -234,32 +234,32 @@ func TestPromName(t *testing.T) {
 // pipeline builds the config file's transform processor in front of a
 // sink, checking that it is the only processor of the file's pipeline
 // that is not memory_limiter or batch (which change no name or value).
-func pipeline(t testing.TB) (consumer.Metrics, *consumertest.MetricsSink) {
-	t.Helper()
+func pipeline(tb testing.TB) (consumer.Metrics, *consumertest.MetricsSink) {
+	tb.Helper()
 	conf, err := confmaptest.LoadConf(configFile)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	order, ok := conf.Get("service::pipelines::metrics::processors").([]any)
-	require.True(t, ok, "service::pipelines::metrics::processors")
+	require.True(tb, ok, "service::pipelines::metrics::processors")
 	var own []string
 	for _, p := range order {
 		if n := fmt.Sprint(p); n != "memory_limiter" && n != "batch" {
 			own = append(own, n)
 		}
 	}
-	require.Equal(t, []string{processorName}, own, "the file's pipeline")
+	require.Equal(tb, []string{processorName}, own, "the file's pipeline")
 	f := transformprocessor.NewFactory()
 	sub, err := conf.Sub("processors::" + processorName)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	cfg := f.CreateDefaultConfig()
-	require.NoError(t, sub.Unmarshal(cfg))
-	require.NoError(t, cfg.(interface{ Validate() error }).Validate())
+	require.NoError(tb, sub.Unmarshal(cfg))
+	require.NoError(tb, cfg.(interface{ Validate() error }).Validate())
 	set := processortest.NewNopSettings(f.Type())
 	set.ID = component.MustNewIDWithName(f.Type().String(), "kubeletstats")
 	sink := &consumertest.MetricsSink{}
 	p, err := f.CreateMetrics(context.Background(), set, cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	require.NoError(tb, err)
+	require.NoError(tb, p.Start(context.Background(), componenttest.NewNopHost()))
+	tb.Cleanup(func() { require.NoError(tb, p.Shutdown(context.Background())) })
 	return p, sink
 }
 
@@ -352,8 +352,10 @@ func flatten(t *testing.T, md pmetric.Metrics) []point {
 					if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 						v = float64(dp.IntValue())
 					}
-					out = append(out, point{res: res, name: m.Name(), unit: m.Unit(), kind: kd, cumul: cumul,
-						attrs: a, value: v, start: dp.StartTimestamp(), ts: dp.Timestamp()})
+					out = append(out, point{
+						res: res, name: m.Name(), unit: m.Unit(), kind: kd, cumul: cumul,
+						attrs: a, value: v, start: dp.StartTimestamp(), ts: dp.Timestamp(),
+					})
 				}
 			}
 		}

@@ -126,7 +126,7 @@ func TestDockerHost(t *testing.T) {
 	table := formatDockerTable(s, rs)
 	fmt.Println(table)
 	if err := os.MkdirAll(filepath.Dir(s.out), 0o755); err == nil {
-		if err := os.WriteFile(s.out, []byte(table), 0o644); err != nil {
+		if err := os.WriteFile(s.out, []byte(table), 0o600); err != nil {
 			t.Errorf("write %s: %v", s.out, err)
 		}
 	}
@@ -201,9 +201,11 @@ func runDockerSize(t *testing.T, s dockerSettings, n int) dockerResult {
 				if i%10 == 0 {
 					cmd = []string{"sh", "-c", "dd if=/dev/zero of=/dev/shm/m bs=1M count=4 2>/dev/null; while :; do cat /dev/shm/m >/dev/null; sleep 1; done"}
 				}
-				args := append([]string{"run", "-d", "--name", fmt.Sprintf("bench-%d", i), "--network", "none", "--ulimit", "nproc=1024:1024",
+				args := append([]string{
+					"run", "-d", "--name", fmt.Sprintf("bench-%d", i), "--network", "none", "--ulimit", "nproc=1024:1024",
 					"--label", "com.docker.compose.project=bench", "--label", fmt.Sprintf("com.docker.compose.service=svc%d", i%5),
-					"--label", "com.example.note=not-kept", dockertest.Image}, cmd...)
+					"--label", "com.example.note=not-kept", dockertest.Image,
+				}, cmd...)
 				out, err := d.Docker(nil, args...)
 				ids[i], errs[i] = strings.TrimSpace(string(out)), err
 			}
@@ -393,7 +395,7 @@ func runDockerstatsChild() {
 		fmt.Fprintln(os.Stderr, "PEER_DOCKERSTATS_INTERVAL:", err)
 		os.Exit(2)
 	}
-	cli, err := client.New(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost("unix://" + sock))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -257,7 +257,7 @@ func TestPeer(t *testing.T) {
 	table := strings.Join(tables, "\n")
 	fmt.Println(table)
 	if err := os.MkdirAll(filepath.Dir(s.out), 0o755); err == nil {
-		if err := os.WriteFile(s.out, []byte(table), 0o644); err != nil {
+		if err := os.WriteFile(s.out, []byte(table), 0o600); err != nil {
 			t.Errorf("write %s: %v", s.out, err)
 		}
 	}
@@ -279,7 +279,7 @@ func start(t *testing.T, dir, name string, env []string, argv ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -502,7 +502,7 @@ func prom3Containers(t *testing.T, addr string) int {
 
 func writeFile(t *testing.T, path, content string) string {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -808,7 +808,7 @@ func startPerf(t *testing.T, dir string, n int, procs map[string]*proc, d time.D
 	var out []*exec.Cmd
 	for name, p := range procs {
 		file := filepath.Join(dir, fmt.Sprintf("N%d-%s.perf.data", n, strings.ReplaceAll(name, "+", "-")))
-		c := exec.Command("perf", "record", "-q", "-F", "499", "-g", "-p", strconv.Itoa(p.cmd.Process.Pid), "-o", file,
+		c := exec.Command("perf", "record", "-q", "-F", "499", "-g", "-p", strconv.Itoa(p.cmd.Process.Pid), "-o", file, //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 			"--", "sleep", strconv.Itoa(int(d.Seconds())))
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {

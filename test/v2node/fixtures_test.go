@@ -4,27 +4,10 @@
 package v2node
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/require"
 )
-
-// fixtureDirs are the cgroups of testdata/fixtures/v2-systemd that stand
-// for each kind of cgroup of the real node's inventory.
-var fixtureDirs = map[string]string{
-	"root":         ".",
-	"kubepods":     "kubepods.slice",
-	"qos":          "kubepods.slice/kubepods-burstable.slice",
-	"pod":          "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000000a.slice",
-	"container":    "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_4000_8000_00000000000a.slice/cri-containerd-a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1.scope",
-	"system.slice": "system.slice",
-	"init.scope":   "init.scope",
-}
 
 // fixtureOnly are what the fixtures hold that the guest's kernel (Debian
 // 12's 6.1) does not, or not in every run, each real elsewhere: the reason
@@ -44,7 +27,7 @@ var fixtureOnly = map[string]string{
 // (not on the real node, and not explained in fixtureOnly) and what it
 // lacks (files the receiver read on the real node, keys of files both
 // have).
-func fixtureDiff(dir string, real Inventory) (invented, lacking []string, err error) {
+func fixtureDiff(dir string, observed Inventory) (invented, lacking []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -55,7 +38,7 @@ func fixtureDiff(dir string, real Inventory) (invented, lacking []string, err er
 			continue
 		}
 		have[e.Name()] = true
-		realKeys, ok := real.Files[e.Name()]
+		realKeys, ok := observed.Files[e.Name()]
 		if !ok {
 			if _, explained := fixtureOnly[e.Name()]; !explained {
 				invented = append(invented, e.Name())
@@ -84,8 +67,8 @@ func fixtureDiff(dir string, real Inventory) (invented, lacking []string, err er
 			}
 		}
 	}
-	for _, f := range real.Read {
-		if _, exists := real.Files[f]; exists && !have[f] {
+	for _, f := range observed.Read {
+		if _, exists := observed.Files[f]; exists && !have[f] {
 			lacking = append(lacking, f)
 		}
 	}
@@ -100,27 +83,4 @@ func set(s []string) map[string]bool {
 		m[x] = true
 	}
 	return m
-}
-
-// checkFixtures: every kind of cgroup in the real node's inventory against
-// its fixture.
-func checkFixtures(t *testing.T, inventory string) {
-	b, err := os.ReadFile(inventory)
-	require.NoError(t, err, "the guest wrote no inventory")
-	var inv []Inventory
-	require.NoError(t, json.Unmarshal(b, &inv))
-	require.Len(t, inv, len(fixtureDirs))
-	base := filepath.Join("..", "..", "testdata", "fixtures", "v2-systemd", "sys", "fs", "cgroup")
-	for _, real := range inv {
-		dir := filepath.Join(base, fixtureDirs[real.Kind])
-		invented, lacking, err := fixtureDiff(dir, real)
-		require.NoError(t, err)
-		if len(invented) > 0 {
-			t.Errorf("%s (%s): the fixture invents what the real v2 node does not have: %s", real.Kind, fixtureDirs[real.Kind], strings.Join(invented, ", "))
-		}
-		if len(lacking) > 0 {
-			t.Errorf("%s (%s): the fixture lacks what the real v2 node has: %s", real.Kind, fixtureDirs[real.Kind], strings.Join(lacking, ", "))
-		}
-		t.Logf("%s: real node %d files, the receiver read %d: %s", real.Kind, len(real.Files), len(real.Read), strings.Join(real.Read, " "))
-	}
 }

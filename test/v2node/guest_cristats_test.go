@@ -8,7 +8,6 @@ package v2node
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,6 +77,7 @@ type gateRow struct {
 }
 
 func cad(metric string, labels map[string]string) *probe { return expoProbe(metric, labels, false, 1) }
+
 func res(metric string, labels map[string]string) *probe { return expoProbe(metric, labels, true, 1) }
 
 func expoProbe(metric string, labels map[string]string, resource bool, scale float64) *probe {
@@ -232,33 +232,46 @@ func (g *gateRun) rows() []gateRow {
 	}
 	burnerScope := func() string { return cgroupOf(g.ctrs["burner"][0]) }
 	return []gateRow{
-		{family: "CPU time", entity: "burner container", counter: true, unit: "s", tol: cpuTol,
+		{
+			family: "CPU time", entity: "burner container", counter: true, unit: "s", tol: cpuTol,
 			cadvisor: cad("container_cpu_usage_seconds_total", c("burner")), resource: res("container_cpu_usage_seconds_total", c("burner")),
 			summary: sum("cpu.usageCoreNanoSeconds", byCtr("burner", func(cs *statsapi.ContainerStats) (float64, metav1.Time, bool) { return cpuTime(cs.CPU) })),
-			ours:    []string{"c:burner|cpu"}},
-		{family: "CPU time", entity: "burner pod", counter: true, unit: "s", tol: podCPUTol,
+			ours:    []string{"c:burner|cpu"},
+		},
+		{
+			family: "CPU time", entity: "burner pod", counter: true, unit: "s", tol: podCPUTol,
 			cadvisor: cad("container_cpu_usage_seconds_total", pod("burner")), resource: res("pod_cpu_usage_seconds_total", p("burner")),
 			summary: sum("cpu.usageCoreNanoSeconds", byPod("burner", func(ps *statsapi.PodStats) (float64, metav1.Time, bool) { return cpuTime(ps.CPU) })),
-			ours:    []string{"p:burner|k8s.pod.cpu.time"}},
-		{family: "CPU time", entity: "node", counter: true, unit: "s", tol: func(v float64) float64 { return 0.25 + 0.01*v },
+			ours:    []string{"p:burner|k8s.pod.cpu.time"},
+		},
+		{
+			family: "CPU time", entity: "node", counter: true, unit: "s", tol: func(v float64) float64 { return 0.25 + 0.01*v },
 			cadvisor: cad("container_cpu_usage_seconds_total", node), resource: res("node_cpu_usage_seconds_total", nil),
 			summary: sum("node.cpu.usageCoreNanoSeconds", func(s *statsapi.Summary) (float64, metav1.Time, bool) { return cpuTime(s.Node.CPU) }),
-			ours:    []string{"n|k8s.node.cpu.time"}},
-		{family: "memory working set", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
+			ours:    []string{"n|k8s.node.cpu.time"},
+		},
+		{
+			family: "memory working set", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
 			cadvisor: cad("container_memory_working_set_bytes", c("mixed")), resource: res("container_memory_working_set_bytes", c("mixed")),
 			summary: sum("memory.workingSetBytes", byCtr("mixed", func(cs *statsapi.ContainerStats) (float64, metav1.Time, bool) { return ws(cs.Memory) })),
-			ours:    []string{"c:mixed|container.memory.working_set"}},
-		{family: "memory working set", entity: "mixed pod", unit: "MiB", tol: mem(1 << 20),
+			ours:    []string{"c:mixed|container.memory.working_set"},
+		},
+		{
+			family: "memory working set", entity: "mixed pod", unit: "MiB", tol: mem(1 << 20),
 			cadvisor: cad("container_memory_working_set_bytes", pod("mixed")), resource: res("pod_memory_working_set_bytes", p("mixed")),
 			summary: sum("memory.workingSetBytes", byPod("mixed", func(ps *statsapi.PodStats) (float64, metav1.Time, bool) { return ws(ps.Memory) })),
-			ours:    []string{"p:mixed|k8s.pod.memory.working_set"}},
+			ours:    []string{"p:mixed|k8s.pod.memory.working_set"},
+		},
 		// The node's working set moves with every process of the node (the
 		// kubelet, just restarted, and our test): 5 %.
-		{family: "memory working set", entity: "node", unit: "MiB", tol: func(v float64) float64 { return 0.05 * v },
+		{
+			family: "memory working set", entity: "node", unit: "MiB", tol: func(v float64) float64 { return 0.05 * v },
 			cadvisor: cad("container_memory_working_set_bytes", node), resource: res("node_memory_working_set_bytes", nil),
 			summary: sum("node.memory.workingSetBytes", func(s *statsapi.Summary) (float64, metav1.Time, bool) { return ws(s.Node.Memory) }),
-			ours:    []string{"n|k8s.node.memory.working_set"}},
-		{family: "memory usage", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
+			ours:    []string{"n|k8s.node.memory.working_set"},
+		},
+		{
+			family: "memory usage", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
 			cadvisor: cad("container_memory_usage_bytes", c("mixed")),
 			summary: sum("memory.usageBytes", byCtr("mixed", func(cs *statsapi.ContainerStats) (float64, metav1.Time, bool) {
 				if cs.Memory == nil {
@@ -267,8 +280,10 @@ func (g *gateRun) rows() []gateRow {
 				v, ok := u64s(cs.Memory.UsageBytes, 1)
 				return v, cs.Memory.Time, ok
 			})),
-			ours: []string{"c:mixed|container.memory.usage"}},
-		{family: "memory RSS (anon)", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
+			ours: []string{"c:mixed|container.memory.usage"},
+		},
+		{
+			family: "memory RSS (anon)", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
 			cadvisor: cad("container_memory_rss", c("mixed")),
 			summary: sum("memory.rssBytes", byCtr("mixed", func(cs *statsapi.ContainerStats) (float64, metav1.Time, bool) {
 				if cs.Memory == nil {
@@ -277,11 +292,15 @@ func (g *gateRun) rows() []gateRow {
 				v, ok := u64s(cs.Memory.RSSBytes, 1)
 				return v, cs.Memory.Time, ok
 			})),
-			ours: []string{"c:mixed|container.memory.rss"}},
-		{family: "memory page cache", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
+			ours: []string{"c:mixed|container.memory.rss"},
+		},
+		{
+			family: "memory page cache", entity: "mixed container", unit: "MiB", tol: mem(256 << 10),
 			cadvisor: cad("container_memory_cache", c("mixed")),
-			ours:     []string{"c:mixed|container.memory.cache"}},
-		{family: "PSI cpu some", entity: "burner container", counter: true, unit: "s", tol: cpuTol,
+			ours:     []string{"c:mixed|container.memory.cache"},
+		},
+		{
+			family: "PSI cpu some", entity: "burner container", counter: true, unit: "s", tol: cpuTol,
 			cadvisor: cad("container_pressure_cpu_waiting_seconds_total", c("burner")),
 			summary: psiAlt(sumG("`cpu.psi.some.total` (µs or ns with the gate off, ns on)", byCtrG("burner", func(cs *statsapi.ContainerStats, gate string) (float64, metav1.Time, bool) {
 				if cs.CPU == nil {
@@ -289,8 +308,10 @@ func (g *gateRun) rows() []gateRow {
 				}
 				return psiSome(cs.CPU.PSI, cs.CPU.Time, psiUnit(gate))
 			}))),
-			ours: []string{"c:burner|container.pressure.stall_time/cpu/some"}},
-		{family: "PSI memory some", entity: "mixed container", counter: true, unit: "s", tol: cpuTol,
+			ours: []string{"c:burner|container.pressure.stall_time/cpu/some"},
+		},
+		{
+			family: "PSI memory some", entity: "mixed container", counter: true, unit: "s", tol: cpuTol,
 			cadvisor: cad("container_pressure_memory_waiting_seconds_total", c("mixed")),
 			summary: psiAlt(sumG("`memory.psi.some.total` (µs or ns with the gate off, ns on)", byCtrG("mixed", func(cs *statsapi.ContainerStats, gate string) (float64, metav1.Time, bool) {
 				if cs.Memory == nil {
@@ -298,8 +319,10 @@ func (g *gateRun) rows() []gateRow {
 				}
 				return psiSome(cs.Memory.PSI, cs.Memory.Time, psiUnit(gate))
 			}))),
-			ours: []string{"c:mixed|container.pressure.stall_time/memory/some"}},
-		{family: "PSI io some", entity: "mixed container", counter: true, unit: "s", tol: cpuTol,
+			ours: []string{"c:mixed|container.pressure.stall_time/memory/some"},
+		},
+		{
+			family: "PSI io some", entity: "mixed container", counter: true, unit: "s", tol: cpuTol,
 			cadvisor: cad("container_pressure_io_waiting_seconds_total", c("mixed")),
 			summary: psiAlt(sumG("`io.psi.some.total` (µs or ns with the gate off, ns on)", byCtrG("mixed", func(cs *statsapi.ContainerStats, gate string) (float64, metav1.Time, bool) {
 				if cs.IO == nil {
@@ -307,8 +330,10 @@ func (g *gateRun) rows() []gateRow {
 				}
 				return psiSome(cs.IO.PSI, cs.IO.Time, psiUnit(gate))
 			}))),
-			ours: []string{"c:mixed|container.pressure.stall_time/io/some"}},
-		{family: "PSI cpu some", entity: "node", counter: true, unit: "s", tol: podCPUTol,
+			ours: []string{"c:mixed|container.pressure.stall_time/io/some"},
+		},
+		{
+			family: "PSI cpu some", entity: "node", counter: true, unit: "s", tol: podCPUTol,
 			cadvisor: cad("container_pressure_cpu_waiting_seconds_total", node),
 			summary: named(sum("", func(s *statsapi.Summary) (float64, metav1.Time, bool) {
 				if s.Node.CPU == nil {
@@ -316,46 +341,66 @@ func (g *gateRun) rows() []gateRow {
 				}
 				return psiSome(s.Node.CPU.PSI, s.Node.CPU.Time, 1e-6)
 			}), "`node.cpu.psi.some.total` (µs, not the documented ns)"),
-			ours: []string{"n|k8s.node.pressure.stall_time/cpu/some"}},
-		{family: "hugetlb usage 2 MB", entity: "burner container", unit: "MiB", tol: mem(0),
+			ours: []string{"n|k8s.node.pressure.stall_time/cpu/some"},
+		},
+		{
+			family: "hugetlb usage 2 MB", entity: "burner container", unit: "MiB", tol: mem(0),
 			cadvisor: cad("container_hugetlb_usage_bytes", c("burner")),
-			ours:     []string{"c:burner|container.memory.hugetlb.usage/2MB"}},
-		{family: "hugetlb limit 2 MB", entity: "burner container", unit: "MiB", tol: mem(0),
+			ours:     []string{"c:burner|container.memory.hugetlb.usage/2MB"},
+		},
+		{
+			family: "hugetlb limit 2 MB", entity: "burner container", unit: "MiB", tol: mem(0),
 			cadvisor: cad("container_hugetlb_max_usage_bytes", c("burner")),
 			ours:     []string{"c:burner|container.memory.hugetlb.limit/2MB"},
 			oursIf: func() (bool, string) {
 				b, err := os.ReadFile(filepath.Join(burnerScope(), "hugetlb.2MB.max"))
 				v := strings.TrimSpace(string(b))
 				return err == nil && v != "max", "hugetlb.2MB.max " + v
-			}},
-		{family: "hugetlb limit 2 MB", entity: "burner pod", unit: "MiB", tol: mem(0),
+			},
+		},
+		{
+			family: "hugetlb limit 2 MB", entity: "burner pod", unit: "MiB", tol: mem(0),
 			ours: []string{"p:burner|k8s.pod.memory.hugetlb.limit/2MB"},
 			oursIf: func() (bool, string) {
 				b, err := os.ReadFile(filepath.Join(filepath.Dir(burnerScope()), "hugetlb.2MB.max"))
 				v := strings.TrimSpace(string(b))
 				return err == nil && v != "max", "hugetlb.2MB.max " + v
-			}},
-		{family: "CPU quota (limit)", entity: "burner container", unit: "cores", tol: mem(1e-9),
+			},
+		},
+		{
+			family: "CPU quota (limit)", entity: "burner container", unit: "cores", tol: mem(1e-9),
 			cadvisor: quotaProbe(c("burner")),
-			ours:     []string{"c:burner|container.cpu.limit"}},
-		{family: "CFS period", entity: "burner container", unit: " µs", tol: mem(0),
+			ours:     []string{"c:burner|container.cpu.limit"},
+		},
+		{
+			family: "CFS period", entity: "burner container", unit: " µs", tol: mem(0),
 			cadvisor:   cad("container_spec_cpu_period", c("burner")),
-			oursAbsent: "folded into container.cpu.limit (quota / period)"},
-		{family: "CFS periods", entity: "burner container", counter: true, unit: "", tol: func(v float64) float64 { return 3 + 0.01*v },
+			oursAbsent: "folded into container.cpu.limit (quota / period)",
+		},
+		{
+			family: "CFS periods", entity: "burner container", counter: true, unit: "", tol: func(v float64) float64 { return 3 + 0.01*v },
 			cadvisor: cad("container_cpu_cfs_periods_total", c("burner")),
-			ours:     []string{"c:burner|container.cpu.throttling.periods"}},
-		{family: "CFS throttled periods", entity: "burner container", counter: true, unit: "", tol: func(v float64) float64 { return 3 + 0.01*v },
+			ours:     []string{"c:burner|container.cpu.throttling.periods"},
+		},
+		{
+			family: "CFS throttled periods", entity: "burner container", counter: true, unit: "", tol: func(v float64) float64 { return 3 + 0.01*v },
 			cadvisor: cad("container_cpu_cfs_throttled_periods_total", c("burner")),
-			ours:     []string{"c:burner|container.cpu.throttling.throttled_periods"}},
+			ours:     []string{"c:burner|container.cpu.throttling.throttled_periods"},
+		},
 		// cAdvisor samples with the gate off, at its own time, ~50-100 ms from
 		// where ours are read in a scrape (as a pod's CPU): 100 ms + 1 %.
-		{family: "CFS throttled time", entity: "burner container", counter: true, unit: "s", tol: podCPUTol,
+		{
+			family: "CFS throttled time", entity: "burner container", counter: true, unit: "s", tol: podCPUTol,
 			cadvisor: cad("container_cpu_cfs_throttled_seconds_total", c("burner")),
-			ours:     []string{"c:burner|container.cpu.throttling.throttled_time"}},
-		{family: "tasks (pids.current)", entity: "burner container", unit: "", tol: mem(2),
+			ours:     []string{"c:burner|container.cpu.throttling.throttled_time"},
+		},
+		{
+			family: "tasks (pids.current)", entity: "burner container", unit: "", tol: mem(2),
 			cadvisor: cad("container_threads", c("burner")),
-			ours:     []string{"c:burner|container.pids.count"}},
-		{family: "processes", entity: "burner pod", unit: "", tol: mem(0),
+			ours:     []string{"c:burner|container.pids.count"},
+		},
+		{
+			family: "processes", entity: "burner pod", unit: "", tol: mem(0),
 			cadvisor: cad("container_processes", c("burner")),
 			summary: sum("process_stats.process_count", byPod("burner", func(ps *statsapi.PodStats) (float64, metav1.Time, bool) {
 				if ps.ProcessStats == nil {
@@ -364,8 +409,10 @@ func (g *gateRun) rows() []gateRow {
 				v, ok := u64s(ps.ProcessStats.ProcessCount, 1)
 				return v, metav1.Time{}, ok
 			})),
-			oursAbsent: "tasks (threads) instead: container.pids.count, k8s.pod.pids.count"},
-		{family: "network receive bytes", entity: "net pod eth0", unit: " B", tol: mem(4096),
+			oursAbsent: "tasks (threads) instead: container.pids.count, k8s.pod.pids.count",
+		},
+		{
+			family: "network receive bytes", entity: "net pod eth0", unit: " B", tol: mem(4096),
 			cadvisor: cad("container_network_receive_bytes_total", iface(p(netPod), "eth0")),
 			summary: sum("network.rxBytes", byPod(netPod, func(ps *statsapi.PodStats) (float64, metav1.Time, bool) {
 				if ps.Network == nil {
@@ -379,8 +426,10 @@ func (g *gateRun) rows() []gateRow {
 				}
 				return 0, metav1.Time{}, false
 			})),
-			ours: []string{"p:" + netPod + "|k8s.pod.network.io/eth0/receive"}},
-		{family: "network receive bytes", entity: "host-network pod", unit: " B", tol: mem(4096),
+			ours: []string{"p:" + netPod + "|k8s.pod.network.io/eth0/receive"},
+		},
+		{
+			family: "network receive bytes", entity: "host-network pod", unit: " B", tol: mem(4096),
 			cadvisor: cad("container_network_receive_bytes_total", p("mixed")),
 			summary: sum("network.rxBytes", byPod("mixed", func(ps *statsapi.PodStats) (float64, metav1.Time, bool) {
 				if ps.Network == nil || ps.Network.RxBytes == nil {
@@ -388,8 +437,10 @@ func (g *gateRun) rows() []gateRow {
 				}
 				return float64(*ps.Network.RxBytes), ps.Network.Time, true
 			})),
-			oursAbsent: "the node's interfaces: no pod points"},
-		{family: "writable layer usage", entity: "cache container", unit: "MiB", tol: mem(64 << 10),
+			oursAbsent: "the node's interfaces: no pod points",
+		},
+		{
+			family: "writable layer usage", entity: "cache container", unit: "MiB", tol: mem(64 << 10),
 			cadvisor: cad("container_fs_usage_bytes", c("cache")),
 			summary: sum("rootfs.usedBytes", byCtr("cache", func(cs *statsapi.ContainerStats) (float64, metav1.Time, bool) {
 				if cs.Rootfs == nil {
@@ -398,8 +449,10 @@ func (g *gateRun) rows() []gateRow {
 				v, ok := u64s(cs.Rootfs.UsedBytes, 1)
 				return v, cs.Rootfs.Time, ok
 			})),
-			ours: []string{"c:cache|container.filesystem.usage"}},
-		{family: "node filesystem capacity", entity: "node", unit: "MiB", tol: func(v float64) float64 { return 0.01 * v },
+			ours: []string{"c:cache|container.filesystem.usage"},
+		},
+		{
+			family: "node filesystem capacity", entity: "node", unit: "MiB", tol: func(v float64) float64 { return 0.01 * v },
 			cadvisor: cad("container_fs_limit_bytes", map[string]string{"id": "/", "device": "/dev/vda"}), // the guest's root
 			summary: sum("node.fs.capacityBytes", func(s *statsapi.Summary) (float64, metav1.Time, bool) {
 				if s.Node.Fs == nil {
@@ -408,7 +461,8 @@ func (g *gateRun) rows() []gateRow {
 				v, ok := u64s(s.Node.Fs.CapacityBytes, 1)
 				return v, s.Node.Fs.Time, ok
 			}),
-			ours: []string{"n|k8s.node.filesystem.capacity*"}},
+			ours: []string{"n|k8s.node.filesystem.capacity*"},
+		},
 	}
 }
 
@@ -548,9 +602,9 @@ func (g *gateRun) compare() {
 				}
 				cell := fmtValue(val, r.unit)
 				if key != "" {
-					lo, hi := math.NaN(), math.NaN()
+					var lo, hi float64
 					if at.IsZero() {
-						lo, _ = ours.last(key)
+						lo = ours.last(key)
 						hi = lo
 					} else {
 						lo, hi = ours.span(key, at, w, r.counter)
@@ -561,8 +615,8 @@ func (g *gateRun) compare() {
 						cell += " (whole)"
 					}
 					ok := val >= lo-tol && val <= hi+tol
-					if a := 0.0; !ok && pr.alt != nil {
-						if a = pr.alt(v); a != 0 && val*a >= lo-r.tol(val*a) && val*a <= hi+r.tol(val*a) {
+					if !ok && pr.alt != nil {
+						if a := pr.alt(v); a != 0 && val*a >= lo-r.tol(val*a) && val*a <= hi+r.tol(val*a) {
 							val, tol, ok = val*a, r.tol(val*a), true
 							cell = fmtValue(val, r.unit) + " (ns)"
 						}
@@ -579,7 +633,7 @@ func (g *gateRun) compare() {
 		oursCell := "—"
 		switch {
 		case key != "":
-			v, _ := ours.last(key)
+			v := ours.last(key)
 			oursCell = fmt.Sprintf("`%s` %s", key[strings.IndexByte(key, '|')+1:], fmtValue(v, r.unit))
 		case r.oursAbsent != "":
 			oursCell = "— (" + r.oursAbsent + ")"

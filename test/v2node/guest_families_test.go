@@ -97,15 +97,15 @@ func testLayout(t *testing.T, n *node) {
 		if pod := resource(m, "k8s.pod.uid", p2.UID); pod != nil {
 			assert.Equal(t, "race", pod["k8s.pod.name"], "the new pod reported without its name")
 		}
-		got := resource(m, "container.id", id2)
-		if got == nil {
+		second := resource(m, "container.id", id2)
+		if second == nil {
 			if inTree {
 				unnamed++ // in the tree, identity not fetched yet: left out
 			}
 			continue
 		}
-		assert.Equal(t, "race", got["k8s.container.name"], "the new container reported without its name")
-		assert.Equal(t, "race", got["k8s.pod.name"])
+		assert.Equal(t, "race", second["k8s.container.name"], "the new container reported without its name")
+		assert.Equal(t, "race", second["k8s.pod.name"])
 		break
 	}
 	t.Logf("the new container was left out by %d scrapes while its identity was not fetched, then reported named", unnamed)
@@ -181,7 +181,8 @@ func testCPU(t *testing.T, n *node) {
 // reads and grow; the limit is 0.1 cores.
 func testThrottling(t *testing.T, n *node) {
 	c := n.run(t, "throttled", "burstable", containerdtest.ContainerSpec{
-		Command: workload("burn", "threads=1"), Resources: cpuResources(10000, 100000)}, false)
+		Command: workload("burn", "threads=1"), Resources: cpuResources(10000, 100000),
+	}, false)
 	require.Equal(t, "10000 100000", strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "cpu.max"))))
 	scrape := func() (map[string]float64, map[string]uint64, map[string]uint64) {
 		k0 := keyed(t, filepath.Join(c.Dir, "cpu.stat"))
@@ -217,7 +218,7 @@ func kernelThreads(t *testing.T, dir string) (threads, running int) {
 		return 0, 0
 	}
 	for _, f := range strings.Fields(string(b)) {
-		st, err := os.ReadFile("/proc/" + f + "/stat")
+		st, err := os.ReadFile("/proc/" + f + "/stat") //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		if err != nil {
 			continue
 		}
@@ -237,11 +238,12 @@ func kernelThreads(t *testing.T, dir string) (threads, running int) {
 func testTasksAndLoad(t *testing.T, n *node) {
 	const k = 3
 	c := n.run(t, "spinner", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k))}, false)
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k)),
+	}, false)
 	var first time.Time
 	var s *scrape.Scraper
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		// A fresh scraper's first sample initialises the average: start
+		// A fresh scraper's first sample initializes the average: start
 		// from one that saw the shell asleep.
 		s = newScraper(t, n.ids, allMetrics(), nil)
 		m := scrapeOwn(t, s, c.own()...)
@@ -254,7 +256,7 @@ func testTasksAndLoad(t *testing.T, n *node) {
 		}
 		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
 	}
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond,
 		"the spinner never had exactly %d running threads of %d", k, k+1)
 	var loads []float64
@@ -420,7 +422,7 @@ func testOOMKill(t *testing.T, n *node) {
 	assert.Equal(t, float64(limit), cv0["container.memory.limit"])
 	assert.Equal(t, float64(limit)-cv0["container.memory.working_set"], cv0["container.memory.available"])
 
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	c.waitFile(t, "/tmp/rc", 120*time.Second)
 	// The shell creates the file before it writes the status into it.
 	rc := ""
@@ -479,7 +481,7 @@ func testBlockIO(t *testing.T, n *node) {
 		Devices: []*runtimeapi.Device{{ContainerPath: "/dev/vdb", HostPath: "/dev/vdb", Permissions: "rw"}},
 	}, false)
 	before := values(scrapeOwn(t, n.s, c.own()...), "container.id", c.ID)
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	c.waitFile(t, "/tmp/rc", 120*time.Second)
 	require.Equal(t, "0", strings.TrimSpace(readFile(t, c.path(t, "/tmp/rc"))), "the O_DIRECT writer")
 
@@ -529,7 +531,8 @@ func diskstatsWritten(t *testing.T, name string) uint64 {
 func testPids(t *testing.T, n *node) {
 	const k = 4
 	c := n.run(t, "pids", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("i=0; while [ $i -lt %d ]; do sleep 3600 & i=$((i+1)); done; wait", k))}, false)
+		Command: shell(fmt.Sprintf("i=0; while [ $i -lt %d ]; do sleep 3600 & i=$((i+1)); done; wait", k)),
+	}, false)
 	require.Eventually(t, func() bool { return readU64(t, filepath.Join(c.Dir, "pids.current")) == k+1 }, 60*time.Second, 50*time.Millisecond)
 	limit := func(dir string) (float64, bool) {
 		s := strings.TrimSpace(readFile(t, filepath.Join(dir, "pids.max")))
@@ -555,12 +558,12 @@ func testPids(t *testing.T, n *node) {
 		t.Logf("%s: pids.max %q", lv.name, strings.TrimSpace(readFile(t, filepath.Join(lv.dir, "pids.max"))))
 	}
 
-	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "pids.max"), []byte("64"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("100"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "pids.max"), []byte("64"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("100"), 0o600))
 	m = scrapeOwn(t, n.s, c.own()...)
 	assert.Equal(t, 64.0, values(m, "container.id", c.ID)["container.pids.limit"])
 	assert.Equal(t, 100.0, values(m, "k8s.pod.uid", c.pod.UID)["k8s.pod.pids.limit"])
-	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("max"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(c.PodDir(), "pids.max"), []byte("max"), 0o600))
 	m = scrapeOwn(t, n.s, c.own()...)
 	assert.NotContains(t, values(m, "k8s.pod.uid", c.pod.UID), "k8s.pod.pids.limit", "back to max: no limit point (not 0)")
 }
@@ -570,12 +573,14 @@ func testPids(t *testing.T, n *node) {
 // 4 pages: usage 8 MiB equal to hugetlb.2MB.current, limit 16 MiB, for the
 // container and its pod.
 func testHugetlb(t *testing.T, n *node) {
-	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o644))
+	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o600))
 	const pages, size = 4, 2 << 20
 	c := n.run(t, "huge", "burstable", containerdtest.ContainerSpec{
 		Command: workload("hugetlb", fmt.Sprintf("pages=%d", pages), fmt.Sprintf("pagesize=%d", size)),
-		Resources: &runtimeapi.LinuxContainerResources{CpuShares: 102,
-			HugepageLimits: []*runtimeapi.HugepageLimit{{PageSize: "2MB", Limit: 16 << 20}}},
+		Resources: &runtimeapi.LinuxContainerResources{
+			CpuShares:      102,
+			HugepageLimits: []*runtimeapi.HugepageLimit{{PageSize: "2MB", Limit: 16 << 20}},
+		},
 	}, false)
 	require.Eventually(t, func() bool { return readU64(t, filepath.Join(c.Dir, "hugetlb.2MB.current")) == pages*size },
 		60*time.Second, 50*time.Millisecond, "the container never charged %d huge pages", pages)
@@ -585,12 +590,12 @@ func testHugetlb(t *testing.T, n *node) {
 	assert.Equal(t, float64(readU64(t, filepath.Join(c.PodDir(), "hugetlb.2MB.current"))), pv["k8s.pod.memory.hugetlb.usage/2MB"])
 	assert.Equal(t, float64(pages*size), pv["k8s.pod.memory.hugetlb.usage/2MB"])
 	// The limit: a point exactly when hugetlb.2MB.max is a number.
-	max := strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "hugetlb.2MB.max")))
-	t.Logf("hugetlb.2MB.max after CRI's HugepageLimits of 16 MiB: %q", max)
-	if max == "max" {
+	hugeMax := strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "hugetlb.2MB.max")))
+	t.Logf("hugetlb.2MB.max after CRI's HugepageLimits of 16 MiB: %q", hugeMax)
+	if hugeMax == "max" {
 		assert.NotContains(t, cv, "container.memory.hugetlb.limit/2MB", "max: no limit point")
 		// The node's operator sets one; the receiver follows.
-		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "hugetlb.2MB.max"), []byte(strconv.Itoa(16<<20)), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "hugetlb.2MB.max"), []byte(strconv.Itoa(16<<20)), 0o600))
 		cv = values(scrapeOwn(t, n.s, c.own()...), "container.id", c.ID)
 	}
 	assert.Equal(t, float64(16<<20), cv["container.memory.hugetlb.limit/2MB"])

@@ -33,11 +33,11 @@ import (
 func startCAdvisor(t *testing.T, args ...string) (string, *bytes.Buffer) {
 	t.Helper()
 	bin := os.Getenv("CADVISOR_BIN")
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		machine.Need(t, "no cAdvisor peer in the guest (make cadvisor-peer, CADVISOR_PEER_BIN): "+err.Error())
 	}
 	addr := filepath.Join(t.TempDir(), "addr")
-	cmd := exec.Command(bin, append([]string{"-cgroup-roots", "/kubepods.slice", "-addr-file", addr}, args...)...)
+	cmd := exec.Command(bin, append([]string{"-cgroup-roots", "/kubepods.slice", "-addr-file", addr}, args...)...) //nolint:gosec // G702: a test: the command line is the test's own
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -85,7 +85,7 @@ func expoValue(expo, metric string, want map[string]string) (float64, bool) {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: a test: the URL of a server the test started
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -104,7 +104,8 @@ func get(t *testing.T, url string) string {
 func testFieldNote1(t *testing.T, n *node) {
 	const k = 2
 	c := n.run(t, "loadavg", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k))}, false)
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k)),
+	}, false)
 	url, log := startCAdvisor(t, "-enable-load-reader")
 	cgroup := strings.TrimPrefix(c.Dir, cgRoot)
 	// Ours: a scraper whose first sample sees the shell asleep (load 0).
@@ -122,7 +123,7 @@ func testFieldNote1(t *testing.T, n *node) {
 		}
 		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
 	}
-	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o644))
+	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
 	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond)
 	start := time.Now()
 

@@ -73,12 +73,12 @@ const bridge2, subnet2, gateway2 = "cstest2", "10.88.220.0/24", "10.88.220.1"
 // pods (CRIStatsGate).
 func TestFieldNote2(t *testing.T) {
 	bin := os.Getenv("KUBELET_BIN")
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		machine.Need(t, "no kubelet in the guest (make kube-bins, KUBE_BIN_DIR): "+err.Error())
 	}
 	// Huge pages for the burner's limit: the kubelet admits a pod asking
 	// for them only when the node has them.
-	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o644))
+	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o600))
 	ctrd := containerdtest.StartWith(t, containerdtest.Options{
 		BinDir: containerdtest.DefaultBinDir(), Systemd: true,
 		ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
@@ -100,7 +100,7 @@ func TestFieldNote2(t *testing.T) {
 		"cache": staticPod("cache", "", "/bin/workload", "cache", "mib=40", "file=/tmp/cache"),
 		netPod:  staticPod(netPod, burstable, "/bin/sleep", "3600"),
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte(pod), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte(pod), 0o600))
 	}
 	if out, err := exec.Command("ip", "addr", "add", kubeletNodeIP+"/32", "dev", "lo").CombinedOutput(); err != nil {
 		t.Fatalf("ip addr add: %v: %s", err, out)
@@ -124,7 +124,8 @@ func TestFieldNote2(t *testing.T) {
 	// ready (the kubelet may replace a container while it settles a pod).
 	running := func() map[string][2]string {
 		cs, err := ctrd.CRI().ListContainers(t.Context(), &runtimeapi.ListContainersRequest{
-			Filter: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}})
+			Filter: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}},
+		})
 		require.NoError(t, err)
 		out := map[string][2]string{}
 		for _, c := range cs.GetContainers() {
@@ -144,7 +145,7 @@ func TestFieldNote2(t *testing.T) {
 			if ctrs[c][0] == "" || len(f) == 0 {
 				return false
 			}
-			if _, err := os.Stat(fmt.Sprintf("/proc/%s/root%s", f[0], file)); err != nil {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%s/root%s", f[0], file)); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 				return false
 			}
 		}
@@ -334,7 +335,8 @@ func pingPod(t *testing.T, ctrd *containerdtest.Containerd, name string) {
 	t.Helper()
 	ps, err := ctrd.CRI().ListPodSandbox(t.Context(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		State:         &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY},
-		LabelSelector: map[string]string{"io.kubernetes.pod.name": name + "-" + nodeName}}})
+		LabelSelector: map[string]string{"io.kubernetes.pod.name": name + "-" + nodeName},
+	}})
 	require.NoError(t, err)
 	require.Len(t, ps.GetItems(), 1, "pod %s", name)
 	st, err := ctrd.CRI().PodSandboxStatus(t.Context(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: ps.GetItems()[0].GetId()})

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,9 +76,9 @@ type kubeletProc struct {
 func startKubelet(t *testing.T, bin, dir, name, cfg string) *kubeletProc {
 	t.Helper()
 	path := filepath.Join(dir, name+".yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	k := &kubeletProc{log: &bytes.Buffer{}}
-	k.cmd = exec.Command(bin, "--config="+path, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName,
+	k.cmd = exec.Command(bin, "--config="+path, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName, //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"--node-ip="+kubeletNodeIP, "--v=1")
 	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
 	k.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -166,13 +165,12 @@ func (s samples) span(key string, when time.Time, width time.Duration, interpola
 	return math.Min(a, b), math.Max(a, b)
 }
 
-// last is the last scrape's value of key.
-func (s samples) last(key string) (float64, bool) {
+// last is the last scrape's value of key (0 when there is none).
+func (s samples) last(key string) float64 {
 	if len(s) == 0 {
-		return 0, false
+		return 0
 	}
-	v, ok := s[len(s)-1].values[key]
-	return v, ok
+	return s[len(s)-1].values[key]
 }
 
 // expoSample is expoFind's first series of metric whose labels match want
@@ -246,16 +244,6 @@ func expoLabels(s string) map[string]string {
 		out[k] = v.String()
 		s = strings.TrimPrefix(strings.TrimSpace(s[min(i+1, len(s)):]), ",")
 	}
-	return out
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

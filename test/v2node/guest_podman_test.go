@@ -119,7 +119,7 @@ func (p podmanCLI) run(in []byte, name string, args ...string) (string, error) {
 		}
 	case <-time.After(2 * time.Minute):
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-done //nolint:errcheck // killed: its exit error says only that
 		return stdout.String(), fmt.Errorf("%s %s (uid %d): no answer within 2 min: %s", name, strings.Join(args, " "), p.uid, stderr.Bytes())
 	}
 	return strings.TrimSpace(stdout.String()), nil
@@ -164,8 +164,10 @@ func procCgroup(t *testing.T, pid int) string {
 // runs.
 func (p podmanCLI) runPodman(t *testing.T, kind, name, tier string, extra []string, cmd ...string) *podmanCtr {
 	t.Helper()
-	args := append([]string{"run", "-d", "--name", name, "--network", "none",
-		"--label", allowedLabel + "=" + tier, "--label", hiddenLabel + "=x"}, extra...)
+	args := append([]string{
+		"run", "-d", "--name", name, "--network", "none",
+		"--label", allowedLabel + "=" + tier, "--label", hiddenLabel + "=x",
+	}, extra...)
 	if len(cmd) == 0 {
 		cmd = []string{"sleep", "3600"}
 	}
@@ -214,7 +216,7 @@ func TestPodman(t *testing.T) {
 	// the file is removed all the same.
 	const storageConf = "/etc/containers/storage.conf"
 	require.NoFileExists(t, storageConf, "the guest image has no storage.conf of its own")
-	require.NoError(t, os.WriteFile(storageConf, []byte("[storage]\ndriver = \"vfs\"\nrunroot = \"/run/containers/storage\"\ngraphroot = \"/var/lib/containers/storage\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(storageConf, []byte("[storage]\ndriver = \"vfs\"\nrunroot = \"/run/containers/storage\"\ngraphroot = \"/var/lib/containers/storage\"\n"), 0o644)) //nolint:gosec // G306: world-readable, as rootless podman reads it
 	t.Cleanup(func() { _ = os.Remove(storageConf) })
 	info := root.podman(t, "info", "--format", "{{.Host.CgroupManager}} {{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}} {{.Store.GraphDriverName}} {{.Version.Version}}")
 	t.Logf("rootful podman: cgroup manager, cgroups, runtime, storage, version: %s", info)
@@ -422,7 +424,7 @@ func startUnitContainer(t *testing.T, root podmanCLI) *podmanCtr {
 	text := root.podman(t, "generate", "systemd", "--new", "--name", name)
 	root.podman(t, "rm", name)
 	path := filepath.Join("/etc/systemd/system", unit)
-	require.NoError(t, os.WriteFile(path, []byte(text+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(text+"\n"), 0o600))
 	t.Cleanup(func() {
 		if _, err := root.run(nil, "systemctl", "stop", unit); err != nil {
 			t.Error(err)
@@ -458,32 +460,32 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 	_, err := root.run(nil, "useradd", "--create-home", "--home-dir", home, "--uid", uid, "--user-group", "--shell", "/bin/sh", rootlessUser)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if _, err := root.run(nil, "userdel", "--remove", rootlessUser); err != nil {
-			t.Logf("userdel: %v", err)
+		if _, runErr := root.run(nil, "userdel", "--remove", rootlessUser); runErr != nil {
+			t.Logf("userdel: %v", runErr)
 		}
 	})
 	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
 		b, _ := os.ReadFile(f)
 		if !bytes.Contains(b, []byte(rootlessUser+":")) {
 			b = append(b, []byte(rootlessUser+":200000:65536\n")...)
-			require.NoError(t, os.WriteFile(f, b, 0o644))
+			require.NoError(t, os.WriteFile(f, b, 0o644)) //nolint:gosec // G306: world-readable, as rootless podman reads it
 		}
 	}
 	_, err = root.run(nil, "loginctl", "enable-linger", rootlessUser)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if _, err := root.run(nil, "loginctl", "disable-linger", rootlessUser); err != nil {
-			t.Error(err)
+		if _, runErr := root.run(nil, "loginctl", "disable-linger", rootlessUser); runErr != nil {
+			t.Error(runErr)
 		}
-		if _, err := root.run(nil, "systemctl", "stop", "user@"+uid+".service"); err != nil {
-			t.Error(err)
+		if _, runErr := root.run(nil, "systemctl", "stop", "user@"+uid+".service"); runErr != nil {
+			t.Error(runErr)
 		}
 	})
 	bus := fmt.Sprintf("/run/user/%d/bus", rootlessUID)
 	require.Eventually(t, func() bool {
 		out, _ := root.run(nil, "systemctl", "is-active", "user@"+uid+".service")
-		_, err := os.Stat(bus)
-		return out == "active" && err == nil
+		_, statErr := os.Stat(bus)
+		return out == "active" && statErr == nil
 	}, 2*time.Minute, 200*time.Millisecond, "user@%s.service and the user's bus %s never came", uid, bus)
 
 	user := podmanCLI{uid: rootlessUID, home: home}
@@ -494,8 +496,8 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		for _, args := range [][]string{{"podman", "rm", "--all", "--force", "--time", "0"}, {"podman", "rmi", "--all", "--force"}, {"systemctl", "--user", "stop", "podman.socket", "podman.service"}} {
-			if _, err := user.run(nil, args[0], args[1:]...); err != nil {
-				t.Error(err)
+			if _, runErr := user.run(nil, args[0], args[1:]...); runErr != nil {
+				t.Error(runErr)
 			}
 		}
 	})

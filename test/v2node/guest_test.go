@@ -148,7 +148,8 @@ func newScraper(t *testing.T, ids *identity.Cache, mbc metadata.MetricsBuilderCo
 func newScraperFS(t *testing.T, ids *identity.Cache, socket string) *scrape.Scraper {
 	t.Helper()
 	mbc := allMetrics()
-	fs := scrape.NewFilesystem(&mbc.Metrics, fsstats.Config{Root: "/", Interval: 10 * time.Second, Timeout: 10 * time.Second,
+	fs := scrape.NewFilesystem(&mbc.Metrics, fsstats.Config{
+		Root: "/", Interval: 10 * time.Second, Timeout: 10 * time.Second,
 		Logger: zap.NewNop(), Connect: func() (fsstats.Source, error) {
 			cl, err := cri.Dial(socket)
 			if err != nil {
@@ -194,7 +195,7 @@ func (c *ctr) PodDir() string { return filepath.Join(cgRoot, c.pod.Parent) }
 
 // run starts a pod with one container and waits until the container's
 // cgroup (the systemd scope runc made) holds a process.
-func (n *node) run(t *testing.T, name, qos string, spec containerdtest.ContainerSpec, network bool) *ctr {
+func (n *node) run(t *testing.T, name, qos string, spec containerdtest.ContainerSpec, network bool) *ctr { //nolint:unparam // the call names the QoS class its pod runs in
 	t.Helper()
 	var p *containerdtest.Pod
 	if network {
@@ -216,7 +217,7 @@ func (n *node) run(t *testing.T, name, qos string, spec containerdtest.Container
 }
 
 // pids are the container's processes (cgroup.procs).
-func (c *ctr) pids(t *testing.T) []int {
+func (c *ctr) pids(_ *testing.T) []int {
 	b, err := os.ReadFile(filepath.Join(c.Dir, "cgroup.procs"))
 	if err != nil {
 		return nil
@@ -457,7 +458,7 @@ func betweenUsec(t *testing.T, name string, got float64, a, b uint64) {
 
 // httpGet fetches url, an error for anything but 200.
 func httpGet(url string) (string, error) {
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: a test: the URL of a server the test started
 	if err != nil {
 		return "", err
 	}
@@ -493,7 +494,7 @@ func writeResult(t *testing.T, name string, b []byte) {
 	if results() == "" {
 		return
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(results(), name), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(results(), name), b, 0o600))
 }
 
 // cpuResources is a CPU quota as the kubelet sets it for a limit of

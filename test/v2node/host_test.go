@@ -58,8 +58,8 @@ func TestV2Node(t *testing.T) {
 		if env == "KUBE_BIN_DIR" {
 			src = filepath.Join(src, "kubelet")
 		}
-		if err := linkOrCopy(src, filepath.Join(share, name)); err != nil {
-			t.Fatalf("%s: %v", env, err)
+		if linkOrCopyErr := linkOrCopy(src, filepath.Join(share, name)); linkOrCopyErr != nil {
+			t.Fatalf("%s: %v", env, linkOrCopyErr)
 		}
 	}
 	// The runtime: make containerd-bins' static containerd, shim, ctr and
@@ -68,12 +68,12 @@ func TestV2Node(t *testing.T) {
 	if dir == "" {
 		machine.Need(t, containerdtest.BinDirEnv+" unset (make containerd-bins): the guest has no containerd")
 	}
-	if err := os.Mkdir(filepath.Join(share, "containerd"), 0o755); err != nil {
-		t.Fatal(err)
+	if mkdirErr := os.Mkdir(filepath.Join(share, "containerd"), 0o755); mkdirErr != nil {
+		t.Fatal(mkdirErr)
 	}
 	for _, b := range containerdtest.Binaries {
-		if err := linkOrCopy(filepath.Join(dir, b), filepath.Join(share, "containerd", b)); err != nil {
-			t.Fatalf("%s: %v", containerdtest.BinDirEnv, err)
+		if linkOrCopyErr := linkOrCopy(filepath.Join(dir, b), filepath.Join(share, "containerd", b)); linkOrCopyErr != nil {
+			t.Fatalf("%s: %v", containerdtest.BinDirEnv, linkOrCopyErr)
 		}
 	}
 	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))
@@ -96,8 +96,8 @@ mkswap /dev/vdc >/dev/null && swapon /dev/vdc || echo "v2node: no swap"
 cd /tmp
 /opt/host/v2guest.test -test.v=test2json -test.timeout=25m -test.run %q > /results/guest.out 2>&1
 `, os.Getenv("CI"), run)
-	if err := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
+	if writeErr := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); writeErr != nil { //nolint:gosec // G306: an executable
+		t.Fatal(writeErr)
 	}
 	console, err := os.Create(filepath.Join(results, "console.log"))
 	if err != nil {
@@ -113,7 +113,7 @@ cd /tmp
 	t.Logf("guest (%s): booted to its job in %s, job ran %s (guest uptime at the end %.1f s), run.sh exit %d",
 		r.Accel, r.Boot.Round(100*time.Millisecond), r.Run.Round(100*time.Millisecond), r.GuestSecs, r.RC)
 	if out := os.Getenv("V2NODE_OUT"); out != "" {
-		if err := os.MkdirAll(out, 0o755); err == nil {
+		if mkdirErr := os.MkdirAll(out, 0o755); mkdirErr == nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 			files, _ := filepath.Glob(filepath.Join(results, "*"))
 			for _, f := range files {
 				_ = linkOrCopy(f, filepath.Join(out, filepath.Base(f)))
@@ -145,7 +145,7 @@ func gobuild(t *testing.T, args ...string) {
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	cmd := exec.Command(goCmd, args...)
+	cmd := exec.Command(goCmd, args...) //nolint:gosec // G702: a test: the command line is the test's own
 	if args[0] == "build" {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // the workload runs in a busybox image
 	}
@@ -158,7 +158,7 @@ func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
-	in, err := os.Open(src)
+	in, err := os.Open(src) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func linkOrCopy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm())
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm()) //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func replayTree(t *testing.T, raw []byte) *testNode {
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	cmd := exec.Command(goCmd, "tool", "test2json", "-t")
+	cmd := exec.Command(goCmd, "tool", "test2json", "-t") //nolint:gosec // G702: a test: the command line is the test's own
 	cmd.Stdin = bytes.NewReader(raw)
 	js, err := cmd.Output()
 	if err != nil {

@@ -62,9 +62,9 @@ func TestFixtureDiff(t *testing.T) {
 		"memory.current": "4\n",
 		"made.up":        "5\n",
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
 	}
-	real := Inventory{
+	observed := Inventory{
 		Kind: "container",
 		Files: map[string][]string{
 			"memory.stat": {"anon", "file", "inactive_file"}, "cpu.stat": {"usage_usec"},
@@ -72,7 +72,7 @@ func TestFixtureDiff(t *testing.T) {
 		},
 		Read: []string{"memory.stat", "memory.current", "memory.events"},
 	}
-	invented, lacking, err := fixtureDiff(dir, real)
+	invented, lacking, err := fixtureDiff(dir, observed)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"made.up", "memory.stat sec_pagetables"}, invented, "core_sched.force_idle_usec is explained in fixtureOnly")
 	assert.Equal(t, []string{"memory.events", "memory.stat inactive_file"}, lacking, "cgroup.kill is not read: not lacking")

@@ -70,27 +70,6 @@ func parseEvents(js []byte) *testNode {
 	return root
 }
 
-// replay reports the guest test n as a subtest of t.
-func (n *testNode) replay(t *testing.T) {
-	t.Run(n.name, func(t *testing.T) {
-		if out := strings.TrimRight(n.output.String(), "\n"); out != "" {
-			t.Logf("in the guest (%.1f s):\n%s", n.elapsed, out)
-		}
-		for _, c := range n.children {
-			c.replay(t)
-		}
-		switch n.action {
-		case "fail":
-			t.Error("failed in the guest")
-		case "skip":
-			t.Skip("skipped in the guest")
-		case "pass":
-		default:
-			t.Error("never ended in the guest (the test binary died or timed out)")
-		}
-	})
-}
-
 // The guest's test2json events become a tree: subtests under their
 // parents, output and outcome each where it belongs, the binary's own
 // result at the root.

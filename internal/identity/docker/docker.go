@@ -87,7 +87,7 @@ type Resolver struct {
 }
 
 // New prepares a client of the Engine API socket endpoint (a path or
-// "unix://path"); nothing is dialled before the first List. Container
+// "unix://path"); nothing is dialed before the first List. Container
 // labels whose keys are in labels are kept (container.label.<key>), the
 // rest dropped.
 func New(endpoint string, labels []string) (*Resolver, error) {
@@ -95,7 +95,7 @@ func New(endpoint string, labels []string) (*Resolver, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("docker endpoint %q: must be an absolute unix socket path", endpoint)
 	}
-	cli, err := client.New(client.WithHost("unix://"+path), client.WithAPIVersionNegotiation(),
+	cli, err := client.New(client.WithHost("unix://"+path),
 		client.WithTraceProvider(noop.NewTracerProvider()))
 	if err != nil {
 		return nil, fmt.Errorf("docker endpoint %q: %w", endpoint, err)

@@ -116,16 +116,24 @@ func TestList(t *testing.T) {
 	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
 	const uid = "0f0e0d0c-0b0a-0908-0706-050403020100"
 	assert.Equal(t, []identity.Container{
-		{ID: id64('a'), Name: "shop-web-1", ImageName: "nginx", ImageTag: "1.27-alpine", StartTime: at(1764460801),
-			Labels: map[string]string{"com.docker.compose.project": "shop", "com.docker.compose.service": "web"}, Source: identity.SourceDocker},
-		{ID: id64('b'), Name: "batch", ImageName: "registry.local:5000/team/batch", StartTime: at(1764460802), Exited: true,
-			Labels: map[string]string{"com.docker.compose.project": "jobs"}, Source: identity.SourceDocker},
+		{
+			ID: id64('a'), Name: "shop-web-1", ImageName: "nginx", ImageTag: "1.27-alpine", StartTime: at(1764460801),
+			Labels: map[string]string{"com.docker.compose.project": "shop", "com.docker.compose.service": "web"}, Source: identity.SourceDocker,
+		},
+		{
+			ID: id64('b'), Name: "batch", ImageName: "registry.local:5000/team/batch", StartTime: at(1764460802), Exited: true,
+			Labels: map[string]string{"com.docker.compose.project": "jobs"}, Source: identity.SourceDocker,
+		},
 		{ID: id64('c'), Name: "podman-db", ImageName: "localhost/db", ImageTag: "15", StartTime: at(1764460803), Source: identity.SourceDocker},
 		{ID: id64('d'), Name: "untagged", StartTime: at(1764460804), Source: identity.SourceDocker},
-		{ID: id64('e'), Name: "k8s_POD_api-0_prod_" + uid + "_0", ImageName: "registry.local/pause", ImageTag: "3.10", StartTime: at(1764460805),
-			PodUID: uid, PodName: "api-0", Namespace: "prod", Sandbox: true, Source: identity.SourceDocker},
-		{ID: id64('f'), Name: "k8s_app_api-0_prod_" + uid + "_2", ImageName: "registry.local/api", ImageTag: "7", StartTime: at(1764460806),
-			ContainerName: "app", PodUID: uid, PodName: "api-0", Namespace: "prod", Exited: true, Source: identity.SourceDocker},
+		{
+			ID: id64('e'), Name: "k8s_POD_api-0_prod_" + uid + "_0", ImageName: "registry.local/pause", ImageTag: "3.10", StartTime: at(1764460805),
+			PodUID: uid, PodName: "api-0", Namespace: "prod", Sandbox: true, Source: identity.SourceDocker,
+		},
+		{
+			ID: id64('f'), Name: "k8s_app_api-0_prod_" + uid + "_2", ImageName: "registry.local/api", ImageTag: "7", StartTime: at(1764460806),
+			ContainerName: "app", PodUID: uid, PodName: "api-0", Namespace: "prod", Exited: true, Source: identity.SourceDocker,
+		},
 	}, snap.Containers)
 	assert.Equal(t, []string{id64('e')}, snap.SandboxIDs)
 
@@ -151,7 +159,7 @@ func TestListFailures(t *testing.T) {
 	t.Run("no socket", func(t *testing.T) {
 		sock := filepath.Join(t.TempDir(), "docker.sock")
 		r, err := New(sock, nil)
-		require.NoError(t, err) // nothing is dialled before List
+		require.NoError(t, err) // nothing is dialed before List
 		_, err = r.List(context.Background())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "docker API "+sock+": GET /containers/json")
@@ -206,7 +214,7 @@ func TestEndpoints(t *testing.T) {
 	require.NoError(t, os.Symlink("../run", filepath.Join(root, "var/run")))
 	// A regular file of a socket's name is no socket.
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/podman"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "run/podman/podman.sock"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "run/podman/podman.sock"), nil, 0o600))
 	u1000 := listen("run/user/1000/podman/podman.sock")
 	u1001 := listen("run/user/1001/podman/podman.sock")
 	assert.Equal(t, []string{docker, u1000, u1001}, Endpoints(root, nil))

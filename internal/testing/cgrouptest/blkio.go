@@ -31,28 +31,28 @@ const probeMiB = 4
 // blkio.throttle.*_device rule anyone set on the device since boot
 // (docs/blkio.md): a fact of the machine and of its history, so a test
 // that expects a container's block I/O asks this first.
-func ProbeBlkio(t testing.TB, path string) (accounted bool, why string) {
-	t.Helper()
-	c := NewStandaloneContainer(t)
+func ProbeBlkio(tb testing.TB, path string) (accounted bool, why string) {
+	tb.Helper()
+	c := NewStandaloneContainer(tb)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		_ = f.Close()
-		t.Cleanup(func() { _ = os.Remove(path) })
+		tb.Cleanup(func() { _ = os.Remove(path) })
 	}
-	ch := c.Start(t, ModeDirectWrite, "file="+path, fmt.Sprintf("mib=%d", probeMiB))
-	if err := ch.WaitTimeout(t, time.Minute); err != nil {
-		t.Fatalf("block I/O probe: the O_DIRECT write to %s: %v", path, err)
+	ch := c.Start(tb, ModeDirectWrite, "file="+path, fmt.Sprintf("mib=%d", probeMiB))
+	if err := ch.WaitTimeout(tb, time.Minute); err != nil {
+		tb.Fatalf("block I/O probe: the O_DIRECT write to %s: %v", path, err)
 	}
 	l, err := cgroupfs.Detect("/")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	st, err := cgroupfs.NewReader(l).IO(c.Rel, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	accounted, why = blkioVerdict(st, probeMiB<<20)
 	return accounted, fmt.Sprintf("%d MiB written with O_DIRECT to %s from a fresh cgroup: %s", probeMiB, path, why)

@@ -35,16 +35,31 @@ func TestBlkioVerdict(t *testing.T) {
 		accounted bool
 		why       string
 	}{
-		{"v1 without a throttle rule on the device", cgroupfs.IOStat{Source: cgroupfs.IOUnaccountedV1},
-			false, "blkio (unaccounted) lists no device (Total 0): not accounted"},
-		{"v1 with blk-throttle active on the device", cgroupfs.IOStat{Source: cgroupfs.IOThrottleV1, Devices: []cgroupfs.IODevice{dev(254, 0, cgroupfs.Some(wrote))}},
-			true, "blkio.throttle lists 254:0 Write 4194304: accounted"},
-		{"v1 BFQ", cgroupfs.IOStat{Source: cgroupfs.IOBFQV1, Devices: []cgroupfs.IODevice{dev(8, 0, cgroupfs.Some(wrote+4096))}},
-			true, "blkio.bfq lists 8:0 Write 4198400: accounted"},
-		{"listed, but not the write", cgroupfs.IOStat{Source: cgroupfs.IOThrottleV1, Devices: []cgroupfs.IODevice{dev(7, 240, cgroupfs.Some(0))}},
-			false, "blkio.throttle lists 7:240 Write 0: not accounted (no device with 4194304 bytes written)"},
-		{"v2", cgroupfs.IOStat{Source: cgroupfs.IOStatV2, Devices: []cgroupfs.IODevice{dev(7, 240, cgroupfs.U64{}), dev(259, 1, cgroupfs.Some(wrote))}},
-			true, "io.stat lists 7:240 Write absent, 259:1 Write 4194304: accounted"},
+		{
+			"v1 without a throttle rule on the device",
+			cgroupfs.IOStat{Source: cgroupfs.IOUnaccountedV1},
+			false, "blkio (unaccounted) lists no device (Total 0): not accounted",
+		},
+		{
+			"v1 with blk-throttle active on the device",
+			cgroupfs.IOStat{Source: cgroupfs.IOThrottleV1, Devices: []cgroupfs.IODevice{dev(254, 0, cgroupfs.Some(wrote))}},
+			true, "blkio.throttle lists 254:0 Write 4194304: accounted",
+		},
+		{
+			"v1 BFQ",
+			cgroupfs.IOStat{Source: cgroupfs.IOBFQV1, Devices: []cgroupfs.IODevice{dev(8, 0, cgroupfs.Some(wrote+4096))}},
+			true, "blkio.bfq lists 8:0 Write 4198400: accounted",
+		},
+		{
+			"listed, but not the write",
+			cgroupfs.IOStat{Source: cgroupfs.IOThrottleV1, Devices: []cgroupfs.IODevice{dev(7, 240, cgroupfs.Some(0))}},
+			false, "blkio.throttle lists 7:240 Write 0: not accounted (no device with 4194304 bytes written)",
+		},
+		{
+			"v2",
+			cgroupfs.IOStat{Source: cgroupfs.IOStatV2, Devices: []cgroupfs.IODevice{dev(7, 240, cgroupfs.U64{}), dev(259, 1, cgroupfs.Some(wrote))}},
+			true, "io.stat lists 7:240 Write absent, 259:1 Write 4194304: accounted",
+		},
 		{"no block I/O files", cgroupfs.IOStat{}, false, "no block I/O files"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -94,17 +94,17 @@ func randomHex(n int) string {
 
 // NewContainer creates the container's cgroup (and its pod and QoS parents)
 // in every hierarchy. qos is "burstable" or "besteffort".
-func NewContainer(t testing.TB, qos string) *Container {
-	t.Helper()
-	machine.Lock(t) // before any cleanup: released after them
-	machine.Need(t, Available())
+func NewContainer(tb testing.TB, qos string) *Container {
+	tb.Helper()
+	machine.Lock(tb) // before any cleanup: released after them
+	machine.Need(tb, Available())
 	c := &Container{
 		PodUID: leftovers.TestPodUID(),
 		ID:     randomHex(64),
 		QoS:    qos,
 	}
 	c.Rel = fmt.Sprintf("/kubepods/%s/pod%s/%s", qos, c.PodUID, c.ID)
-	c.create(t, 2) // kubepods, the QoS level: shared
+	c.create(tb, 2) // kubepods, the QoS level: shared
 	return c
 }
 
@@ -113,25 +113,25 @@ func NewContainer(t testing.TB, qos string) *Container {
 // with standalone_containers), in every hierarchy. It has no pod: PodUID and
 // QoS are empty. The top level, named leftovers.StandaloneTop, is shared and
 // removed when empty.
-func NewStandaloneContainer(t testing.TB) *Container {
-	t.Helper()
-	machine.Lock(t) // before any cleanup: released after them
-	machine.Need(t, Available())
+func NewStandaloneContainer(tb testing.TB) *Container {
+	tb.Helper()
+	machine.Lock(tb) // before any cleanup: released after them
+	machine.Need(tb, Available())
 	c := &Container{ID: randomHex(64)}
 	c.Rel = "/" + leftovers.StandaloneTop + "/" + c.ID
-	c.create(t, 1)
+	c.create(tb, 1)
 	return c
 }
 
 // create makes c.Rel in every hierarchy; the first shared levels are
 // shared between containers of this process.
-func (c *Container) create(t testing.TB, shared int) {
-	t.Helper()
+func (c *Container) create(tb testing.TB, shared int) {
+	tb.Helper()
 	hs, err := hierarchies()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(c.remove)
+	tb.Cleanup(c.remove)
 	// Under sharedMu, which removeShared holds too: a parallel subtest's
 	// cleanup must not remove a shared level between this container's mkdir
 	// of it (EEXIST) and of the level below (ENOENT, seen in a CI run's
@@ -151,9 +151,9 @@ func (c *Container) create(t testing.TB, shared int) {
 					madeHere.Store(p, true)
 				}
 			} else if !errors.Is(err, fs.ErrExist) {
-				t.Fatalf("create cgroup %s: %v", p, err)
+				tb.Fatalf("create cgroup %s: %v", p, err)
 			}
-			inheritCpuset(t, p)
+			inheritCpuset(tb, p)
 		}
 		c.dirs = append(c.dirs, p)
 	}
@@ -161,7 +161,7 @@ func (c *Container) create(t testing.TB, shared int) {
 
 // inheritCpuset gives a v1 cpuset cgroup its parent's CPUs and memory nodes:
 // a new one starts empty and refuses tasks (ENOSPC).
-func inheritCpuset(t testing.TB, dir string) {
+func inheritCpuset(tb testing.TB, dir string) {
 	for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 		cur, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || len(strings.TrimSpace(string(cur))) > 0 {
@@ -169,10 +169,10 @@ func inheritCpuset(t testing.TB, dir string) {
 		}
 		parent, err := os.ReadFile(filepath.Join(filepath.Dir(dir), f))
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o644); err != nil {
-			t.Fatalf("inherit %s in %s: %v", f, dir, err)
+		if err := os.WriteFile(filepath.Join(dir, f), parent, 0o600); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
+			tb.Fatalf("inherit %s in %s: %v", f, dir, err)
 		}
 	}
 }
@@ -186,10 +186,10 @@ func (c *Container) Dir(name string) string {
 // Write writes value into a control file of the container (e.g. "memory",
 // "memory.limit_in_bytes", "64M"). Only tests write to cgroupfs; the
 // receiver never does.
-func (c *Container) Write(t testing.TB, hierarchy, file, value string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(c.Dir(hierarchy), file), []byte(value), 0o644); err != nil {
-		t.Fatalf("write %s %s: %v", file, value, err)
+func (c *Container) Write(tb testing.TB, hierarchy, file, value string) {
+	tb.Helper()
+	if err := os.WriteFile(filepath.Join(c.Dir(hierarchy), file), []byte(value), 0o600); err != nil {
+		tb.Fatalf("write %s %s: %v", file, value, err)
 	}
 }
 
@@ -202,15 +202,15 @@ type Child struct {
 // Start runs the test binary as a child doing mode (see MaybeRunChild) with
 // args, moves it into the container's cgroup in every hierarchy, then lets it
 // begin, so everything it does is charged to the container.
-func (c *Container) Start(t testing.TB, mode string, args ...string) *Child {
-	t.Helper()
+func (c *Container) Start(tb testing.TB, mode string, args ...string) *Child {
+	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe, append([]string{"-test.run=^$"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
@@ -226,27 +226,27 @@ func (c *Container) Start(t testing.TB, mode string, args ...string) *Child {
 	// this process if the test binary dies first (a test timeout).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	_ = r.Close()
 	ch := &Child{Cmd: cmd, gate: w}
-	t.Cleanup(ch.Kill)
+	tb.Cleanup(ch.Kill)
 	for _, d := range c.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-			t.Fatalf("move pid %d into %s: %v", cmd.Process.Pid, d, err)
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+			tb.Fatalf("move pid %d into %s: %v", cmd.Process.Pid, d, err)
 		}
 	}
 	if _, err := w.Write([]byte{1}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return ch
 }
 
 // Poke lets a child that waits for a second signal (ModeFDs) go on.
-func (ch *Child) Poke(t testing.TB) {
-	t.Helper()
+func (ch *Child) Poke(tb testing.TB) {
+	tb.Helper()
 	if _, err := ch.gate.Write([]byte{2}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
@@ -265,8 +265,8 @@ func (ch *Child) Wait() error { return ch.Cmd.Wait() }
 
 // WaitTimeout waits up to d for the child to exit on its own; it fails the
 // test if it does not (the child is then killed by Kill in cleanup).
-func (ch *Child) WaitTimeout(t testing.TB, d time.Duration) error {
-	t.Helper()
+func (ch *Child) WaitTimeout(tb testing.TB, d time.Duration) error {
+	tb.Helper()
 	done := make(chan error, 1)
 	go func() { done <- ch.Cmd.Wait() }()
 	select {
@@ -274,8 +274,8 @@ func (ch *Child) WaitTimeout(t testing.TB, d time.Duration) error {
 		return err
 	case <-time.After(d):
 		_ = syscall.Kill(-ch.Cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("child %d did not exit within %v", ch.Cmd.Process.Pid, d)
+		<-done //nolint:errcheck // killed: its exit error says only that
+		tb.Fatalf("child %d did not exit within %v", ch.Cmd.Process.Pid, d)
 		return nil
 	}
 }

@@ -19,36 +19,36 @@ import (
 // SetCPUQuota sets a CFS quota of quotaUs µs per periodUs µs on the
 // container: cpu.max on v2, cpu.cfs_period_us and cpu.cfs_quota_us in the
 // cpu hierarchy on v1 and hybrid machines. Only tests write to cgroupfs.
-func (c *Container) SetCPUQuota(t testing.TB, quotaUs, periodUs int) {
-	t.Helper()
+func (c *Container) SetCPUQuota(tb testing.TB, quotaUs, periodUs int) {
+	tb.Helper()
 	if V2() {
 		if _, err := os.Stat(filepath.Join(c.Dir(""), "cpu.max")); err != nil {
-			machine.Need(t, "the cpu controller is not enabled for the test cgroup (cgroup.subtree_control of its parents)")
+			machine.Need(tb, "the cpu controller is not enabled for the test cgroup (cgroup.subtree_control of its parents)")
 		}
-		c.Write(t, "", "cpu.max", strconv.Itoa(quotaUs)+" "+strconv.Itoa(periodUs))
+		c.Write(tb, "", "cpu.max", strconv.Itoa(quotaUs)+" "+strconv.Itoa(periodUs))
 		return
 	}
-	c.Write(t, "cpu", "cpu.cfs_period_us", strconv.Itoa(periodUs))
-	c.Write(t, "cpu", "cpu.cfs_quota_us", strconv.Itoa(quotaUs))
+	c.Write(tb, "cpu", "cpu.cfs_period_us", strconv.Itoa(periodUs))
+	c.Write(tb, "cpu", "cpu.cfs_quota_us", strconv.Itoa(quotaUs))
 }
 
 // Threads lists the container's thread IDs from the kernel's own file
 // (cgroup.threads on v2, tasks in the cpu hierarchy otherwise).
-func (c *Container) Threads(t testing.TB) []int {
-	t.Helper()
+func (c *Container) Threads(tb testing.TB) []int {
+	tb.Helper()
 	p := filepath.Join(c.Dir("cpu"), "tasks")
 	if V2() {
 		p = filepath.Join(c.Dir(""), "cgroup.threads")
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var out []int
 	for _, f := range strings.Fields(string(data)) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		out = append(out, n)
 	}
@@ -57,10 +57,10 @@ func (c *Container) Threads(t testing.TB) []int {
 
 // RunningThreads counts the container's threads in state R, independently
 // of the receiver's reader (from /proc/<tid>/status).
-func (c *Container) RunningThreads(t testing.TB) int {
-	t.Helper()
+func (c *Container) RunningThreads(tb testing.TB) int {
+	tb.Helper()
 	n := 0
-	for _, tid := range c.Threads(t) {
+	for _, tid := range c.Threads(tb) {
 		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(tid), "status"))
 		if err != nil {
 			continue // exited
@@ -99,20 +99,20 @@ type CPUStat struct {
 
 // CPU reads the container's CPU accounting (v1: the cpuacct and cpu
 // hierarchies; v2: cpu.stat).
-func (c *Container) CPU(t testing.TB) CPUStat {
-	t.Helper()
+func (c *Container) CPU(tb testing.TB) CPUStat {
+	tb.Helper()
 	var s CPUStat
 	stat := filepath.Join(c.Dir("cpu"), "cpu.stat")
 	if V2() {
 		stat = filepath.Join(c.Dir(""), "cpu.stat")
 	} else {
-		s.Usage = time.Duration(readUint(t, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage")))
-		s.User = time.Duration(readUint(t, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage_user")))
-		s.System = time.Duration(readUint(t, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage_sys")))
+		s.Usage = time.Duration(readUint(tb, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage")))
+		s.User = time.Duration(readUint(tb, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage_user")))
+		s.System = time.Duration(readUint(tb, filepath.Join(c.Dir("cpuacct"), "cpuacct.usage_sys")))
 	}
 	data, err := os.ReadFile(stat)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		k, v, ok := strings.Cut(line, " ")
@@ -121,7 +121,7 @@ func (c *Container) CPU(t testing.TB) CPUStat {
 		}
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			t.Fatalf("%s: %q: %v", stat, line, err)
+			tb.Fatalf("%s: %q: %v", stat, line, err)
 		}
 		switch k {
 		case "usage_usec":

@@ -26,74 +26,74 @@ type Loop struct {
 // previous test did to a queue, such as activating blk-throttle, carries
 // over) backed by a sizeMiB file in a test directory, and removes both in
 // cleanup. Needs root and /dev/loop-control.
-func NewLoop(t testing.TB, sizeMiB int) *Loop {
-	t.Helper()
+func NewLoop(tb testing.TB, sizeMiB int) *Loop {
+	tb.Helper()
 	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
 	if err != nil {
-		t.Fatalf("loop device: %v", err)
+		tb.Fatalf("loop device: %v", err)
 	}
 	defer ctl.Close()
 	// An index no one uses: the kernel picks free ones from 0 up.
 	idx := -1
 	for i := 240; i < 480; i++ {
-		if _, err := os.Stat(fmt.Sprintf("/sys/block/loop%d", i)); os.IsNotExist(err) {
+		if _, statErr := os.Stat(fmt.Sprintf("/sys/block/loop%d", i)); os.IsNotExist(statErr) {
 			idx = i
 			break
 		}
 	}
 	if idx < 0 {
-		t.Fatal("loop device: no free index in 240..479")
+		tb.Fatal("loop device: no free index in 240..479")
 	}
-	if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, idx); err != nil {
-		t.Fatalf("loop device: LOOP_CTL_ADD %d: %v", idx, err)
+	if ioctlSetIntErr := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, idx); ioctlSetIntErr != nil {
+		tb.Fatalf("loop device: LOOP_CTL_ADD %d: %v", idx, ioctlSetIntErr)
 	}
 	l := &Loop{Path: fmt.Sprintf("/dev/loop%d", idx), Name: fmt.Sprintf("loop%d", idx), Major: 7, Minor: uint32(idx)}
-	t.Cleanup(func() {
-		ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-		if err != nil {
-			t.Errorf("loop device %s: %v", l.Path, err)
+	tb.Cleanup(func() {
+		ctl, openFileErr := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
+		if openFileErr != nil {
+			tb.Errorf("loop device %s: %v", l.Path, openFileErr)
 			return
 		}
 		defer ctl.Close()
 		// EBUSY while the detach settles.
 		for i := 0; ; i++ {
-			err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_REMOVE, idx)
-			if err == nil {
+			removeErr := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_REMOVE, idx)
+			if removeErr == nil {
 				return
 			}
-			if err != unix.EBUSY || i == 100 {
-				t.Errorf("loop device %s: LOOP_CTL_REMOVE: %v", l.Path, err)
+			if removeErr != unix.EBUSY || i == 100 {
+				tb.Errorf("loop device %s: LOOP_CTL_REMOVE: %v", l.Path, removeErr)
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
-	backing := filepath.Join(t.TempDir(), "loop.img")
+	backing := filepath.Join(tb.TempDir(), "loop.img")
 	bf, err := os.Create(backing)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer bf.Close()
-	if err := bf.Truncate(int64(sizeMiB) << 20); err != nil {
-		t.Fatal(err)
+	if truncateErr := bf.Truncate(int64(sizeMiB) << 20); truncateErr != nil {
+		tb.Fatal(truncateErr)
 	}
 	dev, err := os.OpenFile(l.Path, os.O_RDWR, 0)
 	if err != nil {
-		t.Fatalf("loop device: %v", err)
+		tb.Fatalf("loop device: %v", err)
 	}
 	defer dev.Close()
 	if err := unix.IoctlSetInt(int(dev.Fd()), unix.LOOP_SET_FD, int(bf.Fd())); err != nil {
-		t.Fatalf("loop device %s: LOOP_SET_FD: %v", l.Path, err)
+		tb.Fatalf("loop device %s: LOOP_SET_FD: %v", l.Path, err)
 	}
-	t.Cleanup(func() { // before LOOP_CTL_REMOVE (cleanups run last first)
+	tb.Cleanup(func() { // before LOOP_CTL_REMOVE (cleanups run last first)
 		dev, err := os.OpenFile(l.Path, os.O_RDWR, 0)
 		if err != nil {
-			t.Errorf("loop device %s: %v", l.Path, err)
+			tb.Errorf("loop device %s: %v", l.Path, err)
 			return
 		}
 		defer dev.Close()
 		if err := unix.IoctlSetInt(int(dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil {
-			t.Errorf("loop device %s: LOOP_CLR_FD: %v", l.Path, err)
+			tb.Errorf("loop device %s: LOOP_CLR_FD: %v", l.Path, err)
 		}
 	})
 	return l

@@ -34,7 +34,6 @@ package containerdtest // import "github.com/containerstats/containerstatsreceiv
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -52,11 +51,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
-	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/leftovers"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 )
 
 // Image is the reference of the locally imported busybox image, used as
@@ -165,7 +165,7 @@ func repoBinDir() string {
 // prints as its version ("v2.4.2", "1.6.20~ds1"), and its major number,
 // which decides the configuration's format (Config).
 func Version(binDir string) (version string, major int, err error) {
-	out, err := exec.Command(Bin(binDir, "containerd"), "--version").Output()
+	out, err := exec.Command(Bin(binDir, "containerd"), "--version").Output() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	if err != nil {
 		return "", 0, fmt.Errorf("containerd --version: %w", err)
 	}
@@ -273,70 +273,72 @@ type Options struct {
 
 // Start starts containerd (DefaultBinDir's) with a private configuration
 // and imports Image.
-func Start(t testing.TB) *Containerd {
-	t.Helper()
-	return StartWith(t, Options{BinDir: DefaultBinDir()})
+func Start(tb testing.TB) *Containerd {
+	tb.Helper()
+	return StartWith(tb, Options{BinDir: DefaultBinDir()})
 }
 
 // StartWith is Start with options.
-func StartWith(t testing.TB, o Options) *Containerd {
-	t.Helper()
-	machine.Lock(t) // before any cleanup: released after them
-	machine.Need(t, AvailableIn(o.BinDir))
+func StartWith(tb testing.TB, o Options) *Containerd {
+	tb.Helper()
+	machine.Lock(tb) // before any cleanup: released after them
+	machine.Need(tb, AvailableIn(o.BinDir))
 	version, major, err := Version(o.BinDir)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Logf("containerdtest: containerd %s (%s)", version, Bin(o.BinDir, "containerd"))
+	tb.Logf("containerdtest: containerd %s (%s)", version, Bin(o.BinDir, "containerd"))
 	base, err := os.MkdirTemp("", "ctrd-")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	c := &Containerd{t: t, base: base, Socket: filepath.Join(base, "c.sock"), BinDir: o.BinDir, Version: version,
-		preCgroup: map[string]bool{}, systemd: o.Systemd}
+	c := &Containerd{
+		t: tb, base: base, Socket: filepath.Join(base, "c.sock"), BinDir: o.BinDir, Version: version,
+		preCgroup: map[string]bool{}, systemd: o.Systemd,
+	}
 	for _, h := range hierarchies() {
 		for _, rel := range sharedLevels {
-			if _, err := os.Stat(filepath.Join(h, rel)); err == nil {
+			if _, statErr := os.Stat(filepath.Join(h, rel)); statErr == nil {
 				c.preCgroup[filepath.Join(h, rel)] = true
 			}
 		}
 	}
-	t.Cleanup(c.cleanup)
+	tb.Cleanup(c.cleanup)
 	for _, d := range []string{"root", "state", "opt", "runc", "cni/bin", "cni/conf", "ipam"} {
-		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
-			t.Fatal(err)
+		if mkdirErr := os.MkdirAll(filepath.Join(base, d), 0o755); mkdirErr != nil {
+			tb.Fatal(mkdirErr)
 		}
 	}
 	cniBin := filepath.Join(base, "cni/bin")
 	if o.Bridge != "" {
 		cniBin = CNIBinDir
 		if !strings.HasPrefix(o.Bridge, leftovers.LinkPrefix) {
-			t.Fatalf("containerdtest: bridge %q must start with %q (the leftover check's mark)", o.Bridge, leftovers.LinkPrefix)
+			tb.Fatalf("containerdtest: bridge %q must start with %q (the leftover check's mark)", o.Bridge, leftovers.LinkPrefix)
 		}
 		c.bridge = o.Bridge
 		conf := BridgeConflist("containerdtest", o.Bridge, filepath.Join(base, "ipam"), o.Subnet, o.Gateway)
-		if err := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
+		if writeErr := os.WriteFile(filepath.Join(base, "cni/conf", "10-containerdtest.conflist"), []byte(conf), 0o600); writeErr != nil {
+			tb.Fatal(writeErr)
 		}
 	}
 	cfg := Config(ConfigOptions{Major: major, BinDir: o.BinDir, Base: base, Socket: c.Socket, CNIBin: cniBin, Systemd: o.Systemd})
-	if err := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
+	if writeErr := os.WriteFile(filepath.Join(base, "config.toml"), []byte(cfg), 0o600); writeErr != nil {
+		tb.Fatal(writeErr)
 	}
-	c.Restart(t)
+	c.Restart(tb)
 	img := filepath.Join(base, "image.tar")
-	if err := WriteImageWith(img, o.ImageFiles); err != nil {
-		t.Fatal(err)
+	if imageErr := WriteImageWith(img, o.ImageFiles); imageErr != nil {
+		tb.Fatal(imageErr)
 	}
-	if out, err := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); err != nil {
-		t.Fatalf("ctr images import: %v: %s", err, out)
+	if out, importErr := exec.Command(Bin(o.BinDir, "ctr"), "-a", c.Socket, "-n", Namespace, "images", "import", img).CombinedOutput(); importErr != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
+		tb.Fatalf("ctr images import: %v: %s", importErr, out)
 	}
 	conn, err := grpc.NewClient("unix://"+c.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c.conn, c.cri = conn, runtimeapi.NewRuntimeServiceClient(conn)
-	c.waitImage(t, 60*time.Second)
+	c.waitImage(tb, 60*time.Second)
 	return c
 }
 
@@ -346,8 +348,8 @@ func StartWith(t testing.TB, o Options) *Containerd {
 // containerd 2.4 a RunPodSandbox 20 ms after the import still missed it
 // and tried to pull the sandbox image from its registry, which a test
 // machine cannot reach).
-func (c *Containerd) waitImage(t testing.TB, d time.Duration) {
-	t.Helper()
+func (c *Containerd) waitImage(tb testing.TB, d time.Duration) {
+	tb.Helper()
 	images := runtimeapi.NewImageServiceClient(c.conn)
 	deadline := time.Now().Add(d)
 	for {
@@ -358,7 +360,7 @@ func (c *Containerd) waitImage(t testing.TB, d time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("containerdtest: CRI does not know the imported image %s after %s (ImageStatus: %v, %v); log: %s", Image, d, resp, err, c.log())
+			tb.Fatalf("containerdtest: CRI does not know the imported image %s after %s (ImageStatus: %v, %v); log: %s", Image, d, resp, err, c.log())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -425,8 +427,10 @@ func Config(o ConfigOptions) string {
 	if o.BinDir != "" {
 		runc = fmt.Sprintf("\n        BinaryName = %q", filepath.Join(o.BinDir, "runc"))
 	}
-	args := []any{filepath.Join(o.Base, "root"), filepath.Join(o.Base, "state"), o.Socket, filepath.Join(o.Base, "t.sock"),
-		filepath.Join(o.Base, "opt"), Image, o.CNIBin, filepath.Join(o.Base, "cni/conf"), filepath.Join(o.Base, "runc"), o.Systemd, runc}
+	args := []any{
+		filepath.Join(o.Base, "root"), filepath.Join(o.Base, "state"), o.Socket, filepath.Join(o.Base, "t.sock"),
+		filepath.Join(o.Base, "opt"), Image, o.CNIBin, filepath.Join(o.Base, "cni/conf"), filepath.Join(o.Base, "runc"), o.Systemd, runc,
+	}
 	if o.Major < 2 {
 		return fmt.Sprintf(`version = 2
 `+configCommon+`[plugins."io.containerd.grpc.v1.cri"]
@@ -514,25 +518,25 @@ func (c *Containerd) CRI() runtimeapi.RuntimeServiceClient { return c.cri }
 // waiting up to 60 s for its socket: containerd 2.4 in the v2 guest's
 // emulated CPUs, on a loaded host, once took more than 10 s to load its
 // plugins (a healthy start there takes 1-3 s; here, well under one).
-func (c *Containerd) Restart(t testing.TB) {
-	t.Helper()
-	c.restartWithin(t, 60*time.Second)
+func (c *Containerd) Restart(tb testing.TB) {
+	tb.Helper()
+	c.restartWithin(tb, 60*time.Second)
 }
 
 // restartWithin is Restart, waiting up to d for containerd's socket (it
 // opens once containerd has reconnected to its running shims).
-func (c *Containerd) restartWithin(t testing.TB, d time.Duration) {
-	t.Helper()
+func (c *Containerd) restartWithin(tb testing.TB, d time.Duration) {
+	tb.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cmd != nil {
-		t.Fatal("containerd already running")
+		tb.Fatal("containerd already running")
 	}
 	logf, err := os.OpenFile(filepath.Join(c.base, "containerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	cmd := exec.Command(Bin(c.BinDir, "containerd"), "--config", filepath.Join(c.base, "config.toml"))
+	cmd := exec.Command(Bin(c.BinDir, "containerd"), "--config", filepath.Join(c.base, "config.toml")) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.Env = Env(c.BinDir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Killed with the test process if it dies first (a test timeout); its
@@ -541,7 +545,7 @@ func (c *Containerd) restartWithin(t testing.TB, d time.Duration) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
@@ -554,17 +558,17 @@ func (c *Containerd) restartWithin(t testing.TB, d time.Duration) {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("containerd exited at start; log: %s", c.log())
+			tb.Fatalf("containerd exited at start; log: %s", c.log())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("containerd socket not ready after %s; log: %s", d, c.log())
+	tb.Fatalf("containerd socket not ready after %s; log: %s", d, c.log())
 }
 
 // Stop stops containerd (SIGTERM, then SIGKILL after 5 s). Shims and
 // containers keep running, as on a node whose runtime restarts.
-func (c *Containerd) Stop(t testing.TB) {
-	t.Helper()
+func (c *Containerd) Stop(tb testing.TB) {
+	tb.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopLocked()
@@ -592,32 +596,26 @@ func (c *Containerd) log() string {
 	return string(b)
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n/2)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // RunPod runs a host-network pod sandbox named name in namespace ns with
 // the given QoS class ("burstable", "besteffort", or "guaranteed") and
 // labels.
-func (c *Containerd) RunPod(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
-	t.Helper()
-	return c.runPod(t, name, ns, qos, labels, false)
+func (c *Containerd) RunPod(tb testing.TB, name, ns, qos string, labels map[string]string) *Pod {
+	tb.Helper()
+	return c.runPod(tb, name, ns, qos, labels, false)
 }
 
 // RunPodNetwork is RunPod for a pod with a network namespace of its own on
 // the CNI bridge of Options.Bridge.
-func (c *Containerd) RunPodNetwork(t testing.TB, name, ns, qos string, labels map[string]string) *Pod {
-	t.Helper()
+func (c *Containerd) RunPodNetwork(tb testing.TB, name, ns, qos string, labels map[string]string) *Pod {
+	tb.Helper()
 	if c.bridge == "" {
-		t.Fatal("containerdtest: RunPodNetwork needs Options.Bridge")
+		tb.Fatal("containerdtest: RunPodNetwork needs Options.Bridge")
 	}
-	return c.runPod(t, name, ns, qos, labels, true)
+	return c.runPod(tb, name, ns, qos, labels, true)
 }
 
-func (c *Containerd) runPod(t testing.TB, name, ns, qos string, labels map[string]string, network bool) *Pod {
-	t.Helper()
+func (c *Containerd) runPod(tb testing.TB, name, ns, qos string, labels map[string]string, network bool) *Pod {
+	tb.Helper()
 	p := &Pod{c: c, UID: leftovers.TestPodUID(), Name: name, Namespace: ns, Network: network}
 	if qos != "guaranteed" {
 		p.QoS = qos
@@ -634,7 +632,7 @@ func (c *Containerd) runPod(t testing.TB, name, ns, qos string, labels map[strin
 	defer cancel()
 	resp, err := c.cri.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: p.config(l)})
 	if err != nil {
-		t.Fatalf("RunPodSandbox %s/%s: %v; log: %s", ns, name, err, c.log())
+		tb.Fatalf("RunPodSandbox %s/%s: %v; log: %s", ns, name, err, c.log())
 	}
 	p.ID = resp.GetPodSandboxId()
 	return p
@@ -685,18 +683,18 @@ func (p *Pod) logDir() string {
 
 // StartContainer creates and starts a container named name (restart
 // attempt attempt) running `sleep`, and returns its ID.
-func (p *Pod) StartContainer(t testing.TB, name string, attempt uint32) string {
-	t.Helper()
-	return p.StartContainerCmd(t, name, attempt, []string{"/bin/sleep", "3600"})
+func (p *Pod) StartContainer(tb testing.TB, name string, attempt uint32) string {
+	tb.Helper()
+	return p.StartContainerCmd(tb, name, attempt, []string{"/bin/sleep", "3600"})
 }
 
 // StartContainerCmd is StartContainer running cmd (busybox applets) with
 // its stdout and stderr going to the pod's log directory as the kubelet
 // would have it (the container's log directory is created first, as the
 // kubelet does).
-func (p *Pod) StartContainerCmd(t testing.TB, name string, attempt uint32, cmd []string) string {
-	t.Helper()
-	return p.StartContainerSpec(t, ContainerSpec{Name: name, Attempt: attempt, Command: cmd})
+func (p *Pod) StartContainerCmd(tb testing.TB, name string, attempt uint32, cmd []string) string {
+	tb.Helper()
+	return p.StartContainerSpec(tb, ContainerSpec{Name: name, Attempt: attempt, Command: cmd})
 }
 
 // ContainerSpec is a container as StartContainerSpec runs it.
@@ -714,11 +712,11 @@ type ContainerSpec struct {
 
 // StartContainerSpec creates and starts the container s describes (see
 // StartContainerCmd) and returns its ID.
-func (p *Pod) StartContainerSpec(t testing.TB, s ContainerSpec) string {
-	t.Helper()
+func (p *Pod) StartContainerSpec(tb testing.TB, s ContainerSpec) string {
+	tb.Helper()
 	name, attempt := s.Name, s.Attempt
 	if err := os.MkdirAll(filepath.Join(p.logDir(), name), 0o755); err != nil {
-		t.Fatalf("log directory: %v", err)
+		tb.Fatalf("log directory: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -738,10 +736,10 @@ func (p *Pod) StartContainerSpec(t testing.TB, s ContainerSpec) string {
 	}
 	cr, err := p.c.cri.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: p.ID, Config: cfg, SandboxConfig: p.config(nil)})
 	if err != nil {
-		t.Fatalf("CreateContainer %s: %v; log: %s", name, err, p.c.log())
+		tb.Fatalf("CreateContainer %s: %v; log: %s", name, err, p.c.log())
 	}
 	if _, err := p.c.cri.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: cr.GetContainerId()}); err != nil {
-		t.Fatalf("StartContainer %s: %v; log: %s", name, err, p.c.log())
+		tb.Fatalf("StartContainer %s: %v; log: %s", name, err, p.c.log())
 	}
 	return cr.GetContainerId()
 }
@@ -750,8 +748,8 @@ func (p *Pod) StartContainerSpec(t testing.TB, s ContainerSpec) string {
 // running, naming the ones that are not with containerd's log lines about
 // dead shims (after a restart containerd may clean up a shim it could not
 // reach, killing its container).
-func (c *Containerd) RequireRunning(t testing.TB, ids ...string) {
-	t.Helper()
+func (c *Containerd) RequireRunning(tb testing.TB, ids ...string) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var bad []string
@@ -777,17 +775,17 @@ func (c *Containerd) RequireRunning(t testing.TB, ids ...string) {
 				shimLines = append(shimLines, line)
 			}
 		}
-		t.Fatalf("containers not running according to CRI: %s; containerd's shim errors: %s", strings.Join(bad, "; "), strings.Join(shimLines, "\n"))
+		tb.Fatalf("containers not running according to CRI: %s; containerd's shim errors: %s", strings.Join(bad, "; "), strings.Join(shimLines, "\n"))
 	}
 }
 
 // StopContainer stops a container (it exits; its cgroup goes away).
-func (p *Pod) StopContainer(t testing.TB, id string) {
-	t.Helper()
+func (p *Pod) StopContainer(tb testing.TB, id string) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := p.c.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil {
-		t.Fatalf("StopContainer %s: %v", id, err)
+		tb.Fatalf("StopContainer %s: %v", id, err)
 	}
 }
 
@@ -864,7 +862,7 @@ func (c *Containerd) cleanup() {
 		}
 	}
 	if c.bridge != "" {
-		_ = exec.Command("ip", "link", "del", c.bridge).Run()
+		_ = exec.Command("ip", "link", "del", c.bridge).Run() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	}
 	for id := range shimIDs {
 		sum := sha256.Sum256([]byte(filepath.Join(c.Socket, Namespace, id)))

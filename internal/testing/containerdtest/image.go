@@ -132,7 +132,7 @@ func buildImage(path, busybox, ref string, extra map[string]string) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	return os.WriteFile(path, out.Bytes(), 0o644)
+	return os.WriteFile(path, out.Bytes(), 0o600)
 }
 
 func digest(b []byte) string {

@@ -24,9 +24,9 @@ import (
 func TestBuildImage(t *testing.T) {
 	dir := t.TempDir()
 	fakeBusybox := filepath.Join(dir, "busybox")
-	require.NoError(t, os.WriteFile(fakeBusybox, []byte("#!fake busybox"), 0o755))
+	require.NoError(t, os.WriteFile(fakeBusybox, []byte("#!fake busybox"), 0o755)) //nolint:gosec // G306: an executable
 	fakeWorkload := filepath.Join(dir, "workload")
-	require.NoError(t, os.WriteFile(fakeWorkload, []byte("#!fake workload"), 0o750))
+	require.NoError(t, os.WriteFile(fakeWorkload, []byte("#!fake workload"), 0o750)) //nolint:gosec // G306: an executable
 	out := filepath.Join(dir, "image.tar")
 	require.NoError(t, buildImage(out, fakeBusybox, Image, map[string]string{"bin/workload": fakeWorkload}))
 

@@ -23,12 +23,16 @@ func TestPodCgroup(t *testing.T) {
 	}{
 		{"burstable", false, "/kubepods/burstable/pod" + uid, "/kubepods/burstable/pod" + uid},
 		{"", false, "/kubepods/pod" + uid, "/kubepods/pod" + uid},
-		{"besteffort", true,
+		{
+			"besteffort", true,
 			"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod0a1b2c3d_7e57_4f00_8a9b_0c1d2e3f4a5b.slice",
-			"kubepods-besteffort-pod0a1b2c3d_7e57_4f00_8a9b_0c1d2e3f4a5b.slice"},
-		{"", true,
+			"kubepods-besteffort-pod0a1b2c3d_7e57_4f00_8a9b_0c1d2e3f4a5b.slice",
+		},
+		{
+			"", true,
 			"/kubepods.slice/kubepods-pod0a1b2c3d_7e57_4f00_8a9b_0c1d2e3f4a5b.slice",
-			"kubepods-pod0a1b2c3d_7e57_4f00_8a9b_0c1d2e3f4a5b.slice"},
+			"kubepods-pod0a1b2c3d_7e57_4f00_8a9b_0c1d2e3f4a5b.slice",
+		},
 	} {
 		path, parent := podCgroup(uid, c.qos, c.systemd)
 		assert.Equal(t, c.path, path, "qos %q systemd %v", c.qos, c.systemd)

@@ -85,89 +85,89 @@ type Container struct {
 }
 
 // Start starts dockerd for t and imports the busybox image.
-func Start(t testing.TB) *Dockerd {
-	t.Helper()
+func Start(tb testing.TB) *Dockerd {
+	tb.Helper()
 	if os.Geteuid() != 0 {
-		machine.Need(t, "dockertest needs root (dockerd)")
+		machine.Need(tb, "dockertest needs root (dockerd)")
 	}
 	for _, bin := range []string{dockerd, docker, compose, busybox} {
 		if _, err := os.Stat(bin); err != nil {
-			machine.Need(t, fmt.Sprintf("dockertest needs %s (Debian packages docker.io, docker-compose, busybox-static)", bin))
+			machine.Need(tb, fmt.Sprintf("dockertest needs %s (Debian packages docker.io, docker-compose, busybox-static)", bin))
 		}
 	}
-	dir := t.TempDir()
+	dir := tb.TempDir()
 	d := &Dockerd{Socket: filepath.Join(dir, "docker.sock"), dir: dir, exited: make(chan struct{})}
 	made := machine.Absent(append(machine.CgroupDirs("docker"), trust, filepath.Dir(trust)))
-	t.Cleanup(func() { d.cleanup(t, made) })
+	tb.Cleanup(func() { d.cleanup(tb, made) })
 
 	log, err := os.Create(filepath.Join(dir, "dockerd.log"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer log.Close()
-	d.cmd = exec.Command(dockerd, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none", "--userland-proxy=false",
+	d.cmd = exec.Command(dockerd, "--iptables=false", "--ip-forward=false", "--ip-masq=false", "--bridge=none", "--userland-proxy=false", //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"--data-root", filepath.Join(dir, "root"), "--exec-root", filepath.Join(dir, "exec"), "--pidfile", filepath.Join(dir, "dockerd.pid"),
 		"-H", "unix://"+d.Socket, "--containerd-namespace", "cstest-docker", "--containerd-plugins-namespace", "cstest-docker-plugins",
 		"--default-ulimit", "nofile=1024:1024", "--cgroup-parent", "/docker", "--log-level", "warn")
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
+	if startErr := d.cmd.Start(); startErr != nil {
+		tb.Fatal(startErr)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := d.Docker(nil, "version", "--format", "{{.Server.Version}}"); err == nil {
+		if _, dockerErr := d.Docker(nil, "version", "--format", "{{.Server.Version}}"); dockerErr == nil {
 			break
 		}
 		select {
 		case <-d.exited:
 			logged, _ := os.ReadFile(log.Name())
-			t.Fatalf("dockerd exited: %s", logged)
+			tb.Fatalf("dockerd exited: %s", logged)
 		default:
 		}
 		if time.Now().After(deadline) {
 			logged, _ := os.ReadFile(log.Name())
-			t.Fatalf("dockerd did not answer within 60 s: %s", logged)
+			tb.Fatalf("dockerd did not answer within 60 s: %s", logged)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 
 	archive, err := machine.BusyboxTar(dir, "sh", "sleep", "dd", "cat")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if _, err := d.Docker(bytes.NewBuffer(archive), "import", "-", Image); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return d
 }
 
 // Run starts a detached container named name with labels, running cmd,
 // and returns it once its init process runs.
-func (d *Dockerd) Run(t testing.TB, name string, labels map[string]string, cmd ...string) Container {
-	t.Helper()
+func (d *Dockerd) Run(tb testing.TB, name string, labels map[string]string, cmd ...string) Container {
+	tb.Helper()
 	args := []string{"run", "-d", "--name", name, "--network", "none", "--ulimit", "nproc=1024:1024"}
 	for k, v := range labels {
 		args = append(args, "--label", k+"="+v)
 	}
 	out, err := d.Docker(nil, append(append(args, Image), cmd...)...)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return d.Inspect(t, strings.TrimSpace(string(out)))
+	return d.Inspect(tb, strings.TrimSpace(string(out)))
 }
 
 // Inspect returns container id (an ID or a name) with its init process.
-func (d *Dockerd) Inspect(t testing.TB, id string) Container {
-	t.Helper()
+func (d *Dockerd) Inspect(tb testing.TB, id string) Container {
+	tb.Helper()
 	out, err := d.Docker(nil, "inspect", "--format", "{{.Id}} {{.State.Pid}}", id)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var c Container
 	if _, err := fmt.Sscan(string(out), &c.ID, &c.PID); err != nil || c.PID <= 0 {
-		t.Fatalf("docker inspect %s: %q: %v", id, out, err)
+		tb.Fatalf("docker inspect %s: %q: %v", id, out, err)
 	}
 	return c
 }
@@ -176,40 +176,40 @@ func (d *Dockerd) Inspect(t testing.TB, id string) Container {
 // compose file given as its text (written to the temp directory), and
 // returns the project's containers by service name. The project is taken
 // down in t.Cleanup (its network too).
-func (d *Dockerd) Compose(t testing.TB, project, file string, services ...string) map[string]Container {
-	t.Helper()
+func (d *Dockerd) Compose(tb testing.TB, project, file string, services ...string) map[string]Container {
+	tb.Helper()
 	dir := filepath.Join(d.dir, "compose-"+project)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte(file), 0o600); err != nil {
+		tb.Fatal(err)
 	}
 	composeRun := func(args ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, compose, append([]string{"--no-ansi", "-p", project}, args...)...)
+		cmd := exec.CommandContext(ctx, compose, append([]string{"--no-ansi", "-p", project}, args...)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+d.Socket)
 		return cmd.CombinedOutput()
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		if out, err := composeRun("down", "--timeout", "0"); err != nil {
-			t.Errorf("docker-compose -p %s down: %v: %s", project, err, out)
+			tb.Errorf("docker-compose -p %s down: %v: %s", project, err, out)
 		}
 	})
 	if out, err := composeRun(append([]string{"up", "-d"}, services...)...); err != nil {
-		t.Fatalf("docker-compose -p %s up -d: %v: %s", project, err, out)
+		tb.Fatalf("docker-compose -p %s up -d: %v: %s", project, err, out)
 	}
 	out, err := d.Docker(nil, "ps", "--filter", "label=com.docker.compose.project="+project,
 		"--format", `{{.ID}} {{.Label "com.docker.compose.service"}}`)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cs := map[string]Container{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if id, svc, ok := strings.Cut(line, " "); ok {
-			cs[svc] = d.Inspect(t, id)
+			cs[svc] = d.Inspect(tb, id)
 		}
 	}
 	return cs
@@ -224,27 +224,27 @@ func (d *Dockerd) Docker(in io.Reader, args ...string) ([]byte, error) {
 // containerd), then removes what absent found missing before the test
 // (made) and checks nothing stays mounted below the temp directory (which
 // t.TempDir removes after).
-func (d *Dockerd) cleanup(t testing.TB, made []string) {
+func (d *Dockerd) cleanup(tb testing.TB, made []string) {
 	if d.cmd != nil && d.cmd.Process != nil {
 		if out, err := d.Docker(nil, "ps", "-aq"); err == nil && len(bytes.TrimSpace(out)) > 0 {
 			if _, err := d.Docker(nil, append([]string{"rm", "-f"}, strings.Fields(string(out))...)...); err != nil {
-				t.Error(err)
+				tb.Error(err)
 			}
 		}
 		if out, err := d.Docker(nil, "images", "-q"); err == nil && len(bytes.TrimSpace(out)) > 0 {
 			if _, err := d.Docker(nil, append([]string{"rmi", "-f"}, strings.Fields(string(out))...)...); err != nil {
-				t.Error(err)
+				tb.Error(err)
 			}
 		}
 		// Networks a compose project made (their bridges outlive dockerd).
 		if _, err := d.Docker(nil, "network", "prune", "-f"); err != nil {
-			t.Error(err)
+			tb.Error(err)
 		}
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-d.exited:
 		case <-time.After(30 * time.Second):
-			t.Errorf("dockerd did not stop within 30 s of SIGTERM: killed")
+			tb.Errorf("dockerd did not stop within 30 s of SIGTERM: killed")
 			_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
 			<-d.exited
 		}
@@ -253,11 +253,11 @@ func (d *Dockerd) cleanup(t testing.TB, made []string) {
 	// cgroups, once dockerd's containerd has gone.
 	for _, path := range made {
 		if err := machine.RemoveWhenEmpty(path); err != nil {
-			t.Error(err)
+			tb.Error(err)
 		}
 	}
 	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(mounts, []byte(" "+d.dir+"/")) {
-		t.Errorf("dockerd left a mount below %s", d.dir)
+		tb.Errorf("dockerd left a mount below %s", d.dir)
 	}
 }
 

@@ -107,7 +107,7 @@ func run(interval time.Duration) int {
 		if f.query == "uuid" {
 			continue
 		}
-		out, err := exec.Command("nvidia-smi", "--query-gpu=uuid,"+f.query, "--format=csv,noheader,nounits").CombinedOutput()
+		out, err := exec.Command("nvidia-smi", "--query-gpu=uuid,"+f.query, "--format=csv,noheader,nounits").CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		if err != nil {
 			fmt.Printf("nvidia-smi %s: %v: %s\n", f.query, err, bytes.TrimSpace(out))
 			continue
@@ -149,7 +149,7 @@ func run(interval time.Duration) int {
 				verdict = "MIG instance: not compared"
 			case !has:
 				verdict = "nvidia-smi gave no value: not compared"
-			case perr != nil && !(ok1 || ok2):
+			case perr != nil && (!ok1 && !ok2):
 				verdict = "ok (absent on both sides)"
 			case perr != nil:
 				verdict = fmt.Sprintf("FAIL: ours present, nvidia-smi %q", sv)
@@ -243,7 +243,7 @@ func probe(n int) {
 		fmt.Println("probe: init:", ret)
 		return
 	}
-	defer lib.Shutdown()
+	defer func() { _ = lib.Shutdown() }()
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		fmt.Println("driver:", v)
 	}
@@ -277,10 +277,10 @@ func probe(n int) {
 		en, r := h.GetTotalEnergyConsumption()
 		p("GetTotalEnergyConsumption", en, r)
 		for _, ct := range []nvml.ClockType{nvml.CLOCK_SM, nvml.CLOCK_MEM} {
-			c1, r := h.GetClockInfo(ct)
-			p(fmt.Sprintf("GetClockInfo(%d)", ct), c1, r)
-			c2, r := h.GetMaxClockInfo(ct)
-			p(fmt.Sprintf("GetMaxClockInfo(%d)", ct), c2, r)
+			c1, clockRet := h.GetClockInfo(ct)
+			p(fmt.Sprintf("GetClockInfo(%d)", ct), c1, clockRet)
+			c2, clockRet := h.GetMaxClockInfo(ct)
+			p(fmt.Sprintf("GetMaxClockInfo(%d)", ct), c2, clockRet)
 		}
 		er, r := h.GetCurrentClocksEventReasons()
 		p("GetCurrentClocksEventReasons", fmt.Sprintf("%#x", er), r)
@@ -310,16 +310,19 @@ func probe(n int) {
 		p("GetNumFans", nf, r)
 		ps, r := h.GetPerformanceState()
 		p("GetPerformanceState", ps, r)
-		fv := []nvml.FieldValue{{FieldId: nvml.FI_DEV_MEMORY_TEMP}, {FieldId: nvml.FI_DEV_NVLINK_LINK_COUNT},
-			{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: math.MaxUint32}}
+		fv := []nvml.FieldValue{
+			{FieldId: nvml.FI_DEV_MEMORY_TEMP},
+			{FieldId: nvml.FI_DEV_NVLINK_LINK_COUNT},
+			{FieldId: nvml.FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ScopeId: math.MaxUint32},
+		}
 		r = h.GetFieldValues(fv)
 		for _, f := range fv {
 			p(fmt.Sprintf("GetFieldValues(field %d)", f.FieldId), fmt.Sprintf("type %d value %v", f.ValueType, f.Value), nvml.Return(f.NvmlReturn))
 		}
 		p("GetFieldValues (call)", "", r)
 		for l := 0; l < 3; l++ {
-			s, r := h.GetNvLinkState(l)
-			p(fmt.Sprintf("GetNvLinkState(%d)", l), s, r)
+			s, linkRet := h.GetNvLinkState(l)
+			p(fmt.Sprintf("GetNvLinkState(%d)", l), s, linkRet)
 		}
 		et, r := h.GetSupportedEventTypes()
 		p("GetSupportedEventTypes", fmt.Sprintf("%#x", et), r)

@@ -25,8 +25,8 @@ type Node struct {
 	Server *dgxa100.Server
 	GPUs   []*dgxa100.Device
 	MIGs   map[int][]*mock.Device // GPU index -> its MIG instances
-	// Initialised counts Init minus Shutdown calls.
-	Initialised int
+	// Initialized counts Init minus Shutdown calls.
+	Initialized int
 	// Events is the node's XID event set (one, as NVML hands out).
 	Events *EventSet
 
@@ -60,17 +60,23 @@ type Spec struct {
 var (
 	// SpecA100 is an A100-SXM4-40GB: ECC, MIG and NVLink, no GPM (Ampere),
 	// no fan.
-	SpecA100 = Spec{Name: "NVIDIA A100-SXM4-40GB", MemTotal: 40 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_AMPERE,
-		ECC: true, MIG: true, MemTemp: true, NVLinks: 12, MaxLinks: 12, PowerCapW: 400, MaxSMMHz: 1410, MemMHz: 1215}
+	SpecA100 = Spec{
+		Name: "NVIDIA A100-SXM4-40GB", MemTotal: 40 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_AMPERE,
+		ECC: true, MIG: true, MemTemp: true, NVLinks: 12, MaxLinks: 12, PowerCapW: 400, MaxSMMHz: 1410, MemMHz: 1215,
+	}
 	// SpecH100 is an H100 80GB HBM3 as the real one answered in a VM
 	// without NVSwitch: ECC, MIG, GPM, memory temperature; no fan, no
 	// NVLink (GetNvLinkState ERROR_NOT_SUPPORTED).
-	SpecH100 = Spec{Name: "NVIDIA H100 80GB HBM3", MemTotal: 80 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_HOPPER,
-		ECC: true, MIG: true, GPM: true, MemTemp: true, PowerCapW: 700, MaxSMMHz: 1980, MemMHz: 2619}
+	SpecH100 = Spec{
+		Name: "NVIDIA H100 80GB HBM3", MemTotal: 80 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_HOPPER,
+		ECC: true, MIG: true, GPM: true, MemTemp: true, PowerCapW: 700, MaxSMMHz: 1980, MemMHz: 2619,
+	}
 	// SpecRTX4090 is a consumer GPU: a fan, no ECC, no remapped rows, no
 	// MIG, no GPM, no NVLink, no memory temperature.
-	SpecRTX4090 = Spec{Name: "NVIDIA GeForce RTX 4090", MemTotal: 24 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_ADA,
-		Fan: true, PowerCapW: 450, MaxSMMHz: 2520, MemMHz: 10501}
+	SpecRTX4090 = Spec{
+		Name: "NVIDIA GeForce RTX 4090", MemTotal: 24 * 1024 * MiB, Arch: nvml.DEVICE_ARCH_ADA,
+		Fan: true, PowerCapW: 450, MaxSMMHz: 2520, MemMHz: 10501,
+	}
 )
 
 // Proc is a process on a device: its host PID, device memory and the SM
@@ -120,8 +126,8 @@ func Build(n int, spec Spec) *Node {
 		return &gpmSample{node: nd}, nvml.SUCCESS
 	}
 	s.GpmMetricsGetFunc = nd.gpmMetricsGet
-	s.InitFunc = func() nvml.Return { nd.Initialised++; return nvml.SUCCESS }
-	s.ShutdownFunc = func() nvml.Return { nd.Initialised--; return nvml.SUCCESS }
+	s.InitFunc = func() nvml.Return { nd.Initialized++; return nvml.SUCCESS }
+	s.ShutdownFunc = func() nvml.Return { nd.Initialized--; return nvml.SUCCESS }
 	s.DeviceGetCountFunc = func() (int, nvml.Return) { return n, nvml.SUCCESS }
 	inner := s.DeviceGetHandleByIndexFunc
 	s.DeviceGetHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
@@ -224,8 +230,7 @@ func (n *Node) EnableMIG(i int, migs ...MIG) {
 	d.GetEncoderUtilizationFunc, d.GetDecoderUtilizationFunc = notSup3, notSup3
 	var handles []*mock.Device
 	for j, m := range migs {
-		j := j
-		uuid, name, m := MIGUUID(i, j), d.Name+" MIG "+m.Profile, m
+		uuid, name := MIGUUID(i, j), d.Name+" MIG "+m.Profile
 		md := &mock.Device{
 			GetUUIDFunc: func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
 			GetNameFunc: func() (string, nvml.Return) { return name, nvml.SUCCESS },

@@ -326,7 +326,7 @@ func write(dir, name, content string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
+	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600)
 }
 
 // netDev is a /proc/<pid>/net/dev with loopback and one pod interface.

@@ -40,8 +40,8 @@ func TestGenerateDiscover(t *testing.T) {
 				require.True(t, ok, c.Rel)
 				assert.Equal(t, c.PodUID, d.PodUID)
 				assert.Equal(t, c.QoS, d.QoS)
-				cpu, err := cgroupfs.NewReader(l).CPU(c.Rel)
-				require.NoError(t, err)
+				cpu, cpuErr := cgroupfs.NewReader(l).CPU(c.Rel)
+				require.NoError(t, cpuErr)
 				assert.True(t, cpu.Usage.OK)
 			}
 			require.NoError(t, tree.RemoveContainer(0))

@@ -48,11 +48,11 @@ func (d Doc) String() string {
 // (deploy/'s collector configuration, which reaches the API server as the
 // ConfigMap's config.yaml: deploy's TestManifestMatchesConfig checks it is
 // verbatim), in file order.
-func Manifests(t testing.TB, dir string) []Doc {
-	t.Helper()
+func Manifests(tb testing.TB, dir string) []Doc {
+	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	sort.Strings(files)
 	var out []Doc
@@ -62,12 +62,12 @@ func Manifests(t testing.TB, dir string) []Doc {
 		}
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		out = append(out, Docs(t, filepath.Base(f), b)...)
+		out = append(out, Docs(tb, filepath.Base(f), b)...)
 	}
 	if len(out) == 0 {
-		t.Fatalf("no manifests in %s", dir)
+		tb.Fatalf("no manifests in %s", dir)
 	}
 	return out
 }
@@ -75,8 +75,8 @@ func Manifests(t testing.TB, dir string) []Doc {
 // Docs are the documents of the multi-document YAML b (what `helm
 // template` prints, or a manifest file), named file; documents of
 // comments only are left out, one without a kind fails.
-func Docs(t testing.TB, file string, b []byte) []Doc {
-	t.Helper()
+func Docs(tb testing.TB, file string, b []byte) []Doc {
+	tb.Helper()
 	var out []Doc
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	for {
@@ -85,18 +85,18 @@ func Docs(t testing.TB, file string, b []byte) []Doc {
 			return out
 		}
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			tb.Fatalf("%s: %v", file, err)
 		}
 		var m map[string]any
 		if err := yaml.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("%s: %v", file, err)
+			tb.Fatalf("%s: %v", file, err)
 		}
 		if len(m) == 0 {
 			continue // comments only
 		}
 		u := &unstructured.Unstructured{Object: m}
 		if u.GetKind() == "" {
-			t.Fatalf("%s: a document without kind", file)
+			tb.Fatalf("%s: a document without kind", file)
 		}
 		out = append(out, Doc{File: file, Raw: raw, Obj: u})
 	}
@@ -130,25 +130,25 @@ func (a *Applier) TakeWarnings() []string {
 }
 
 // NewApplier returns an Applier on the cluster's admin config.
-func NewApplier(t testing.TB, c *Cluster) *Applier {
-	t.Helper()
+func NewApplier(tb testing.TB, c *Cluster) *Applier {
+	tb.Helper()
 	a := &Applier{}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.WarningHandler = a
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	groups, err := restmapper.GetAPIGroupResources(dc)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	a.Mapper = restmapper.NewDiscoveryRESTMapper(groups)
 	if a.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if a.Client, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return a
 }

@@ -20,10 +20,14 @@ import (
 func TestDistinctEvents(t *testing.T) {
 	at := time.Date(2026, 11, 27, 23, 0, 0, 151148586, time.UTC)
 	res := map[string]any{"container.id": "c0ffee", "k8s.pod.name": "oom", "k8s.container.name": "hog"}
-	oom := Event{Name: "k8s.container.oom_kill", Res: res, At: at, Sev: "WARN", Body: "container hog of pod work/oom: OOM killed (exit code 137)",
-		Attr: map[string]any{RecordUID: "11111111-0000-5000-8000-000000000001", "k8s.container.oom_kill.source": "runtime"}}
-	restart := Event{Name: "k8s.container.restart", Res: map[string]any{"container.id": "beef", "k8s.pod.name": "oom"}, At: at, Sev: "WARN",
-		Attr: map[string]any{RecordUID: "11111111-0000-5000-8000-000000000002", "k8s.container.status.last_terminated_reason": "OOMKilled"}}
+	oom := Event{
+		Name: "k8s.container.oom_kill", Res: res, At: at, Sev: "WARN", Body: "container hog of pod work/oom: OOM killed (exit code 137)",
+		Attr: map[string]any{RecordUID: "11111111-0000-5000-8000-000000000001", "k8s.container.oom_kill.source": "runtime"},
+	}
+	restart := Event{
+		Name: "k8s.container.restart", Res: map[string]any{"container.id": "beef", "k8s.pod.name": "oom"}, At: at, Sev: "WARN",
+		Attr: map[string]any{RecordUID: "11111111-0000-5000-8000-000000000002", "k8s.container.status.last_terminated_reason": "OOMKilled"},
+	}
 
 	t.Run("resent batch", func(t *testing.T) {
 		d, copies, err := DistinctEvents([]Event{oom, restart, oom, restart})

@@ -17,12 +17,12 @@ import (
 // prints; an error carries its standard error. It sees no repositories,
 // cache or plugins of the user's: HELM_CACHE_HOME, HELM_CONFIG_HOME and
 // HELM_DATA_HOME are an empty directory of the test.
-func Helm(t testing.TB, bin string, args ...string) ([]byte, error) {
-	t.Helper()
+func Helm(tb testing.TB, bin string, args ...string) ([]byte, error) {
+	tb.Helper()
 	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	home := t.TempDir()
+	home := tb.TempDir()
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
 	out, err := cmd.Output()
 	if err != nil {

@@ -20,7 +20,7 @@
 // test's pods. The processes run in their own process group with Pdeathsig
 // (they die with the test process) and are stopped in t.Cleanup; a leftover
 // one names the temp directory on its command line, which
-// internal/testing/leftovers recognises.
+// internal/testing/leftovers recognizes.
 //
 // Tests skip when the binaries are missing (run `make kube-bins`) and fail
 // instead under CI (CI set).
@@ -132,46 +132,46 @@ func notBuilt(binDir string, names ...string) string {
 // Start starts etcd and kube-apiserver from binDir and returns once the API
 // server's /readyz answers ok (at most 3 minutes; it takes about 3 s on
 // the 2-core dev VM).
-func Start(t testing.TB, binDir string) *Cluster {
-	t.Helper()
-	machine.Lock(t) // before any cleanup: released after them
-	machine.Need(t, Available(binDir))
-	c := &Cluster{Dir: t.TempDir()}
-	t.Cleanup(c.stop)
-	t.Cleanup(func() { // runs before stop: the logs of a failed test
-		if t.Failed() {
+func Start(tb testing.TB, binDir string) *Cluster {
+	tb.Helper()
+	machine.Lock(tb) // before any cleanup: released after them
+	machine.Need(tb, Available(binDir))
+	c := &Cluster{Dir: tb.TempDir()}
+	tb.Cleanup(c.stop)
+	tb.Cleanup(func() { // runs before stop: the logs of a failed test
+		if tb.Failed() {
 			for _, p := range c.procs {
-				t.Logf("kubetest: end of %s's log:\n%s", p.name, tail(p.log))
+				tb.Logf("kubetest: end of %s's log:\n%s", p.name, tail(p.log))
 			}
 		}
 	})
 
 	pki := filepath.Join(c.Dir, "pki")
 	if err := os.MkdirAll(pki, 0o700); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	ca, err := writePKI(pki)
 	if err != nil {
-		t.Fatalf("certificates: %v", err)
+		tb.Fatalf("certificates: %v", err)
 	}
 	token := randomHex(32)
 	c.token = token
-	if err := os.WriteFile(filepath.Join(pki, "tokens.csv"),
-		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+	if writeFileErr := os.WriteFile(filepath.Join(pki, "tokens.csv"),
+		[]byte(token+`,kubetest-admin,kubetest-admin,"system:masters"`+"\n"), 0o600); writeFileErr != nil {
+		tb.Fatal(writeFileErr)
 	}
 
-	etcdClient := "http://" + freeAddr(t)
-	c.start(t, "etcd", filepath.Join(binDir, "etcd"),
+	etcdClient := "http://" + freeAddr(tb)
+	c.start(tb, "etcd", filepath.Join(binDir, "etcd"),
 		"-data-dir", filepath.Join(c.Dir, "etcd"),
 		"-listen-client-url", etcdClient,
-		"-listen-peer-url", "http://"+freeAddr(t),
+		"-listen-peer-url", "http://"+freeAddr(tb),
 		"-unsafe-no-fsync")
 
-	apiAddr := freeAddr(t)
+	apiAddr := freeAddr(tb)
 	_, port, _ := net.SplitHostPort(apiAddr)
 	c.URL = "https://" + apiAddr
-	c.start(t, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
+	c.start(tb, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
 		"--etcd-servers="+etcdClient,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -203,11 +203,11 @@ func Start(t testing.TB, binDir string) *Cluster {
 		Burst:           100,
 		Timeout:         30 * time.Second,
 	}
-	c.waitReady(t, 3*time.Minute)
-	c.requireLoopbackOnly(t, c.procs...)
+	c.waitReady(tb, 3*time.Minute)
+	c.requireLoopbackOnly(tb, c.procs...)
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c.Client = cs
 	return c
@@ -215,19 +215,19 @@ func Start(t testing.TB, binDir string) *Cluster {
 
 // requireLoopbackOnly fails t when one of procs listens on anything but
 // 127.0.0.1.
-func (c *Cluster) requireLoopbackOnly(t testing.TB, procs ...*proc) {
-	t.Helper()
+func (c *Cluster) requireLoopbackOnly(tb testing.TB, procs ...*proc) {
+	tb.Helper()
 	for _, p := range procs {
 		addrs, err := procnet.Listening(p.cmd.Process.Pid)
 		if err != nil {
-			t.Fatalf("%s: listening sockets: %v", p.name, err)
+			tb.Fatalf("%s: listening sockets: %v", p.name, err)
 		}
 		for _, a := range addrs {
 			if !strings.HasPrefix(a, "127.0.0.1:") {
-				t.Fatalf("%s listens on %s, not on loopback (all: %v)", p.name, a, addrs)
+				tb.Fatalf("%s listens on %s, not on loopback (all: %v)", p.name, a, addrs)
 			}
 		}
-		t.Logf("kubetest: %s (pid %d) listens on %v", p.name, p.cmd.Process.Pid, addrs)
+		tb.Logf("kubetest: %s (pid %d) listens on %v", p.name, p.cmd.Process.Pid, addrs)
 	}
 }
 
@@ -237,22 +237,24 @@ func (c *Cluster) requireLoopbackOnly(t testing.TB, procs ...*proc) {
 // on loopback only, and returns once both answer /healthz (their serving
 // certificates are self-signed, in the temp directory). No kubelet runs:
 // pods are scheduled to Node objects but nothing starts them.
-func (c *Cluster) StartControllers(t testing.TB, binDir string) {
-	t.Helper()
-	machine.Need(t, notBuilt(binDir, "kube-controller-manager", "kube-scheduler"))
+func (c *Cluster) StartControllers(tb testing.TB, binDir string) {
+	tb.Helper()
+	machine.Need(tb, notBuilt(binDir, "kube-controller-manager", "kube-scheduler"))
 	pki := filepath.Join(c.Dir, "pki")
-	kubeconfig := c.kubeconfig(t)
+	kubeconfig := c.kubeconfig(tb)
 	n := len(c.procs)
-	cmAddr := freeAddr(t)
+	cmAddr := freeAddr(tb)
 	_, cmPort, _ := net.SplitHostPort(cmAddr)
 	// What both components take: the admin kubeconfig for everything,
 	// loopback serving on their own port and cert dir, one instance.
 	common := func(port, certs string) []string {
-		return []string{"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+		return []string{
+			"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
 			"--authorization-kubeconfig=" + kubeconfig, "--bind-address=127.0.0.1", "--secure-port=" + port,
-			"--cert-dir=" + filepath.Join(c.Dir, certs), "--leader-elect=false", "--profiling=false"}
+			"--cert-dir=" + filepath.Join(c.Dir, certs), "--leader-elect=false", "--profiling=false",
+		}
 	}
-	c.start(t, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(common(cmPort, "controller-manager-certs"),
+	c.start(tb, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(common(cmPort, "controller-manager-certs"),
 		"--controllers=*",
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file="+filepath.Join(pki, "sa.key"),
@@ -260,26 +262,26 @@ func (c *Cluster) StartControllers(t testing.TB, binDir string) {
 		"--cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
 		"--cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
 		"--service-cluster-ip-range="+ServiceCIDR)...)
-	schedAddr := freeAddr(t)
+	schedAddr := freeAddr(tb)
 	_, schedPort, _ := net.SplitHostPort(schedAddr)
-	c.start(t, "kube-scheduler", filepath.Join(binDir, "kube-scheduler"), common(schedPort, "scheduler-certs")...)
+	c.start(tb, "kube-scheduler", filepath.Join(binDir, "kube-scheduler"), common(schedPort, "scheduler-certs")...)
 	for _, hp := range []struct{ name, addr string }{{"kube-controller-manager", cmAddr}, {"kube-scheduler", schedAddr}} {
-		c.waitHealthy(t, hp.name, "https://"+hp.addr+"/healthz", 2*time.Minute)
+		c.waitHealthy(tb, hp.name, "https://"+hp.addr+"/healthz", 2*time.Minute)
 	}
-	c.requireLoopbackOnly(t, c.procs[n:]...)
+	c.requireLoopbackOnly(tb, c.procs[n:]...)
 }
 
 // Kubeconfig returns the path of the admin kubeconfig (kubeconfig), for
 // kubectl and helm.
-func (c *Cluster) Kubeconfig(t testing.TB) string {
-	t.Helper()
-	return c.kubeconfig(t)
+func (c *Cluster) Kubeconfig(tb testing.TB) string {
+	tb.Helper()
+	return c.kubeconfig(tb)
 }
 
 // kubeconfig writes (once) and returns the admin kubeconfig: the static
 // system:masters token, the cluster's CA.
-func (c *Cluster) kubeconfig(t testing.TB) string {
-	t.Helper()
+func (c *Cluster) kubeconfig(tb testing.TB) string {
+	tb.Helper()
 	path := filepath.Join(c.Dir, "admin.kubeconfig")
 	if _, err := os.Stat(path); err == nil {
 		return path
@@ -301,7 +303,7 @@ contexts:
 current-context: kubetest
 `, c.URL, filepath.Join(c.Dir, "pki", "ca.crt"), c.token)
 	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return path
 }
@@ -309,17 +311,17 @@ current-context: kubetest
 // waitHealthy polls url (a component's own /healthz on loopback, served
 // with the self-signed certificate it made) until it answers 200, a
 // process exits, or d passes.
-func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
-	t.Helper()
+func (c *Cluster) waitHealthy(tb testing.TB, name, url string, d time.Duration) {
+	tb.Helper()
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // loopback, a cert the component generated itself
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback, a cert the component generated itself
 	}}
 	defer hc.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	last := "no answer yet"
+	var last string
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if resp, err := hc.Do(req); err == nil {
@@ -334,31 +336,31 @@ func (c *Cluster) waitHealthy(t testing.TB, name, url string, d time.Duration) {
 		for _, p := range c.procs {
 			select {
 			case <-p.exited:
-				t.Fatalf("%s exited while waiting for %s (%v); log:\n%s", p.name, name, p.exitErr(), tail(p.log))
+				tb.Fatalf("%s exited while waiting for %s (%v); log:\n%s", p.name, name, p.exitErr(), tail(p.log))
 			default:
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s not healthy after %s: %s\nlog:\n%s", name, d, last, tail(filepath.Join(c.Dir, name+".log")))
+			tb.Fatalf("%s not healthy after %s: %s\nlog:\n%s", name, d, last, tail(filepath.Join(c.Dir, name+".log")))
 		case <-tick.C:
 		}
 	}
 }
 
 // start runs one process, its output into <Dir>/<name>.log.
-func (c *Cluster) start(t testing.TB, name, bin string, args ...string) {
-	t.Helper()
-	c.startEnv(t, name, nil, bin, args...)
+func (c *Cluster) start(tb testing.TB, name, bin string, args ...string) {
+	tb.Helper()
+	c.startEnv(tb, name, nil, bin, args...)
 }
 
 // startEnv is start with the environment env (nil: this process's).
-func (c *Cluster) startEnv(t testing.TB, name string, env []string, bin string, args ...string) {
-	t.Helper()
+func (c *Cluster) startEnv(tb testing.TB, name string, env []string, bin string, args ...string) {
+	tb.Helper()
 	logPath := filepath.Join(c.Dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
@@ -368,7 +370,7 @@ func (c *Cluster) startEnv(t testing.TB, name string, env []string, bin string, 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		t.Fatalf("start %s: %v", name, err)
+		tb.Fatalf("start %s: %v", name, err)
 	}
 	p := &proc{name: name, log: logPath, cmd: cmd, exited: make(chan struct{})}
 	go func() {
@@ -383,11 +385,11 @@ func (c *Cluster) startEnv(t testing.TB, name string, env []string, bin string, 
 }
 
 // waitReady polls /readyz until it answers 200, a process exits, or d passes.
-func (c *Cluster) waitReady(t testing.TB, d time.Duration) {
-	t.Helper()
+func (c *Cluster) waitReady(tb testing.TB, d time.Duration) {
+	tb.Helper()
 	tr, err := rest.TransportFor(c.Config)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	defer hc.CloseIdleConnections()
@@ -395,7 +397,7 @@ func (c *Cluster) waitReady(t testing.TB, d time.Duration) {
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	last := "no answer yet"
+	var last string
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/readyz?verbose", nil)
 		if resp, err := hc.Do(req); err == nil {
@@ -412,13 +414,13 @@ func (c *Cluster) waitReady(t testing.TB, d time.Duration) {
 		for _, p := range c.procs {
 			select {
 			case <-p.exited:
-				t.Fatalf("%s exited while waiting for the API server (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
+				tb.Fatalf("%s exited while waiting for the API server (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
 			default:
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("API server not ready after %s: %s\nkube-apiserver log:\n%s", d, last, tail(filepath.Join(c.Dir, "kube-apiserver.log")))
+			tb.Fatalf("API server not ready after %s: %s\nkube-apiserver log:\n%s", d, last, tail(filepath.Join(c.Dir, "kube-apiserver.log")))
 		case <-tick.C:
 		}
 	}
@@ -454,11 +456,11 @@ func tail(path string) string {
 }
 
 // freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().String()

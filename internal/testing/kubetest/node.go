@@ -128,28 +128,28 @@ func NodeAvailable(binDir string) string {
 // cgroup killed, the kubepods cgroups the node made removed in every
 // hierarchy, the namespace's last process ended (its mounts go with it),
 // the bridge deleted.
-func (c *Cluster) StartNode(t testing.TB, binDir string, images ...string) *Node {
-	t.Helper()
-	return c.StartNodeWith(t, binDir, nil, images...)
+func (c *Cluster) StartNode(tb testing.TB, binDir string, images ...string) *Node {
+	tb.Helper()
+	return c.StartNodeWith(tb, binDir, nil, images...)
 }
 
 // StartNodeWith is StartNode with more files in the busybox test image
 // (containerdtest.WriteImageWith's extra: path in the image to the file
 // on this machine), e.g. bin/workload.
-func (c *Cluster) StartNodeWith(t testing.TB, binDir string, imageFiles map[string]string, images ...string) *Node {
-	t.Helper()
-	machine.Need(t, NodeAvailable(binDir))
+func (c *Cluster) StartNodeWith(tb testing.TB, binDir string, imageFiles map[string]string, images ...string) *Node {
+	tb.Helper()
+	machine.Need(tb, NodeAvailable(binDir))
 	if _, err := os.Stat(filepath.Join("/sys/class/net", Bridge)); err == nil {
-		t.Fatalf("network interface %s exists: left over by a test (go run ./internal/testing/cmd/leftovers -clean)", Bridge)
+		tb.Fatalf("network interface %s exists: left over by a test (go run ./internal/testing/cmd/leftovers -clean)", Bridge)
 	}
 	if err := subnetFree(PodSubnet); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	n := &Node{Name: NodeName, c: c, dir: filepath.Join(c.Dir, "node"), ctrdBin: containerdtest.DefaultBinDir(), preCgroup: map[string]bool{}}
 	n.socket = filepath.Join(n.dir, "ctrd", "c.sock")
 	for _, d := range []string{"var-lib", "var-log", "ipam", "ctrd/root", "ctrd/state", "ctrd/opt", "ctrd/runc", "ctrd/cni/conf"} {
 		if err := os.MkdirAll(filepath.Join(n.dir, d), 0o755); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	for _, h := range containerdtest.Hierarchies() {
@@ -159,11 +159,11 @@ func (c *Cluster) StartNodeWith(t testing.TB, binDir string, imageFiles map[stri
 			}
 		}
 	}
-	t.Cleanup(n.stop)
-	t.Cleanup(func() { // runs before stop: the logs of a failed test
-		if t.Failed() {
+	tb.Cleanup(n.stop)
+	tb.Cleanup(func() { // runs before stop: the logs of a failed test
+		if tb.Failed() {
 			for _, p := range n.procs {
-				t.Logf("kubetest: end of %s's log:\n%s", p.name, tail(p.log))
+				tb.Logf("kubetest: end of %s's log:\n%s", p.name, tail(p.log))
 			}
 		}
 	})
@@ -174,37 +174,37 @@ func (c *Cluster) StartNodeWith(t testing.TB, binDir string, imageFiles map[stri
 		{"link", "set", Bridge, "up"},
 	} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v: %s", args, err, out)
+			tb.Fatalf("ip %v: %v: %s", args, err, out)
 		}
 	}
-	n.startHolder(t)
+	n.startHolder(tb)
 
 	// containerd, CNI: the bridge plugin on our bridge, addresses from
 	// host-local (its state under the temp directory).
 	cni := containerdtest.BridgeConflist("kubetest", Bridge, filepath.Join(n.dir, "ipam"), PodSubnet, BridgeIP)
 	ctrd := filepath.Join(n.dir, "ctrd")
-	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(filepath.Join(ctrd, "cni", "conf", "10-kubetest.conflist"), []byte(cni), 0o600); err != nil {
+		tb.Fatal(err)
 	}
 	version, major, err := containerdtest.Version(n.ctrdBin)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Logf("kubetest: the node's containerd is %s", version)
+	tb.Logf("kubetest: the node's containerd is %s", version)
 	ctrdCfg := containerdtest.Config(containerdtest.ConfigOptions{Major: major, BinDir: n.ctrdBin, Base: ctrd, Socket: n.socket, CNIBin: CNIBinDir})
-	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(ctrdCfg), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(filepath.Join(ctrd, "config.toml"), []byte(ctrdCfg), 0o600); err != nil {
+		tb.Fatal(err)
 	}
-	n.start(t, "containerd", containerdtest.Bin(n.ctrdBin, "containerd"), "--config", filepath.Join(ctrd, "config.toml"))
-	n.moveToCgroup(t, n.procs[len(n.procs)-1].cmd.Process.Pid, RuntimeCgroup)
-	n.waitSocket(t, 20*time.Second)
+	n.start(tb, "containerd", containerdtest.Bin(n.ctrdBin, "containerd"), "--config", filepath.Join(ctrd, "config.toml"))
+	n.moveToCgroup(tb, n.procs[len(n.procs)-1].cmd.Process.Pid, RuntimeCgroup)
+	n.waitSocket(tb, 20*time.Second)
 	testbox := filepath.Join(n.dir, "testbox.tar")
 	if err := containerdtest.WriteImageWith(testbox, imageFiles); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	for _, img := range append([]string{testbox}, images...) {
-		if out, err := exec.Command(containerdtest.Bin(n.ctrdBin, "ctr"), "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil {
-			t.Fatalf("ctr images import %s: %v: %s", img, err, out)
+		if out, err := exec.Command(containerdtest.Bin(n.ctrdBin, "ctr"), "-a", n.socket, "-n", containerdtest.Namespace, "images", "import", img).CombinedOutput(); err != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
+			tb.Fatalf("ctr images import %s: %v: %s", img, err, out)
 		}
 	}
 
@@ -213,7 +213,7 @@ func (c *Cluster) StartNodeWith(t testing.TB, binDir string, imageFiles map[stri
 	// kubelet refuses to start on cgroup v1 unless told so (KEP-5573,
 	// cgroup v1 in maintenance mode; the setting defaults to true). A v2
 	// node (the vmnode guest) needs no such line. docs/kube.md.
-	port, roPort, healthz := freePort(t), freePort(t), freePort(t)
+	port, roPort, healthz := freePort(tb), freePort(tb), freePort(tb)
 	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: 127.0.0.1
@@ -247,8 +247,8 @@ volumeStatsAggPeriod: 10s
 maxPods: 50
 `, port, roPort, healthz, n.socket)
 	kcfg := filepath.Join(n.dir, "kubelet.yaml")
-	if err := os.WriteFile(kcfg, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(kcfg, []byte(cfg), 0o600); err != nil {
+		tb.Fatal(err)
 	}
 	n.ReadOnlyURL = fmt.Sprintf("http://127.0.0.1:%d", roPort)
 	// The kubelet's cgroup is made first, so that the kubelet's cAdvisor,
@@ -259,26 +259,26 @@ maxPods: 50
 	// (ensureProcessInContainerWithOOMScore), and ours runs in the
 	// node's; the node moves it, as systemd runs a kubelet in
 	// kubelet.service.
-	n.makeCgroup(t, KubeletCgroup)
-	n.start(t, "kubelet", filepath.Join(binDir, "kubelet"),
+	n.makeCgroup(tb, KubeletCgroup)
+	n.start(tb, "kubelet", filepath.Join(binDir, "kubelet"),
 		"--config="+kcfg,
-		"--kubeconfig="+c.kubeconfig(t),
+		"--kubeconfig="+c.kubeconfig(tb),
 		"--hostname-override="+NodeName,
 		"--node-ip="+BridgeIP,
 		"--kubelet-cgroups="+KubeletCgroup,
 		"--runtime-cgroups="+RuntimeCgroup,
 		"--v=1")
-	n.moveToCgroup(t, n.procs[len(n.procs)-1].cmd.Process.Pid, KubeletCgroup)
-	n.waitNodeReady(t, 3*time.Minute)
-	c.requireLoopbackOnly(t, n.procs[len(n.procs)-1])
+	n.moveToCgroup(tb, n.procs[len(n.procs)-1].cmd.Process.Pid, KubeletCgroup)
+	n.waitNodeReady(tb, 3*time.Minute)
+	c.requireLoopbackOnly(tb, n.procs[len(n.procs)-1])
 	return n
 }
 
 // startHolder starts the process that makes and holds the node's mount
 // namespace (see StartNode) until its stdin closes: at the end of the
 // test, or when the test process dies.
-func (n *Node) startHolder(t testing.TB) {
-	t.Helper()
+func (n *Node) startHolder(tb testing.TB) {
+	tb.Helper()
 	const script = `set -e
 mount -t tmpfs -o mode=0755,size=64m kubetest-run /run
 mkdir -p /run/containerd
@@ -289,20 +289,20 @@ mount --make-rshared /
 echo ready
 read -r _ || true
 `
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "kubetest-node", n.dir)
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "kubetest-node", n.dir) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("unshare: %v", err)
+	if startErr := cmd.Start(); startErr != nil {
+		tb.Fatalf("unshare: %v", startErr)
 	}
 	n.holder, n.holderIn, n.holderDone = cmd, in, make(chan struct{})
 	line := make(chan string, 1)
@@ -317,48 +317,48 @@ read -r _ || true
 	case s := <-line:
 		if strings.TrimSpace(s) != "ready" {
 			<-n.holderDone
-			t.Fatalf("node mount namespace: %q: %s", s, stderr.String())
+			tb.Fatalf("node mount namespace: %q: %s", s, stderr.String())
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("node mount namespace not ready after 20 s: %s", stderr.String())
+		tb.Fatalf("node mount namespace not ready after 20 s: %s", stderr.String())
 	}
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if self, _ := os.Readlink("/proc/self/ns/mnt"); self == ns {
-		t.Fatalf("the node's mount namespace is the test's (%s)", ns)
+		tb.Fatalf("the node's mount namespace is the test's (%s)", ns)
 	}
 	n.mntNS = ns
 }
 
 // moveToCgroup puts pid (before it has children) into the cgroup rel of
 // every hierarchy, creating it (makeCgroup); stop removes it.
-func (n *Node) moveToCgroup(t testing.TB, pid int, rel string) {
-	t.Helper()
-	for _, d := range n.makeCgroup(t, rel) {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			t.Fatalf("moving pid %d into %s: %v", pid, d, err)
+func (n *Node) moveToCgroup(tb testing.TB, pid int, rel string) {
+	tb.Helper()
+	for _, d := range n.makeCgroup(tb, rel) {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+			tb.Fatalf("moving pid %d into %s: %v", pid, d, err)
 		}
 	}
 }
 
 // makeCgroup creates the cgroup rel in every hierarchy and returns its
 // directories; stop removes them.
-func (n *Node) makeCgroup(t testing.TB, rel string) []string {
-	t.Helper()
+func (n *Node) makeCgroup(tb testing.TB, rel string) []string {
+	tb.Helper()
 	var out []string
 	for _, h := range containerdtest.Hierarchies() {
 		d := filepath.Join(h, rel)
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		// A v1 cpuset cgroup takes no process before it has CPUs and
 		// memory nodes: its parent's.
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 			if b, err := os.ReadFile(filepath.Join(h, f)); err == nil {
-				if err := os.WriteFile(filepath.Join(d, f), b, 0o644); err != nil {
-					t.Fatal(err)
+				if err := os.WriteFile(filepath.Join(d, f), b, 0o600); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
+					tb.Fatal(err)
 				}
 			}
 		}
@@ -374,51 +374,51 @@ func (n *Node) makeCgroup(t testing.TB, rel string) []string {
 // starts at its root: a relative path in args is the caller's business
 // (cd first).
 func (n *Node) Command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...)
-	cmd.Env = containerdtest.Env(n.ctrdBin) // ctr is the node's runtime's
+	cmd := exec.Command("nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", name}, args...)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
+	cmd.Env = containerdtest.Env(n.ctrdBin)                                                                                                // ctr is the node's runtime's
 	return cmd
 }
 
 // start runs bin in the node's mount namespace (nsenter execs it: the
 // process is bin itself), output into <Dir>/<name>.log.
-func (n *Node) start(t testing.TB, name, bin string, args ...string) {
-	t.Helper()
-	n.c.startEnv(t, name, containerdtest.Env(n.ctrdBin), "nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", bin}, args...)...)
+func (n *Node) start(tb testing.TB, name, bin string, args ...string) {
+	tb.Helper()
+	n.c.startEnv(tb, name, containerdtest.Env(n.ctrdBin), "nsenter", append([]string{fmt.Sprintf("--mount=/proc/%d/ns/mnt", n.holder.Process.Pid), "--", bin}, args...)...)
 	n.procs = append(n.procs, n.c.procs[len(n.c.procs)-1])
 }
 
-func (n *Node) waitSocket(t testing.TB, d time.Duration) {
-	t.Helper()
+func (n *Node) waitSocket(tb testing.TB, d time.Duration) {
+	tb.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if conn, err := net.Dial("unix", n.socket); err == nil {
 			conn.Close()
 			return
 		}
-		n.requireRunning(t)
+		n.requireRunning(tb)
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("containerd socket not ready after %s; log:\n%s", d, tail(n.procs[0].log))
+	tb.Fatalf("containerd socket not ready after %s; log:\n%s", d, tail(n.procs[0].log))
 }
 
 // requireRunning fails t when a process of the node has exited.
-func (n *Node) requireRunning(t testing.TB) {
-	t.Helper()
+func (n *Node) requireRunning(tb testing.TB) {
+	tb.Helper()
 	for _, p := range n.procs {
 		select {
 		case <-p.exited:
-			t.Fatalf("%s exited (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
+			tb.Fatalf("%s exited (%v); log:\n%s", p.name, p.exitErr(), tail(p.log))
 		default:
 		}
 	}
 }
 
-func (n *Node) waitNodeReady(t testing.TB, d time.Duration) {
-	t.Helper()
+func (n *Node) waitNodeReady(tb testing.TB, d time.Duration) {
+	tb.Helper()
 	deadline := time.Now().Add(d)
 	last := "not registered"
 	for time.Now().Before(deadline) {
-		n.requireRunning(t)
+		n.requireRunning(tb)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		node, err := n.c.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		cancel()
@@ -436,7 +436,7 @@ func (n *Node) waitNodeReady(t testing.TB, d time.Duration) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("node %s not Ready after %s: %s", n.Name, d, last)
+	tb.Fatalf("node %s not Ready after %s: %s", n.Name, d, last)
 }
 
 // stop undoes StartNode: see there.
@@ -509,11 +509,11 @@ func (n *Node) stop() {
 // SandboxCreated is each pod sandbox's creation time as the node's
 // runtime reports it (CRI ListPodSandbox, read-only), by pod UID: what
 // the receiver's k8s.pod.uptime counts from.
-func (n *Node) SandboxCreated(t testing.TB) map[types.UID]time.Time {
-	t.Helper()
+func (n *Node) SandboxCreated(tb testing.TB) map[types.UID]time.Time {
+	tb.Helper()
 	conn, err := grpc.NewClient("unix://"+n.socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		t.Fatalf("CRI client: %v", err)
+		tb.Fatalf("CRI client: %v", err)
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -522,7 +522,7 @@ func (n *Node) SandboxCreated(t testing.TB) map[types.UID]time.Time {
 		Filter: &runtimeapi.PodSandboxFilter{State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}},
 	})
 	if err != nil {
-		t.Fatalf("CRI ListPodSandbox: %v", err)
+		tb.Fatalf("CRI ListPodSandbox: %v", err)
 	}
 	out := map[types.UID]time.Time{}
 	for _, sb := range resp.GetItems() {
@@ -625,12 +625,12 @@ func subnetFree(cidr string) error {
 	return nil
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	_, p, _ := net.SplitHostPort(freeAddr(t))
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	_, p, _ := net.SplitHostPort(freeAddr(tb))
 	port, err := strconv.Atoi(p)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return port
 }
@@ -638,16 +638,16 @@ func freePort(t testing.TB) int {
 // WaitReadyPod waits (at most d) for a pod of namespace ns matching the
 // label selector sel, not being deleted and with a UID other than notUID,
 // that runs with every container ready, and returns it.
-func WaitReadyPod(t testing.TB, cs kubernetes.Interface, ns, sel string, notUID types.UID, d time.Duration) *corev1.Pod {
-	t.Helper()
-	return WaitPod(t, cs, ns, sel, d, func(p *corev1.Pod) bool { return p.UID != notUID })
+func WaitReadyPod(tb testing.TB, cs kubernetes.Interface, ns, sel string, notUID types.UID, d time.Duration) *corev1.Pod {
+	tb.Helper()
+	return WaitPod(tb, cs, ns, sel, d, func(p *corev1.Pod) bool { return p.UID != notUID })
 }
 
 // WaitPod waits (at most d) for a pod of namespace ns matching the label
 // selector sel, not being deleted, for which ok holds, that runs with
 // every container ready (PodReady), and returns it.
-func WaitPod(t testing.TB, cs kubernetes.Interface, ns, sel string, d time.Duration, ok func(*corev1.Pod) bool) *corev1.Pod {
-	t.Helper()
+func WaitPod(tb testing.TB, cs kubernetes.Interface, ns, sel string, d time.Duration, ok func(*corev1.Pod) bool) *corev1.Pod {
+	tb.Helper()
 	deadline := time.Now().Add(d)
 	last := "no answer yet"
 	for time.Now().Before(deadline) {
@@ -666,7 +666,7 @@ func WaitPod(t testing.TB, cs kubernetes.Interface, ns, sel string, d time.Durat
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("no Ready pod %s/%s as wanted after %s: %s", ns, sel, d, last)
+	tb.Fatalf("no Ready pod %s/%s as wanted after %s: %s", ns, sel, d, last)
 	return nil
 }
 

@@ -66,7 +66,7 @@ func TestNodeRunsPods(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != 200 || !strings.Contains(string(b), "sleeper") {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "sleeper") {
 				t.Fatalf("%s: %s, sleeper not in %d bytes", path, resp.Status, len(b))
 			}
 		}

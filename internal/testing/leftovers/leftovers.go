@@ -140,11 +140,7 @@ func Find(o Options) ([]Leftover, error) {
 		}
 	}
 	var out []Leftover
-	cg, err := findCgroups(o, realNode)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, cg...)
+	out = append(out, findCgroups(o, realNode)...)
 	self := map[int]bool{}
 	for _, pid := range o.Self {
 		self[pid] = true
@@ -334,7 +330,7 @@ func readProcs(o Options) ([]proc, error) {
 			continue
 		}
 		dir := filepath.Join(o.Proc, e.Name())
-		if st, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+		if st, readFileErr := os.ReadFile(filepath.Join(dir, "stat")); readFileErr == nil {
 			// Zombies are not alive (their parent has yet to reap them);
 			// kernel threads have no command line.
 			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
@@ -383,7 +379,7 @@ func hierarchies(root string) []string {
 
 // findCgroups lists test cgroups, one leftover per relative path with the
 // hierarchies it is in.
-func findCgroups(o Options, realNode bool) ([]Leftover, error) {
+func findCgroups(o Options, realNode bool) []Leftover {
 	in := map[string][]string{}
 	for _, h := range hierarchies(o.Cgroup) {
 		tops := []string{"kubepods", "kubepods.slice", StandaloneTop}
@@ -412,7 +408,7 @@ func findCgroups(o Options, realNode bool) ([]Leftover, error) {
 		out = append(out, Leftover{Kind: Cgroup, Path: rel, What: "in " + strings.Join(hs, ", ")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	return out
 }
 
 // findMounts lists mounts below the temp directory (containerd's rootfs and
@@ -431,7 +427,7 @@ func findMounts(o Options, realNode bool) ([]Leftover, error) {
 			continue
 		}
 		mp := unescape(f[4])
-		if seen[mp] || !(strings.HasPrefix(mp, o.TempDir+"/") || !realNode && strings.HasPrefix(mp, o.NetNS+"/")) {
+		if seen[mp] || (!strings.HasPrefix(mp, o.TempDir+"/") && (realNode || !strings.HasPrefix(mp, o.NetNS+"/"))) {
 			continue
 		}
 		seen[mp] = true
@@ -510,7 +506,7 @@ func Clean(o Options, ls []Leftover) []error {
 		case Cgroup:
 			rels = append(rels, l.Path)
 		case Link:
-			if out, err := exec.Command("ip", "link", "del", l.Path).CombinedOutput(); err != nil {
+			if out, err := exec.Command("ip", "link", "del", l.Path).CombinedOutput(); err != nil { //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 				errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", l.Path, err, out))
 			}
 		}
@@ -543,7 +539,7 @@ func alive(o Options, pid int) bool {
 		return false
 	}
 	i := bytes.LastIndexByte(st, ')')
-	return !(i > 0 && i+2 < len(st) && st[i+2] == 'Z')
+	return i <= 0 || i+2 >= len(st) || st[i+2] != 'Z'
 }
 
 // rmCgroup kills what is left in a cgroup and removes it, retrying while

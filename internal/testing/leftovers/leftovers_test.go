@@ -44,7 +44,7 @@ func (m *fakeMachine) file(rel, data string) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		m.t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 		m.t.Fatal(err)
 	}
 }
@@ -236,7 +236,7 @@ func TestTestPodUID(t *testing.T) {
 		t.Error("an unmarked UID counts as a test's")
 	}
 	if !IsTestPodUID(strings.ReplaceAll(u, "-", "_")) {
-		t.Error("the systemd-escaped form is not recognised")
+		t.Error("the systemd-escaped form is not recognized")
 	}
 }
 

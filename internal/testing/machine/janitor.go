@@ -91,11 +91,11 @@ func runJanitor(testPID string) int {
 	state := byte('U')
 	buf := make([]byte, 64)
 	for {
-		n, err := os.Stdin.Read(buf)
+		n, readErr := os.Stdin.Read(buf)
 		if n > 0 {
-			state = buf[n-1]
+			state = buf[n-1] //nolint:gosec // G602: n <= len(buf) by io.Reader's contract
 		}
-		if err == io.EOF || err != nil && n == 0 {
+		if readErr == io.EOF || readErr != nil && n == 0 {
 			break
 		}
 	}

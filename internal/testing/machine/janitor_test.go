@@ -53,7 +53,7 @@ func TestJanitorVictim(t *testing.T) {
 	for _, tid := range tids {
 		pids = append(pids, strconv.Itoa(tid))
 	}
-	if err := os.WriteFile(out, []byte(c.Rel+"\n"+strings.Join(pids, " ")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(out, []byte(c.Rel+"\n"+strings.Join(pids, " ")+"\n"), 0o600); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		t.Fatal(err)
 	}
 	go func() { panic("test timed out (simulated: the testing package's alarm panics like this)") }()
@@ -119,7 +119,7 @@ func TestJanitorSweepsAfterTestProcessDies(t *testing.T) {
 	hs, _ := filepath.Glob(filepath.Join(cgrouptest.Base, "*"))
 	for _, h := range hs {
 		for _, d := range []string{rel, filepath.Dir(rel)} {
-			if _, err := os.Stat(filepath.Join(h, d)); err == nil {
+			if _, err := os.Stat(filepath.Join(h, d)); err == nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 				t.Errorf("cgroup %s still there", filepath.Join(h, d))
 			}
 		}

@@ -68,26 +68,26 @@ var (
 // held, removes what the dead tests left (leftovers.Find, leftovers.Clean:
 // containerd shims and containers, cgroups, mounts), says so on stderr and
 // exits, releasing the lock.
-func Lock(t testing.TB) {
-	t.Helper()
+func Lock(tb testing.TB) {
+	tb.Helper()
 	mu.Lock()
 	defer mu.Unlock()
 	if holds == 0 {
-		if err := acquire(t.Logf); err != nil {
+		if err := acquire(tb.Logf); err != nil {
 			if os.Geteuid() != 0 {
 				mu.Unlock()
 				defer mu.Lock()
-				Need(t, fmt.Sprintf("not root: machine lock %s: %v", LockPath(), err))
+				Need(tb, fmt.Sprintf("not root: machine lock %s: %v", LockPath(), err))
 			}
-			t.Fatalf("machine lock %s: %v", LockPath(), err)
+			tb.Fatalf("machine lock %s: %v", LockPath(), err)
 		}
 		if err := startJanitor(); err != nil { // once per process (or per lock file)
-			t.Logf("machine lock: no janitor (a crash of this test process would leave its leftovers to `make leftovers`): %v", err)
+			tb.Logf("machine lock: no janitor (a crash of this test process would leave its leftovers to `make leftovers`): %v", err)
 		}
 		tellJanitor('L')
 	}
 	holds++
-	t.Cleanup(release)
+	tb.Cleanup(release)
 }
 
 // Acquire takes the lock outside a test (the leftovers check); release
@@ -189,20 +189,20 @@ func OwnErrors(err error, own ...string) []error {
 
 // RequireNoOwnErrors fails t at once when OwnErrors(err, own...) is not
 // empty, naming each error; errors about other entities are logged.
-func RequireNoOwnErrors(t testing.TB, err error, own ...string) {
-	t.Helper()
+func RequireNoOwnErrors(tb testing.TB, err error, own ...string) {
+	tb.Helper()
 	if err == nil {
 		return
 	}
 	mineErrs := OwnErrors(err, own...)
 	if len(mineErrs) == 0 {
-		t.Logf("scrape errors about other entities on the machine (ignored): %v", err)
+		tb.Logf("scrape errors about other entities on the machine (ignored): %v", err)
 		return
 	}
 	for _, e := range mineErrs {
-		t.Errorf("scrape error about this test's own entities %v (or none): %v", own, e)
+		tb.Errorf("scrape error about this test's own entities %v (or none): %v", own, e)
 	}
-	t.FailNow()
+	tb.FailNow()
 }
 
 func mine(msg string, own []string) bool {
@@ -230,7 +230,7 @@ func leaves(err error) []error {
 	if err == nil {
 		return nil
 	}
-	if p, ok := err.(scrapererror.PartialScrapeError); ok {
+	if p, ok := err.(scrapererror.PartialScrapeError); ok { //nolint:errorlint // this level only: a wrapped partial error is the case below
 		if inner := partialInner(p); inner != nil {
 			return leaves(inner)
 		}
@@ -266,14 +266,14 @@ func partialInner(p scrapererror.PartialScrapeError) error {
 // Need skips t with why when why is not empty, or fails it under CI (CI
 // set): there every prerequisite of the real-machine tests is installed
 // (.ci/run), so a missing one is a broken CI, never a silent skip.
-func Need(t testing.TB, why string) {
-	t.Helper()
+func Need(tb testing.TB, why string) {
+	tb.Helper()
 	if why == "" {
 		return
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("prerequisite missing in CI: %s", why)
+		tb.Fatalf("prerequisite missing in CI: %s", why)
 		return // a real Fatalf does not return; a recording TB's does
 	}
-	t.Skip(why)
+	tb.Skip(why)
 }

@@ -50,7 +50,7 @@ func TestLockExcludesOtherProcesses(t *testing.T) {
 		Need(t, "flock(1) not installed (util-linux)")
 	}
 	try := func() error {
-		return exec.Command("flock", "-n", LockPath(), "true").Run()
+		return exec.Command("flock", "-n", LockPath(), "true").Run() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	}
 	t.Run("held", func(t *testing.T) {
 		Lock(t)
@@ -111,7 +111,7 @@ func TestOwnErrorsShapes(t *testing.T) {
 		t.Fatalf("got %q, want only the own container's error, whole", got)
 	}
 	whole := errors.New("discover cgroups: read /sys/fs/cgroup/cpu/kubepods/burstable: permission denied")
-	if got := OwnErrors(whole, own); len(got) != 1 || got[0] != whole {
+	if got := OwnErrors(whole, own); len(got) != 1 || !errors.Is(got[0], whole) {
 		t.Fatalf("a non-partial error (the whole scrape failed) must be kept, got %v", got)
 	}
 	var plain scrapererror.ScrapeErrors

@@ -68,12 +68,12 @@ func BusyboxTar(dir string, applets ...string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil {
-		return nil, err
+	if writeErr := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); writeErr != nil { //nolint:gosec // G306: an executable
+		return nil, writeErr
 	}
 	for _, applet := range applets {
-		if err := os.Symlink("busybox", filepath.Join(bin, applet)); err != nil {
-			return nil, err
+		if symlinkErr := os.Symlink("busybox", filepath.Join(bin, applet)); symlinkErr != nil {
+			return nil, symlinkErr
 		}
 	}
 	archive, err := exec.Command("tar", "-C", rootfs, "-c", ".").Output()
@@ -90,7 +90,7 @@ func BusyboxTar(dir string, applets ...string) ([]byte, error) {
 func RunCLI(in io.Reader, what string, argv ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	if in != nil {
 		cmd.Stdin = in
 	}

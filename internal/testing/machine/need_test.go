@@ -19,10 +19,11 @@ type recorder struct {
 }
 
 func (r *recorder) Helper() {}
-func (r *recorder) Skip(args ...any) {
+func (r *recorder) Skip(_ ...any) {
 	r.skipped = true
 }
-func (r *recorder) Fatalf(format string, args ...any) {
+
+func (r *recorder) Fatalf(format string, _ ...any) {
 	r.failed = true
 	r.msg = format
 }

@@ -189,8 +189,8 @@ func parseImage(md descriptor, blob func(descriptor) ([]byte, error)) (*parsedIm
 		Layers      []descriptor      `json:"layers"`
 		Annotations map[string]string `json:"annotations"`
 	}
-	if err := json.Unmarshal(mb, &manifest); err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+	if unmarshalErr := json.Unmarshal(mb, &manifest); unmarshalErr != nil {
+		return nil, fmt.Errorf("manifest: %w", unmarshalErr)
 	}
 	cb, err := blob(manifest.Config)
 	if err != nil {

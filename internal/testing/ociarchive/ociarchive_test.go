@@ -24,8 +24,8 @@ var (
 )
 
 // tool builds tools/ociimage (its own module) once per test process.
-func tool(t testing.TB) string {
-	t.Helper()
+func tool(tb testing.TB) string {
+	tb.Helper()
 	toolOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "ociimage-test-")
 		if err != nil {
@@ -33,29 +33,29 @@ func tool(t testing.TB) string {
 			return
 		}
 		toolPath = filepath.Join(dir, "ociimage")
-		out, err := exec.Command("go", "build", "-C", filepath.Join("..", "..", "..", "tools", "ociimage"), "-o", toolPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-C", filepath.Join("..", "..", "..", "tools", "ociimage"), "-o", toolPath, ".").CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		if err != nil {
 			toolErr = err
 			toolPath = string(out)
 		}
 	})
-	require.NoError(t, toolErr, "go build tools/ociimage: %s", toolPath)
+	require.NoError(tb, toolErr, "go build tools/ociimage: %s", toolPath)
 	return toolPath
 }
 
 // arm64Binary compiles a small C program for linux/arm64 (Debian's cross
 // compiler: a dynamic executable linking glibc, as the collector is).
-func arm64Binary(t testing.TB) string {
-	t.Helper()
+func arm64Binary(tb testing.TB) string {
+	tb.Helper()
 	cc := "aarch64-linux-gnu-gcc"
 	if _, err := exec.LookPath(cc); err != nil {
-		machine.Need(t, cc+" missing (gcc-aarch64-linux-gnu): "+err.Error())
+		machine.Need(tb, cc+" missing (gcc-aarch64-linux-gnu): "+err.Error())
 	}
-	dir := t.TempDir()
+	dir := tb.TempDir()
 	src := filepath.Join(dir, "m.c")
-	require.NoError(t, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644))
-	out, err := exec.Command(cc, "-o", filepath.Join(dir, "m"), src).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	require.NoError(tb, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o600))
+	out, err := exec.Command(cc, "-o", filepath.Join(dir, "m"), src).CombinedOutput() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
+	require.NoError(tb, err, "%s", out)
 	return filepath.Join(dir, "m")
 }
 
@@ -63,21 +63,23 @@ type inputs struct {
 	amd64, arm64, config, ca, license string
 }
 
-func newInputs(t testing.TB) inputs {
-	t.Helper()
-	dir := t.TempDir()
-	in := inputs{amd64: "/bin/true", arm64: arm64Binary(t),
-		config: filepath.Join(dir, "config.yaml"), ca: filepath.Join(dir, "ca.crt"), license: filepath.Join(dir, "LICENSE")}
-	require.NoError(t, os.WriteFile(in.config, []byte("key: 2\n"), 0o644))
-	require.NoError(t, os.WriteFile(in.ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644))
-	require.NoError(t, os.WriteFile(in.license, []byte("Apache License\n"), 0o644))
+func newInputs(tb testing.TB) inputs {
+	tb.Helper()
+	dir := tb.TempDir()
+	in := inputs{
+		amd64: "/bin/true", arm64: arm64Binary(tb),
+		config: filepath.Join(dir, "config.yaml"), ca: filepath.Join(dir, "ca.crt"), license: filepath.Join(dir, "LICENSE"),
+	}
+	require.NoError(tb, os.WriteFile(in.config, []byte("key: 2\n"), 0o600))
+	require.NoError(tb, os.WriteFile(in.ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o600))
+	require.NoError(tb, os.WriteFile(in.license, []byte("Apache License\n"), 0o600))
 	return in
 }
 
 // build runs tools/ociimage on in's files, both platforms.
-func build(t testing.TB, in inputs, out string, name string) ([]byte, error) {
-	t.Helper()
-	return exec.Command(tool(t), "-o", out, "-name", name, "-version", "1.2.3",
+func build(tb testing.TB, in inputs, out string, name string) ([]byte, error) {
+	tb.Helper()
+	return exec.Command(tool(tb), "-o", out, "-name", name, "-version", "1.2.3", //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"-source", "https://example.com/src", "-revision", "abc123", "-created", "1700000000",
 		"-config", in.config, "-ca", in.ca, "-license", in.license, "-user", "0:0",
 		"-platform", "linux/amd64="+in.amd64, "-platform", "linux/arm64="+in.arm64,
@@ -112,8 +114,8 @@ func TestBuildAndRead(t *testing.T) {
 		assert.Equal(t, []string{"/app", "--flag"}, img.Entrypoint)
 		assert.Equal(t, []string{"--config", "/etc/otelcol/config.yaml"}, img.Cmd)
 		assert.Equal(t, "0:0", img.User)
-		want, err := os.ReadFile(bin)
-		require.NoError(t, err)
+		want, readFileErr := os.ReadFile(bin)
+		require.NoError(t, readFileErr)
 		assert.Equal(t, File{Mode: 0o755, Data: want}, img.Files["app"], plat)
 		assert.Equal(t, File{Mode: 0o644, Data: []byte("key: 2\n")}, img.Files["etc/otelcol/config.yaml"])
 		assert.Equal(t, File{Mode: 0o644, Data: []byte("-----BEGIN CERTIFICATE-----\n")}, img.Files["etc/ssl/certs/ca-certificates.crt"])

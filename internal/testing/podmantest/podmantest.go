@@ -60,59 +60,59 @@ type Container struct {
 }
 
 // New prepares Podman for t and imports the busybox image.
-func New(t testing.TB) *Podman {
-	t.Helper()
+func New(tb testing.TB) *Podman {
+	tb.Helper()
 	if os.Geteuid() != 0 {
-		machine.Need(t, "podmantest needs root (rootful Podman)")
+		machine.Need(tb, "podmantest needs root (rootful Podman)")
 	}
 	for _, bin := range []string{"podman", runc, busybox} {
 		if _, err := exec.LookPath(bin); err != nil {
-			machine.Need(t, fmt.Sprintf("podmantest needs %s (Debian packages podman, runc, busybox-static)", bin))
+			machine.Need(tb, fmt.Sprintf("podmantest needs %s (Debian packages podman, runc, busybox-static)", bin))
 		}
 	}
-	dir := t.TempDir()
+	dir := tb.TempDir()
 	p := &Podman{dir: dir, args: []string{
 		"--root", filepath.Join(dir, "root"), "--runroot", filepath.Join(dir, "run"), "--tmpdir", filepath.Join(dir, "tmp"),
 		"--storage-driver", "vfs", "--cgroup-manager", "cgroupfs", "--events-backend", "none", "--runtime", runc,
 	}}
 	made := machine.Absent(append(machine.CgroupDirs("libpod_parent/conmon"), append(machine.CgroupDirs("libpod_parent"), shmLock)...))
-	t.Cleanup(func() { p.cleanup(t, made) })
+	tb.Cleanup(func() { p.cleanup(tb, made) })
 
 	archive, err := machine.BusyboxTar(dir, "sh", "sleep", "dd", "cat")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	if _, err := p.run(t, bytes.NewBuffer(archive), "import", "-", Image); err != nil {
-		t.Fatal(err)
+	if _, err := p.run(tb, bytes.NewBuffer(archive), "import", "-", Image); err != nil {
+		tb.Fatal(err)
 	}
 	return p
 }
 
 // Run starts a detached container named name running cmd, and returns it
 // once its init process runs.
-func (p *Podman) Run(t testing.TB, name string, cmd ...string) Container {
-	t.Helper()
-	return p.RunLabelled(t, name, nil, cmd...)
+func (p *Podman) Run(tb testing.TB, name string, cmd ...string) Container {
+	tb.Helper()
+	return p.RunLabelled(tb, name, nil, cmd...)
 }
 
 // RunLabelled is Run with container labels.
-func (p *Podman) RunLabelled(t testing.TB, name string, labels map[string]string, cmd ...string) Container {
-	t.Helper()
+func (p *Podman) RunLabelled(tb testing.TB, name string, labels map[string]string, cmd ...string) Container {
+	tb.Helper()
 	args := []string{"run", "-d", "--name", name, "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"}
 	for k, v := range labels {
 		args = append(args, "--label", k+"="+v)
 	}
-	out, err := p.run(t, nil, append(append(args, Image), cmd...)...)
+	out, err := p.run(tb, nil, append(append(args, Image), cmd...)...)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	c := Container{ID: strings.TrimSpace(string(out))}
-	out, err = p.run(t, nil, "inspect", "--format", "{{.State.Pid}} {{.State.ConmonPid}}", c.ID)
+	out, err = p.run(tb, nil, "inspect", "--format", "{{.State.Pid}} {{.State.ConmonPid}}", c.ID)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if _, err := fmt.Sscan(string(out), &c.PID, &c.ConmonPID); err != nil || c.PID <= 0 {
-		t.Fatalf("podman inspect %s: %q: %v", c.ID, out, err)
+		tb.Fatalf("podman inspect %s: %q: %v", c.ID, out, err)
 	}
 	return c
 }
@@ -121,24 +121,24 @@ func (p *Podman) RunLabelled(t testing.TB, name string, labels map[string]string
 // on a socket in the temp directory, serving this harness' storage, and
 // returns the socket once it answers. It is stopped in t.Cleanup (before
 // the containers are removed) and dies with the test.
-func (p *Podman) Service(t testing.TB) string {
-	t.Helper()
+func (p *Podman) Service(tb testing.TB) string {
+	tb.Helper()
 	sock := filepath.Join(p.dir, "podman.sock")
-	cmd := exec.Command("podman", append(append([]string{}, p.args...), "system", "service", "--time=0", "unix://"+sock)...)
+	cmd := exec.Command("podman", append(append([]string{}, p.args...), "system", "service", "--time=0", "unix://"+sock)...) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logs, err := os.Create(filepath.Join(p.dir, "service.log"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer logs.Close()
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	logged := func() string { b, _ := os.ReadFile(logs.Name()); return string(b) }
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -155,11 +155,11 @@ func (p *Podman) Service(t testing.TB) string {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("podman system service exited: %s", logged())
+			tb.Fatalf("podman system service exited: %s", logged())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("podman system service did not listen within 30 s: %s", logged())
+			tb.Fatalf("podman system service did not listen within 30 s: %s", logged())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -169,41 +169,41 @@ func (p *Podman) Service(t testing.TB) string {
 // this Podman and writes image, one of its names, as a docker-archive tar
 // in the temp directory, whose path it returns: what `docker load` of
 // Docker 20.10 takes (it refuses an OCI layout).
-func (p *Podman) DockerArchive(t testing.TB, archive, image string) string {
-	t.Helper()
-	if _, err := p.run(t, nil, "load", "-i", archive); err != nil {
-		t.Fatal(err)
+func (p *Podman) DockerArchive(tb testing.TB, archive, image string) string {
+	tb.Helper()
+	if _, err := p.run(tb, nil, "load", "-i", archive); err != nil {
+		tb.Fatal(err)
 	}
 	out := filepath.Join(p.dir, "docker-archive.tar")
-	if _, err := p.run(t, nil, "save", "--format", "docker-archive", "-o", out, image); err != nil {
-		t.Fatal(err)
+	if _, err := p.run(tb, nil, "save", "--format", "docker-archive", "-o", out, image); err != nil {
+		tb.Fatal(err)
 	}
 	return out
 }
 
 // run runs podman with the harness' flags and args, stdin from in.
-func (p *Podman) run(t testing.TB, in io.Reader, args ...string) ([]byte, error) {
-	t.Helper()
+func (p *Podman) run(tb testing.TB, in io.Reader, args ...string) ([]byte, error) {
+	tb.Helper()
 	return machine.RunCLI(in, "podman "+strings.Join(args, " "), append(append([]string{"podman"}, p.args...), args...)...)
 }
 
 // cleanup removes the containers and the image, then what absent found
 // missing before the test (made), and checks nothing stays mounted below
 // the temp directory (which t.TempDir removes after).
-func (p *Podman) cleanup(t testing.TB, made []string) {
-	if _, err := p.run(t, nil, "rm", "--all", "--force", "--time", "0"); err != nil {
-		t.Error(err)
+func (p *Podman) cleanup(tb testing.TB, made []string) {
+	if _, err := p.run(tb, nil, "rm", "--all", "--force", "--time", "0"); err != nil {
+		tb.Error(err)
 	}
-	if _, err := p.run(t, nil, "rmi", "--all", "--force"); err != nil {
-		t.Error(err)
+	if _, err := p.run(tb, nil, "rmi", "--all", "--force"); err != nil {
+		tb.Error(err)
 	}
 	// Made paths deepest first: the cgroups of conmon, then their parent.
 	for _, path := range made {
 		if err := machine.RemoveWhenEmpty(path); err != nil {
-			t.Error(err)
+			tb.Error(err)
 		}
 	}
 	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(mounts, []byte(" "+p.dir+"/")) {
-		t.Errorf("podman left a mount below %s", p.dir)
+		tb.Errorf("podman left a mount below %s", p.dir)
 	}
 }

@@ -95,8 +95,8 @@ func Prepare(cache string, logf func(string, ...any)) (*Assets, error) {
 		Dir: dir, Kernel: filepath.Join(dir, "vmlinux"), Initrd: filepath.Join(dir, "initrd.cpio"),
 		Rootfs: filepath.Join(dir, "rootfs.ext4"), Manifest: manifest,
 	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, err
+	if mkdirAllErr := os.MkdirAll(cache, 0o755); mkdirAllErr != nil {
+		return nil, mkdirAllErr
 	}
 	// One build at a time per cache (two test processes may ask at once).
 	lf, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -148,7 +148,7 @@ func versions() (string, error) {
 }
 
 // kernelPackage is the versioned package linux-image-amd64 depends on now
-// (the generic flavour: the cloud flavour has no 9p).
+// (the generic flavor: the cloud flavor has no 9p).
 func kernelPackage() (string, error) {
 	out, err := exec.Command("apt-cache", "depends", "linux-image-amd64").Output()
 	if err != nil {
@@ -235,12 +235,12 @@ func build(a *Assets, logf func(string, ...any)) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
+		if runErr := cmd.Run(); runErr != nil {
 			s := out.String()
 			if len(s) > 3000 {
 				s = s[len(s)-3000:]
 			}
-			return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, s)
+			return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), runErr, s)
 		}
 		logf("vmnode: %s took %s", name, time.Since(t0).Round(100*time.Millisecond))
 		return nil
@@ -248,19 +248,19 @@ func build(a *Assets, logf func(string, ...any)) error {
 
 	// The kernel: the package unpacked, the ELF kernel taken out of the
 	// bzImage, the modules we need with their dependencies.
-	if err := run(stage, "apt-get", "download", kpkg); err != nil {
-		return err
+	if runErr := run(stage, "apt-get", "download", kpkg); runErr != nil {
+		return runErr
 	}
 	debs, _ := filepath.Glob(filepath.Join(stage, kpkg+"_*.deb"))
 	if len(debs) != 1 {
 		return fmt.Errorf("apt-get download %s: found %v", kpkg, debs)
 	}
 	kdir := filepath.Join(stage, "kernel")
-	if err := os.Mkdir(kdir, 0o755); err != nil {
-		return err
+	if mkdirErr := os.Mkdir(kdir, 0o755); mkdirErr != nil {
+		return mkdirErr
 	}
-	if err := run(stage, "sh", "-c", `dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2"`, "sh", debs[0], kdir); err != nil {
-		return err
+	if runErr := run(stage, "sh", "-c", `dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2"`, "sh", debs[0], kdir); runErr != nil {
+		return runErr
 	}
 	kvs, _ := os.ReadDir(filepath.Join(kdir, "lib/modules"))
 	if len(kvs) != 1 {
@@ -278,8 +278,8 @@ func build(a *Assets, logf func(string, ...any)) error {
 	vmlinux := filepath.Join(stage, "vmlinux")
 	xz := exec.Command("sh", "-c", `xz -dc --single-stream > "$1" 2>/dev/null; test -s "$1"`, "sh", vmlinux)
 	xz.Stdin = bytes.NewReader(payload)
-	if out, err := xz.CombinedOutput(); err != nil {
-		return fmt.Errorf("xz -d of the kernel: %w: %s", err, out)
+	if out, combinedOutputErr := xz.CombinedOutput(); combinedOutputErr != nil {
+		return fmt.Errorf("xz -d of the kernel: %w: %s", combinedOutputErr, out)
 	}
 	files, err := indexModules(filepath.Join(kdir, "lib/modules", kv))
 	if err != nil {
@@ -322,11 +322,11 @@ func build(a *Assets, logf func(string, ...any)) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(a.Dir, "manifest"), []byte(recipe+"\n"+a.Manifest), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(a.Dir, "manifest"), []byte(recipe+"\n"+a.Manifest), 0o600); err != nil {
 		return err
 	}
 	a.KernelVersion = kv
-	return os.WriteFile(filepath.Join(a.Dir, "ok"), []byte(kv+"\n"), 0o644)
+	return os.WriteFile(filepath.Join(a.Dir, "ok"), []byte(kv+"\n"), 0o600)
 }
 
 func moveFile(from, to string) error {

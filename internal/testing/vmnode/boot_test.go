@@ -57,7 +57,7 @@ cat /proc/pressure/cpu > /results/psi
 test -b /dev/vdb && echo vdb > /results/disk
 uname -r > /results/uname
 `
-	if err := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(share, "run.sh"), []byte(script), 0o755); err != nil { //nolint:gosec // G306: an executable
 		t.Fatal(err)
 	}
 	r := Run(t, Config{Assets: a, Share: share, Results: results, Disks: []Disk{{SizeMiB: 64}}})

@@ -210,7 +210,7 @@ func writeInitramfs(path, busybox string, modules []string, files map[string]str
 	if err := c.close(); err != nil {
 		return err
 	}
-	return os.WriteFile(path, out.Bytes(), 0o644)
+	return os.WriteFile(path, out.Bytes(), 0o600)
 }
 
 // xzMagic starts the xz stream a bzImage carries its kernel in.

@@ -55,11 +55,11 @@ func readCpio(b []byte) (map[string]cpioMember, []string, error) {
 func TestWriteInitramfs(t *testing.T) {
 	dir := t.TempDir()
 	bb := filepath.Join(dir, "busybox")
-	require.NoError(t, os.WriteFile(bb, []byte("static busybox, 37 bytes long......."), 0o755))
+	require.NoError(t, os.WriteFile(bb, []byte("static busybox, 37 bytes long......."), 0o755)) //nolint:gosec // G306: an executable
 	files := map[string]string{}
 	for _, m := range []string{"virtio", "ext4"} {
 		files[m] = filepath.Join(dir, m+".ko")
-		require.NoError(t, os.WriteFile(files[m], []byte("module "+m), 0o644))
+		require.NoError(t, os.WriteFile(files[m], []byte("module "+m), 0o600))
 	}
 	out := filepath.Join(dir, "initrd")
 	require.NoError(t, writeInitramfs(out, bb, []string{"virtio", "ext4"}, files))
@@ -141,7 +141,7 @@ func TestIndexModules(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"kernel/fs/ext4/ext4.ko", "kernel/drivers/block/virtio-blk.ko", "modules.order"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, p), nil, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), nil, 0o600))
 	}
 	idx, err := indexModules(dir)
 	require.NoError(t, err)

@@ -58,8 +58,13 @@ func Available() string {
 		return "needs root (mmdebstrap, QEMU's 9p shares)"
 	}
 	for _, b := range []struct{ bin, pkg string }{
-		{QEMU, "qemu-system-x86"}, {"mmdebstrap", "mmdebstrap"}, {"mke2fs", "e2fsprogs"},
-		{"xz", "xz-utils"}, {"busybox", "busybox-static"}, {"apt-get", "apt"}, {"dpkg-deb", "dpkg"},
+		{QEMU, "qemu-system-x86"},
+		{"mmdebstrap", "mmdebstrap"},
+		{"mke2fs", "e2fsprogs"},
+		{"xz", "xz-utils"},
+		{"busybox", "busybox-static"},
+		{"apt-get", "apt"},
+		{"dpkg-deb", "dpkg"},
 	} {
 		if _, err := exec.LookPath(b.bin); err != nil {
 			return fmt.Sprintf("%s not installed (Debian: apt-get install %s)", b.bin, b.pkg)
@@ -133,10 +138,10 @@ func hasVirtFlag(cpuinfo string) bool {
 // Run boots the guest, waits for its job to end and returns what it said.
 // It fails t when QEMU cannot start, the guest never starts its job, or the
 // timeout passes; a non-zero status of run.sh is the caller's to judge.
-func Run(t testing.TB, c Config) *Result {
-	t.Helper()
-	machine.Lock(t)
-	machine.Need(t, Available())
+func Run(tb testing.TB, c Config) *Result {
+	tb.Helper()
+	machine.Lock(tb)
+	machine.Need(tb, Available())
 	if c.CPUs == 0 {
 		c.CPUs = 2
 	}
@@ -147,11 +152,11 @@ func Run(t testing.TB, c Config) *Result {
 		c.Timeout = 10 * time.Minute
 	}
 	if fi, err := os.Stat(filepath.Join(c.Share, "run.sh")); err != nil || fi.Mode()&0o111 == 0 {
-		t.Fatalf("vmnode: %s/run.sh must exist and be executable", c.Share)
+		tb.Fatalf("vmnode: %s/run.sh must exist and be executable", c.Share)
 	}
 	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
 	accel, cpu := Accel(string(cpuinfo))
-	scratch := t.TempDir()
+	scratch := tb.TempDir()
 	args := []string{
 		"-name", Name, "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
 		"-machine", "pc", "-accel", accel, "-cpu", cpu,
@@ -165,11 +170,11 @@ func Run(t testing.TB, c Config) *Result {
 	}
 	for i, d := range c.Disks {
 		p := filepath.Join(scratch, fmt.Sprintf("disk%d.raw", i))
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			tb.Fatal(err)
 		}
 		if err := os.Truncate(p, int64(d.SizeMiB)<<20); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		args = append(args, "-drive", "file="+p+",if=virtio,format=raw,cache=none")
 	}
@@ -179,13 +184,13 @@ func Run(t testing.TB, c Config) *Result {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("vmnode: %s: %v", QEMU, err)
+		tb.Fatalf("vmnode: %s: %v", QEMU, err)
 	}
 	exited := make(chan struct{})
 	var once sync.Once
@@ -195,7 +200,7 @@ func Run(t testing.TB, c Config) *Result {
 			<-exited
 		})
 	}
-	t.Cleanup(kill)
+	tb.Cleanup(kill)
 
 	r := &Result{Accel: accel, RC: -1}
 	var console strings.Builder
@@ -237,7 +242,7 @@ func Run(t testing.TB, c Config) *Result {
 	}
 	fail := func(why string) {
 		kill()
-		t.Fatalf("vmnode: %s; QEMU stderr: %s\nconsole (last 6000 bytes):\n%s", why, stderr.String(), tail(snapshot(), 6000))
+		tb.Fatalf("vmnode: %s; QEMU stderr: %s\nconsole (last 6000 bytes):\n%s", why, stderr.String(), tail(snapshot(), 6000))
 	}
 	timeout := time.After(c.Timeout)
 	select {

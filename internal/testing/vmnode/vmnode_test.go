@@ -22,6 +22,6 @@ func TestHasVirtFlag(t *testing.T) {
 
 func TestParseCandidate(t *testing.T) {
 	assert.Equal(t, "6.1.192-2", parseCandidate("linux-image-amd64:\n  Installed: (none)\n  Candidate: 6.1.192-2\n  Version table:\n     6.1.192-2 500\n"))
-	assert.Equal(t, "", parseCandidate("foo:\n  Installed: (none)\n  Candidate: (none)\n"), "no candidate: apt lists missing")
-	assert.Equal(t, "", parseCandidate(""))
+	assert.Empty(t, parseCandidate("foo:\n  Installed: (none)\n  Candidate: (none)\n"), "no candidate: apt lists missing")
+	assert.Empty(t, parseCandidate(""))
 }

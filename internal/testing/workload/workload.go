@@ -95,7 +95,7 @@ func Run(mode string, args []string, poke func() error) int {
 		if err := cache(strs["file"], ints["mib"]); err != nil {
 			return fail(4, err)
 		}
-		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o600); err != nil {
 			return fail(4, err)
 		}
 	case Mix:
@@ -109,7 +109,7 @@ func Run(mode string, args []string, poke func() error) int {
 		if err := burnFor(time.Duration(ints["cpu"]) * time.Millisecond); err != nil {
 			return fail(4, err)
 		}
-		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o600); err != nil {
 			return fail(4, err)
 		}
 	case DirectWrite:
@@ -132,7 +132,7 @@ func Run(mode string, args []string, poke func() error) int {
 		if r, w, err := os.Pipe(); err == nil {
 			_, _ = r.Close(), w.Close()
 		}
-		if err := os.WriteFile(strs["file"]+".ready", nil, 0o644); err != nil {
+		if err := os.WriteFile(strs["file"]+".ready", nil, 0o600); err != nil {
 			return fail(4, err)
 		}
 		if err := poke(); err != nil {
@@ -207,7 +207,7 @@ func burnFor(d time.Duration) error {
 
 func spin(threads int) error {
 	script := fmt.Sprintf("i=0; while [ $i -lt %d ]; do (while :; do :; done) & i=$((i+1)); done; wait", threads)
-	return syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ())
+	return syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ()) //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 }
 
 // write writes mib MiB to path and fsyncs it (clean pages, so they can be

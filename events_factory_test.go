@@ -58,7 +58,7 @@ func eventsConfig(t *testing.T) (*nodes, receiver.Factory, *Config) {
 func oomKillA1(t *testing.T, root string, kills int) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(filepath.Join(root, eventsA1CG, "memory.events"),
-		[]byte(fmt.Sprintf("low 0\nhigh 0\nmax 21\noom 3\noom_kill %d\noom_group_kill 0\n", kills)), 0o644))
+		[]byte(fmt.Sprintf("low 0\nhigh 0\nmax 21\noom 3\noom_kill %d\noom_group_kill 0\n", kills)), 0o600))
 }
 
 func start(t *testing.T, c component.Component) {
@@ -189,7 +189,7 @@ func TestEventsMetricsOnly(t *testing.T) {
 	n := len(ms.AllMetrics())
 	require.Eventually(t, func() bool { return len(ms.AllMetrics()) > n+5 }, 10*time.Second, 5*time.Millisecond)
 	assert.False(t, hub.Active())
-	assert.Zero(t, len(hub.Events()))
+	assert.Empty(t, hub.Events())
 }
 
 // events.enabled false: the logs pipeline gets the log files only; with

@@ -188,7 +188,7 @@ func nodeConfig(c *Config) node.Config {
 // filesystemConfig is the background filesystem collection of a metrics
 // receiver (scrape.NewFilesystem picks what its enabled metrics need).
 // Its CRI connection is its own (the identity cache's is shared with the
-// logs signal and serialised by it), to the same endpoint the identity
+// logs signal and serialized by it), to the same endpoint the identity
 // uses: the host handle's (runtime.cri_endpoint, else the socket it
 // detected under root_path, once, in Start). Without CRI
 // (runtime.cri_enabled false or no socket) writable layers and image

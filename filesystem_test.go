@@ -74,7 +74,7 @@ func TestFilesystemWithoutCRI(t *testing.T) {
 			cfg := fsConfig(t, mod)
 			dir := filepath.Join(cfg.RootPath, "var/log/pods/ns_p_uid-9/c")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 97), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), make([]byte, 97), 0o600))
 			c := fsstats.New(filesystemConfig(cfg, testHost(cfg), zap.New(core)))
 			require.NoError(t, c.Start(context.Background()))
 			s := waitCollected(t, c)

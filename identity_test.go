@@ -65,16 +65,6 @@ func TestRuntimeIdentityDeadEndpoint(t *testing.T) {
 	assert.Equal(t, "cri", warns[0].ContextMap()["source"])
 }
 
-// testNode is the host handle and the identity of runtime section rt
-// (container labels labels) under root, as a configuration's node state
-// makes them.
-func testNode(root string, rt RuntimeConfig, labels []string, logger *zap.Logger) (*node.Host, *node.Identity) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.RootPath, cfg.Runtime, cfg.ContainerLabels = root, rt, labels
-	st := node.New(nodeConfig(cfg), logger)
-	return st.Host, st.Identity
-}
-
 // newIdentity is cfg's identity on a host handle of its own under root.
 func newIdentity(cfg *Config, root string, logger *zap.Logger) *node.Identity {
 	nc := nodeConfig(cfg)

@@ -100,7 +100,7 @@ func logRoot(t *testing.T) string {
 	dir := filepath.Join(root, "var/log/pods/edge_lone-3_9e8d7c6b-5555-4e4e-8f8f-000000000005/probe")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "6.log"),
-		[]byte("2026-11-22T06:06:01.000000601Z stdout F edge probe only line\n"), 0o644))
+		[]byte("2026-11-22T06:06:01.000000601Z stdout F edge probe only line\n"), 0o600))
 	return root
 }
 

@@ -26,14 +26,18 @@ import (
 func TestDetector(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	cg := cgroupfs.Cgroup{ContainerID: "c1", PodUID: "pod-u7", QoS: "burstable", Runtime: "containerd", Path: "/kubepods/burstable/podpod-u7/c1"}
-	ct := identity.Container{ID: "c1", PodUID: "pod-u7", PodName: "web-3", Namespace: "shop", ContainerName: "nginx",
-		Name: "nginx-ctr", ImageName: "nginx", ImageTag: "1.27", RestartCount: 2, HasRestart: true, StartTime: t0.Add(-time.Hour)}
+	ct := identity.Container{
+		ID: "c1", PodUID: "pod-u7", PodName: "web-3", Namespace: "shop", ContainerName: "nginx",
+		Name: "nginx-ctr", ImageName: "nginx", ImageTag: "1.27", RestartCount: 2, HasRestart: true, StartTime: t0.Add(-time.Hour),
+	}
 	absent := cgroupfs.Cgroup{ContainerID: "c2", PodUID: "pod-u7", Path: "/kubepods/burstable/podpod-u7/c2"}
 	tree := &cgroupfs.Tree{Containers: []cgroupfs.Cgroup{cg, absent}, Pods: []cgroupfs.Cgroup{{PodUID: "pod-u7", QoS: "burstable"}}}
-	d := NewDetector(Config{NodeName: "node-5", ScopeVersion: "9.8.7", ResourceAttributes: metadata.DefaultResourceAttributesConfig(),
+	d := NewDetector(Config{
+		NodeName: "node-5", ScopeVersion: "9.8.7", ResourceAttributes: metadata.DefaultResourceAttributesConfig(),
 		PodLabels: func(*cgroupfs.Cgroup, *identity.Container) map[string]string {
 			return map[string]string{"tier": "front"}
-		}})
+		},
+	})
 	observe := func(at time.Duration, kills uint64, list ...identity.Container) plog.Logs {
 		return d.Observe(Scrape{Now: t0.Add(at), Tree: tree, Listed: list != nil, Instances: list, Counters: []Counter{
 			{Cgroup: cg, Identity: ct, OOMKills: cgroupfs.U64{V: kills, OK: true}},
@@ -58,8 +62,10 @@ func TestDetector(t *testing.T) {
 	assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
 	assert.Equal(t, t0.Add(20*time.Second), lr.Timestamp().AsTime())
 	assert.Equal(t, "container nginx of pod shop/web-3: 2 OOM kill(s)", lr.Body().Str())
-	assert.Equal(t, map[string]any{AttrOOMKillCount: int64(2), AttrOOMKillSource: OOMSourceCgroup,
-		AttrRecordUID: RecordUID(EventOOMKill, &ct, OOMSourceCgroup, "5")}, lr.Attributes().AsRaw())
+	assert.Equal(t, map[string]any{
+		AttrOOMKillCount: int64(2), AttrOOMKillSource: OOMSourceCgroup,
+		AttrRecordUID: RecordUID(EventOOMKill, &ct, OOMSourceCgroup, "5"),
+	}, lr.Attributes().AsRaw())
 
 	ld = observe(30*time.Second, 1)
 	require.Equal(t, 1, ld.LogRecordCount(), "the counter went down: made again, counts from 0")
@@ -80,7 +86,9 @@ func TestDetector(t *testing.T) {
 	lr = ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	assert.Equal(t, EventRestart, lr.EventName())
 	assert.Equal(t, "c9", ld.ResourceLogs().At(0).Resource().Attributes().AsRaw()["container.id"])
-	assert.Equal(t, map[string]any{AttrLastTerminatedExitCode: int64(137), AttrLastTerminatedReason: "Error",
-		AttrRecordUID: RecordUID(EventRestart, &next, "3")}, lr.Attributes().AsRaw())
+	assert.Equal(t, map[string]any{
+		AttrLastTerminatedExitCode: int64(137), AttrLastTerminatedReason: "Error",
+		AttrRecordUID: RecordUID(EventRestart, &next, "3"),
+	}, lr.Attributes().AsRaw())
 	assert.Equal(t, "container nginx of pod shop/web-3: restarted (restart count 3), previous instance: Error, exit code 137", lr.Body().Str())
 }

@@ -47,7 +47,7 @@ type Identity struct {
 }
 
 // NewIdentity returns the identity of host's runtimes; nothing is
-// dialled before Start.
+// dialed before Start.
 func NewIdentity(host *Host, cfg IdentityConfig, logger *zap.Logger) *Identity {
 	return &Identity{host: host, cfg: cfg, logger: logger}
 }

@@ -39,7 +39,7 @@ type State struct {
 	Events *containerevents.Hub
 }
 
-// New returns the state of c; nothing is read or dialled before Start.
+// New returns the state of c; nothing is read or dialed before Start.
 func New(c Config, logger *zap.Logger) *State {
 	host := NewHost(c.Host, logger)
 	hub := containerevents.NewHub(logger)

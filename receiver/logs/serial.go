@@ -21,7 +21,7 @@ import (
 // from one goroutine per file. Concurrent batches race on that field (the
 // race detector reports it; with CRI-O and containerd/docker files on one
 // node a timestamp could be parsed with the other format's layout).
-// Reading and line splitting stay parallel; parsing is serialised.
+// Reading and line splitting stay parallel; parsing is serialized.
 type serialConfig struct {
 	helper.TransformerConfig
 }

@@ -146,7 +146,8 @@ func TestScrapeStopsWhenContextEnds(t *testing.T) {
 	var first string   // the file whose read cancelled: the container being read
 	cancelled := false
 	containerDir := filepath.Join(root, "sys/fs/cgroup/kubepods.slice")
-	s := New(newSettings(), Options{Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+	s := New(newSettings(), Options{
+		Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
 		TraceRead: func(p string) {
 			switch {
 			case cancelled:

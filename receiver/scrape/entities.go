@@ -98,8 +98,10 @@ func (s *Scraper) scrapeContainer(p *pass, c *cgroupfs.Cgroup, errs *scrapererro
 		// (containerd's CreatedAt vs CRI's, while CRI is down).
 		st.start, st.runtimeStart = start, true
 	}
-	if !s.scrapeCgroup(p, entity{kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
-		standalone: standalone, ct: ct, cg: c}, errs) {
+	if !s.scrapeCgroup(p, entity{
+		kind: kindContainer, rel: c.Path, name: "container " + c.ContainerID, id: c.ContainerID, pod: c.PodUID, st: st,
+		standalone: standalone, ct: ct, cg: c,
+	}, errs) {
 		return
 	}
 	p.sources[ct.Source]++

@@ -50,7 +50,8 @@ func filesRead(t *testing.T, root string, mbc metadata.MetricsBuilderConfig) ([]
 	t.Helper()
 	var rec []string
 	recording := false
-	s := New(newSettings(), Options{Host: testHost(root), NodeName: "node-1", StandaloneContainers: true, MetricsBuilderConfig: mbc,
+	s := New(newSettings(), Options{
+		Host: testHost(root), NodeName: "node-1", StandaloneContainers: true, MetricsBuilderConfig: mbc,
 		Now: (&fakeClock{now: t0}).Now, TraceRead: func(p string) {
 			if recording && !strings.HasSuffix(p, "/") {
 				rec = append(rec, filepath.Base(p))
@@ -221,7 +222,8 @@ func TestVanishedCountsEveryPoint(t *testing.T) {
 	dir := filepath.Join(root, v2A1Dir)
 	armed, removed := false, false
 	clk := &fakeClock{now: t0}
-	s := New(newSettings(), Options{Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: allMetrics(t), Now: clk.Now,
+	s := New(newSettings(), Options{
+		Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: allMetrics(t), Now: clk.Now,
 		TraceRead: func(p string) {
 			// After the first file of the victim (its CPU), the rest vanishes.
 			if armed && !removed && strings.HasPrefix(p, dir+"/") {

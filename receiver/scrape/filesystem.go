@@ -5,7 +5,6 @@ package scrape // import "github.com/containerstats/containerstatsreceiver/recei
 
 import (
 	"context"
-
 	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"

@@ -101,7 +101,7 @@ func startGPU(o GPUOptions, v *env) *gpuState {
 		if errors.Is(err, gpu.ErrUnavailable) {
 			v.logger.Info("No NVIDIA GPU metrics on this node; GPU metrics are off, everything else is unaffected", zap.Error(err))
 		} else {
-			v.logger.Warn("Cannot initialise NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
+			v.logger.Warn("Cannot initialize NVML; GPU metrics are off, everything else is unaffected", zap.Error(err))
 		}
 		return nil
 	}

@@ -337,7 +337,7 @@ func (f *memoryFamily) nodeMemory(p *memoryPlan, mem cgroupfs.MemoryStat, errs *
 	mem.Limit = cgroupfs.Limit{} // the root cgroup has no limit
 	var capacity cgroupfs.Limit
 	var mi procfs.Meminfo
-	fallback := p.meminfoFallback && !mem.Usage.OK && !(mem.Anon.OK && mem.File.OK)
+	fallback := p.meminfoFallback && !mem.Usage.OK && (!mem.Anon.OK || !mem.File.OK)
 	if p.meminfo || fallback {
 		var err error
 		if mi, err = f.v.proc.Meminfo(); err != nil {

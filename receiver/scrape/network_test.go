@@ -56,8 +56,10 @@ func TestNetworkReadOnlyWhenEnabled(t *testing.T) {
 		*e = false
 	}
 	var opened []string
-	s := New(newSettings(), Options{Host: testHost(root), NodeName: "n", MetricsBuilderConfig: mbc,
-		TraceRead: func(p string) { opened = append(opened, p) }})
+	s := New(newSettings(), Options{
+		Host: testHost(root), NodeName: "n", MetricsBuilderConfig: mbc,
+		TraceRead: func(p string) { opened = append(opened, p) },
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	_, err := s.Scrape(context.Background())
@@ -82,8 +84,10 @@ func TestPodNetworkFromAContainerThread(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc/2101/net"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "proc/2101/net/dev"), []byte(dev), 0o600))
 	var opened []string
-	s := New(newSettings(), Options{Host: testHost(root), NodeName: "n", MetricsBuilderConfig: defaultMBC(),
-		TraceRead: func(p string) { opened = append(opened, p) }})
+	s := New(newSettings(), Options{
+		Host: testHost(root), NodeName: "n", MetricsBuilderConfig: defaultMBC(),
+		TraceRead: func(p string) { opened = append(opened, p) },
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	m, err := s.Scrape(context.Background())

@@ -55,7 +55,8 @@ func BenchmarkRealCgroupFloor(b *testing.B) {
 	clk := &fakeClock{now: time.Now()}
 	var paths []string
 	record := false
-	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+	s := New(newSettings(), Options{
+		Host: testHost("/"), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
 		TraceRead: func(p string) {
 			if record {
 				paths = append(paths, p)

@@ -281,8 +281,10 @@ func TestRealContainerNetwork(t *testing.T) {
 	hostNet := cgrouptest.NewStandaloneContainer(t)
 	hostNet.Start(t, cgrouptest.ModeSleep)
 
-	s := New(newSettings(), Options{Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(),
-		Now: (&fakeClock{now: time.Now()}).Now, StandaloneContainers: true})
+	s := New(newSettings(), Options{
+		Host: testHost("/"), NodeName: "real", MetricsBuilderConfig: defaultMBC(),
+		Now: (&fakeClock{now: time.Now()}).Now, StandaloneContainers: true,
+	})
 	require.NoError(t, s.Start(context.Background(), nil))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	scrape := func() map[string]float64 {

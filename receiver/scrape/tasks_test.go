@@ -69,8 +69,10 @@ func TestScrapeThreadStatesReusedWhileCPUIdle(t *testing.T) {
 	root := copyFixture(t, "v2-systemd")
 	clk := &fakeClock{now: t0}
 	var reads []string
-	s := New(newSettings(), Options{Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
-		StandaloneContainers: true, TraceRead: func(p string) { reads = append(reads, p) }})
+	s := New(newSettings(), Options{
+		Host: testHost(root), NodeName: "node-1", MetricsBuilderConfig: defaultMBC(), Now: clk.Now,
+		StandaloneContainers: true, TraceRead: func(p string) { reads = append(reads, p) },
+	})
 	require.NoError(t, s.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	scrape := func() map[string]float64 {

@@ -95,7 +95,7 @@ func (k *cluster) pushGPUMocks(t *testing.T) []string {
 		root := gpuFixtureRoot(t)
 		now := first
 		s := scrape.New(receivertest.NewNopSettings(metadata.Type), scrape.Options{
-			Host: nodestate.NewHost(nodestate.HostConfig{Root: root}, nil), NodeName: name, MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+			Host: nodestate.NewHost(nodestate.HostConfig{Root: root}, nil), NodeName: name, MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 			Now:      func() time.Time { return now },
 			Identity: gpuMockIdentity{},
 			GPU:      scrape.GPUOptions{Enabled: true, ProcessAttribution: true, NVML: node.Server},

@@ -156,7 +156,8 @@ func newScraperFS(t *testing.T, ids *identity.Cache, socket string) *scrape.Scra
 				return nil, err
 			}
 			return cri.NewFilesystemSource(cl), nil
-		}})
+		},
+	})
 	o := scrape.Options{Host: guestHost(), NodeName: nodeName, MetricsBuilderConfig: mbc, Identity: shared{ids}, Filesystem: fs}
 	s := scrape.New(receivertest.NewNopSettings(metadata.Type), o)
 	require.NoError(t, s.Start(context.Background(), nil))

@@ -25,10 +25,10 @@ type GPUOptions struct {
 	// Enabled uses NVML when the node has it.
 	Enabled bool
 	// ProcessAttribution maps the host PIDs NVML reports to containers
-	// through /proc/<pid>/cgroup under RootPath (needs hostPID).
+	// through /proc/<pid>/cgroup of the host handle's procfs (needs hostPID).
 	ProcessAttribution bool
 	// PodResourcesEndpoint, when not empty, is the kubelet pod-resources
-	// socket as seen on the host; RootPath is prefixed to it.
+	// socket as seen on the host; the host handle's root is prefixed to it.
 	PodResourcesEndpoint string
 	// NVML is the library; nil means the real one (gpu.DefaultLibrary). Tests
 	// inject go-nvml's mocks.

@@ -129,7 +129,11 @@ func (r *Reader) memoryStat(dir string, v1 bool, s *MemoryStat) error {
 	err := r.readKeyed(dir, "memory.stat", func(k []byte, v uint64) {
 		for i := range memoryStatKeys {
 			key := &memoryStatKeys[i]
-			if v1 && string(k) == key.v1 || !v1 && string(k) == key.v2 {
+			name := key.v2
+			if v1 {
+				name = key.v1
+			}
+			if string(k) == name {
 				*key.field(s) = Some(v)
 				return
 			}

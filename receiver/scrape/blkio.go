@@ -71,9 +71,7 @@ type blkioFamily struct {
 	v           *env
 	slot        int
 	rec         [numKinds]blkioRecorders
-	io, ops     [numKinds]bool // which metrics of the kind are enabled
-	dio, dops   [numKinds]bool // which discard metrics of the kind are enabled
-	devPts      [numKinds]int  // a failed read's cost: one device's points, 2 directions per metric and 1 per discard metric (the count of devices is unknown)
+	devPts      [numKinds]int // a failed read's cost: one device's points, 2 directions per metric and 1 per discard metric (the count of devices is unknown)
 	names       map[uint64]procfs.BlockDevice
 	unaccounted bool // the v1 "not accounted" case was logged (once per receiver)
 
@@ -91,8 +89,7 @@ func newBlkioFamily(v *env, m *metadata.MetricsConfig, slot int) family {
 	f := &blkioFamily{v: v, slot: slot, rec: blkioTable(m)}
 	for k := range f.rec {
 		r := &f.rec[k]
-		f.io[k], f.ops[k], f.dio[k], f.dops[k] = r.io.on, r.ops.on, r.discardIO.on, r.discardOps.on
-		f.devPts[k] = 2*count(f.io[k], f.ops[k]) + count(f.dio[k], f.dops[k])
+		f.devPts[k] = 2*count(r.io.on, r.ops.on) + count(r.discardIO.on, r.discardOps.on)
 	}
 	if f.devPts == [numKinds]int{} {
 		return nil
@@ -177,23 +174,22 @@ func (f *blkioFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 			zap.String("first", e.name))
 	}
 	rec, mb, ts := &f.rec[e.kind], f.v.mb, e.ts
-	ioOn, opsOn, dioOn, dopsOn := f.io[e.kind], f.ops[e.kind], f.dio[e.kind], f.dops[e.kind]
 	n := 0
 	for i := range f.cur.Devices {
 		d := &f.cur.Devices[i]
 		name := f.deviceName(d.Major, d.Minor).Name
-		if ioOn {
+		if rec.io.on {
 			n += recordDir(mb, ts, rec.io.record, d.ReadBytes, name, metadata.AttributeDiskIoDirectionRead)
 			n += recordDir(mb, ts, rec.io.record, d.WriteBytes, name, metadata.AttributeDiskIoDirectionWrite)
 		}
-		if dioOn {
+		if rec.discardIO.on {
 			n += recordDiscard(mb, ts, rec.discardIO.record, d.DiscBytes, name)
 		}
-		if opsOn {
+		if rec.ops.on {
 			n += recordDir(mb, ts, rec.ops.record, d.ReadOps, name, metadata.AttributeDiskIoDirectionRead)
 			n += recordDir(mb, ts, rec.ops.record, d.WriteOps, name, metadata.AttributeDiskIoDirectionWrite)
 		}
-		if dopsOn {
+		if rec.discardOps.on {
 			n += recordDiscard(mb, ts, rec.discardOps.record, d.DiscOps, name)
 		}
 	}
@@ -247,8 +243,8 @@ func (f *blkioFamily) recordNode(ts pcommon.Timestamp) int {
 			discardRec           discardRecorder
 			read, write, discard uint64
 		}{
-			{f.io[kindNode], f.dio[kindNode], rec.io.record, rec.discardIO.record, d.ReadBytes, d.WriteBytes, d.DiscardBytes},
-			{f.ops[kindNode], f.dops[kindNode], rec.ops.record, rec.discardOps.record, d.ReadOps, d.WriteOps, d.DiscardOps},
+			{rec.io.on, rec.discardIO.on, rec.io.record, rec.discardIO.record, d.ReadBytes, d.WriteBytes, d.DiscardBytes},
+			{rec.ops.on, rec.discardOps.on, rec.ops.record, rec.discardOps.record, d.ReadOps, d.WriteOps, d.DiscardOps},
 		} {
 			if x.on {
 				x.rec(mb, ts, calc.ClampInt64(x.read), d.Name, metadata.AttributeDiskIoDirectionRead)

@@ -43,11 +43,10 @@ func hugetlbTable(m *metadata.MetricsConfig) [numKinds]hugetlbRecorders {
 // at Start.
 type hugetlbFamily struct {
 	noSums
-	v            *env
-	rec          [numKinds]hugetlbRecorders
-	usage, limit [numKinds]bool
-	sizes        []cgroupfs.HugePageSize
-	buf          []cgroupfs.Hugetlb // reused across entities
+	v     *env
+	rec   [numKinds]hugetlbRecorders
+	sizes []cgroupfs.HugePageSize
+	buf   []cgroupfs.Hugetlb // reused across entities
 
 	cur []cgroupfs.Hugetlb // the family's buffer: valid until the next read
 	err error
@@ -57,10 +56,11 @@ type hugetlbFamily struct {
 // is enabled; a node without any has no hugetlb points.
 func newHugetlbFamily(v *env, m *metadata.MetricsConfig, _ int) family {
 	f := &hugetlbFamily{v: v, rec: hugetlbTable(m)}
+	on := false
 	for k := range f.rec {
-		f.usage[k], f.limit[k] = f.rec[k].usage.on, f.rec[k].limit.on
+		on = on || f.wants(cgroupKind(k))
 	}
-	if f.usage == [numKinds]bool{} && f.limit == [numKinds]bool{} {
+	if !on {
 		return nil
 	}
 	sizes, err := cgroupfs.HugePageSizes(v.rootPath)
@@ -76,7 +76,7 @@ func newHugetlbFamily(v *env, m *metadata.MetricsConfig, _ int) family {
 	return f
 }
 
-func (f *hugetlbFamily) wants(k cgroupKind) bool { return f.usage[k] || f.limit[k] }
+func (f *hugetlbFamily) wants(k cgroupKind) bool { return f.rec[k].usage.on || f.rec[k].limit.on }
 
 // read reads usage (and limit) per page size when one of the kind's
 // hugetlb metrics is enabled.
@@ -85,7 +85,7 @@ func (f *hugetlbFamily) read(e *entity) {
 	if !f.wants(e.kind) {
 		return
 	}
-	f.cur, f.err = f.v.reader.Hugetlb(e.rel, f.sizes, f.limit[e.kind], f.buf)
+	f.cur, f.err = f.v.reader.Hugetlb(e.rel, f.sizes, f.rec[e.kind].limit.on, f.buf)
 	f.buf = f.cur[:0]
 }
 
@@ -94,7 +94,7 @@ func (f *hugetlbFamily) readErr() error { return f.err }
 // points counts every enabled metric once per page size, limits included
 // (an upper bound: unlimited limits have no point).
 func (f *hugetlbFamily) points(k cgroupKind, _ *series) int {
-	return len(f.sizes) * count(f.usage[k], f.limit[k])
+	return len(f.sizes) * count(f.rec[k].usage.on, f.rec[k].limit.on)
 }
 
 // record records usage per page size and finite limits; absent files give
@@ -110,10 +110,10 @@ func (f *hugetlbFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	rec, mb := &f.rec[e.kind], f.v.mb
 	for i := range f.cur {
 		p := &f.cur[i]
-		if f.usage[e.kind] && p.Usage.OK {
+		if rec.usage.on && p.Usage.OK {
 			rec.usage.record(mb, e.ts, calc.ClampInt64(p.Usage.V), p.Size)
 		}
-		if f.limit[e.kind] && p.Limit.Finite() {
+		if rec.limit.on && p.Limit.Finite() {
 			rec.limit.record(mb, e.ts, calc.ClampInt64(p.Limit.V), p.Size)
 		}
 	}

@@ -29,17 +29,13 @@ type memoryPeakFamily struct {
 	noSums
 	v   *env
 	rec [numKinds]recorder[gaugeFn]
-	on  [numKinds]bool
 	cur cgroupfs.U64
 	err error
 }
 
 func newMemoryPeakFamily(v *env, m *metadata.MetricsConfig, _ int) family {
 	f := &memoryPeakFamily{v: v, rec: memoryPeakTable(m)}
-	for k := range f.rec {
-		f.on[k] = f.rec[k].on
-	}
-	if f.on == [numKinds]bool{} || v.layout.StatsV1() {
+	if !f.rec[kindPod].on && !f.rec[kindContainer].on || v.layout.StatsV1() {
 		return nil
 	}
 	return f
@@ -47,14 +43,14 @@ func newMemoryPeakFamily(v *env, m *metadata.MetricsConfig, _ int) family {
 
 func (f *memoryPeakFamily) read(e *entity) {
 	f.cur, f.err = cgroupfs.U64{}, nil
-	if f.on[e.kind] {
+	if f.rec[e.kind].on {
 		f.cur, f.err = f.v.reader.MemoryPeak(e.rel)
 	}
 }
 
 func (f *memoryPeakFamily) readErr() error { return f.err }
 
-func (f *memoryPeakFamily) points(k cgroupKind, _ *series) int { return count(f.on[k]) }
+func (f *memoryPeakFamily) points(k cgroupKind, _ *series) int { return count(f.rec[k].on) }
 
 func (f *memoryPeakFamily) record(e *entity, errs *scrapererror.ScrapeErrors) {
 	switch {

@@ -48,11 +48,8 @@ type pidsFamily struct {
 	v   *env
 	rec [numKinds]pidsRecorders
 	pts [numKinds]int
-	// nodeCount and nodeLimit: which of the node's two /proc reads an
-	// enabled metric needs.
-	nodeCount, nodeLimit bool
-	cur                  cgroupfs.PidsStat
-	err                  error
+	cur cgroupfs.PidsStat
+	err error
 }
 
 func newPidsFamily(v *env, m *metadata.MetricsConfig, _ int) family {
@@ -60,7 +57,6 @@ func newPidsFamily(v *env, m *metadata.MetricsConfig, _ int) family {
 	for k := range f.rec {
 		f.pts[k] = count(f.rec[k].count.on, f.rec[k].limit.on)
 	}
-	f.nodeCount, f.nodeLimit = f.rec[kindNode].count.on, f.rec[kindNode].limit.on
 	if f.pts == [numKinds]int{} {
 		return nil
 	}
@@ -83,7 +79,7 @@ func (f *pidsFamily) read(e *entity) {
 // on; a missing file is an absent value, never a 0.
 func (f *pidsFamily) readNode() (cgroupfs.PidsStat, error) {
 	var st cgroupfs.PidsStat
-	if f.nodeCount {
+	if f.rec[kindNode].count.on {
 		n, err := f.v.proc.Tasks()
 		switch {
 		case err == nil:
@@ -92,7 +88,7 @@ func (f *pidsFamily) readNode() (cgroupfs.PidsStat, error) {
 			return st, err
 		}
 	}
-	if f.nodeLimit {
+	if f.rec[kindNode].limit.on {
 		n, err := f.v.proc.TaskLimit()
 		switch {
 		case err == nil:

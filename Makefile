@@ -50,7 +50,10 @@ OTELCOL_LDFLAGS    ?= -s -w
 # when GPU metrics start, so they must bind lazily (hardened toolchains default
 # to -z now); test/archgolden checks the binaries' dynamic sections.
 OTELCOL_EXTLDFLAGS := -Wl,-z,lazy
-OTELCOL_VARS := BUILDER VERSION DIST_DIR OTELCOL_BIN OTELCOL_ARM64_BIN CC_ARM64 OTELCOL_BUILDFLAGS OTELCOL_LDFLAGS OTELCOL_EXTLDFLAGS
+# make release sets RECEIVER_PROXY: the receiver module from a module proxy
+# directory at vVERSION, not from the work tree (tools/make/release.sh).
+RECEIVER_PROXY     ?=
+OTELCOL_VARS := BUILDER VERSION DIST_DIR OTELCOL_BIN OTELCOL_ARM64_BIN CC_ARM64 OTELCOL_BUILDFLAGS OTELCOL_LDFLAGS OTELCOL_EXTLDFLAGS RECEIVER_PROXY
 IMAGE_NAME     ?= docker.io/library/otelcol-containerstats:$(VERSION)
 IMAGE_ARCHIVE  ?= bin/otelcol-containerstats-image.tar
 QEMU_AARCH64   ?= qemu-aarch64-static
@@ -162,8 +165,9 @@ arch-test: otelcol otelcol-arm64
 	$(call sh,arch-test,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 QEMU_LD_PREFIX CC_ARM64)
 image: otelcol otelcol-arm64
 	$(call sh,image,VERSION IMAGE_NAME IMAGE_ARCHIVE OTELCOL_BIN OTELCOL_ARM64_BIN)
+RELEASE_CHANGELOG ?= CHANGELOG.md
 release:
-	$(call sh,release,SUBMAKE VERSION OTELCOL_BIN OTELCOL_ARM64_BIN IMAGE_ARCHIVE QEMU_AARCH64 QEMU_LD_PREFIX)
+	$(call sh,release,SUBMAKE VERSION OTELCOL_BIN OTELCOL_ARM64_BIN IMAGE_ARCHIVE QEMU_AARCH64 QEMU_LD_PREFIX RELEASE_CHANGELOG)
 gpu-check: ; $(call sh,gpu-check)
 # config/local.yaml reads HOSTNAME (node_name), which bash does not export.
 run: otelcol

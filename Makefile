@@ -1,7 +1,7 @@
 # Build, code generation and tests of the container_stats receiver and the
 # otelcol-containerstats distribution. The longer recipes are the scripts in
 # tools/make/, whose headers say what they do and which variables they read.
-#   make run | otelcol | otelcol-arm64 | image | release VERSION=x.y.z
+#   make run | otelcol | otelcol-arm64 | image | release VERSION=x.y.z | release-test
 #   make test   what CI runs (.ci/run): TEST_STEPS in order, TEST_BG in the
 #               background, then make leftovers, even after a failed step
 #               (tools/make/test.sh; docs/ci.md)
@@ -50,7 +50,10 @@ OTELCOL_LDFLAGS    ?= -s -w
 # when GPU metrics start, so they must bind lazily (hardened toolchains default
 # to -z now); test/archgolden checks the binaries' dynamic sections.
 OTELCOL_EXTLDFLAGS := -Wl,-z,lazy
-OTELCOL_VARS := BUILDER VERSION DIST_DIR OTELCOL_BIN OTELCOL_ARM64_BIN CC_ARM64 OTELCOL_BUILDFLAGS OTELCOL_LDFLAGS OTELCOL_EXTLDFLAGS
+# make release sets RECEIVER_PROXY: the receiver module from a module proxy
+# directory at vVERSION, not from the work tree (tools/make/release.sh).
+RECEIVER_PROXY     ?=
+OTELCOL_VARS := BUILDER VERSION DIST_DIR OTELCOL_BIN OTELCOL_ARM64_BIN CC_ARM64 OTELCOL_BUILDFLAGS OTELCOL_LDFLAGS OTELCOL_EXTLDFLAGS RECEIVER_PROXY
 IMAGE_NAME     ?= docker.io/library/otelcol-containerstats:$(VERSION)
 IMAGE_ARCHIVE  ?= bin/otelcol-containerstats-image.tar
 QEMU_AARCH64   ?= qemu-aarch64-static
@@ -72,10 +75,10 @@ TEST_BUILDFLAGS ?= -race
 REAL_TAGS       := realmachine
 TEST_TIMEOUT    ?= 20m
 RACE_TIMEOUT    ?= 30m
-RACE_PKGS       ?= $(shell $(GO) list -tags $(REAL_TAGS) ./... | grep -Ev '/test/(e2e|peer|archgolden)$$')
+RACE_PKGS       ?= $(shell $(GO) list -tags $(REAL_TAGS) ./... | grep -Ev '/test/(e2e|peer|archgolden|release)$$')
 KUBE_TESTS      := TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods
 KUBE_E2E_TESTS  := TestClusterDaemonSet|TestNewcomerPath|TestAround|TestAroundBounded
-TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test lint fuzz-smoke nocgo cross arch-test v2-test
+TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test lint fuzz-smoke nocgo cross arch-test release-test v2-test
 TEST_BG    ?= containerd-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 lint v2guest-build fuzz-build v2guest-image nocgo cross
 # Test tools and their outputs (docs/e2e.md, docs/kube.md, docs/v2-node.md).
 PROMETHEUS3_BIN   := bin/prometheus3/prometheus
@@ -88,7 +91,7 @@ OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release kube-bins kube-test helm v2-test
+.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release release-test kube-bins kube-test helm v2-test
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -162,8 +165,13 @@ arch-test: otelcol otelcol-arm64
 	$(call sh,arch-test,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 QEMU_LD_PREFIX CC_ARM64)
 image: otelcol otelcol-arm64
 	$(call sh,image,VERSION IMAGE_NAME IMAGE_ARCHIVE OTELCOL_BIN OTELCOL_ARM64_BIN)
+RELEASE_CHANGELOG ?= CHANGELOG.md
 release:
-	$(call sh,release,SUBMAKE VERSION OTELCOL_BIN OTELCOL_ARM64_BIN IMAGE_ARCHIVE QEMU_AARCH64 QEMU_LD_PREFIX)
+	$(call sh,release,SUBMAKE VERSION OTELCOL_BIN OTELCOL_ARM64_BIN IMAGE_ARCHIVE QEMU_AARCH64 QEMU_LD_PREFIX RELEASE_CHANGELOG)
+# make release VERSION=0.1.0-test into build/release (its binaries and image
+# in build/release-test, bin/ untouched), then test/release checks it.
+release-test:
+	$(call sh,release-test,SUBMAKE TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS QEMU_AARCH64 QEMU_LD_PREFIX)
 gpu-check: ; $(call sh,gpu-check)
 # config/local.yaml reads HOSTNAME (node_name), which bash does not export.
 run: otelcol

@@ -3,6 +3,7 @@ module github.com/containerstats/containerstatsreceiver
 go 1.26.8
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.9.3
 	github.com/NVIDIA/go-nvml v0.13.3-0
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/containerd/containerd/api v1.11.1

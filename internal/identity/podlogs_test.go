@@ -48,6 +48,8 @@ func TestSplitImage(t *testing.T) {
 		"quay.io/x/y@sha256:" + hexA:     {"quay.io/x/y", ""},
 		"sha256:" + hexA:                 {"", ""},
 		hexA:                             {"", ""},
+		"busybox":                        {"busybox", ""},
+		"@sha256:" + hexA:                {"", ""},
 		"":                               {"", ""},
 	} {
 		n, tag := SplitImage(ref)

@@ -80,3 +80,18 @@ func FuzzSplitImage(f *testing.F) {
 		}
 	})
 }
+
+// A pod's labels are the runtime's less those that carry identity or the
+// runtime's own bookkeeping; a container's are the allowed keys it has
+// (none: nil).
+func TestLabels(t *testing.T) {
+	l := map[string]string{
+		LabelPodName: "web-0", LabelPodNamespace: "shop", LabelPodUID: "uid-1", LabelContainerName: "nginx",
+		"io.cri-containerd.kind": "sandbox", LabelDockerType: "podsandbox",
+		"app": "web", "tier": "front",
+	}
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front"}, PodLabels(l))
+	assert.Equal(t, map[string]string{"app": "web", LabelPodUID: "uid-1"}, AllowedLabels(l, []string{"app", LabelPodUID, "absent"}))
+	assert.Nil(t, AllowedLabels(l, []string{"absent"}))
+	assert.Nil(t, AllowedLabels(l, nil))
+}

@@ -10,7 +10,7 @@
 # viable when it does not compile.
 # gremlins copies the module once per worker, so it runs on a copy of the
 # files git tracks or would track (not bin/ or build/), under
-# MUTANTS_DIR/src. Per package (directory name with / as -) it writes
+# MUTANTS_DIR/src (removed at the end). Per package (directory name with / as -) it writes
 # MUTANTS_DIR/<pkg>.log (every mutant's status and position) and .json
 # (gremlins' report), then prints one table (package, mutants, killed,
 # lived, not covered, timed out, not viable, efficacy = killed /
@@ -37,6 +37,7 @@ dir=$(abs "$MUTANTS_DIR")
 src=$dir/src
 rm -rf "$dir"
 mkdir -p "$src"
+trap 'rm -rf "$src"' EXIT
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$src"
 # -count=1: gremlins times the first (coverage) run to set the mutants'
 # timeout; a cached result would time every mutant out.

@@ -8,7 +8,7 @@
 #   make unit (no root, no -race) | race | vet | lint | nocgo | cross | fuzz-smoke
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
-#   make fuzz | bench | bench-peer | bench-docker | soak | cover | gpu-check | clean
+#   make fuzz | bench | bench-peer | bench-docker | soak | cover | mutants | gpu-check | clean
 #   make prometheus3 | kube-bins | containerd-bins | helm | cadvisor-peer | v2guest-*: test tools
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -26,6 +26,8 @@ CROSSCHECK := $(GO) run -C $(CURDIR)/tools ./crosscheck
 # golangci-lint, pinned in its own module tools/lint/go.mod; .golangci.yml.
 LINT       := $(GO) tool -modfile=$(CURDIR)/tools/lint/go.mod golangci-lint
 LINTFLAGS  ?=
+# gremlins (mutation testing), pinned in its own module tools/mutants/go.mod.
+MUTANTS    := $(GO) tool -modfile=$(CURDIR)/tools/mutants/go.mod gremlins
 # $(call sh,NAME,VARS): tools/make/NAME.sh given GO and VARS as NAME=VALUE
 # arguments (tools/make/lib.sh); other arguments may follow.
 sh = tools/make/$(1).sh $(foreach v,GO $(2),$(v)='$(subst ','\'',$($(v)))')
@@ -91,7 +93,7 @@ OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release release-test kube-bins kube-test helm v2-test
+.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release release-test kube-bins kube-test helm v2-test mutants
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -156,6 +158,8 @@ soak: ; $(call sh,soak,REAL_TAGS)
 # Unit and real-machine tiers' statement coverage of the product packages.
 cover: $(if $(filter 0,$(COVER_REAL)),,containerd-bins)
 	$(call sh,cover,REAL_TAGS RACE_PKGS KUBE_TESTS CONTAINERD_BIN_DIR GOTESTFLAGS)
+# Mutation score of the core packages at the unit tier (docs/tests.md).
+mutants: ; $(call sh,mutants,MUTANTS)
 otelcol:
 	$(call sh,otelcol,$(OTELCOL_VARS)) host
 otelcol-arm64:

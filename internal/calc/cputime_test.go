@@ -22,6 +22,7 @@ func TestAdjustCPUSplit(t *testing.T) {
 		{"no user time", CPUSplit{}, 1000, 0, 20, CPUSplit{System: 1000}},
 		{"no ticks yet", CPUSplit{}, 1000, 0, 0, CPUSplit{User: 1000}},
 		{"total not above prev: prev", CPUSplit{User: 700, System: 300}, 1000, 1, 1000, CPUSplit{User: 700, System: 300}},
+		{"total below prev (a reset): prev", CPUSplit{User: 700, System: 300}, 900, 5, 7, CPUSplit{User: 700, System: 300}},
 		{"system would fall: held, user takes the rest", CPUSplit{User: 500, System: 500}, 1200, 900, 100, CPUSplit{User: 700, System: 500}},
 		{"user would fall: held, system takes the rest", CPUSplit{User: 900, System: 100}, 1200, 100, 900, CPUSplit{User: 900, System: 300}},
 		{"huge values", CPUSplit{}, math.MaxUint64, math.MaxUint64, math.MaxUint64, CPUSplit{User: math.MaxUint64/2 + 1, System: math.MaxUint64 / 2}},

@@ -20,7 +20,7 @@ func TestParseFlatKeyed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]uint64{"usage_usec": 11, "user_usec": 7, "system_usec": 1<<64 - 1}, got)
 
-	for _, bad := range []string{"novalue\n", "k -1\n", "k 1.5\n", " 5\n", "k 18446744073709551616\n", "k \n"} {
+	for _, bad := range []string{"novalue\n", "k -1\n", "k 1.5\n", " 5\n", "k 18446744073709551616\n", "k \n", "k -\n", "k +\n"} {
 		err := parseFlatKeyed([]byte(bad), func([]byte, uint64) {})
 		require.ErrorIs(t, err, errMalformed, "%q", bad)
 	}
@@ -34,6 +34,8 @@ func TestParseLimit(t *testing.T) {
 		{"max\n", Limit{OK: true, Unlimited: true}},
 		{"9223372036854771712\n", Limit{V: 9223372036854771712, OK: true, Unlimited: true}}, // v1 "unlimited"
 		{"-1\n", Limit{OK: true, Unlimited: true}},
+		{"4611686018427387904\n", Limit{V: 1 << 62, OK: true, Unlimited: true}}, // the threshold itself
+		{"4611686018427387903\n", Limit{V: 1<<62 - 1, OK: true}},
 		{"268435456\n", Limit{V: 268435456, OK: true}},
 		{"0\n", Limit{V: 0, OK: true}},
 	}

@@ -48,6 +48,8 @@ func TestSplitImage(t *testing.T) {
 		"quay.io/x/y@sha256:" + hexA:     {"quay.io/x/y", ""},
 		"sha256:" + hexA:                 {"", ""},
 		hexA:                             {"", ""},
+		"busybox":                        {"busybox", ""},
+		"@sha256:" + hexA:                {"", ""},
 		"":                               {"", ""},
 	} {
 		n, tag := SplitImage(ref)
@@ -77,4 +79,19 @@ func FuzzSplitImage(f *testing.F) {
 			t.Fatalf("tag %q of %q", tag, ref)
 		}
 	})
+}
+
+// A pod's labels are the runtime's less those that carry identity or the
+// runtime's own bookkeeping; a container's are the allowed keys it has
+// (none: nil).
+func TestLabels(t *testing.T) {
+	l := map[string]string{
+		LabelPodName: "web-0", LabelPodNamespace: "shop", LabelPodUID: "uid-1", LabelContainerName: "nginx",
+		"io.cri-containerd.kind": "sandbox", LabelDockerType: "podsandbox",
+		"app": "web", "tier": "front",
+	}
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front"}, PodLabels(l))
+	assert.Equal(t, map[string]string{"app": "web", LabelPodUID: "uid-1"}, AllowedLabels(l, []string{"app", LabelPodUID, "absent"}))
+	assert.Nil(t, AllowedLabels(l, []string{"absent"}))
+	assert.Nil(t, AllowedLabels(l, nil))
 }

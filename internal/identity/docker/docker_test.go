@@ -24,7 +24,8 @@ import (
 func id64(c byte) string { return strings.Repeat(string(c), 64) }
 
 // listing is a GET /containers/json?all=1 answer as dockerd 20.10 and
-// Podman 4.3 write it: every field the mapping reads has a distinct value.
+// Podman 4.3 write it: every field the mapping reads has a distinct value
+// (the last has none of the optional ones).
 var listing = `[
  {"Id":"` + id64('a') + `","Names":["/shop-web-1"],"Image":"nginx:1.27-alpine","ImageID":"sha256:` + id64('1') + `",
   "Created":1764460801,"State":"running","Status":"Up 2 minutes",
@@ -36,7 +37,8 @@ var listing = `[
  {"Id":"` + id64('e') + `","Names":["/k8s_POD_api-0_prod_0f0e0d0c-0b0a-0908-0706-050403020100_0"],"Image":"registry.local/pause:3.10","Created":1764460805,"State":"running",
   "Labels":{"io.kubernetes.docker.type":"podsandbox","io.kubernetes.pod.name":"api-0","io.kubernetes.pod.namespace":"prod","io.kubernetes.pod.uid":"0f0e0d0c-0b0a-0908-0706-050403020100"}},
  {"Id":"` + id64('f') + `","Names":["/k8s_app_api-0_prod_0f0e0d0c-0b0a-0908-0706-050403020100_2"],"Image":"registry.local/api:7","Created":1764460806,"State":"dead",
-  "Labels":{"io.kubernetes.docker.type":"container","io.kubernetes.pod.name":"api-0","io.kubernetes.pod.namespace":"prod","io.kubernetes.pod.uid":"0f0e0d0c-0b0a-0908-0706-050403020100","io.kubernetes.container.name":"app"}}
+  "Labels":{"io.kubernetes.docker.type":"container","io.kubernetes.pod.name":"api-0","io.kubernetes.pod.namespace":"prod","io.kubernetes.pod.uid":"0f0e0d0c-0b0a-0908-0706-050403020100","io.kubernetes.container.name":"app"}},
+ {"Id":"` + id64('9') + `","Names":[],"Image":"busybox","Created":0,"State":"created","Labels":{}}
 ]`
 
 // engine is a fake Engine API on a real unix socket.
@@ -134,6 +136,7 @@ func TestList(t *testing.T) {
 			ID: id64('f'), Name: "k8s_app_api-0_prod_" + uid + "_2", ImageName: "registry.local/api", ImageTag: "7", StartTime: at(1764460806),
 			ContainerName: "app", PodUID: uid, PodName: "api-0", Namespace: "prod", Exited: true, Source: identity.SourceDocker,
 		},
+		{ID: id64('9'), ImageName: "busybox", Source: identity.SourceDocker}, // no name, no creation time: none, not the epoch
 	}, snap.Containers)
 	assert.Equal(t, []string{id64('e')}, snap.SandboxIDs)
 

@@ -84,8 +84,21 @@ type Container struct {
 	PID int    // its init process, in the host's PID namespace
 }
 
+// Options are StartWith's.
+type Options struct {
+	// ImageFiles are more executables in Image: the path in the image
+	// ("bin/workload") to the host file (machine.BusyboxTarWith).
+	ImageFiles map[string]string
+}
+
 // Start starts dockerd for t and imports the busybox image.
 func Start(tb testing.TB) *Dockerd {
+	tb.Helper()
+	return StartWith(tb, Options{})
+}
+
+// StartWith is Start with o's image files.
+func StartWith(tb testing.TB, o Options) *Dockerd {
 	tb.Helper()
 	if os.Geteuid() != 0 {
 		machine.Need(tb, "dockertest needs root (dockerd)")
@@ -133,7 +146,7 @@ func Start(tb testing.TB) *Dockerd {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	archive, err := machine.BusyboxTar(dir, "sh", "sleep", "dd", "cat")
+	archive, err := machine.BusyboxTarWith(dir, o.ImageFiles, "sh", "sleep", "dd", "cat")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -59,17 +59,34 @@ func RemoveWhenEmpty(path string) error {
 // dir/rootfs, and returns it as a tar archive: a local image for
 // `docker import` or `podman import`, no registry needed.
 func BusyboxTar(dir string, applets ...string) ([]byte, error) {
+	return BusyboxTarWith(dir, nil, applets...)
+}
+
+// BusyboxTarWith is BusyboxTar with more executables in the image: files
+// maps a path in the image ("bin/workload") to the host file copied there
+// (a static binary: internal/testing/cmd/workload built CGO_ENABLED=0).
+func BusyboxTarWith(dir string, files map[string]string, applets ...string) ([]byte, error) {
 	rootfs := filepath.Join(dir, "rootfs")
 	bin := filepath.Join(rootfs, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile("/bin/busybox")
-	if err != nil {
-		return nil, err
+	copies := map[string]string{"bin/busybox": "/bin/busybox"}
+	for in, host := range files {
+		copies[in] = host
 	}
-	if writeErr := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); writeErr != nil { //nolint:gosec // G306: an executable
-		return nil, writeErr
+	for in, host := range copies {
+		data, err := os.ReadFile(host) //nolint:gosec // G304: a test tool: a file of the test's own
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(rootfs, in)
+		if mkErr := os.MkdirAll(filepath.Dir(path), 0o755); mkErr != nil {
+			return nil, mkErr
+		}
+		if writeErr := os.WriteFile(path, data, 0o755); writeErr != nil { //nolint:gosec // G306: an executable
+			return nil, writeErr
+		}
 	}
 	for _, applet := range applets {
 		if symlinkErr := os.Symlink("busybox", filepath.Join(bin, applet)); symlinkErr != nil {

@@ -59,8 +59,21 @@ type Container struct {
 	ConmonPID int
 }
 
+// Options are NewWith's.
+type Options struct {
+	// ImageFiles are more executables in Image: the path in the image
+	// ("bin/workload") to the host file (machine.BusyboxTarWith).
+	ImageFiles map[string]string
+}
+
 // New prepares Podman for t and imports the busybox image.
 func New(tb testing.TB) *Podman {
+	tb.Helper()
+	return NewWith(tb, Options{})
+}
+
+// NewWith is New with o's image files.
+func NewWith(tb testing.TB, o Options) *Podman {
 	tb.Helper()
 	if os.Geteuid() != 0 {
 		machine.Need(tb, "podmantest needs root (rootful Podman)")
@@ -78,7 +91,7 @@ func New(tb testing.TB) *Podman {
 	made := machine.Absent(append(machine.CgroupDirs("libpod_parent/conmon"), append(machine.CgroupDirs("libpod_parent"), shmLock)...))
 	tb.Cleanup(func() { p.cleanup(tb, made) })
 
-	archive, err := machine.BusyboxTar(dir, "sh", "sleep", "dd", "cat")
+	archive, err := machine.BusyboxTarWith(dir, o.ImageFiles, "sh", "sleep", "dd", "cat")
 	if err != nil {
 		tb.Fatal(err)
 	}

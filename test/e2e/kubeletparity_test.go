@@ -329,12 +329,14 @@ func (k *cluster) volumeRows(t *testing.T, ps paritySummary, add func(row)) {
 	}
 }
 
-// events reads the log records the gateway wrote to k.eventsDir: its
-// complete lines. The file exporter writes through a buffer that it
-// flushes when full or every second, so the file may end in part of a
-// line (a reader saw one: "expect \" after {, but found "); the rest
-// comes with the next flush.
-func (k *cluster) events(t *testing.T) []kubetest.Event {
+// eventRequests reads the log records the gateway wrote to k.eventsDir,
+// grouped by the OTLP export request in which they arrived: the gateway's
+// logs pipeline has no batching, so its file exporter writes each request
+// as one line. Only complete lines: the file exporter writes through a
+// buffer that it flushes when full or every second, so the file may end in
+// part of a line (a reader saw one: "expect \" after {, but found "); the
+// rest comes with the next flush.
+func (k *cluster) eventRequests(t *testing.T) [][]kubetest.Event {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(k.eventsDir, "events.json"))
 	if os.IsNotExist(err) {
@@ -342,36 +344,37 @@ func (k *cluster) events(t *testing.T) []kubetest.Event {
 	}
 	require.NoError(t, err)
 	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	var out []kubetest.Event
+	var out [][]kubetest.Event
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for sc.Scan() {
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(sc.Bytes())
 		require.NoError(t, err)
+		var req []kubetest.Event
 		for i := 0; i < ld.ResourceLogs().Len(); i++ {
 			rl := ld.ResourceLogs().At(i)
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				lrs := rl.ScopeLogs().At(j).LogRecords()
 				for n := 0; n < lrs.Len(); n++ {
 					lr := lrs.At(n)
-					out = append(out, kubetest.Event{
+					req = append(req, kubetest.Event{
 						Name: lr.EventName(), Res: rl.Resource().Attributes().AsRaw(), Attr: lr.Attributes().AsRaw(),
 						At: lr.Timestamp().AsTime(), Sev: lr.SeverityText(), Body: lr.Body().AsString(),
 					})
 				}
 			}
 		}
+		out = append(out, req)
 	}
 	require.NoError(t, sc.Err())
 	return out
 }
 
-// workEvents is the records named name of the workloads' namespace that
-// the gateway has written so far.
-func (k *cluster) workEvents(t *testing.T, name string) []kubetest.Event {
-	t.Helper()
+// workEvents is the records named name of the workloads' namespace among
+// evs.
+func workEvents(evs []kubetest.Event, name string) []kubetest.Event {
 	var out []kubetest.Event
-	for _, e := range k.events(t) {
+	for _, e := range evs {
 		if e.Name == name && e.Res["k8s.namespace.name"] == workNS {
 			out = append(out, e)
 		}
@@ -387,15 +390,22 @@ func (k *cluster) workEvents(t *testing.T, name string) []kubetest.Event {
 // 137, WARN); no other container of the workloads has either.
 //
 // One event, not one record: the exporters deliver at least once, so the
-// gateway may have written a record twice (a batch it took whose answer
-// the DaemonSet's exporter did not get in time is sent again). Copies
-// carry the same log.record.uid and are equal in every field;
-// kubetest.DistinctEvents drops them and fails on one event detected
-// twice (same UID with another timestamp; another UID makes two events).
+// gateway may have received an export request twice (a request it took
+// whose answer the DaemonSet's exporter did not get in time is sent
+// again, whole). kubetest.DistinctEvents, given the records by request,
+// drops the records of a whole request sent again and fails on a copy in
+// any other place (one record twice in one request: the product emitted
+// it twice) and on one event detected twice (same UID with another
+// timestamp; another UID makes two events).
 func (k *cluster) oomEvent(t *testing.T) {
+	var all []kubetest.Event
 	eventually(t, 2*time.Minute, "an oom_kill and a restart event of the oom pod at the gateway", func() error {
+		all = nil
+		for _, req := range k.eventRequests(t) {
+			all = append(all, req...)
+		}
 		for _, name := range []string{"k8s.container.oom_kill", "k8s.container.restart"} {
-			if len(k.workEvents(t, name)) == 0 {
+			if len(workEvents(all, name)) == 0 {
 				return fmt.Errorf("no %s record of namespace %s yet", name, workNS)
 			}
 		}
@@ -403,21 +413,22 @@ func (k *cluster) oomEvent(t *testing.T) {
 	})
 	// A second record would come within a scrape or an identity refresh.
 	time.Sleep(12 * time.Second)
-	distinct := func(name string) []kubetest.Event {
-		recs := k.workEvents(t, name)
-		for _, e := range recs {
-			t.Logf("oom-event: %s at %s, resource %v, attributes %v", e.Name, e.At.Format(time.RFC3339Nano), e.Res, e.Attr)
+	reqs := k.eventRequests(t)
+	for n, req := range reqs {
+		for _, e := range req {
+			if e.Res["k8s.namespace.name"] == workNS {
+				t.Logf("oom-event: request %d of %d: %s at %s, resource %v, attributes %v", n, len(reqs), e.Name, e.At.Format(time.RFC3339Nano), e.Res, e.Attr)
+			}
 		}
-		d, copies, err := kubetest.DistinctEvents(recs)
-		require.NoError(t, err)
-		if copies > 0 {
-			t.Logf("oom-event: %d %s record(s) delivered more than once (same %s, equal in every field); the collector's exporter log:\n%s",
-				copies, name, kubetest.RecordUID, k.collectorLog(t, "Exporting failed"))
-		}
-		return d
 	}
-	ooms := distinct("k8s.container.oom_kill")
-	restarts := distinct("k8s.container.restart")
+	d, copies, err := kubetest.DistinctEvents(reqs)
+	require.NoError(t, err)
+	if copies > 0 {
+		t.Logf("oom-event: %d record(s) of a request delivered more than once (a whole request again); the collector's exporter log:\n%s",
+			copies, k.collectorLog(t, "Exporting failed"))
+	}
+	ooms := workEvents(d, "k8s.container.oom_kill")
+	restarts := workEvents(d, "k8s.container.restart")
 	require.Len(t, ooms, 1, "k8s.container.oom_kill events of namespace %s", workNS)
 	e := ooms[0]
 	require.Equal(t, "oom", e.Res["k8s.pod.name"])

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 )
 
 // What kubeletstats reads from the Summary API and we read from the node
@@ -122,17 +122,18 @@ func u64(p *uint64) float64 {
 // cAdvisor takes every 10-15 s), memory 1 MiB + 2 % around our samples
 // on either side of the kubelet's (the kubelet's own heap grows while the
 // test reads it: a value read 4 s later was 4.4 MB more), at one of up
-// to 3 of the kubelet's samples (systemContainerRows);
-// systemContainerRows logs whether a wrong mapping would pass; volume usage 64 KiB (the kubelet's
+// to 3 of the kubelet's samples (systemContainerRows), which returns them
+// as sidebyside rows: the caller asserts that no other system container's
+// figure passes them; volume usage 64 KiB (the kubelet's
 // du and our walk count the same blocks), inodes used exact, capacity and
 // available 1 % (the node's disk is shared with the test); the pod's
 // ephemeral storage 256 KiB (its log file grows by the kubelet's own
 // lines).
-func (k *cluster) parityRows(t *testing.T, add func(row)) {
+func (k *cluster) parityRows(t *testing.T, add func(row)) []sidebyside.Row {
 	t.Helper()
 	ps := k.paritySummaryReady(t)
 	k.volumeRows(t, ps, add)
-	k.systemContainerRows(t, ps, add)
+	return k.systemContainerRows(t, ps, add)
 }
 
 // paritySummaryReady is the kubelet's summary once it has the system
@@ -165,12 +166,12 @@ func (k *cluster) paritySummaryReady(t *testing.T) paritySummary {
 }
 
 // systemContainerRows: kubelet, runtime and pods (kubepods), CPU time,
-// memory usage and working set.
-func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(row)) {
+// memory usage and working set; returns them as sidebyside rows, one
+// entity per system container.
+func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(row)) []sidebyside.Row {
 	t.Helper()
 	node := fmt.Sprintf(`k8s_node_name=%q`, kubetest.NodeName)
-	var ours []memRow
-	kubelet := map[string]float64{} // "<name>/<what>": the kubelet's figure
+	var out []sidebyside.Row
 	for _, c := range ps.Node.SystemContainers {
 		if c.Name != "kubelet" && c.Name != "runtime" && c.Name != "pods" {
 			continue
@@ -185,15 +186,20 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 		require.True(t, c.CPU != nil && c.CPU.UsageCoreNanoSeconds != nil, "%s: no CPU in the summary", c.Name)
 		kv := float64(*c.CPU.UsageCoreNanoSeconds) / 1e9
 		tol := 0.05 + 0.02*kv
-		text, ok := k.oursAround(t, "k8s_node_system_container_cpu_time_seconds_total"+sel, c.CPU.Time, time.Second).counter(kv, tol, "s")
+		cpuAr := k.oursAround(t, "k8s_node_system_container_cpu_time_seconds_total"+sel, c.CPU.Time, time.Second)
+		text, ok := cpuAr.counter(kv, tol, "s")
 		add(row{"system container " + c.Name, "CPU time (s)", text, "-", value(kv, "s") + " (/stats/summary)", fmt.Sprintf("%.3f", tol), ok})
+		out = append(out, sidebyside.Row{
+			Quantity: "system container CPU time (s)", Entity: c.Name, Ref: kv, Tol: tol, Unit: "s", Shown: text,
+			Pass: func(v float64) bool { _, in := cpuAr.counter(v, tol, "s"); return in },
+		})
 		require.True(t, c.Memory != nil && c.Memory.UsageBytes != nil && c.Memory.WorkingSetBytes != nil, "%s: no memory in the summary", c.Name)
 		fig := sysMem{c.Memory.Time, float64(*c.Memory.UsageBytes), float64(*c.Memory.WorkingSetBytes)}
 		// A gauge can move and come back between two of our samples (10 s
 		// apart: a heap grows and is collected) where the kubelet's sample
 		// fell: then its next sample is taken, up to sysMemSamples. A
-		// wrong mapping (another container's figure, usage for working
-		// set) stays out at every sample.
+		// wrong mapping (another container's figure) must fail the sample
+		// taken (the caller's sidebyside.Require).
 		for n := 1; ; n++ {
 			var got []memRow
 			all := true
@@ -219,8 +225,11 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 						"system container " + c.Name, r.what, r.ar.gauge("B"), "-", kubelet,
 						fmt.Sprintf("%.0f", r.tol), r.ar.within(r.kubelet, r.tol),
 					})
+					out = append(out, sidebyside.Row{
+						Quantity: "system container " + r.what, Entity: c.Name, Ref: r.kubelet, Tol: r.tol, Unit: "B", Shown: r.ar.gauge("B"),
+						Pass: func(v float64) bool { return r.ar.within(v, r.tol) },
+					})
 				}
-				ours = append(ours, got...)
 				break
 			}
 			for _, r := range got {
@@ -229,26 +238,8 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 			}
 			fig = k.nextSysMem(t, c.Name, fig.at)
 		}
-		kubelet[c.Name+"/memory usage (B)"] = fig.usage
-		kubelet[c.Name+"/working set (B)"] = fig.ws
 	}
-	// Would a wrong mapping pass? Each of our memory rows against the
-	// kubelet's other figures (another system container's, usage for
-	// working set): the table's evidence that the tolerance tells them
-	// apart (a pair whose figures are equal cannot be told apart).
-	var wrong []string
-	for _, o := range ours {
-		for key, v := range kubelet {
-			if key == o.name+"/"+o.what {
-				continue
-			}
-			if o.ar.within(v, o.tol) {
-				wrong = append(wrong, fmt.Sprintf("ours %s %s would pass against the kubelet's %s (%s)", o.name, o.what, key, value(v, "B")))
-			}
-		}
-	}
-	sort.Strings(wrong)
-	t.Logf("system containers, wrong mappings that would pass (%d of %d): %v", len(wrong), len(ours)*(len(kubelet)-1), wrong)
+	return out
 }
 
 // memRow is one of our system container memory rows.

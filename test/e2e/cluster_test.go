@@ -925,16 +925,18 @@ func (a around) gauge(unit string) string {
 //     whose shell forks and execs `sleep 1` every second (a process's
 //     pages and kernel memory come and go; runs saw the kubelet's figure
 //     up to 428 KiB outside our two samples around it).
-//   - nodeMemTol, 64 MiB: the node's working set moves with every
+//   - nodeMemTol, 256 MiB: the node's working set moves with every
 //     process of the machine (this test, the control plane, the builds
 //     of others); earlier runs saw the kubelet's figure up to 7 MB
-//     outside our two samples around it. The nearest wrong mapping, the
-//     meminfo figure, must be further than that (it is checked).
+//     outside our two samples around it, the 2026-12-05 run 71 MB (64 MiB
+//     failed it; four others compiling and testing). The nearest wrong
+//     mappings, the meminfo figure and the root cgroup's usage, must fail
+//     it (sidebyside; that run: 7.3 and 13.4 tolerances away at 256 MiB).
 const (
 	cpuTol          = 0.020
 	containerMemTol = 256 << 10
 	podMemTol       = 1 << 20
-	nodeMemTol      = 64 << 20
+	nodeMemTol      = 256 << 20
 	netTol          = 4096     // B: the transfer has ended
 	rootfsTol       = 64 << 10 // B: the kubelet's and our walk count the same blocks
 )
@@ -1186,8 +1188,11 @@ func (k *cluster) summaryRootfs(sn snapshot, pod, container string) uint64 {
 // (around.within: what the gauge did between our samples is not a
 // difference). Tolerances: CPU time cpuTol; working set containerMemTol
 // for containers, podMemTol for pods, nodeMemTol for the node; start
-// time 2 s (ours is the point's time minus whole seconds of uptime, the
-// API's startedAt has seconds); restart count exact; network bytes 4 KiB
+// time 2 s from the kubelet's (ours is the point's time minus whole
+// seconds of uptime), and not more than 2 s after the API's startedAt,
+// which has seconds and is stamped when the runtime has started the
+// container, after the cgroup both of us date it by (on 2026-12-05 the
+// kubelet's two figures were 2.3 s apart); restart count exact; network bytes 4 KiB
 // (the transfer has ended); filesystem 64 KiB. Each workload's figures
 // are more than 4 tolerances from every other's (mixSpec), and
 // sidebyside.Require asserts it, that each row's reference exceeds 4
@@ -1278,7 +1283,7 @@ func (k *cluster) sideBySide(t *testing.T, ws []workload) {
 		apiStart := float64(api.State.Running.StartedAt.Unix())
 		add(row{
 			what, "start time (unix s)", value(start, "s"), value(res.value, "s"), fmt.Sprintf("%.0f (API startedAt)", apiStart),
-			"2 s", within(start, res.value, 2) && within(start, apiStart, 2),
+			"2 s; API: not 2 s before", within(start, res.value, 2) && start <= apiStart+2,
 		})
 		restarts := k.newestRestartCount(t, p.Name, w.container)
 		add(row{

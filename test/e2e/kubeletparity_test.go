@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 )
 
 // What kubeletstats reads from the Summary API and we read from the node
@@ -122,17 +122,18 @@ func u64(p *uint64) float64 {
 // cAdvisor takes every 10-15 s), memory 1 MiB + 2 % around our samples
 // on either side of the kubelet's (the kubelet's own heap grows while the
 // test reads it: a value read 4 s later was 4.4 MB more), at one of up
-// to 3 of the kubelet's samples (systemContainerRows);
-// systemContainerRows logs whether a wrong mapping would pass; volume usage 64 KiB (the kubelet's
+// to 3 of the kubelet's samples (systemContainerRows), which returns them
+// as sidebyside rows: the caller asserts that no other system container's
+// figure passes them; volume usage 64 KiB (the kubelet's
 // du and our walk count the same blocks), inodes used exact, capacity and
 // available 1 % (the node's disk is shared with the test); the pod's
 // ephemeral storage 256 KiB (its log file grows by the kubelet's own
 // lines).
-func (k *cluster) parityRows(t *testing.T, add func(row)) {
+func (k *cluster) parityRows(t *testing.T, add func(row)) []sidebyside.Row {
 	t.Helper()
 	ps := k.paritySummaryReady(t)
 	k.volumeRows(t, ps, add)
-	k.systemContainerRows(t, ps, add)
+	return k.systemContainerRows(t, ps, add)
 }
 
 // paritySummaryReady is the kubelet's summary once it has the system
@@ -165,12 +166,12 @@ func (k *cluster) paritySummaryReady(t *testing.T) paritySummary {
 }
 
 // systemContainerRows: kubelet, runtime and pods (kubepods), CPU time,
-// memory usage and working set.
-func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(row)) {
+// memory usage and working set; returns them as sidebyside rows, one
+// entity per system container.
+func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(row)) []sidebyside.Row {
 	t.Helper()
 	node := fmt.Sprintf(`k8s_node_name=%q`, kubetest.NodeName)
-	var ours []memRow
-	kubelet := map[string]float64{} // "<name>/<what>": the kubelet's figure
+	var out []sidebyside.Row
 	for _, c := range ps.Node.SystemContainers {
 		if c.Name != "kubelet" && c.Name != "runtime" && c.Name != "pods" {
 			continue
@@ -185,15 +186,20 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 		require.True(t, c.CPU != nil && c.CPU.UsageCoreNanoSeconds != nil, "%s: no CPU in the summary", c.Name)
 		kv := float64(*c.CPU.UsageCoreNanoSeconds) / 1e9
 		tol := 0.05 + 0.02*kv
-		text, ok := k.oursAround(t, "k8s_node_system_container_cpu_time_seconds_total"+sel, c.CPU.Time, time.Second).counter(kv, tol, "s")
+		cpuAr := k.oursAround(t, "k8s_node_system_container_cpu_time_seconds_total"+sel, c.CPU.Time, time.Second)
+		text, ok := cpuAr.counter(kv, tol, "s")
 		add(row{"system container " + c.Name, "CPU time (s)", text, "-", value(kv, "s") + " (/stats/summary)", fmt.Sprintf("%.3f", tol), ok})
+		out = append(out, sidebyside.Row{
+			Quantity: "system container CPU time (s)", Entity: c.Name, Ref: kv, Tol: tol, Unit: "s", Shown: text,
+			Pass: func(v float64) bool { _, in := cpuAr.counter(v, tol, "s"); return in },
+		})
 		require.True(t, c.Memory != nil && c.Memory.UsageBytes != nil && c.Memory.WorkingSetBytes != nil, "%s: no memory in the summary", c.Name)
 		fig := sysMem{c.Memory.Time, float64(*c.Memory.UsageBytes), float64(*c.Memory.WorkingSetBytes)}
 		// A gauge can move and come back between two of our samples (10 s
 		// apart: a heap grows and is collected) where the kubelet's sample
 		// fell: then its next sample is taken, up to sysMemSamples. A
-		// wrong mapping (another container's figure, usage for working
-		// set) stays out at every sample.
+		// wrong mapping (another container's figure) must fail the sample
+		// taken (the caller's sidebyside.Require).
 		for n := 1; ; n++ {
 			var got []memRow
 			all := true
@@ -219,8 +225,11 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 						"system container " + c.Name, r.what, r.ar.gauge("B"), "-", kubelet,
 						fmt.Sprintf("%.0f", r.tol), r.ar.within(r.kubelet, r.tol),
 					})
+					out = append(out, sidebyside.Row{
+						Quantity: "system container " + r.what, Entity: c.Name, Ref: r.kubelet, Tol: r.tol, Unit: "B", Shown: r.ar.gauge("B"),
+						Pass: func(v float64) bool { return r.ar.within(v, r.tol) },
+					})
 				}
-				ours = append(ours, got...)
 				break
 			}
 			for _, r := range got {
@@ -229,26 +238,8 @@ func (k *cluster) systemContainerRows(t *testing.T, ps paritySummary, add func(r
 			}
 			fig = k.nextSysMem(t, c.Name, fig.at)
 		}
-		kubelet[c.Name+"/memory usage (B)"] = fig.usage
-		kubelet[c.Name+"/working set (B)"] = fig.ws
 	}
-	// Would a wrong mapping pass? Each of our memory rows against the
-	// kubelet's other figures (another system container's, usage for
-	// working set): the table's evidence that the tolerance tells them
-	// apart (a pair whose figures are equal cannot be told apart).
-	var wrong []string
-	for _, o := range ours {
-		for key, v := range kubelet {
-			if key == o.name+"/"+o.what {
-				continue
-			}
-			if o.ar.within(v, o.tol) {
-				wrong = append(wrong, fmt.Sprintf("ours %s %s would pass against the kubelet's %s (%s)", o.name, o.what, key, value(v, "B")))
-			}
-		}
-	}
-	sort.Strings(wrong)
-	t.Logf("system containers, wrong mappings that would pass (%d of %d): %v", len(wrong), len(ours)*(len(kubelet)-1), wrong)
+	return out
 }
 
 // memRow is one of our system container memory rows.
@@ -329,12 +320,14 @@ func (k *cluster) volumeRows(t *testing.T, ps paritySummary, add func(row)) {
 	}
 }
 
-// events reads the log records the gateway wrote to k.eventsDir: its
-// complete lines. The file exporter writes through a buffer that it
-// flushes when full or every second, so the file may end in part of a
-// line (a reader saw one: "expect \" after {, but found "); the rest
-// comes with the next flush.
-func (k *cluster) events(t *testing.T) []kubetest.Event {
+// eventRequests reads the log records the gateway wrote to k.eventsDir,
+// grouped by the OTLP export request in which they arrived: the gateway's
+// logs pipeline has no batching, so its file exporter writes each request
+// as one line. Only complete lines: the file exporter writes through a
+// buffer that it flushes when full or every second, so the file may end in
+// part of a line (a reader saw one: "expect \" after {, but found "); the
+// rest comes with the next flush.
+func (k *cluster) eventRequests(t *testing.T) [][]kubetest.Event {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(k.eventsDir, "events.json"))
 	if os.IsNotExist(err) {
@@ -342,36 +335,37 @@ func (k *cluster) events(t *testing.T) []kubetest.Event {
 	}
 	require.NoError(t, err)
 	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	var out []kubetest.Event
+	var out [][]kubetest.Event
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for sc.Scan() {
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(sc.Bytes())
 		require.NoError(t, err)
+		var req []kubetest.Event
 		for i := 0; i < ld.ResourceLogs().Len(); i++ {
 			rl := ld.ResourceLogs().At(i)
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				lrs := rl.ScopeLogs().At(j).LogRecords()
 				for n := 0; n < lrs.Len(); n++ {
 					lr := lrs.At(n)
-					out = append(out, kubetest.Event{
+					req = append(req, kubetest.Event{
 						Name: lr.EventName(), Res: rl.Resource().Attributes().AsRaw(), Attr: lr.Attributes().AsRaw(),
 						At: lr.Timestamp().AsTime(), Sev: lr.SeverityText(), Body: lr.Body().AsString(),
 					})
 				}
 			}
 		}
+		out = append(out, req)
 	}
 	require.NoError(t, sc.Err())
 	return out
 }
 
-// workEvents is the records named name of the workloads' namespace that
-// the gateway has written so far.
-func (k *cluster) workEvents(t *testing.T, name string) []kubetest.Event {
-	t.Helper()
+// workEvents is the records named name of the workloads' namespace among
+// evs.
+func workEvents(evs []kubetest.Event, name string) []kubetest.Event {
 	var out []kubetest.Event
-	for _, e := range k.events(t) {
+	for _, e := range evs {
 		if e.Name == name && e.Res["k8s.namespace.name"] == workNS {
 			out = append(out, e)
 		}
@@ -387,15 +381,22 @@ func (k *cluster) workEvents(t *testing.T, name string) []kubetest.Event {
 // 137, WARN); no other container of the workloads has either.
 //
 // One event, not one record: the exporters deliver at least once, so the
-// gateway may have written a record twice (a batch it took whose answer
-// the DaemonSet's exporter did not get in time is sent again). Copies
-// carry the same log.record.uid and are equal in every field;
-// kubetest.DistinctEvents drops them and fails on one event detected
-// twice (same UID with another timestamp; another UID makes two events).
+// gateway may have received an export request twice (a request it took
+// whose answer the DaemonSet's exporter did not get in time is sent
+// again, whole). kubetest.DistinctEvents, given the records by request,
+// drops the records of a whole request sent again and fails on a copy in
+// any other place (one record twice in one request: the product emitted
+// it twice) and on one event detected twice (same UID with another
+// timestamp; another UID makes two events).
 func (k *cluster) oomEvent(t *testing.T) {
+	var all []kubetest.Event
 	eventually(t, 2*time.Minute, "an oom_kill and a restart event of the oom pod at the gateway", func() error {
+		all = nil
+		for _, req := range k.eventRequests(t) {
+			all = append(all, req...)
+		}
 		for _, name := range []string{"k8s.container.oom_kill", "k8s.container.restart"} {
-			if len(k.workEvents(t, name)) == 0 {
+			if len(workEvents(all, name)) == 0 {
 				return fmt.Errorf("no %s record of namespace %s yet", name, workNS)
 			}
 		}
@@ -403,21 +404,22 @@ func (k *cluster) oomEvent(t *testing.T) {
 	})
 	// A second record would come within a scrape or an identity refresh.
 	time.Sleep(12 * time.Second)
-	distinct := func(name string) []kubetest.Event {
-		recs := k.workEvents(t, name)
-		for _, e := range recs {
-			t.Logf("oom-event: %s at %s, resource %v, attributes %v", e.Name, e.At.Format(time.RFC3339Nano), e.Res, e.Attr)
+	reqs := k.eventRequests(t)
+	for n, req := range reqs {
+		for _, e := range req {
+			if e.Res["k8s.namespace.name"] == workNS {
+				t.Logf("oom-event: request %d of %d: %s at %s, resource %v, attributes %v", n, len(reqs), e.Name, e.At.Format(time.RFC3339Nano), e.Res, e.Attr)
+			}
 		}
-		d, copies, err := kubetest.DistinctEvents(recs)
-		require.NoError(t, err)
-		if copies > 0 {
-			t.Logf("oom-event: %d %s record(s) delivered more than once (same %s, equal in every field); the collector's exporter log:\n%s",
-				copies, name, kubetest.RecordUID, k.collectorLog(t, "Exporting failed"))
-		}
-		return d
 	}
-	ooms := distinct("k8s.container.oom_kill")
-	restarts := distinct("k8s.container.restart")
+	d, copies, err := kubetest.DistinctEvents(reqs)
+	require.NoError(t, err)
+	if copies > 0 {
+		t.Logf("oom-event: %d record(s) of a request delivered more than once (a whole request again); the collector's exporter log:\n%s",
+			copies, k.collectorLog(t, "Exporting failed"))
+	}
+	ooms := workEvents(d, "k8s.container.oom_kill")
+	restarts := workEvents(d, "k8s.container.restart")
 	require.Len(t, ooms, 1, "k8s.container.oom_kill events of namespace %s", workNS)
 	e := ooms[0]
 	require.Equal(t, "oom", e.Res["k8s.pod.name"])

@@ -31,35 +31,68 @@ func (e Event) UID() string {
 	return s
 }
 
-// DistinctEvents drops the copies of a record: records that have one
-// log.record.uid and are equal in every other field (name, resource,
-// attributes, timestamp, severity, body) are one event that was delivered
-// more than once. OTLP exporters deliver at least once: a batch the
-// gateway took whose answer the node did not get (a timeout, a restart)
-// is sent again, from the persistent queue too. copies counts the dropped
-// records.
+// DistinctEvents drops the copies of a record that a resent export
+// request made. reqs is the records grouped by the OTLP export request in
+// which they arrived, in order (the gateway's file exporter writes one line
+// per request). OTLP exporters deliver at least once: a request the
+// gateway took whose answer the node did not get (a timeout, a restart) is
+// sent again, from the persistent queue too, and arrives whole again: a
+// request whose records were all seen before and that is equal, record for
+// record, to an earlier request is a resend, and its records are copies
+// (counted in copies). A resend is a whole request again; a copy anywhere
+// else is the product emitting one record twice, and an error: two
+// records with one log.record.uid in one request (equal or not), or a
+// request that repeats some earlier records but is not an earlier request
+// again.
 //
 // A second detection of one event is an error: two records with one UID
 // that differ (the second detection has its scrape's own timestamp).
 // So is a record without a UID. A second detection under another UID is
 // two distinct events, which the caller's count of events finds.
-func DistinctEvents(evs []Event) (distinct []Event, copies int, err error) {
+func DistinctEvents(reqs [][]Event) (distinct []Event, copies int, err error) {
 	first := map[string]int{} // UID -> index in distinct
-	for _, e := range evs {
-		uid := e.UID()
-		if uid == "" {
-			return nil, 0, fmt.Errorf("a %s record without %s: resource %v, attributes %v", e.Name, RecordUID, e.Res, e.Attr)
+	for n, req := range reqs {
+		inReq := map[string]bool{}
+		repeated := 0
+		for _, e := range req {
+			uid := e.UID()
+			if uid == "" {
+				return nil, 0, fmt.Errorf("a %s record without %s: resource %v, attributes %v", e.Name, RecordUID, e.Res, e.Attr)
+			}
+			if inReq[uid] {
+				return nil, 0, fmt.Errorf("one record twice in one export request (request %d): two %s records with %s %s", n, e.Name, RecordUID, uid)
+			}
+			inReq[uid] = true
+			i, seen := first[uid]
+			if !seen {
+				continue
+			}
+			if d := distinct[i]; !reflect.DeepEqual(d, e) {
+				return nil, 0, fmt.Errorf("one event detected twice: two %s records with %s %s differ:\n  %+v\n  %+v", e.Name, RecordUID, uid, d, e)
+			}
+			repeated++
 		}
-		i, seen := first[uid]
-		if !seen {
-			first[uid] = len(distinct)
-			distinct = append(distinct, e)
-			continue
+		switch {
+		case repeated == 0:
+			for _, e := range req {
+				first[e.UID()] = len(distinct)
+				distinct = append(distinct, e)
+			}
+		case repeated == len(req) && resend(req, reqs[:n]):
+			copies += repeated
+		default:
+			return nil, 0, fmt.Errorf("export request %d repeats %d of its %d records but is no earlier request sent again: a record emitted twice", n, repeated, len(req))
 		}
-		if d := distinct[i]; !reflect.DeepEqual(d, e) {
-			return nil, 0, fmt.Errorf("one event detected twice: two %s records with %s %s differ:\n  %+v\n  %+v", e.Name, RecordUID, uid, d, e)
-		}
-		copies++
 	}
 	return distinct, copies, nil
+}
+
+// resend reports whether req is equal to one of the earlier requests.
+func resend(req []Event, earlier [][]Event) bool {
+	for _, e := range earlier {
+		if reflect.DeepEqual(e, req) {
+			return true
+		}
+	}
+	return false
 }

@@ -56,6 +56,14 @@ type Row struct {
 	// a workload that makes it non-zero elsewhere, say). Empty: the rule
 	// applies.
 	NoFloor string
+	// Wrong marks a row that is no entity but a wrong mapping's figure
+	// where a quantity has one entity only (the node: its working set were
+	// it read from /proc/meminfo, or usage taken for it), with what it is.
+	// Its Ref is tried against the quantity's other rows like another
+	// entity's figure (a wrong mapping that would pass); it has no
+	// comparison of its own, no floor and no Apart rule, and its table
+	// line says what it is.
+	Wrong string
 }
 
 func (r Row) pass(v float64) bool {
@@ -111,6 +119,10 @@ func Check(rows []Row, o Options) Result {
 	for _, q := range qs {
 		for _, i := range byQ[q] {
 			r := rows[i]
+			if r.Wrong != "" {
+				res.Table = append(res.Table, strings.Join([]string{q, r.Entity, format(r.Ref, r.Unit), "-", "-", "wrong mapping's figure: " + r.Wrong, "-"}, " | "))
+				continue
+			}
 			verdict := "ok"
 			if !r.pass(r.Ref) {
 				verdict = "FAIL"
@@ -137,7 +149,7 @@ func Check(rows []Row, o Options) Result {
 					res.Wrong++
 					res.Failures = append(res.Failures, fmt.Sprintf("%s %s: a wrong mapping would pass: ours %s against %s's %s (tolerance %s)", q, r.Entity, r.ours(), other.Entity, format(other.Ref, r.Unit), format(r.Tol, r.Unit)))
 				}
-				if o.Apart > 0 && !(d > o.Apart*r.Tol) {
+				if o.Apart > 0 && other.Wrong == "" && !(d > o.Apart*r.Tol) {
 					res.Failures = append(res.Failures, fmt.Sprintf("%s %s: %s's figure %s is %s away, not more than %g× the tolerance %s: the workloads are not distinct", q, r.Entity, other.Entity, format(other.Ref, r.Unit), format(d, r.Unit), o.Apart, format(r.Tol, r.Unit)))
 				}
 				if d < best {

@@ -50,6 +50,25 @@ func TestCheck(t *testing.T) {
 		rs[0].NoFloor = "a count exact at any value"
 		assert.Empty(t, Check(rs, Options{}).Failures)
 	})
+	t.Run("one entity against wrong mappings' figures", func(t *testing.T) {
+		rs := []Row{
+			{Quantity: "node working set (B)", Entity: "node", Ref: 18 << 30, Ours: 18<<30 + 1<<20, Tol: 64 << 20, Unit: "B"},
+			{Quantity: "node working set (B)", Entity: "meminfo", Ref: 20 << 30, Unit: "B", Wrong: "MemTotal − MemFree − Inactive(file)"},
+			{Quantity: "node working set (B)", Entity: "usage", Ref: 18<<30 + 100<<20, Unit: "B", Wrong: "usage for working set"},
+		}
+		res := Check(rs, Options{Apart: 4, MinRows: 3})
+		assert.Equal(t, 2, res.Compared)
+		assert.Equal(t, 0, res.Wrong)
+		assert.Empty(t, res.Failures, "no Apart rule against a wrong mapping's figure, no row of its own")
+		require.Len(t, res.Table, 4)
+		assert.Equal(t, "node working set (B) | node | 19327352832 B | 19328401408 B | 67108864 B | ok | usage: 19432210432 B, 1.6 tolerances, fails", res.Table[1])
+		assert.Equal(t, "node working set (B) | meminfo | 21474836480 B | - | - | wrong mapping's figure: MemTotal − MemFree − Inactive(file) | -", res.Table[2])
+		rs[2].Ref = 18<<30 + 32<<20
+		res = Check(rs, Options{})
+		assert.Equal(t, 1, res.Wrong)
+		require.Len(t, res.Failures, 1)
+		assert.Contains(t, res.Failures[0], "a wrong mapping would pass: ours 19328401408 B against usage's")
+	})
 	t.Run("workloads closer than Apart fail", func(t *testing.T) {
 		rs := rows(8<<20, 8<<20+512<<10, 24<<20)
 		rs[1].Ref = 8<<20 + 512<<10

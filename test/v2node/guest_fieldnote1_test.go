@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -99,41 +101,63 @@ func get(t *testing.T, url string) string {
 // the same container with K busy threads, the kernel's running-thread
 // count beside both, for 30 s. cAdvisor's reader cannot start on v2: it
 // logs a warning and exports a load of 0 while its CPU usage for the
-// container goes on, so the 0 looks like data. Ours rises towards K. The
-// table goes to fieldnote1.md (docs/cpu.md quotes it).
+// container goes on, so the 0 looks like data. Ours rises towards K. A
+// second container runs one thread: at the last sample each container's
+// load is checked against its own running threads and fails the other's
+// (sidebyside). The table goes to fieldnote1.md (docs/cpu.md quotes it).
 func testFieldNote1(t *testing.T, n *node) {
 	const k = 2
 	c := n.run(t, "loadavg", "burstable", containerdtest.ContainerSpec{
 		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k)),
 	}, false)
+	// A second container with one thread: ours of each must fail the
+	// other's figure (sidebyside), so the load is the container's own.
+	const k1 = 1
+	c1 := n.run(t, "loadavg1", "burstable", containerdtest.ContainerSpec{
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 1; done; exec /bin/workload spin threads=%d", k1)),
+	}, false)
 	url, log := startCAdvisor(t, "-enable-load-reader")
 	cgroup := strings.TrimPrefix(c.Dir, cgRoot)
-	// Ours: a scraper whose first sample sees the shell asleep (load 0).
-	// The shell wakes once a second to look for /tmp/go, and a sample taken
+	own := append(c.own(), c1.own()...)
+	// Ours: a scraper whose first sample sees the shells asleep (load 0).
+	// A shell wakes once a second to look for /tmp/go, and a sample taken
 	// then rightly counts it running (a cold CI run's guest saw 1): start
-	// from a fresh scraper until one sample saw it asleep, as
+	// from a fresh scraper until one sample saw both asleep, as
 	// testTasksAndLoad does.
 	var s *scrape.Scraper
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		s = newScraper(t, n.ids, allMetrics(), nil)
-		p := values(scrapeOwn(t, s, c.own()...), "container.id", c.ID)
-		if p["container.tasks/running"] == 0 {
+		m := scrapeOwn(t, s, own...)
+		p, p1 := values(m, "container.id", c.ID), values(m, "container.id", c1.ID)
+		if p["container.tasks/running"] == 0 && p1["container.tasks/running"] == 0 {
 			require.Equal(t, 0.0, p["container.cpu.load_average.10s"], "the first sample of the waiting shell")
+			require.Equal(t, 0.0, p1["container.cpu.load_average.10s"], "the first sample of the waiting shell")
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shell with no running thread")
+		require.True(t, time.Now().Before(deadline), "no scrape saw the waiting shells with no running thread")
 	}
 	require.NoError(t, os.WriteFile(c.path(t, "/tmp/go"), nil, 0o600))
-	require.Eventually(t, func() bool { th, r := kernelThreads(t, c.Dir); return th == k+1 && c.shellWaiting(t) && r == k }, 60*time.Second, 50*time.Millisecond)
+	require.NoError(t, os.WriteFile(c1.path(t, "/tmp/go"), nil, 0o600))
+	require.Eventually(t, func() bool {
+		th, r := kernelThreads(t, c.Dir)
+		th1, r1 := kernelThreads(t, c1.Dir)
+		return th == k+1 && c.shellWaiting(t) && r == k && th1 == k1+1 && c1.shellWaiting(t) && r1 == k1
+	}, 60*time.Second, 50*time.Millisecond)
 	start := time.Now()
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "| time after start (s) | kernel: running threads | containerstats `container.cpu.load_average.10s` | cAdvisor `container_cpu_load_average_10s` | cAdvisor `container_cpu_usage_seconds_total` |\n|---:|---:|---:|---:|---:|\n")
 	var ours, theirs []float64
+	var load1 float64
+	var running1 int
+	var elapsed time.Duration
 	for i := 0; i < 7; i++ {
 		time.Sleep(5 * time.Second)
-		m := scrapeOwn(t, s, c.own()...)
+		m := scrapeOwn(t, s, own...)
+		elapsed = time.Since(start)
 		_, running := kernelThreads(t, c.Dir)
+		_, running1 = kernelThreads(t, c1.Dir)
+		load1 = values(m, "container.id", c1.ID)["container.cpu.load_average.10s"]
 		load := values(m, "container.id", c.ID)["container.cpu.load_average.10s"]
 		expo := get(t, url)
 		cl, okLoad := expoValue(expo, "container_cpu_load_average_10s", map[string]string{"id": cgroup})
@@ -150,6 +174,7 @@ func testFieldNote1(t *testing.T, n *node) {
 			theirs = append(theirs, cl)
 		}
 		assert.Equal(t, k, running, "the kernel: %d threads running", k)
+		assert.Equal(t, k1, running1, "the kernel: %d thread running", k1)
 		if i == 6 {
 			assert.True(t, okCPU, "cAdvisor still reports the container's CPU")
 		}
@@ -165,6 +190,22 @@ func testFieldNote1(t *testing.T, n *node) {
 	writeResult(t, "fieldnote1.md", []byte(table.String()))
 	t.Logf("field note 1 on the real v2 node:\n%s", table.String())
 
+	// The last sample of each container against the kernel's running
+	// threads: ours within 10 % of the count times 1 − e^(−t/10 s), t the
+	// time since the threads ran (ours' load began earlier, while the
+	// shells waited: up to e^(−t/10 s) of the count above).
+	loadRow := func(entity string, ours float64, running int) sidebyside.Row {
+		f := 1 - math.Exp(-elapsed.Seconds()/10)
+		return sidebyside.Row{
+			Quantity: "container.cpu.load_average.10s against the kernel's running threads", Entity: entity,
+			Ref: float64(running), Tol: 0.1 * float64(running), Ours: ours,
+			Pass: func(v float64) bool { return math.Abs(ours-v*f) <= 0.1*float64(running) },
+		}
+	}
+	sidebyside.Require(t, fmt.Sprintf("field note 1, %.0f s after the threads started", elapsed.Seconds()), []sidebyside.Row{
+		loadRow(fmt.Sprintf("loadavg (%d threads)", k), ours[len(ours)-1], k),
+		loadRow(fmt.Sprintf("loadavg1 (%d thread)", k1), load1, running1),
+	}, sidebyside.Options{Apart: 4, MinRows: 2})
 	assert.Contains(t, warn, "Could not initialize cpu load reader", "cAdvisor warns that its reader cannot start")
 	assert.Contains(t, warn, "cgroup v2", "and says why")
 	require.NotEmpty(t, theirs, "cAdvisor exports the load series")

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 )
 
 // The standalone kubelet of TestFieldNote2 and its CRI-stats comparison,
@@ -109,60 +111,93 @@ func (k *kubeletProc) stop() {
 	})
 }
 
-// sample is one of our scrapes: when, and the values of interest by key.
+// sample is one of our scrapes: when (the middle of the scrape, and
+// from/to: its start and end, between which it read every file), and the
+// values of interest by key.
 type sample struct {
-	at     time.Time
-	values map[string]float64
+	at, from, to time.Time
+	values       map[string]float64
 }
 
 // samples are our scrapes in time order.
 type samples []sample
 
-// bracket reports whether when lies between our first and last scrape.
-func (s samples) bracket(when time.Time) bool {
-	return len(s) > 0 && !when.Before(s[0].at) && !when.After(s[len(s)-1].at)
+// readSlack is how long before its stamped time a kubelet figure may have
+// been read: cAdvisor (and containerd for the CRI stats) stamp a figure
+// after reading it, a Summary figure's time is cut to its whole second.
+const readSlack = time.Second
+
+// bracket reports whether a kubelet figure read in [from, to] (widened
+// by readSlack before it) lies between two of our scrapes: one that ended
+// before it and one that began after it.
+func (s samples) bracket(from, to time.Time) bool {
+	_, _, ok := s.window(from, to)
+	return ok
 }
 
-// at is ours at a kubelet's sample time: a counter interpolated between
-// the scrapes around it, a gauge from the nearest scrape (and how far that
-// scrape was); NaN outside our scrapes or where a scrape around it lacks
-// the key.
-func (s samples) at(key string, when time.Time, interpolate bool) (float64, time.Duration) {
-	for i := 1; i < len(s); i++ {
-		a, b := s[i-1], s[i]
-		if when.Before(a.at) || when.After(b.at) {
-			continue
+// window is the scrapes around a kubelet figure read in [from, to]: the
+// index of the last scrape that ended by from − readSlack and of the first
+// that began at or after to.
+func (s samples) window(from, to time.Time) (i, j int, ok bool) {
+	i, j = -1, -1
+	for k, sm := range s {
+		if !sm.to.After(from.Add(-readSlack)) {
+			i = k
 		}
-		va, oka := a.values[key]
-		vb, okb := b.values[key]
-		if interpolate {
-			if !oka || !okb {
-				return math.NaN(), 0
-			}
-			f := when.Sub(a.at).Seconds() / b.at.Sub(a.at).Seconds()
-			return va + f*(vb-va), 0
+		if j < 0 && !sm.from.Before(to) {
+			j = k
 		}
-		if when.Sub(a.at) < b.at.Sub(when) {
-			if !oka {
-				return math.NaN(), 0
-			}
-			return va, a.at.Sub(when)
-		}
-		if !okb {
-			return math.NaN(), 0
-		}
-		return vb, b.at.Sub(when)
 	}
-	return math.NaN(), 0
+	return i, j, i >= 0 && j >= 0
 }
 
-// span is ours over a kubelet sample whose time is known to a width (the
-// Summary API's whole seconds: [when, when+width]): the lowest and highest
-// of at over that span's ends.
-func (s samples) span(key string, when time.Time, width time.Duration, interpolate bool) (lo, hi float64) {
-	a, _ := s.at(key, when, interpolate)
-	b, _ := s.at(key, when.Add(width), interpolate)
-	return math.Min(a, b), math.Max(a, b)
+// bounds is ours around a kubelet figure read in [from, to]: the lowest
+// and the highest of key over the scrapes from the last one that ended
+// before the read to the first one that began after it, both included. A
+// counter's figure read in that span lies between them, a gauge's does
+// where it moved one way; no interpolation. ok is false outside our
+// scrapes or where one of them lacks the key.
+func (s samples) bounds(key string, from, to time.Time) (lo, hi float64, ok bool) {
+	i, j, ok := s.window(from, to)
+	if !ok {
+		return 0, 0, false
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, sm := range s[i : j+1] {
+		v, has := sm.values[key]
+		if !has {
+			return 0, 0, false
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return lo, hi, true
+}
+
+// boundedRow is a sidebyside row whose comparison is bounds': the
+// kubelet's figure v passes when it lies in [lo − tol, hi + tol].
+func boundedRow(quantity, entity string, ref, lo, hi, tol float64, unit string) sidebyside.Row {
+	return sidebyside.Row{
+		Quantity: quantity, Entity: entity, Ref: ref, Tol: tol, Unit: unit, Ours: lo,
+		Pass:  func(v float64) bool { return v >= lo-tol && v <= hi+tol },
+		Shown: showBounds(lo, hi, unit),
+	}
+}
+
+// showBounds is ours' bounds as a sidebyside table shows them.
+func showBounds(lo, hi float64, unit string) string {
+	f := func(v float64) string {
+		switch unit {
+		case "B":
+			return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+		case "s":
+			return strconv.FormatFloat(v, 'f', 3, 64) + " s"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if lo == hi {
+		return f(lo)
+	}
+	return f(lo) + " .. " + f(hi)
 }
 
 // last is the last scrape's value of key (0 when there is none).

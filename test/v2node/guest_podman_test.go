@@ -32,6 +32,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/metadata"
 	nodestate "github.com/containerstats/containerstatsreceiver/internal/node"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 	"github.com/containerstats/containerstatsreceiver/receiver/scrape"
 )
 
@@ -236,14 +237,17 @@ func TestPodman(t *testing.T) {
 		}
 	})
 
+	// Every container but the infra holds its own amount of memory and
+	// CPU time (holdScript): 2 to 32 MiB, each twice the next smaller.
+	require.NoError(t, os.WriteFile(holdScript, []byte(holdText), 0o644)) //nolint:gosec // G306: world-readable, as rootless podman mounts it
+	t.Cleanup(func() { _ = os.Remove(holdScript) })
 	var all []*podmanCtr
-	// A plain container, which spends some CPU time first.
-	all = append(all, root.runPodman(t, "plain", "v2-plain", "gold", nil,
-		"sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exec sleep 3600"))
+	// A plain container.
+	all = append(all, root.runPodman(t, "plain", "v2-plain", "gold", holdMount, hold(8, 20000)...))
 	// A pod of two, and its infra container.
 	podID := root.podman(t, "pod", "create", "--name", "v2-pod", "--network", "none")
-	all = append(all, root.runPodman(t, "pod", "v2-pod-a", "silver", []string{"--pod", "v2-pod"}))
-	all = append(all, root.runPodman(t, "pod", "v2-pod-b", "bronze", []string{"--pod", "v2-pod"}))
+	all = append(all, root.runPodman(t, "pod", "v2-pod-a", "silver", append([]string{"--pod", "v2-pod"}, holdMount...), hold(2, 1000)...))
+	all = append(all, root.runPodman(t, "pod", "v2-pod-b", "bronze", append([]string{"--pod", "v2-pod"}, holdMount...), hold(4, 3000)...))
 	infra := &podmanCtr{kind: "infra", ID: root.podman(t, "pod", "inspect", "--format", "{{.InfraContainerID}}", podID)}
 	root.inspect(t, infra)
 	all = append(all, infra)
@@ -350,23 +354,48 @@ func TestPodman(t *testing.T) {
 	}
 	lap(fmt.Sprintf("every container reported, at scrape %d", scrapes))
 
-	// The plain container's CPU time and working set against the kernel's
+	// Each container's CPU time and working set against the kernel's
 	// files of its cgroup (the scope: the receiver reads the container's
 	// own cgroup, its crun "container" child included), read around the
-	// scrape.
-	plain := all[0]
-	cg, _ := cgroupfs.ParsePath(plain.Cgroup)
-	scope := filepath.Join(cgRoot, cg.Path)
-	c0, mem0 := keyed(t, filepath.Join(scope, "cpu.stat")), readMem(t, scope)
+	// scrape by the test itself: usage_usec of cpu.stat, memory.current
+	// less memory.stat's inactive_file. Every other container's figure
+	// fails each row (sidebyside): the workloads differ by more than 4×
+	// the tolerance (1 µs: the kernel's unit; 256 KiB).
+	for _, c := range all {
+		if c.kind == "infra" {
+			continue
+		}
+		require.Eventually(t, func() bool { _, err := os.Stat(fmt.Sprintf("/proc/%d/root/held", c.PID)); return err == nil }, 3*time.Minute, 200*time.Millisecond,
+			"%s container %s never held its memory", c.kind, c.Name)
+	}
+	lap("every container holds its memory")
+	type kernelRead struct{ cpu0, cpu1, ws0, ws1 float64 }
+	reads := make([]kernelRead, len(all))
+	scopes := make([]string, len(all))
+	for i, c := range all {
+		cg, _ := cgroupfs.ParsePath(c.Cgroup)
+		scopes[i] = filepath.Join(cgRoot, cg.Path)
+		reads[i].cpu0, reads[i].ws0 = float64(keyed(t, filepath.Join(scopes[i], "cpu.stat"))["usage_usec"])/1e6, kernelWS(t, scopes[i])
+	}
 	m = scrapeOwn(t, s, own...)
-	c1, mem1 := keyed(t, filepath.Join(scope, "cpu.stat")), readMem(t, scope)
-	pv := values(m, "container.id", plain.ID)
-	betweenUsec(t, "container.cpu.time (user + system)", pv["container.cpu.time/user"]+pv["container.cpu.time/system"], c0["usage_usec"], c1["usage_usec"])
-	nearBetween(t, "container.memory.working_set", pv["container.memory.working_set"], mem0.ws(), mem1.ws(), 256<<10)
-	assert.Greater(t, pv["container.cpu.time/user"]+pv["container.cpu.time/system"], 0.02, "the loop's CPU time")
-	t.Logf("plain container: cpu time %.6f s (kernel %d..%d µs), working set %.0f B (kernel %d..%d B)",
-		pv["container.cpu.time/user"]+pv["container.cpu.time/system"], c0["usage_usec"], c1["usage_usec"],
-		pv["container.memory.working_set"], mem0.ws(), mem1.ws())
+	for i := range all {
+		reads[i].cpu1, reads[i].ws1 = float64(keyed(t, filepath.Join(scopes[i], "cpu.stat"))["usage_usec"])/1e6, kernelWS(t, scopes[i])
+	}
+	var rows []sidebyside.Row
+	for i, c := range all {
+		pv := values(m, "container.id", c.ID)
+		r := reads[i]
+		entity := c.kind + " " + c.Name
+		cpu := pv["container.cpu.time/user"] + pv["container.cpu.time/system"]
+		rows = append(rows, kernelRow("CPU time (s)", entity, cpu, r.cpu0, r.cpu1, 1e-6, "s"),
+			kernelRow("working set (B)", entity, pv["container.memory.working_set"], r.ws0, r.ws1, 256<<10, "B"))
+		if c.kind == "infra" {
+			// Podman's pause process: a figure the others' rows must fail, too
+			// small to compare by itself.
+			rows[len(rows)-1].NoFloor = "the pod's infra (pause) container holds no memory of its own; here so that the others' rows fail its figure"
+		}
+	}
+	sidebyside.Require(t, "TestPodman, ours against the kernel's files around the scrape", rows, sidebyside.Options{Apart: 4, MinRows: 2 * len(all)})
 
 	// One series per container, named through the API.
 	for _, c := range all {
@@ -420,7 +449,8 @@ func splitRef(ref string) (name, tag string) {
 func startUnitContainer(t *testing.T, root podmanCLI) *podmanCtr {
 	t.Helper()
 	const name, unit = "v2-unit", "container-v2-unit.service"
-	root.podman(t, "create", "--name", name, "--network", "none", "--label", allowedLabel+"=steel", "--label", hiddenLabel+"=x", podmanImage, "sleep", "3600")
+	args := append([]string{"create", "--name", name, "--network", "none", "--label", allowedLabel + "=steel", "--label", hiddenLabel + "=x"}, holdMount...)
+	root.podman(t, append(append(args, podmanImage), hold(32, 10000)...)...)
 	text := root.podman(t, "generate", "systemd", "--new", "--name", name)
 	root.podman(t, "rm", name)
 	path := filepath.Join("/etc/systemd/system", unit)
@@ -505,5 +535,46 @@ func startRootless(t *testing.T, archive []byte) *podmanCtr {
 	require.NoError(t, err)
 	sock := fmt.Sprintf("/run/user/%d/podman/podman.sock", rootlessUID)
 	require.FileExists(t, sock, "the rootless user's podman.socket")
-	return user.runPodman(t, "rootless", "v2-rootless", "tin", nil)
+	return user.runPodman(t, "rootless", "v2-rootless", "tin", holdMount, hold(16, 6000)...)
+}
+
+// holdScript is the script every container of TestPodman but the infra
+// runs (holdMount mounts it, hold is its command line): it holds $1 KiB
+// in a shell variable (doubled from 16 bytes, so a power of two), counts
+// to $2 (CPU time), creates /held and sleeps on, the variable held.
+const holdScript = "/run/cstest-podman-hold.sh"
+
+const holdText = `s=0123456789abcdef
+while [ ${#s} -lt $(($1 * 1024)) ]; do s=$s$s; done
+i=0
+while [ $i -lt $2 ]; do i=$((i+1)); done
+: > /held
+while :; do sleep 3600; done
+`
+
+var holdMount = []string{"-v", holdScript + ":/hold.sh:ro"}
+
+// hold is the command of a container holding mib MiB and counting to n.
+func hold(mib, n int) []string {
+	return []string{"sh", "/hold.sh", strconv.Itoa(mib << 10), strconv.Itoa(n)}
+}
+
+// kernelWS is a cgroup's working set as the test reads it from the
+// kernel's files: memory.current less memory.stat's inactive_file (0
+// where that is more).
+func kernelWS(t *testing.T, dir string) float64 {
+	t.Helper()
+	return float64(readMem(t, dir).ws())
+}
+
+// kernelRow is a sidebyside row of ours against the kernel's reads a
+// (before the scrape, the row's reference) and b (after): ours passes a
+// figure v when it lies between v and v + (b − a), widened by tol.
+func kernelRow(quantity, entity string, ours, a, b, tol float64, unit string) sidebyside.Row {
+	d := b - a
+	return sidebyside.Row{
+		Quantity: quantity, Entity: entity, Ref: a, Tol: tol, Ours: ours, Unit: unit,
+		Pass:  func(v float64) bool { return ours >= min(v, v+d)-tol && ours <= max(v, v+d)+tol },
+		Shown: fmt.Sprintf("%s (kernel after: %s)", showBounds(ours, ours, unit), showBounds(b, b, unit)),
+	}
 }

@@ -419,7 +419,7 @@ func testWorkingSet(t *testing.T, n *node) {
 func testOOMKill(t *testing.T, n *node) {
 	const limit = 32 << 20
 	c := n.run(t, "oom", "burstable", containerdtest.ContainerSpec{
-		Command:   shell("while [ ! -e /tmp/go ]; do sleep 0.2; done; /bin/workload burn threads=0 mib=128; echo $? > /tmp/rc; sleep 3600"),
+		Command:   shell("while [ ! -e /tmp/go ]; do sleep 0.2; done; /bin/workload burn threads=0 mib=128; echo $? > /tmp/rc.new; mv /tmp/rc.new /tmp/rc; sleep 3600"),
 		Resources: &runtimeapi.LinuxContainerResources{MemoryLimitInBytes: limit, CpuShares: 102},
 	}, false)
 	require.Equal(t, strconv.Itoa(limit), strings.TrimSpace(readFile(t, filepath.Join(c.Dir, "memory.max"))))
@@ -485,7 +485,7 @@ func testBlockIO(t *testing.T, n *node) {
 	const mib = 8
 	dev := devNumber(t, "vdb")
 	c := n.run(t, "writer", "burstable", containerdtest.ContainerSpec{
-		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 0.2; done; /bin/workload directwrite file=/dev/vdb mib=%d; echo $? > /tmp/rc; sleep 3600", mib)),
+		Command: shell(fmt.Sprintf("while [ ! -e /tmp/go ]; do sleep 0.2; done; /bin/workload directwrite file=/dev/vdb mib=%d; echo $? > /tmp/rc.new; mv /tmp/rc.new /tmp/rc; sleep 3600", mib)),
 		Devices: []*runtimeapi.Device{{ContainerPath: "/dev/vdb", HostPath: "/dev/vdb", Permissions: "rw"}},
 	}, false)
 	before := values(scrapeOwn(t, n.s, c.own()...), "container.id", c.ID)

@@ -252,7 +252,10 @@ func (c *ctr) path(t *testing.T, p string) string {
 	return filepath.Join(fmt.Sprintf("/proc/%d/root", pids[0]), p)
 }
 
-// waitFile waits until the container has created p.
+// waitFile waits until the container has created p. A file whose content
+// the test reads must appear whole: the container writes it under another
+// name and renames it (`echo $? > /tmp/rc.new; mv /tmp/rc.new /tmp/rc`),
+// or the test may read it empty between the shell's open and its write.
 func (c *ctr) waitFile(t *testing.T, p string, d time.Duration) {
 	t.Helper()
 	require.Eventually(t, func() bool { _, err := os.Stat(c.path(t, p)); return err == nil }, d, 100*time.Millisecond,

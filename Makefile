@@ -9,7 +9,7 @@
 #   make generate | check-generated | dashboards | check-dashboards
 #   make e2e | kube-test | v2-test | arch-test (real machine: docs/tests.md)
 #   make fuzz | bench | bench-peer | bench-docker | soak | cover | mutants | gpu-check | clean
-#   make prometheus3 | kube-bins | containerd-bins | helm | cadvisor-peer | v2guest-*: test tools
+#   make prometheus3 | kube-bins | containerd-bins | crio-bins | helm | cadvisor-peer | v2guest-*: test tools
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .ONESHELL:
@@ -87,13 +87,14 @@ PROMETHEUS3_BIN   := bin/prometheus3/prometheus
 CADVISOR_PEER_BIN := bin/cadvisorpeer
 KUBE_BIN_DIR      ?= bin/kube
 CONTAINERD_BIN_DIR ?= bin/containerd
+CRIO_BIN_DIR      ?= bin/crio
 KUBE_VERSION      := v1.37.2
 HELM_BIN          ?= bin/helm/helm
 OTEL_COLLECTOR_CHART_VERSION := 0.170.0
 OTEL_COLLECTOR_CHART ?= $(CURDIR)/../shared/charts/opentelemetry-collector
 VMNODE_CACHE      ?= $(HOME)/.cache/containerstats-vmnode
 
-.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release release-test kube-bins kube-test helm v2-test mutants
+.PHONY: generate check-generated dashboards check-dashboards vet lint unit race containerd-bins nocgo cross fuzz fuzz-smoke fuzz-build v2guest-build v2guest-image bench bench-peer cadvisor-peer bench-docker soak test test-steps leftovers otelcol otelcol-arm64 arch-test image e2e run clean gpu-check prometheus3 release release-test kube-bins crio-bins kube-test helm v2-test mutants
 generate:
 	$(call sh,generate,MDATAGEN)
 check-generated:
@@ -144,6 +145,10 @@ kube-bins:
 containerd-bins:
 	$(LOCK)
 	$(call sh,containerd-bins,CONTAINERD_BIN_DIR)
+# CRI-O 1.34 and pinns (tools/crio/go.mod); not yet in make test (docs/runtimes.md).
+crio-bins:
+	$(LOCK)
+	$(call sh,crio-bins,CRIO_BIN_DIR)
 helm:
 	$(LOCK)
 	$(call sh,helm,HELM_BIN)

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/dockertest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/podmantest"
@@ -340,15 +341,15 @@ func againstKernel(t *testing.T, cgroups map[string]string, names []string, ours
 func kernelFigures(rel string) (cpu, ws float64, err error) {
 	var ns, usage, inactive uint64
 	var errs [3]error
-	if _, statErr := os.Stat("/sys/fs/cgroup/cgroup.controllers"); statErr == nil {
-		dir := filepath.Join("/sys/fs/cgroup", rel)
+	if cgrouptest.V2() {
+		dir := filepath.Join(cgrouptest.Base, rel)
 		ns, errs[0] = statKey(filepath.Join(dir, "cpu.stat"), "usage_usec")
 		ns *= 1000
 		usage, errs[1] = readUint(filepath.Join(dir, "memory.current"))
 		inactive, errs[2] = statKey(filepath.Join(dir, "memory.stat"), "inactive_file")
 	} else {
-		mem := filepath.Join("/sys/fs/cgroup/memory", rel)
-		ns, errs[0] = readUint(filepath.Join("/sys/fs/cgroup/cpuacct", rel, "cpuacct.usage"))
+		mem := filepath.Join(cgrouptest.Base, "memory", rel)
+		ns, errs[0] = readUint(filepath.Join(cgrouptest.Base, "cpuacct", rel, "cpuacct.usage"))
 		usage, errs[1] = readUint(filepath.Join(mem, "memory.usage_in_bytes"))
 		inactive, errs[2] = statKey(filepath.Join(mem, "memory.stat"), "total_inactive_file")
 	}

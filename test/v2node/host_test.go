@@ -137,6 +137,32 @@ cd /tmp
 		t.Logf("guest output outside any test:\n%s", root.output.String())
 	}
 	t.Run("Fixtures", func(t *testing.T) { checkFixtures(t, filepath.Join(results, "inventory.json")) })
+	if root.failed || r.RC != 0 {
+		// Last, so that a log's tail (CI keeps the end) has them: a
+		// failed guest test's output ends with its kubelet's log.
+		t.Logf("the guest's failures again:\n%s", tail(guestFailures(string(raw)), 6000))
+	}
+}
+
+// guestFailures picks the failure reports out of the guest's test
+// output: testify's blocks (Error Trace: to Test:) and the --- FAIL lines.
+func guestFailures(raw string) string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(raw, "\n") {
+		switch {
+		case strings.Contains(line, "Error Trace:"):
+			in = true
+		case in && strings.Contains(line, "Test:"):
+			in = false
+			out = append(out, line)
+			continue
+		}
+		if in || strings.Contains(line, "--- FAIL") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func gobuild(t *testing.T, args ...string) {

@@ -81,7 +81,7 @@ RACE_PKGS       ?= $(shell $(GO) list -tags $(REAL_TAGS) ./... | grep -Ev '/test
 KUBE_TESTS      := TestManifestsOnAPIServer|TestOperatorOnAPIServer|TestHelmChart|TestDaemonSetScheduled|TestNodeRunsPods
 KUBE_E2E_TESTS  := TestClusterDaemonSet|TestNewcomerPath|TestAround|TestAroundBounded
 TEST_STEPS := check-generated check-dashboards vet race otelcol e2e kube-test lint fuzz-smoke nocgo cross arch-test release-test v2-test
-TEST_BG    ?= containerd-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 lint v2guest-build fuzz-build v2guest-image nocgo cross
+TEST_BG    ?= containerd-bins crio-bins prometheus3 kube-bins helm cadvisor-peer otelcol-arm64 lint v2guest-build fuzz-build v2guest-image nocgo cross
 # Test tools and their outputs (docs/e2e.md, docs/kube.md, docs/v2-node.md).
 PROMETHEUS3_BIN   := bin/prometheus3/prometheus
 CADVISOR_PEER_BIN := bin/cadvisorpeer
@@ -137,15 +137,15 @@ bench-docker: otelcol cadvisor-peer
 prometheus3:
 	$(LOCK)
 	$(call sh,prometheus3,PROMETHEUS3_BIN)
-e2e: otelcol image prometheus3 containerd-bins cadvisor-peer
-	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS KUBE_E2E_TESTS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CONTAINERD_BIN_DIR CADVISOR_PEER_BIN)
+e2e: otelcol image prometheus3 containerd-bins crio-bins cadvisor-peer
+	$(call sh,e2e,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS KUBE_E2E_TESTS OTELCOL_BIN OTELCOL_ARM64_BIN QEMU_AARCH64 IMAGE_ARCHIVE IMAGE_NAME PROMETHEUS3_BIN CONTAINERD_BIN_DIR CRIO_BIN_DIR CADVISOR_PEER_BIN)
 kube-bins:
 	$(LOCK)
 	$(call sh,kube-bins,KUBE_BIN_DIR KUBE_VERSION)
 containerd-bins:
 	$(LOCK)
 	$(call sh,containerd-bins,CONTAINERD_BIN_DIR)
-# CRI-O 1.34 and pinns (tools/crio/go.mod); not yet in make test (docs/runtimes.md).
+# CRI-O 1.34, pinns and copyimg (tools/crio/go.mod): make e2e's TestCRIO (docs/runtimes.md).
 crio-bins:
 	$(LOCK)
 	$(call sh,crio-bins,CRIO_BIN_DIR)

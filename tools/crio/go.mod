@@ -2,7 +2,10 @@ module github.com/containerstats/containerstatsreceiver/tools/crio
 
 go 1.26.8
 
-tool github.com/cri-o/cri-o/cmd/crio
+tool (
+	github.com/cri-o/cri-o/cmd/crio
+	github.com/cri-o/cri-o/test/copyimg
+)
 
 require (
 	capnproto.org/go/capnp/v3 v3.0.1-alpha.2 // indirect

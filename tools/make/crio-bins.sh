@@ -3,7 +3,8 @@
 # from github.com/cri-o/cri-o CRIO_MODULE (tools/crio/go.mod, a module of its
 # own, so its dependency versions never touch the collector's go.mod) and
 # pinns, the small C helper CRI-O pins namespaces with, compiled from the
-# pinns/ sources that module carries (static, as upstream's pinns/Makefile).
+# pinns/ sources that module carries (static, as upstream's pinns/Makefile),
+# and copyimg, CRI-O's test tool that copies an image archive into its storage.
 # crio is built with upstream's usual tags: containers_image_openpgp (no
 # gpgme), exclude_graphdriver_btrfs and _devicemapper (the tests use
 # overlay), seccomp (libseccomp from Debian's libseccomp-dev, as runc's);
@@ -28,6 +29,12 @@ out=$(cd "$CRIO_BIN_DIR" && pwd)
     -tags 'containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp' \
     -ldflags="-s -w" \
     -o "$out/crio" $mod/cmd/crio
+  # copyimg: CRI-O's own test tool, which copies an image archive into
+  # its storage (criotest imports the test image with it; no registry).
+  CGO_ENABLED=1 $GO build -trimpath -gcflags="$CRIO_GCFLAGS" \
+    -tags 'containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper' \
+    -ldflags="-s -w" \
+    -o "$out/copyimg" $mod/test/copyimg
 )
 src=$(cd tools/crio && $GO list -m -f '{{.Dir}}' $mod)/pinns/src
 ${CC:-gcc} -std=c99 -O3 -Wall -Werror -Wextra -static -o "$out/pinns" "$src"/*.c

@@ -638,6 +638,40 @@ func (c *Containerd) runPod(tb testing.TB, name, ns, qos string, labels map[stri
 	return p
 }
 
+// PodCgroup is podCgroup, for the other runtimes' harnesses (criotest).
+func PodCgroup(uid, qos string, systemd bool) (path, parent string) {
+	return podCgroup(uid, qos, systemd)
+}
+
+// SharedLevels are the kubepods levels pods share, relative to a
+// hierarchy, for both drivers.
+func SharedLevels() []string { return append([]string(nil), sharedLevels...) }
+
+// UnmountUnder detaches every mount below dir, deepest first.
+func UnmountUnder(dir string) { unmountUnder(dir) }
+
+// RemoveSharedLevels removes the shared levels (QoS, kubepods) that were
+// not in pre (the directories that existed before the test) and are empty
+// now, deepest first: stopped through systemd with its driver (slices are
+// its units), removed in every hierarchy.
+func RemoveSharedLevels(pre map[string]bool, systemd bool) {
+	if systemd {
+		for i := len(sharedLevels) - 1; i >= 0; i-- {
+			if d := filepath.Join(cgroupBase, sharedLevels[i]); strings.HasSuffix(d, ".slice") && !pre[d] {
+				_ = exec.Command("systemctl", "stop", filepath.Base(d)).Run() //nolint:gosec // G204: our own slices
+			}
+		}
+	}
+	for _, h := range hierarchies() {
+		for i := len(sharedLevels) - 1; i >= 0; i-- { // deepest first
+			d := filepath.Join(h, sharedLevels[i])
+			if _, err := os.Stat(d); err == nil && !pre[d] && !hasChildDir(d) {
+				_ = rmdirRetry(d)
+			}
+		}
+	}
+}
+
 // podCgroup is a pod's cgroup path and the cgroup parent CRI gets for it,
 // the way the kubelet names them for each driver (qos "" is guaranteed).
 func podCgroup(uid, qos string, systemd bool) (path, parent string) {
@@ -833,17 +867,8 @@ func (c *Containerd) cleanup() {
 	// back would leave units systemd believes active, whose directories a
 	// later kubelet could not get back).
 	if c.systemd {
-		var units []string
 		for _, p := range c.pods {
-			units = append(units, filepath.Base(p.Parent))
-		}
-		for i := len(sharedLevels) - 1; i >= 0; i-- {
-			if d := filepath.Join(cgroupBase, sharedLevels[i]); strings.HasSuffix(d, ".slice") && !c.preCgroup[d] {
-				units = append(units, filepath.Base(d))
-			}
-		}
-		for _, u := range units {
-			_ = exec.Command("systemctl", "stop", u).Run()
+			_ = exec.Command("systemctl", "stop", filepath.Base(p.Parent)).Run() //nolint:gosec // G204: our pods' slices
 		}
 	}
 	// Every pod's tree first, then the shared levels (QoS, kubepods) that
@@ -853,14 +878,7 @@ func (c *Containerd) cleanup() {
 			removeTree(filepath.Join(h, p.Parent))
 		}
 	}
-	for _, h := range hierarchies() {
-		for i := len(sharedLevels) - 1; i >= 0; i-- { // deepest first
-			d := filepath.Join(h, sharedLevels[i])
-			if _, err := os.Stat(d); err == nil && !c.preCgroup[d] && !hasChildDir(d) {
-				_ = rmdirRetry(d)
-			}
-		}
-	}
+	RemoveSharedLevels(c.preCgroup, c.systemd)
 	if c.bridge != "" {
 		_ = exec.Command("ip", "link", "del", c.bridge).Run() //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 	}

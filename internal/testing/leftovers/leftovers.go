@@ -174,6 +174,12 @@ func Find(o Options) ([]Leftover, error) {
 	for _, d := range dirs {
 		out = append(out, Leftover{Kind: Dir, Path: filepath.Dir(d), What: "containerdtest's private directory"})
 	}
+	// criotest's: crio-*/conf.d/99-criotest.conf (criotest.DirPrefix,
+	// criotest.ConfName; not imported: criotest imports this package).
+	crio, _ := filepath.Glob(filepath.Join(o.TempDir, "crio-*", "conf.d", "99-criotest.conf"))
+	for _, d := range crio {
+		out = append(out, Leftover{Kind: Dir, Path: filepath.Dir(filepath.Dir(d)), What: "criotest's private directory"})
+	}
 	builds, _ := filepath.Glob(filepath.Join(o.TempDir, vmBuildPrefix+"*"))
 	for _, d := range builds {
 		out = append(out, Leftover{Kind: Dir, Path: d, What: "a vmnode guest's unfinished build"})
@@ -233,6 +239,9 @@ var testBinaries = map[string]bool{
 	// stops its own containerd), Podman's API service and container
 	// monitors.
 	"dockerd": true, "podman": true, "conmon": true,
+	// internal/testing/criotest: CRI-O, its namespace pinner and image
+	// copier (conmon above).
+	"crio": true, "pinns": true, "copyimg": true,
 }
 
 // leftover says why p is a test's leftover, or "".

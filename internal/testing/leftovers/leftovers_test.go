@@ -123,6 +123,11 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 	m.proc("115", "S", []string{"/usr/sbin/dockerd", "--data-root", tmp + "/TestRealDocker/001/root", "-H", "unix://" + tmp + "/TestRealDocker/001/docker.sock"}, hostCgroup("/"))
 	m.proc("116", "S", []string{"podman", "--root", tmp + "/TestRealPodmanAPI/001/root", "system", "service", "--time=0"}, hostCgroup("/"))
 	m.proc("117", "S", []string{"/usr/bin/conmon", "--api-version", "1", "-b", tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata"}, hostCgroup("/libpod_parent/conmon"))
+	// criotest's CRI-O and a conmon of it (the conmon's cgroup is its
+	// pod's crio-conmon-<id>, under kubepods: caught by the cgroup too),
+	// both naming the private directory.
+	m.proc("118", "S", []string{"/work/bin/crio/crio", "--config", "/dev/null", "--config-dir", tmp + "/crio-1/conf.d"}, hostCgroup("/"))
+	m.proc("119", "S", []string{"/work/bin/crio/pinns", "-d", tmp + "/crio-1/ns", "-f", "abc", "-n"}, hostCgroup("/"))
 	// Not leftovers: the machine's own processes, a zombie in a test
 	// cgroup (not alive), the caller itself, a containerd of the machine,
 	// an etcd and a kube-apiserver of a real control plane.
@@ -141,6 +146,8 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"92 22 0:52 / /mnt/data rw - ext4 /dev/vdb rw\n")
 	m.file(filepath.Join("netns", "cni-1234"), "")
 	m.file(filepath.Join("tmp", "ctrd-1", "config.toml"), "version = 2\n")
+	m.file(filepath.Join("tmp", "crio-1", "conf.d", "99-criotest.conf"), "[crio]\n")
+	m.mkdir(filepath.Join("tmp", "crio-unrelated", "conf.d"))
 	m.mkdir(filepath.Join("tmp", "ctrd-unrelated"))
 	m.mkdir(filepath.Join("tmp", "vmnode-build-1", "rootfs"))
 	// A test node's bridge (kubetest) is one; the machine's interfaces not.
@@ -179,6 +186,9 @@ func TestFindOnAMachineWithoutKubelet(t *testing.T) {
 		"process 115: dockerd of a test (names " + tmp + "): /usr/sbin/dockerd --data-root " + tmp + "/TestRealDocker/001/root -H unix://" + tmp + "/TestRealDocker/001/docker.sock",
 		"process 116: podman of a test (names " + tmp + "): podman --root " + tmp + "/TestRealPodmanAPI/001/root system service --time=0",
 		"process 117: conmon of a test (names " + tmp + "): /usr/bin/conmon --api-version 1 -b " + tmp + "/TestRealPodman/001/root/vfs-containers/abc/userdata",
+		"process 118: crio of a test (names " + tmp + "): /work/bin/crio/crio --config /dev/null --config-dir " + tmp + "/crio-1/conf.d",
+		"process 119: pinns of a test (names " + tmp + "): /work/bin/crio/pinns -d " + tmp + "/crio-1/ns -f abc -n",
+		"dir " + tmp + "/crio-1 (criotest's private directory)",
 	} {
 		if !got[want] {
 			t.Errorf("missing leftover %q", want)

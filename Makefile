@@ -154,8 +154,8 @@ helm:
 	$(call sh,helm,HELM_BIN)
 kube-test: kube-bins containerd-bins image helm prometheus3
 	$(call sh,kube-test,TEST_BUILDFLAGS GOTESTFLAGS REAL_TAGS KUBE_TESTS KUBE_E2E_TESTS KUBE_BIN_DIR CONTAINERD_BIN_DIR IMAGE_ARCHIVE HELM_BIN PROMETHEUS3_BIN OTEL_COLLECTOR_CHART)
-v2-test: cadvisor-peer kube-bins containerd-bins v2guest-build
-	$(call sh,v2-test,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE CADVISOR_PEER_BIN KUBE_BIN_DIR CONTAINERD_BIN_DIR)
+v2-test: cadvisor-peer kube-bins containerd-bins crio-bins v2guest-build
+	$(call sh,v2-test,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE CADVISOR_PEER_BIN KUBE_BIN_DIR CONTAINERD_BIN_DIR CRIO_BIN_DIR)
 v2guest-build v2guest-image:
 	$(LOCK)
 	$(call sh,v2guest,TEST_BUILDFLAGS GOTESTFLAGS VMNODE_CACHE) $(subst v2guest-,,$@)

@@ -45,6 +45,8 @@ type gateView struct {
 // gateRun is the comparison: TestFieldNote2's containers and scrapes.
 type gateRun struct {
 	t       *testing.T
+	runtime string // "containerd", "cri-o": which has a row asserts
+	prefix  string // of the result files
 	ctrs    map[string][2]string
 	running func() map[string][2]string
 	scrape  func() // appends one scrape to ours
@@ -72,10 +74,14 @@ type gateRow struct {
 	// six characters for /metrics/cadvisor gate off, on,
 	// /metrics/resource off, on, /stats/summary off, on; '+' present,
 	// '-' absent, '.' no probe (the endpoint has no such series at all),
-	// '~' present or, where the kubelet's cAdvisor left the container
-	// unnamed, absent with the container's scope there with an empty
-	// name ('u' in the table).
-	has        string
+	// '~' present, or absent where the kubelet's cAdvisor has not found
+	// the container's scope yet or left it unnamed (the scope there with
+	// an empty name: 'u' in the table); view waits for it first.
+	has string
+	// stale, set for a runtime, is why that runtime's kubelet's
+	// /metrics/cadvisor figure of the row lags the kernel: shown, not
+	// compared.
+	stale      map[string]string
 	ours       []string // our key; a trailing * takes the first key with that prefix
 	unit       string
 	tol        func(kubelet float64) float64
@@ -211,7 +217,77 @@ func psiSome(p *statsapi.PSIStats, at metav1.Time, unit float64) (float64, metav
 // than 4× the row's tolerance (TestFieldNote2's workloads).
 var gateCtrs = []string{"burner", "mixed", "cache"}
 
+// rows are the gate rows, with which endpoint gives each under which
+// gate on CRI-O where it differs from containerd (hasCRIO).
 func (g *gateRun) rows() []gateRow {
+	rs := g.rowsContainerd()
+	if g.runtime == "cri-o" {
+		for i := range rs {
+			if h, ok := hasCRIO[rs[i].family+", "+rs[i].entity]; ok {
+				rs[i].has = h
+			}
+		}
+	}
+	return rs
+}
+
+// hasCRIO is gateRow.has on CRI-O 1.34 (family, entity) with its default
+// configuration, seen for real in the v2 guest (TestFieldNote2CRIO,
+// 2026-12-05). Where it differs from containerd: with the gate on,
+// /metrics/cadvisor has no container or pod series (CRI-O answers
+// ListPodSandboxMetrics only for the families its included_pod_metrics
+// names: none by default); /stats/summary has no container PSI (CRI-O's
+// CRI stats carry none; the node's comes from cAdvisor); a pod's network
+// is in /stats/summary with the gate on only (drop_infra_ctr: no infra
+// container whose network namespace cAdvisor would read), a host-network
+// pod's too (the node's interfaces); the writable layer is in
+// /metrics/cadvisor with the gate off (containerd: with it on).
+var hasCRIO = map[string]string{
+	"CPU time, burner container":              "+-++++",
+	"CPU time, burner pod":                    "+-++++",
+	"memory working set, burner container":    "+-++++",
+	"memory working set, burner pod":          "+-++++",
+	"memory usage, burner container":          "+-..++",
+	"memory RSS (anon), burner container":     "+-..++",
+	"CPU time, mixed container":               "+-++++",
+	"CPU time, mixed pod":                     "+-++++",
+	"memory working set, mixed container":     "+-++++",
+	"memory working set, mixed pod":           "+-++++",
+	"memory usage, mixed container":           "+-..++",
+	"memory RSS (anon), mixed container":      "+-..++",
+	"CPU time, cache container":               "+-++++",
+	"CPU time, cache pod":                     "+-++++",
+	"memory working set, cache container":     "+-++++",
+	"memory working set, cache pod":           "+-++++",
+	"memory usage, cache container":           "+-..++",
+	"memory RSS (anon), cache container":      "+-..++",
+	"memory page cache, mixed container":      "+-....",
+	"memory page cache, cache container":      "+-....",
+	"CPU time, node":                          "+-++++",
+	"memory working set, node":                "+-++++",
+	"PSI cpu some, burner container":          "+-..+-",
+	"PSI memory some, pressure container":     "+-..+-",
+	"PSI io some, pressure container":         "+-..+-",
+	"PSI cpu some, node":                      "+-..++",
+	"hugetlb usage 2 MB, burner container":    "--....",
+	"hugetlb limit 2 MB, burner container":    "--....",
+	"hugetlb limit 2 MB, burner pod":          "......",
+	"CPU quota (limit), burner container":     "+-....",
+	"CFS period, burner container":            "+-....",
+	"CFS periods, burner container":           "+-....",
+	"CFS throttled periods, burner container": "+-....",
+	"CFS throttled time, burner container":    "+-....",
+	"tasks (pids.current), burner container":  "+-....",
+	"processes, burner pod":                   "+-..++",
+	"network receive bytes, net pod eth0":     "--..-+",
+	"network receive bytes, host-network pod": "--..-+",
+	"writable layer usage, cache container":   "+-..++",
+	"node filesystem capacity, node":          "+-..++",
+}
+
+// rowsContainerd are the gate rows as the kubelet on containerd gives
+// them.
+func (g *gateRun) rowsContainerd() []gateRow {
 	c, p := ctrLabels, podLabels
 	pod := func(name string) map[string]string { l := p(name); l["container"] = ""; return l }
 	node := map[string]string{"id": "/"}
@@ -260,10 +336,11 @@ func (g *gateRun) rows() []gateRow {
 	for _, n := range gateCtrs {
 		// The kubelet's cAdvisor had the BestEffort cache container's scope
 		// with no labels at all (no container, pod, image or name; its pod
-		// slice named) in two runs of three, so that /metrics/cadvisor had
-		// none of its figures with the gate off: '~', present or unnamed
-		// (asserted: the scope is there with an empty name). The others
-		// were named in every run.
+		// slice named) in two runs of three, and in a later run not at all
+		// after a minute of views (it finds a scope made just after its
+		// slice at its next global housekeeping), so that
+		// /metrics/cadvisor had none of its figures with the gate off:
+		// '~'. The others were named in every run.
 		cadOff := "+"
 		if n == "cache" {
 			cadOff = "~"
@@ -481,6 +558,10 @@ func (g *gateRun) rows() []gateRow {
 		},
 		{
 			family: "writable layer usage", entity: "cache container", unit: "MiB", tol: mem(64 << 10), has: "-+..++",
+			// cAdvisor's CRI-O handler measures the layer itself, at
+			// discovery and then about once a minute: a run saw 8 KiB
+			// (the empty layer) while it held 40 MiB.
+			stale:    map[string]string{"cri-o": "cAdvisor measures CRI-O's writable layer itself, about once a minute: seen 8 KiB while it held 40 MiB"},
 			cadvisor: cad("container_fs_usage_bytes", c("cache")),
 			summary: sum("rootfs.usedBytes", byCtr("cache", func(cs *statsapi.ContainerStats) (float64, metav1.Time, bool) {
 				if cs.Rootfs == nil {
@@ -549,7 +630,9 @@ func oursKey(r gateRow, sm sample) string {
 // has under the gate is there.
 func (g *gateRun) view(gate string) gateView {
 	t := g.t
-	var missing []string
+	var missing, absent []string
+	var last gateView
+	var lastSummary string
 	for range 15 {
 		v := gateView{gate: gate}
 		var err error
@@ -571,7 +654,7 @@ func (g *gateRun) view(gate string) gateView {
 		g.scrape()
 		t.Logf("gate %s: fetched /metrics/cadvisor in %s, /metrics/resource in %s, /stats/summary in %s; our scrape took %s",
 			gate, t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), t3.Sub(t2).Round(time.Millisecond), (time.Since(t3) - time.Second).Round(time.Millisecond))
-		missing = missing[:0]
+		missing, absent = missing[:0], absent[:0]
 		gi := map[string]int{"off": 0, "on": 1}[gate]
 		for _, r := range g.rows() {
 			for e, pr := range []*probe{r.cadvisor, r.resource, r.summary} {
@@ -579,7 +662,7 @@ func (g *gateRun) view(gate string) gateView {
 					continue
 				}
 				_, at, w, ok := pr.get(&v)
-				if ok && !at.IsZero() && !g.ours.bracket(at, at.Add(w)) {
+				if ok && timed(at) && !g.ours.bracket(at, at.Add(w)) {
 					missing = append(missing, fmt.Sprintf("%s %s %s at %s", r.family, r.entity, pr.name, at.Format(time.StampMilli)))
 				}
 				// A figure the row says this endpoint has under this gate
@@ -587,21 +670,25 @@ func (g *gateRun) view(gate string) gateView {
 				// the containers again after the kubelet's restart (on a
 				// loaded host, seconds after the static pods are
 				// reported). compare asserts presence on the view kept.
-				if !ok && 2*e+gi < len(r.has) && r.has[2*e+gi] == '+' {
-					missing = append(missing, fmt.Sprintf("%s %s %s: not there yet", r.family, r.entity, pr.name))
+				if !ok && 2*e+gi < len(r.has) && (r.has[2*e+gi] == '+' || r.has[2*e+gi] == '~' && !(pr == r.cadvisor && unnamed(v.cadvisor, r.entity, g.ctrs))) {
+					absent = append(absent, fmt.Sprintf("%s %s %s", r.family, r.entity, pr.name))
 				}
 			}
 		}
-		if len(missing) == 0 {
-			writeResult(t, "metrics-cadvisor-gate-"+gate+".txt", []byte(v.cadvisor))
-			writeResult(t, "stats-summary-gate-"+gate+".json", []byte(s))
-			require.Equal(t, g.ctrs, g.running(), "the kubelet replaced a container")
-			return v
+		last, lastSummary = v, s
+		if len(missing) == 0 && len(absent) == 0 {
+			break
 		}
 		time.Sleep(2 * time.Second)
 	}
 	require.Empty(t, missing, "gate %s: kubelet figures outside our scrapes", gate)
-	return gateView{}
+	if len(absent) > 0 {
+		t.Logf("gate %s: figures the rows expect and the kubelet never gave (compare fails on them): %s", gate, strings.Join(absent, "; "))
+	}
+	writeResult(t, g.prefix+"metrics-cadvisor-gate-"+gate+".txt", []byte(last.cadvisor))
+	writeResult(t, g.prefix+"stats-summary-gate-"+gate+".json", []byte(lastSummary))
+	require.Equal(t, g.ctrs, g.running(), "the kubelet replaced a container")
+	return last
 }
 
 // compare writes the table and asserts: ours present where the row says
@@ -672,9 +759,14 @@ func (g *gateRun) compare() {
 					cadOnHas = cadOnHas || pr == r.cadvisor
 				}
 				cell := fmtValue(val, r.unit)
+				if why := r.stale[g.runtime]; why != "" && pr == r.cadvisor && key != "" {
+					cell += fmt.Sprintf(" (not compared: %s; ours %s)", why, fmtValue(ours.last(key), r.unit))
+					cells = append(cells, cell)
+					continue
+				}
 				if key != "" {
 					lo, hi := ours.last(key), ours.last(key)
-					if !at.IsZero() {
+					if timed(at) {
 						var okb bool
 						lo, hi, okb = ours.bounds(key, at, at.Add(w))
 						require.True(t, okb, "%s, %s, %s gate %s: ours around %s", r.family, r.entity, pr.name, v.gate, at.Format(time.StampMilli))
@@ -701,7 +793,7 @@ func (g *gateRun) compare() {
 		presence = append(presence, fmt.Sprintf("| %s | %s | %s |", r.family, r.entity, strings.Join(strings.Split(has.String(), ""), " | ")))
 		if key != "" {
 			for i, c := range r.has {
-				if c == '+' {
+				if c == '+' && (i >= 2 || r.stale[g.runtime] == "") { // a stale cAdvisor figure is not compared
 					want[i]++
 				}
 			}
@@ -729,7 +821,7 @@ func (g *gateRun) compare() {
 	fmt.Fprintf(&tb, "\nOnly ours, under either setting of the gate: %s.\n", strings.Join(onlyOurs, "; "))
 	fmt.Fprintf(&tb, "\nOurs, and no endpoint of the kubelet with the gate on: %s.\n", strings.Join(notOn, "; "))
 	fmt.Fprintf(&tb, "\nOurs, and not `/metrics/cadvisor` with the gate on: %s.\n", strings.Join(notCadOn, "; "))
-	fmt.Fprintf(&tb, "\nWhich endpoint gives each row under which gate (asserted; + present, - absent, . no such series, u absent with the container's scope there unnamed):\n\n| quantity | entity | cadvisor off | on | resource off | on | summary off | on |\n|---|---|---|---|---|---|---|---|\n%s\n", strings.Join(presence, "\n"))
+	fmt.Fprintf(&tb, "\nWhich endpoint gives each row under which gate (asserted; + present, - absent, . no such series, u absent with the container's scope there unnamed; rows whose cAdvisor cell may be either are marked ~ in the test):\n\n| quantity | entity | cadvisor off | on | resource off | on | summary off | on |\n|---|---|---|---|---|---|---|---|\n%s\n", strings.Join(presence, "\n"))
 	for i, rows := range byView {
 		if want[i] == 0 && len(rows) == 0 {
 			continue
@@ -738,9 +830,15 @@ func (g *gateRun) compare() {
 		res := sidebyside.Require(t, title, rows, sidebyside.Options{Apart: 4, MinRows: want[i]})
 		fmt.Fprintf(&tb, "\n%s: %d rows, wrong mappings that would pass: %d of %d tried\n\n%s\n", title, len(rows), res.Wrong, res.Compared, strings.Join(res.Table, "\n"))
 	}
-	writeResult(t, "cristats.md", []byte(tb.String()))
-	t.Logf("the kubelet's stats with PodAndContainerStatsFromCRI off and on, beside ours:\n%s", tb.String())
+	writeResult(t, g.prefix+"cristats.md", []byte(tb.String()))
+	t.Logf("the kubelet's stats on %s with PodAndContainerStatsFromCRI off and on, beside ours:\n%s", g.runtime, tb.String())
 }
+
+// timed reports whether a kubelet figure has a sample time: not the zero
+// time, nor the Unix epoch (the kubelet on CRI-O with
+// PodAndContainerStatsFromCRI stamps a pod's network figures 1970-01-01,
+// CRI-O's CRI stats giving them no time).
+func timed(at time.Time) bool { return !at.IsZero() && at.Unix() != 0 }
 
 // sbUnit is a table unit as sidebyside formats it.
 func sbUnit(unit string) string {
@@ -760,7 +858,7 @@ func presenceMatches(want, got string) bool {
 		return false
 	}
 	for i := range len(want) {
-		if want[i] != got[i] && (want[i] != '~' || (got[i] != '+' && got[i] != 'u')) {
+		if want[i] != got[i] && want[i] != '~' {
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/criotest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 )
@@ -75,6 +77,49 @@ const bridge2, subnet2, gateway2 = "cstest2", "10.88.220.0/24", "10.88.220.1"
 // kubelet restarts with PodAndContainerStatsFromCRI on, for the same
 // pods (CRIStatsGate).
 func TestFieldNote2(t *testing.T) {
+	fieldNote2(t, func(t *testing.T) fieldRuntime {
+		ctrd := containerdtest.StartWith(t, containerdtest.Options{
+			BinDir: containerdtest.DefaultBinDir(), Systemd: true,
+			ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
+			Bridge:     bridge2, Subnet: subnet2, Gateway: gateway2,
+		})
+		// The kubelet's cAdvisor finds containerd where a node has it, to
+		// name the containers' cgroups (the guest has no other).
+		return fieldRuntime{name: "containerd", socket: ctrd.Socket, cri: ctrd.CRI(), stdSocket: "/run/containerd/containerd.sock"}
+	})
+}
+
+// TestFieldNote2CRIO is TestFieldNote2 on CRI-O 1.34 (make crio-bins,
+// shared with the guest) with its systemd cgroup manager, OpenShift's
+// shape: containers in crio-<id>.scope units under the pods' slices,
+// conmon in the pod's slice (conmon_cgroup "pod"), no infra container
+// (drop_infra_ctr). Its tables go to crio-fieldnote2.md and
+// crio-cristats.md; the gate table asserts which endpoint gives each row
+// on CRI-O (hasCRIO).
+func TestFieldNote2CRIO(t *testing.T) {
+	fieldNote2(t, func(t *testing.T) fieldRuntime {
+		c := criotest.Start(t, criotest.Options{
+			BinDir: os.Getenv(criotest.BinDirEnv), RuncDir: containerdtest.DefaultBinDir(), Systemd: true, DropInfra: true,
+			ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
+			Bridge:     bridge2, Subnet: subnet2, Gateway: gateway2,
+		})
+		// cAdvisor's CRI-O handler asks CRI-O's HTTP API on its socket.
+		return fieldRuntime{name: "cri-o", prefix: "crio-", socket: c.Socket, cri: c.CRI(), stdSocket: "/var/run/crio/crio.sock"}
+	})
+}
+
+// fieldRuntime is the CRI runtime under a field note 2 run's kubelet.
+type fieldRuntime struct {
+	name   string // "containerd", "cri-o"
+	prefix string // of the run's result files ("" for containerd's)
+	socket string
+	cri    runtimeapi.RuntimeServiceClient
+	// stdSocket is where a node has the runtime's socket: the kubelet's
+	// cAdvisor looks there (a link to socket for the run).
+	stdSocket string
+}
+
+func fieldNote2(t *testing.T, start func(t *testing.T) fieldRuntime) {
 	bin := os.Getenv("KUBELET_BIN")
 	if _, err := os.Stat(bin); err != nil { //nolint:gosec // G703: a test: a path of the test's own (temp dir, repository, /proc, guest share), not input
 		machine.Need(t, "no kubelet in the guest (make kube-bins, KUBE_BIN_DIR): "+err.Error())
@@ -82,11 +127,7 @@ func TestFieldNote2(t *testing.T) {
 	// Huge pages for the burner's limit: the kubelet admits a pod asking
 	// for them only when the node has them.
 	require.NoError(t, os.WriteFile("/proc/sys/vm/nr_hugepages", []byte("16"), 0o600))
-	ctrd := containerdtest.StartWith(t, containerdtest.Options{
-		BinDir: containerdtest.DefaultBinDir(), Systemd: true,
-		ImageFiles: map[string]string{"bin/workload": os.Getenv("WORKLOAD_BIN")},
-		Bridge:     bridge2, Subnet: subnet2, Gateway: gateway2,
-	})
+	rt := start(t)
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
 	require.NoError(t, os.Mkdir(manifests, 0o755))
@@ -113,24 +154,21 @@ func TestFieldNote2(t *testing.T) {
 		t.Fatalf("ip addr add: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", kubeletNodeIP+"/32", "dev", "lo").Run() })
-	// The kubelet's cAdvisor finds containerd where a node has it, to name
-	// the containers' cgroups (the guest has no other containerd).
-	const stdSocket = "/run/containerd/containerd.sock"
-	require.NoError(t, os.MkdirAll(filepath.Dir(stdSocket), 0o755))
-	require.NoError(t, os.Symlink(ctrd.Socket, stdSocket))
-	t.Cleanup(func() { _ = os.Remove(stdSocket) })
-	kl := startKubelet(t, bin, dir, "gate-off", fmt.Sprintf(kubeletConfig, ctrd.Socket, manifests))
+	require.NoError(t, os.MkdirAll(filepath.Dir(rt.stdSocket), 0o755))
+	require.NoError(t, os.Symlink(rt.socket, rt.stdSocket))
+	t.Cleanup(func() { _ = os.Remove(rt.stdSocket) })
+	kl := startKubelet(t, bin, dir, "gate-off", fmt.Sprintf(kubeletConfig, rt.socket, manifests))
 
 	// The kubelet has sampled every container of the pods.
 	waitKubelet(t, kl, nil)
 	t.Logf("kubelet: static pods reported %s after start", time.Since(kl.started).Round(time.Second))
 
-	ids := newIdentity(t, ctrd.Socket)
-	s := newScraperFS(t, ids, ctrd.Socket)
+	ids := newIdentity(t, rt.socket)
+	s := newScraperFS(t, ids, rt.socket)
 	// The containers as CRI runs them now, once their workloads are
 	// ready (the kubelet may replace a container while it settles a pod).
 	running := func() map[string][2]string {
-		cs, err := ctrd.CRI().ListContainers(t.Context(), &runtimeapi.ListContainersRequest{
+		cs, err := rt.cri.ListContainers(t.Context(), &runtimeapi.ListContainersRequest{
 			Filter: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}},
 		})
 		require.NoError(t, err)
@@ -161,13 +199,14 @@ func TestFieldNote2(t *testing.T) {
 	for deadline := time.Now().Add(3 * time.Minute); !allReady(); time.Sleep(500 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the workloads never got ready; CRI runs %v", ctrs)
 	}
+	logPodCgroups(t, rt.name, ctrs)
 	ids.Refresh(t.Context())
 	for c, id := range ctrs {
 		require.NotNil(t, resource(scrapeOwn(t, s), "container.id", id[0]), "our scraper does not see %s", c)
 	}
 	// Traffic for the net pod's counters: 10 pings of 1000 bytes from the
 	// node, ended before any comparison.
-	pingPod(t, ctrd, netPod)
+	pingPod(t, rt.cri, netPod)
 
 	// Our scrapes every 2 s until the kubelet has published two samples
 	// taken after the workloads were ready, bracketed by our scrapes.
@@ -219,7 +258,7 @@ func TestFieldNote2(t *testing.T) {
 		}
 		if b, err := httpGet(kubeletRO + "/metrics/resource"); err == nil {
 			prev = b
-			writeResult(t, "metrics-resource.txt", []byte(b))
+			writeResult(t, rt.prefix+"metrics-resource.txt", []byte(b))
 		}
 	}
 	t.Logf("the kubelet's samples bracketed after %s, %d scrapes of ours", time.Since(loopStart).Round(time.Second), len(ours))
@@ -263,24 +302,24 @@ func TestFieldNote2(t *testing.T) {
 	lo, hi, ok := ours.bounds("n|k8s.node.memory.working_set", knAt, knAt)
 	require.True(t, ok, "ours around the kubelet's node working set")
 	rows = append(rows, boundedRow("node working set", "node", kn, lo, hi, 0.02*kn, "B"))
-	res := sidebyside.Require(t, "field note 2, the kubelet's /metrics/resource beside ours", rows, sidebyside.Options{Apart: 4, MinRows: 13})
+	res := sidebyside.Require(t, "field note 2 on "+rt.name+", the kubelet's /metrics/resource beside ours", rows, sidebyside.Options{Apart: 4, MinRows: 13})
 	meminfo, _, _ := ours.bounds("node.meminfo", knAt, knAt)
 	var table strings.Builder
 	fmt.Fprintf(&table, "wrong mappings that would pass: %d of %d tried\n\n%s\n", res.Wrong, res.Compared, strings.Join(res.Table, "\n"))
 	last := ours[len(ours)-1].values
 	fmt.Fprintf(&table, "\nThe node, `MemTotal − MemFree − Inactive(file)`: %.2f MiB. The mixed container, ours at the last scrape: usage %.2f MiB, anon %.2f MiB, working set %.2f MiB.\n",
 		meminfo/mib, last["c:mixed|container.memory.usage"]/mib, last["c:mixed|container.memory.rss"]/mib, last["c:mixed|container.memory.working_set"]/mib)
-	writeResult(t, "fieldnote2.md", []byte(table.String()))
-	t.Logf("field note 2 on the real v2 node:\n%s", table.String())
+	writeResult(t, rt.prefix+"fieldnote2.md", []byte(table.String()))
+	t.Logf("field note 2 on the real v2 node, %s:\n%s", rt.name, table.String())
 	assert.Greater(t, meminfo-lo, 16*mib, "MemTotal - MemFree - Inactive(file) overstates the node's working set")
 
 	t.Run("CRIStatsGate", func(t *testing.T) {
-		g := gateRun{t: t, ctrs: ctrs, running: running, scrape: scrapeNow, ours: &ours}
+		g := gateRun{t: t, ctrs: ctrs, running: running, scrape: scrapeNow, ours: &ours, runtime: rt.name, prefix: rt.prefix}
 		g.views = append(g.views, g.view("off"))
 		t0 := time.Now()
 		kl.stop()
 		t.Logf("kubelet stopped in %s", time.Since(t0).Round(100*time.Millisecond))
-		cfg := fmt.Sprintf(kubeletConfig, ctrd.Socket, manifests) + "featureGates:\n  PodAndContainerStatsFromCRI: true\n"
+		cfg := fmt.Sprintf(kubeletConfig, rt.socket, manifests) + "featureGates:\n  PodAndContainerStatsFromCRI: true\n"
 		on := startKubelet(t, bin, dir, "gate-on", cfg)
 		// Ours go on every 2 s meanwhile, for the history view needs.
 		waitKubelet(t, on, scrapeNow)
@@ -295,6 +334,9 @@ func TestFieldNote2(t *testing.T) {
 func waitKubelet(t *testing.T, kl *kubeletProc, tick func()) {
 	t.Helper()
 	require.Eventually(t, func() bool {
+		if !kl.running() {
+			return true // fails below, at once
+		}
 		if tick != nil {
 			tick()
 		}
@@ -309,6 +351,9 @@ func waitKubelet(t *testing.T, kl *kubeletProc, tick func()) {
 		}
 		return true
 	}, 5*time.Minute, 2*time.Second, "the kubelet never reported the static pods' containers; log:\n%s", tail(kl.log.String(), 4000))
+	if !kl.running() {
+		t.Fatalf("the kubelet exited; log:\n%s", tail(kl.log.String(), 4000))
+	}
 }
 
 // ourSample is one scrape's values: of each container of ctrs ("c:<name>|"
@@ -335,15 +380,15 @@ func ourSample(m pmetric.Metrics, ctrs map[string][2]string, at time.Time) sampl
 }
 
 // pingPod sends 10 pings of 1000 bytes from the node to the pod's address.
-func pingPod(t *testing.T, ctrd *containerdtest.Containerd, name string) {
+func pingPod(t *testing.T, cri runtimeapi.RuntimeServiceClient, name string) {
 	t.Helper()
-	ps, err := ctrd.CRI().ListPodSandbox(t.Context(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
+	ps, err := cri.ListPodSandbox(t.Context(), &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		State:         &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY},
 		LabelSelector: map[string]string{"io.kubernetes.pod.name": name + "-" + nodeName},
 	}})
 	require.NoError(t, err)
 	require.Len(t, ps.GetItems(), 1, "pod %s", name)
-	st, err := ctrd.CRI().PodSandboxStatus(t.Context(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: ps.GetItems()[0].GetId()})
+	st, err := cri.PodSandboxStatus(t.Context(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: ps.GetItems()[0].GetId()})
 	require.NoError(t, err)
 	ip := st.GetStatus().GetNetwork().GetIp()
 	require.NotEmpty(t, ip, "CNI gave pod %s an address", name)
@@ -352,11 +397,43 @@ func pingPod(t *testing.T, ctrd *containerdtest.Containerd, name string) {
 	}
 }
 
-// cgroupOf finds a container's scope under kubepods.slice ("" if none).
+// logPodCgroups logs the cgroups under kubepods.slice of the pods'
+// containers (their IDs and the pods' UIDs replaced), with whether each
+// has processes: the shapes the runtime made for the kubelet's pods.
+func logPodCgroups(t *testing.T, runtime string, ctrs map[string][2]string) {
+	t.Helper()
+	var pairs []string
+	for _, c := range ctrs {
+		pairs = append(pairs, c[0], "<id>", strings.ReplaceAll(c[1], "-", "_"), "<uid>")
+	}
+	short := strings.NewReplacer(pairs...)
+	seen := map[string]bool{}
+	_ = filepath.WalkDir(filepath.Join(cgRoot, "kubepods.slice"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		procs, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		n := "no process"
+		if len(strings.Fields(string(procs))) > 0 {
+			n = "processes"
+		}
+		seen[short.Replace(strings.TrimPrefix(p, cgRoot))+" ("+n+")"] = true
+		return nil
+	})
+	var out []string
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	t.Logf("cgroups of the kubelet's pods on %s:\n\t%s", runtime, strings.Join(out, "\n\t"))
+}
+
+// cgroupOf finds a container's scope under kubepods.slice ("" if none):
+// containerd's cri-containerd-<id>.scope or CRI-O's crio-<id>.scope.
 func cgroupOf(id string) string {
 	var found string
 	_ = filepath.WalkDir(filepath.Join(cgRoot, "kubepods.slice"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == "cri-containerd-"+id+".scope" {
+		if err == nil && d.IsDir() && (d.Name() == "cri-containerd-"+id+".scope" || d.Name() == "crio-"+id+".scope") {
 			found = p
 		}
 		return nil

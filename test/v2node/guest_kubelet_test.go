@@ -70,6 +70,17 @@ type kubeletProc struct {
 	log     *bytes.Buffer
 	started time.Time
 	once    sync.Once
+	exited  chan struct{} // closed when the kubelet has exited
+}
+
+// running reports whether the kubelet has not exited.
+func (k *kubeletProc) running() bool {
+	select {
+	case <-k.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 // startKubelet starts bin with the configuration cfg (kubeletConfig's
@@ -79,13 +90,14 @@ func startKubelet(t *testing.T, bin, dir, name, cfg string) *kubeletProc {
 	t.Helper()
 	path := filepath.Join(dir, name+".yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
-	k := &kubeletProc{log: &bytes.Buffer{}}
+	k := &kubeletProc{log: &bytes.Buffer{}, exited: make(chan struct{})}
 	k.cmd = exec.Command(bin, "--config="+path, "--root-dir="+filepath.Join(dir, "root"), "--hostname-override="+nodeName, //nolint:gosec // G204: a test tool: the command and its arguments are the test's own
 		"--node-ip="+kubeletNodeIP, "--v=1")
 	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
 	k.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	k.started = time.Now()
 	require.NoError(t, k.cmd.Start())
+	go func() { _ = k.cmd.Wait(); close(k.exited) }()
 	t.Cleanup(func() {
 		k.stop()
 		if t.Failed() {
@@ -100,13 +112,11 @@ func startKubelet(t *testing.T, bin, dir, name, cfg string) *kubeletProc {
 func (k *kubeletProc) stop() {
 	k.once.Do(func() {
 		_ = k.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = k.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-k.exited:
 		case <-time.After(10 * time.Second):
 			_ = k.cmd.Process.Kill()
-			<-done
+			<-k.exited
 		}
 	})
 }

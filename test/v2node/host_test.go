@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/criotest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/vmnode"
 )
@@ -29,9 +30,9 @@ import (
 // field-note tables) is copied to $V2NODE_OUT when set.
 //
 // Environment: CADVISOR_PEER_BIN (make cadvisor-peer), KUBE_BIN_DIR (make
-// kube-bins, for the kubelet) and CONTAINERD_BIN_DIR (make containerd-bins:
-// the guest's only containerd and runc): the guest's tests fail without
-// them. V2NODE_RUN narrows the guest's tests (-test.run).
+// kube-bins, for the kubelet), CONTAINERD_BIN_DIR (make containerd-bins:
+// the guest's only containerd and runc) and CRIO_BIN_DIR (make crio-bins:
+// its CRI-O): the guest's tests fail without them. V2NODE_RUN narrows the guest's tests (-test.run).
 func TestV2Node(t *testing.T) {
 	machine.Lock(t)
 	machine.Need(t, vmnode.Available())
@@ -76,10 +77,24 @@ func TestV2Node(t *testing.T) {
 			t.Fatalf("%s: %v", containerdtest.BinDirEnv, linkOrCopyErr)
 		}
 	}
+	// CRI-O (make crio-bins: crio and copyimg link the guest's glibc and
+	// libseccomp, Debian 12's as here; pinns is static), in /host/crio.
+	crio := os.Getenv(criotest.BinDirEnv)
+	if crio == "" {
+		machine.Need(t, criotest.BinDirEnv+" unset (make crio-bins): the guest has no CRI-O")
+	}
+	if mkdirErr := os.Mkdir(filepath.Join(share, "crio"), 0o755); mkdirErr != nil {
+		t.Fatal(mkdirErr)
+	}
+	for _, b := range criotest.Binaries {
+		if linkOrCopyErr := linkOrCopy(filepath.Join(crio, b), filepath.Join(share, "crio", b)); linkOrCopyErr != nil {
+			t.Fatalf("%s: %v", criotest.BinDirEnv, linkOrCopyErr)
+		}
+	}
 	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))
 	run := os.Getenv("V2NODE_RUN")
 	if run == "" {
-		run = "^(TestV2|TestFieldNote2|TestPodman)$" // not the unit tests the binary also holds
+		run = "^(TestV2|TestFieldNote2|TestFieldNote2CRIO|TestPodman)$" // not the unit tests the binary also holds
 	}
 	// The guest runs its binaries from a copy on its own disk, not from
 	// the 9p share: every exec and page fault of a binary on 9p (no page
@@ -90,7 +105,7 @@ set -e
 mkdir -p /opt/host && cp -r /host/. /opt/host/
 set +e
 export VMNODE_GUEST=1 VMNODE_RESULTS=/results WORKLOAD_BIN=/opt/host/workload
-export CADVISOR_BIN=/opt/host/cadvisorpeer KUBELET_BIN=/opt/host/kubelet CONTAINERD_BIN_DIR=/opt/host/containerd CI=%q
+export CADVISOR_BIN=/opt/host/cadvisorpeer KUBELET_BIN=/opt/host/kubelet CONTAINERD_BIN_DIR=/opt/host/containerd CRIO_BIN_DIR=/opt/host/crio CI=%q
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mkswap /dev/vdc >/dev/null && swapon /dev/vdc || echo "v2node: no swap"
 cd /tmp
@@ -145,19 +160,23 @@ cd /tmp
 }
 
 // guestFailures picks the failure reports out of the guest's test
-// output: testify's blocks (Error Trace: to Test:) and the --- FAIL lines.
+// output: testify's blocks (Error Trace: to Test: and its Messages:)
+// and the --- FAIL lines.
 func guestFailures(raw string) string {
 	var out []string
-	in := false
+	in, afterTest := false, false
 	for _, line := range strings.Split(raw, "\n") {
 		switch {
 		case strings.Contains(line, "Error Trace:"):
 			in = true
 		case in && strings.Contains(line, "Test:"):
-			in = false
+			in, afterTest = false, true
 			out = append(out, line)
 			continue
+		case afterTest && strings.Contains(line, "Messages:"):
+			out = append(out, line)
 		}
+		afterTest = false
 		if in || strings.Contains(line, "--- FAIL") {
 			out = append(out, line)
 		}

@@ -11,7 +11,8 @@
 # guest's kernel. The field-note tables and Podman's cgroups go to
 # V2NODE_OUT. Root; in CI a missing prerequisite fails.
 # Reads GO, TEST_BUILDFLAGS, GOTESTFLAGS, VMNODE_CACHE, CADVISOR_PEER_BIN,
-# KUBE_BIN_DIR, CONTAINERD_BIN_DIR, and V2NODE_OUT, V2NODE_TIMEOUT (defaults below).
+# KUBE_BIN_DIR, CONTAINERD_BIN_DIR, CRIO_BIN_DIR (make crio-bins: TestFieldNote2CRIO),
+# and V2NODE_OUT, V2NODE_TIMEOUT (defaults below).
 source "$(dirname "$0")/lib.sh"
 words buildflags "$TEST_BUILDFLAGS"
 words testflags "$GOTESTFLAGS"
@@ -21,5 +22,5 @@ $GO vet "${buildflags[@]}" -tags vmnode ./internal/testing/vmnode/ ./test/v2node
 $GO vet "${buildflags[@]}" -tags v2guest ./test/v2node/
 VMNODE_CACHE=$VMNODE_CACHE $GO test "${buildflags[@]}" -tags vmnode -count=1 -v -timeout 10m -run '^TestBoot$' "${testflags[@]}" ./internal/testing/vmnode/
 VMNODE_CACHE=$VMNODE_CACHE V2NODE_OUT=$(abs "$V2NODE_OUT") CADVISOR_PEER_BIN=$(abs "$CADVISOR_PEER_BIN") KUBE_BIN_DIR=$(abs "$KUBE_BIN_DIR") \
-  CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") \
+  CONTAINERD_BIN_DIR=$(abs "$CONTAINERD_BIN_DIR") CRIO_BIN_DIR=$(abs "$CRIO_BIN_DIR") \
   $GO test "${buildflags[@]}" -tags vmnode -count=1 -v -timeout "$V2NODE_TIMEOUT" -run '^TestV2Node$' "${testflags[@]}" ./test/v2node/

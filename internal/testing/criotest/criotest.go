@@ -115,10 +115,16 @@ type Options struct {
 	ConmonCgroup string
 	// ImageFiles are more files in the test image (containerdtest.WriteImageWith).
 	ImageFiles map[string]string
+	// Bridge, when set, is the pods' network (containerdtest.Options'):
+	// the CNI bridge plugin on a bridge of that name (starting with
+	// leftovers.LinkPrefix), host-local addresses in Subnet, gateway
+	// Gateway; deleted in cleanup. Unset: host-network pods only.
+	Bridge, Subnet, Gateway string
 }
 
 // CRIO is one running CRI-O.
 type CRIO struct {
+	tb      testing.TB
 	base    string
 	Socket  string // CRI-O's gRPC socket (CRI)
 	Version string // what crio --version says ("1.34.0")
@@ -165,7 +171,7 @@ func Start(tb testing.TB, o Options) *CRIO {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c := &CRIO{base: base, Socket: filepath.Join(base, "crio.sock"), Version: version, Opts: o, preCgroup: map[string]bool{}}
+	c := &CRIO{tb: tb, base: base, Socket: filepath.Join(base, "crio.sock"), Version: version, Opts: o, preCgroup: map[string]bool{}}
 	for _, h := range containerdtest.Hierarchies() {
 		for _, rel := range containerdtest.SharedLevels() {
 			if _, statErr := os.Stat(filepath.Join(h, rel)); statErr == nil {
@@ -174,9 +180,18 @@ func Start(tb testing.TB, o Options) *CRIO {
 		}
 	}
 	tb.Cleanup(c.cleanup)
-	for _, d := range []string{"conf.d", "root", "runroot", "exits", "attach", "ns", "logs", "cni", "hooks", "lib", "run", "runc-root", "cdi", "tmp"} {
+	for _, d := range []string{"conf.d", "root", "runroot", "exits", "attach", "ns", "logs", "cni", "ipam", "hooks", "lib", "run", "runc-root", "cdi", "tmp"} {
 		if mkErr := os.MkdirAll(filepath.Join(base, d), 0o755); mkErr != nil {
 			tb.Fatal(mkErr)
+		}
+	}
+	if o.Bridge != "" {
+		if !strings.HasPrefix(o.Bridge, leftovers.LinkPrefix) {
+			tb.Fatalf("criotest: bridge %q must start with %q (the leftover check's mark)", o.Bridge, leftovers.LinkPrefix)
+		}
+		conf := containerdtest.BridgeConflist("criotest", o.Bridge, filepath.Join(base, "ipam"), o.Subnet, o.Gateway)
+		if wErr := os.WriteFile(filepath.Join(base, "cni", "10-criotest.conflist"), []byte(conf), 0o600); wErr != nil {
+			tb.Fatal(wErr)
 		}
 	}
 	if wErr := os.WriteFile(filepath.Join(base, "conf.d", ConfName), []byte(c.config()), 0o600); wErr != nil {
@@ -251,6 +266,7 @@ rdt_config_file = ""
 seccomp_profile = ""
 apparmor_profile = "unconfined"
 selinux = false
+disable_hostport_mapping = true
 
 [crio.runtime.runtimes.runc]
 runtime_path = %[18]q
@@ -515,35 +531,36 @@ func procsNaming(prog, s string) []int {
 	return out
 }
 
-// owns reports whether sandbox id is one of this harness's pods.
-func (c *CRIO) owns(id string) bool {
-	for _, p := range c.pods {
-		if p.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // cleanup removes everything (see the package documentation).
 func (c *CRIO) cleanup() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cmd != nil && c.cri != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		// Containers first, at once: StopPodSandbox would give each
-		// CRI-O's stop timeout (30 s) to exit on SIGTERM.
-		if list, err := c.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{}); err == nil {
-			for _, ctr := range list.GetContainers() {
-				if c.owns(ctr.GetPodSandboxId()) {
-					_, _ = c.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: ctr.GetId(), Timeout: 0})
-				}
+	if c.tb.Failed() {
+		exited := ""
+		if c.exited != nil {
+			select {
+			case <-c.exited:
+				exited = " (crio had exited: " + c.cmd.ProcessState.String() + ")"
+			default:
 			}
 		}
-		for _, p := range c.pods {
-			if p.ID != "" {
-				_, _ = c.cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p.ID})
-				_, _ = c.cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p.ID})
+		c.tb.Logf("crio's log (end)%s:\n%s", exited, c.Log())
+	}
+	if c.cmd != nil && c.cri != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// Every container and sandbox this CRI-O runs (it is the test's:
+		// a kubelet's pods too), containers first and at once:
+		// StopPodSandbox would give each CRI-O's stop timeout (30 s) to
+		// exit on SIGTERM.
+		if list, err := c.cri.ListContainers(ctx, &runtimeapi.ListContainersRequest{}); err == nil {
+			for _, ctr := range list.GetContainers() {
+				_, _ = c.cri.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: ctr.GetId(), Timeout: 0})
+			}
+		}
+		if list, err := c.cri.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err == nil {
+			for _, sb := range list.GetItems() {
+				_, _ = c.cri.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.GetId()})
+				_, _ = c.cri.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.GetId()})
 			}
 		}
 		cancel()
@@ -564,19 +581,24 @@ func (c *CRIO) cleanup() {
 	for _, pid := range c.Conmons() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	for _, p := range c.pods {
-		for _, h := range containerdtest.Hierarchies() {
-			containerdtest.RemoveCgroupTree(filepath.Join(h, p.Parent))
-		}
-	}
-	containerdtest.UnmountUnder(c.base)
-	// CRI-O's storage mounts its layers' overlay under root; the
-	// network and IPC namespaces it pins under ns.
+	// With the systemd manager the slices are systemd's units: stopped
+	// through systemd (it kills what is left in them and removes them).
 	if c.Opts.Systemd {
 		for _, p := range c.pods {
 			_ = exec.Command("systemctl", "stop", filepath.Base(p.Parent)).Run() //nolint:gosec // G204: our pods' slices
 		}
 	}
+	for _, p := range c.pods {
+		for _, h := range containerdtest.Hierarchies() {
+			containerdtest.RemoveCgroupTree(filepath.Join(h, p.Parent))
+		}
+	}
+	// CRI-O's storage mounts its layers' overlays under root, the
+	// namespaces it pins under ns.
+	containerdtest.UnmountUnder(c.base)
 	containerdtest.RemoveSharedLevels(c.preCgroup, c.Opts.Systemd)
+	if c.Opts.Bridge != "" {
+		_ = exec.Command("ip", "link", "del", c.Opts.Bridge).Run() //nolint:gosec // G204: our own bridge
+	}
 	_ = os.RemoveAll(c.base)
 }

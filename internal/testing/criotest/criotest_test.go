@@ -60,7 +60,7 @@ func TestConfigPathsAreOwn(t *testing.T) {
 		}
 		assert.True(t, ok, "%s is not the harness's", p[1])
 	}
-	for _, want := range []string{`enable_nri = false`, `drop_infra_ctr = false`, `cgroup_manager = "cgroupfs"`, `monitor_cgroup = "pod"`, `runtime_path = "/tmp/crio-x/runc"`} {
+	for _, want := range []string{`enable_nri = false`, `disable_hostport_mapping = true`, `drop_infra_ctr = false`, `cgroup_manager = "cgroupfs"`, `monitor_cgroup = "pod"`, `runtime_path = "/tmp/crio-x/runc"`} {
 		assert.Contains(t, cfg, want)
 	}
 }

@@ -101,8 +101,10 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 	large := web.StartContainer(t, containerdtest.ContainerSpec{Name: "large", Attempt: 2, Command: mixLarge})
 	oom := c.RunPod(t, "oom", "shop", "burstable", nil)
 	memLimit := &runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 32 << 20, CpuShares: 2}
-	hog0 := oom.StartContainer(t, containerdtest.ContainerSpec{Name: "hog", Resources: memLimit,
-		Command: []string{"/bin/busybox", "dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"}})
+	hog0 := oom.StartContainer(t, containerdtest.ContainerSpec{
+		Name: "hog", Resources: memLimit,
+		Command: []string{"/bin/busybox", "dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"},
+	})
 	eventually(t, 30*time.Second, "hog (attempt 0) OOM-killed", func() error {
 		st := crioStatus(t, c, hog0)
 		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
@@ -114,8 +116,10 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 	})
 	// Restarted as the kubelet restarts it: attempt 1, same sandbox. It
 	// logs two lines, one per stream.
-	hog := oom.StartContainer(t, containerdtest.ContainerSpec{Name: "hog", Attempt: 1, Resources: memLimit,
-		Command: []string{"/bin/sh", "-c", "echo hog up; echo hog err >&2; exec sleep 3600"}})
+	hog := oom.StartContainer(t, containerdtest.ContainerSpec{
+		Name: "hog", Attempt: 1, Resources: memLimit,
+		Command: []string{"/bin/sh", "-c", "echo hog up; echo hog err >&2; exec sleep 3600"},
+	})
 	ours := []string{small, large, hog}
 	own := append([]string{web.UID, web.ID, oom.UID, oom.ID, hog0}, ours...)
 

@@ -670,7 +670,7 @@ func (g *gateRun) view(gate string) gateView {
 				// the containers again after the kubelet's restart (on a
 				// loaded host, seconds after the static pods are
 				// reported). compare asserts presence on the view kept.
-				if !ok && 2*e+gi < len(r.has) && (r.has[2*e+gi] == '+' || r.has[2*e+gi] == '~' && !(pr == r.cadvisor && unnamed(v.cadvisor, r.entity, g.ctrs))) {
+				if !ok && 2*e+gi < len(r.has) && (r.has[2*e+gi] == '+' || r.has[2*e+gi] == '~' && (pr != r.cadvisor || !unnamed(v.cadvisor, r.entity, g.ctrs))) {
 					absent = append(absent, fmt.Sprintf("%s %s %s", r.family, r.entity, pr.name))
 				}
 			}
@@ -759,8 +759,8 @@ func (g *gateRun) compare() {
 					cadOnHas = cadOnHas || pr == r.cadvisor
 				}
 				cell := fmtValue(val, r.unit)
-				if why := r.stale[g.runtime]; why != "" && pr == r.cadvisor && key != "" {
-					cell += fmt.Sprintf(" (not compared: %s; ours %s)", why, fmtValue(ours.last(key), r.unit))
+				if lag := r.stale[g.runtime]; lag != "" && pr == r.cadvisor && key != "" {
+					cell += fmt.Sprintf(" (not compared: %s; ours %s)", lag, fmtValue(ours.last(key), r.unit))
 					cells = append(cells, cell)
 					continue
 				}

@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -36,6 +35,7 @@ import (
 	"github.com/containerstats/containerstatsreceiver/internal/testing/cgrouptest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/containerdtest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/criotest"
+	"github.com/containerstats/containerstatsreceiver/internal/testing/kubetest"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/machine"
 	"github.com/containerstats/containerstatsreceiver/internal/testing/sidebyside"
 	"github.com/containerstats/containerstatsreceiver/receiver/logs"
@@ -185,6 +185,7 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 	// A scrape after the figures settled, then the kernel's files read
 	// around it: ours is bracketed by the two reads.
 	var last pmetric.Metrics
+	var pts []point // last's number data points
 	n0 := len(msink.AllMetrics())
 	eventually(t, 30*time.Second, "a scrape with every container of ours, after the workloads settled", func() error {
 		all := msink.AllMetrics()
@@ -192,8 +193,9 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 			return fmt.Errorf("%d scrapes since", len(all)-n0)
 		}
 		last = all[len(all)-1]
+		pts = metricPoints(last)
 		for _, id := range ours {
-			if _, ok := resourceOf(last, id); !ok {
+			if len(byContainer(pts, id)) == 0 {
 				return fmt.Errorf("container %s not reported", id)
 			}
 		}
@@ -240,10 +242,10 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 		for k, v := range podLabels[pm.GetName()] {
 			want["k8s.pod.label."+k] = v
 		}
-		rm, _ := resourceOf(last, id)
-		assert.Equal(t, want, rm.Resource().Attributes().AsRaw(), "container %s/%s", pm.GetName(), st.GetMetadata().GetName())
+		res := byContainer(pts, id)[0].resource
+		assert.Equal(t, want, res, "container %s/%s", pm.GetName(), st.GetMetadata().GetName())
 		if id == small {
-			t.Logf("one container's identity on CRI-O: %v", rm.Resource().Attributes().AsRaw())
+			t.Logf("one container's identity on CRI-O: %v", res)
 		}
 	}
 
@@ -252,10 +254,10 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 	for _, w := range []struct{ name, id string }{{"small", small}, {"large", large}} {
 		cpu, ws, kErr := kernelFigures(mixes[w.id].cgroup)
 		require.NoError(t, kErr)
-		rm, _ := resourceOf(last, w.id)
+		mine := byContainer(pts, w.id)
 		rows = append(rows,
-			sidebyside.Row{Quantity: "container.cpu.time", Entity: w.name, Ref: cpu, Ours: sumPoints(t, rm, "container.cpu.time"), Tol: 0.02, Unit: "s"},
-			sidebyside.Row{Quantity: "container.memory.working_set", Entity: w.name, Ref: ws, Ours: sumPoints(t, rm, "container.memory.working_set"), Tol: hostWSTol(), Unit: "B"})
+			sidebyside.Row{Quantity: "container.cpu.time", Entity: w.name, Ref: cpu, Ours: pointSum(t, mine, "container.cpu.time"), Tol: 0.02, Unit: "s"},
+			sidebyside.Row{Quantity: "container.memory.working_set", Entity: w.name, Ref: ws, Ours: pointSum(t, mine, "container.memory.working_set"), Tol: hostWSTol(), Unit: "B"})
 		// The container's conmon, whose cgroup carries the container's
 		// ID (crio-conmon-<id>): a collector that took it for the
 		// container would report these.
@@ -269,34 +271,33 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 
 	// Events: the OOM kill and the restart, once each.
 	time.Sleep(3 * time.Second) // a second record would come within a few scrapes
-	var oomKills, restarts []map[string]any
-	eachCRIORecord(esink.AllLogs(), func(res map[string]any, lr plog.LogRecord) {
-		if res["k8s.pod.uid"] != oom.UID {
-			return
+	var oomKills, restarts []kubetest.Event
+	for _, ld := range esink.AllLogs() {
+		for _, e := range logEvents(ld) {
+			if e.Res["k8s.pod.uid"] != oom.UID {
+				continue
+			}
+			switch e.Name {
+			case "k8s.container.oom_kill":
+				oomKills = append(oomKills, e)
+			case "k8s.container.restart":
+				restarts = append(restarts, e)
+			}
 		}
-		ev := map[string]any{"res": res, "attr": lr.Attributes().AsRaw(), "sev": lr.SeverityText(), "body": lr.Body().AsString()}
-		switch lr.EventName() {
-		case "k8s.container.oom_kill":
-			oomKills = append(oomKills, ev)
-		case "k8s.container.restart":
-			restarts = append(restarts, ev)
-		}
-	})
-	t.Logf("events of the oom pod: oom_kill %v; restart %v", oomKills, restarts)
+	}
+	t.Logf("events of the oom pod: oom_kill %+v; restart %+v", oomKills, restarts)
 	require.Len(t, oomKills, 1, "k8s.container.oom_kill records of the oom pod")
 	require.Len(t, restarts, 1, "k8s.container.restart records of the oom pod")
 	r := restarts[0]
-	rres, rattr := r["res"].(map[string]any), r["attr"].(map[string]any)
-	assert.Equal(t, hog, rres["container.id"], "the restart names the new instance")
-	assert.EqualValues(t, 1, rres["k8s.container.restart_count"])
-	assert.Equal(t, "OOMKilled", rattr["k8s.container.status.last_terminated_reason"])
-	assert.EqualValues(t, 137, rattr["k8s.container.status.last_terminated_exit_code"])
-	assert.Equal(t, "hog", oomKills[0]["res"].(map[string]any)["k8s.container.name"])
+	assert.Equal(t, hog, r.Res["container.id"], "the restart names the new instance")
+	assert.EqualValues(t, 1, r.Res["k8s.container.restart_count"])
+	assert.Equal(t, "OOMKilled", r.Attr["k8s.container.status.last_terminated_reason"])
+	assert.EqualValues(t, 137, r.Attr["k8s.container.status.last_terminated_exit_code"])
+	assert.Equal(t, "hog", oomKills[0].Res["k8s.container.name"])
 
 	// Log records: conmon's CRI log file of the restarted hog, with the
 	// resource of its metrics.
-	hogRes, _ := resourceOf(last, hog)
-	want := hogRes.Resource().Attributes().AsRaw()
+	want := byContainer(pts, hog)[0].resource
 	lsink := new(consumertest.LogsSink)
 	logNode := node.New(node.Config{
 		Host:     node.HostConfig{Root: c.LogRoot, Runtimes: node.Runtimes{CRI: true, CRIEndpoint: c.Socket}},
@@ -313,12 +314,14 @@ func testCRIO(t *testing.T, drop bool, wl string) {
 	t.Cleanup(func() { assert.NoError(t, lr.Shutdown(context.Background())) })
 	streams := map[string]map[string]any{}
 	eventually(t, 20*time.Second, "hog's stdout and stderr lines as log records", func() error {
-		eachCRIORecord(lsink.AllLogs(), func(res map[string]any, rec plog.LogRecord) {
-			s, _ := rec.Attributes().Get("log.iostream")
-			if b := rec.Body().AsString(); b == "hog up" || b == "hog err" {
-				streams[s.Str()] = res
+		for _, ld := range lsink.AllLogs() {
+			for _, rec := range logEvents(ld) {
+				if rec.Body == "hog up" || rec.Body == "hog err" {
+					stream, _ := rec.Attr["log.iostream"].(string)
+					streams[stream] = rec.Res
+				}
 			}
-		})
+		}
 		if len(streams) < 2 {
 			return fmt.Errorf("streams so far: %v", streams)
 		}
@@ -397,65 +400,18 @@ func memoryCgroup(t *testing.T, pid int) string {
 	return ""
 }
 
-// resourceOf is the resource of container id in m.
-func resourceOf(m pmetric.Metrics, id string) (pmetric.ResourceMetrics, bool) {
-	for i := 0; i < m.ResourceMetrics().Len(); i++ {
-		rm := m.ResourceMetrics().At(i)
-		if v, ok := rm.Resource().Attributes().Get("container.id"); ok && v.Str() == id {
-			return rm, true
-		}
-	}
-	return pmetric.ResourceMetrics{}, false
-}
-
-// sumPoints is the sum of metric's data points in rm (CPU time has one per
-// mode where the modes are on).
-func sumPoints(t *testing.T, rm pmetric.ResourceMetrics, metric string) float64 {
+// pointSum is the sum of metric's points among pts (CPU time has one
+// per mode where the modes are on); at least one.
+func pointSum(t *testing.T, pts []point, metric string) float64 {
 	t.Helper()
 	var sum float64
 	n := 0
-	for i := 0; i < rm.ScopeMetrics().Len(); i++ {
-		ms := rm.ScopeMetrics().At(i).Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			m := ms.At(j)
-			if m.Name() != metric {
-				continue
-			}
-			var dps pmetric.NumberDataPointSlice
-			switch m.Type() {
-			case pmetric.MetricTypeSum:
-				dps = m.Sum().DataPoints()
-			case pmetric.MetricTypeGauge:
-				dps = m.Gauge().DataPoints()
-			default:
-				t.Fatalf("%s: type %s", metric, m.Type())
-			}
-			for k := 0; k < dps.Len(); k++ {
-				dp := dps.At(k)
-				if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-					sum += float64(dp.IntValue())
-				} else {
-					sum += dp.DoubleValue()
-				}
-				n++
-			}
+	for _, p := range pts {
+		if p.metric == metric {
+			sum += p.value
+			n++
 		}
 	}
 	require.Positive(t, n, "%s has data points", metric)
 	return sum
-}
-
-func eachCRIORecord(lds []plog.Logs, f func(res map[string]any, lr plog.LogRecord)) {
-	for _, ld := range lds {
-		for i := 0; i < ld.ResourceLogs().Len(); i++ {
-			rl := ld.ResourceLogs().At(i)
-			res := rl.Resource().Attributes().AsRaw()
-			for j := 0; j < rl.ScopeLogs().Len(); j++ {
-				lrs := rl.ScopeLogs().At(j).LogRecords()
-				for k := 0; k < lrs.Len(); k++ {
-					f(res, lrs.At(k))
-				}
-			}
-		}
-	}
 }

@@ -341,23 +341,29 @@ func (k *cluster) eventRequests(t *testing.T) [][]kubetest.Event {
 	for sc.Scan() {
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(sc.Bytes())
 		require.NoError(t, err)
-		var req []kubetest.Event
-		for i := 0; i < ld.ResourceLogs().Len(); i++ {
-			rl := ld.ResourceLogs().At(i)
-			for j := 0; j < rl.ScopeLogs().Len(); j++ {
-				lrs := rl.ScopeLogs().At(j).LogRecords()
-				for n := 0; n < lrs.Len(); n++ {
-					lr := lrs.At(n)
-					req = append(req, kubetest.Event{
-						Name: lr.EventName(), Res: rl.Resource().Attributes().AsRaw(), Attr: lr.Attributes().AsRaw(),
-						At: lr.Timestamp().AsTime(), Sev: lr.SeverityText(), Body: lr.Body().AsString(),
-					})
-				}
-			}
-		}
-		out = append(out, req)
+		out = append(out, logEvents(ld))
 	}
 	require.NoError(t, sc.Err())
+	return out
+}
+
+// logEvents are ld's log records as kubetest.Events (an event record's
+// name, or "" for a plain log record), in order.
+func logEvents(ld plog.Logs) []kubetest.Event {
+	var out []kubetest.Event
+	for i := 0; i < ld.ResourceLogs().Len(); i++ {
+		rl := ld.ResourceLogs().At(i)
+		for j := 0; j < rl.ScopeLogs().Len(); j++ {
+			lrs := rl.ScopeLogs().At(j).LogRecords()
+			for n := 0; n < lrs.Len(); n++ {
+				lr := lrs.At(n)
+				out = append(out, kubetest.Event{
+					Name: lr.EventName(), Res: rl.Resource().Attributes().AsRaw(), Attr: lr.Attributes().AsRaw(),
+					At: lr.Timestamp().AsTime(), Sev: lr.SeverityText(), Body: lr.Body().AsString(),
+				})
+			}
+		}
+	}
 	return out
 }
 

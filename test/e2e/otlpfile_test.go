@@ -65,37 +65,45 @@ func (s *otlpSink) read() ([]point, error) {
 			}
 			return nil, fmt.Errorf("%s line %d: %w", s.file, n, err)
 		}
-		rms := md.ResourceMetrics()
-		for i := 0; i < rms.Len(); i++ {
-			res := rms.At(i).Resource().Attributes().AsRaw()
-			sms := rms.At(i).ScopeMetrics()
-			for j := 0; j < sms.Len(); j++ {
-				ms := sms.At(j).Metrics()
-				for k := 0; k < ms.Len(); k++ {
-					m := ms.At(k)
-					var dps pmetric.NumberDataPointSlice
-					switch m.Type() {
-					case pmetric.MetricTypeSum:
-						dps = m.Sum().DataPoints()
-					case pmetric.MetricTypeGauge:
-						dps = m.Gauge().DataPoints()
-					default:
-						continue
+		out = append(out, metricPoints(md)...)
+	}
+	return out, sc.Err()
+}
+
+// metricPoints are md's number data points (sums and gauges), each with
+// its resource, metric name, attributes, value and time.
+func metricPoints(md pmetric.Metrics) []point {
+	var out []point
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		res := rms.At(i).Resource().Attributes().AsRaw()
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				default:
+					continue
+				}
+				for d := 0; d < dps.Len(); d++ {
+					dp := dps.At(d)
+					v := dp.DoubleValue()
+					if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+						v = float64(dp.IntValue())
 					}
-					for d := 0; d < dps.Len(); d++ {
-						dp := dps.At(d)
-						v := dp.DoubleValue()
-						if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-							v = float64(dp.IntValue())
-						}
-						out = append(out, point{
-							resource: res, metric: m.Name(), attrs: dp.Attributes().AsRaw(),
-							value: v, at: dp.Timestamp().AsTime(),
-						})
-					}
+					out = append(out, point{
+						resource: res, metric: m.Name(), attrs: dp.Attributes().AsRaw(),
+						value: v, at: dp.Timestamp().AsTime(),
+					})
 				}
 			}
 		}
 	}
-	return out, sc.Err()
+	return out
 }

@@ -63,32 +63,27 @@ func TestV2Node(t *testing.T) {
 			t.Fatalf("%s: %v", env, linkOrCopyErr)
 		}
 	}
-	// The runtime: make containerd-bins' static containerd, shim, ctr and
-	// runc (the guest has no other), in /host/containerd.
-	dir := containerdtest.DefaultBinDir()
-	if dir == "" {
-		machine.Need(t, containerdtest.BinDirEnv+" unset (make containerd-bins): the guest has no containerd")
-	}
-	if mkdirErr := os.Mkdir(filepath.Join(share, "containerd"), 0o755); mkdirErr != nil {
-		t.Fatal(mkdirErr)
-	}
-	for _, b := range containerdtest.Binaries {
-		if linkOrCopyErr := linkOrCopy(filepath.Join(dir, b), filepath.Join(share, "containerd", b)); linkOrCopyErr != nil {
-			t.Fatalf("%s: %v", containerdtest.BinDirEnv, linkOrCopyErr)
+	// The runtimes, the guest's only ones: make containerd-bins' static
+	// containerd, shim, ctr and runc in /host/containerd; make crio-bins'
+	// CRI-O in /host/crio (crio and copyimg link the guest's glibc and
+	// libseccomp, Debian 12's as here; pinns is static).
+	for _, rt := range []struct {
+		env, dir, share, what string
+		bins                  []string
+	}{
+		{containerdtest.BinDirEnv, containerdtest.DefaultBinDir(), "containerd", "containerd-bins", containerdtest.Binaries},
+		{criotest.BinDirEnv, os.Getenv(criotest.BinDirEnv), "crio", "crio-bins", criotest.Binaries},
+	} {
+		if rt.dir == "" {
+			machine.Need(t, fmt.Sprintf("%s unset (make %s): the guest has no %s", rt.env, rt.what, rt.share))
 		}
-	}
-	// CRI-O (make crio-bins: crio and copyimg link the guest's glibc and
-	// libseccomp, Debian 12's as here; pinns is static), in /host/crio.
-	crio := os.Getenv(criotest.BinDirEnv)
-	if crio == "" {
-		machine.Need(t, criotest.BinDirEnv+" unset (make crio-bins): the guest has no CRI-O")
-	}
-	if mkdirErr := os.Mkdir(filepath.Join(share, "crio"), 0o755); mkdirErr != nil {
-		t.Fatal(mkdirErr)
-	}
-	for _, b := range criotest.Binaries {
-		if linkOrCopyErr := linkOrCopy(filepath.Join(crio, b), filepath.Join(share, "crio", b)); linkOrCopyErr != nil {
-			t.Fatalf("%s: %v", criotest.BinDirEnv, linkOrCopyErr)
+		if mkdirErr := os.Mkdir(filepath.Join(share, rt.share), 0o755); mkdirErr != nil {
+			t.Fatal(mkdirErr)
+		}
+		for _, b := range rt.bins {
+			if linkOrCopyErr := linkOrCopy(filepath.Join(rt.dir, b), filepath.Join(share, rt.share, b)); linkOrCopyErr != nil {
+				t.Fatalf("%s: %v", rt.env, linkOrCopyErr)
+			}
 		}
 	}
 	t.Logf("guest binaries built in %s", time.Since(t0).Round(100*time.Millisecond))
